@@ -510,6 +510,7 @@ def synthetic(
     n_metrics: int = 1,
     system_sd: float = 1.0,
     noise_sd: float = 1.0,
+    shared_system_effect: bool = True,
     rng: np.random.Generator | int | None = None,
 ) -> SyntheticDataset:
     """Draw a systems x inputs grid with known population correlations between metric and human scores.
@@ -517,10 +518,14 @@ def synthetic(
     Model: system quality ``a_i`` (human) and ``b_ki`` (metric k) are jointly normal with correlation
     ``rho_s`` (``system_correlation``), variance ``system_sd**2``; each cell adds noise ``e_ij`` (human) and
     ``f_kij`` (metric) that are jointly normal with correlation ``rho_e`` and variance ``noise_sd**2``.
-    Metric k is ``b_ki + f_kij``, human ``a_i + e_ij``; metrics are independent of each other given the
-    human variables, so they are exchangeable (the null hypothesis of a permutation test holds between any
-    two). ``rho_e`` is solved so that the within-input correlation equals ``summary_correlation``:
-    ``(rho_s s^2 + rho_e t^2) / (s^2 + t^2)``.
+    Metric k is ``b_ki + f_kij``, human ``a_i + e_ij``. ``rho_e`` is solved so that the within-input
+    correlation equals ``summary_correlation``: ``(rho_s s^2 + rho_e t^2) / (s^2 + t^2)``.
+
+    With ``shared_system_effect=True`` (default) all metrics share one system effect ``b_i`` and differ only
+    by independent cell noise: any two metrics are exchangeable *cell by cell*, the null hypothesis under
+    which Perm-Both (which swaps single cells) is exact. With ``False`` each metric has its own ``b_ki``:
+    the metrics are exchangeable only as whole systems, and cell-wise Perm-Both rejects too often (a
+    teaching example of what its null assumes; Perm-Systems stays valid).
 
     Examples
     --------
@@ -546,7 +551,9 @@ def synthetic(
             f"of {rho_e:.3f}); change noise_sd or the correlations"
         )
     a = rng.standard_normal(n_systems) * system_sd
-    b = system_correlation * a + np.sqrt(1 - system_correlation**2) * rng.standard_normal((n_metrics, n_systems)) * system_sd
+    n_effects = 1 if shared_system_effect else n_metrics
+    u = rng.standard_normal((n_effects, n_systems)) * system_sd
+    b = np.broadcast_to(system_correlation * a + np.sqrt(1 - system_correlation**2) * u, (n_metrics, n_systems))
     e = rng.standard_normal((n_systems, n_inputs)) * noise_sd
     f = rho_e * e + np.sqrt(1 - rho_e**2) * rng.standard_normal((n_metrics, n_systems, n_inputs)) * noise_sd
     human = a[:, None] + e

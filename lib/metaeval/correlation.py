@@ -1,0 +1,371 @@
+"""Correlations between metric and human scores at system, summary and global level.
+
+X (metric) and Z (human) are N x M matrices: N systems (rows) x M inputs (columns).
+
+* system level: correlation of the per-system means ``X.mean(1)`` and ``Z.mean(1)``;
+* summary level: mean over inputs of the correlation across systems within each input, skipping inputs
+  where it is undefined (constant scores);
+* global level: correlation over all N*M cells.
+
+Coefficients follow scipy: Pearson, Spearman (average ranks), Kendall tau-b. The kernels here compute a
+coefficient along the last axis of arrays with any leading batch shape, so that a whole batch of resamples
+is one array operation.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal, NamedTuple
+
+import numpy as np
+from scipy import special, stats
+
+__all__ = [
+    "LEVELS",
+    "COEFFICIENTS",
+    "ConfidenceInterval",
+    "FisherResult",
+    "correlate",
+    "fisher_ci",
+    "effective_n",
+    "batch_corr",
+    "level_corr",
+]
+
+LEVELS = ("system", "summary", "global")
+COEFFICIENTS = ("pearson", "spearman", "kendall")
+Level = Literal["system", "summary", "global"]
+Coefficient = Literal["pearson", "spearman", "kendall"]
+
+
+class ConfidenceInterval(NamedTuple):
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class FisherResult:
+    """Fisher-transform confidence interval of a correlation (Bonett & Wright, 2000)."""
+
+    statistic: float
+    confidence_interval: ConfidenceInterval
+    n: int
+
+
+# ----------------------------------------------------------------------------------------------------
+# Validation
+
+
+def check_level(level: str) -> None:
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
+
+
+def check_coefficient(coefficient: str) -> None:
+    if coefficient not in COEFFICIENTS:
+        raise ValueError(f"coefficient must be one of {COEFFICIENTS}, got {coefficient!r}")
+
+
+def check_matrices(nan_policy: str = "raise", **named: object) -> tuple[np.ndarray, ...]:
+    """Convert named matrices to float arrays and check they are N x M, equal-shaped, N, M >= 3, finite.
+
+    With ``nan_policy="omit"``, NaN cells are allowed if every matrix has NaN in exactly the same cells.
+    """
+    if nan_policy not in ("raise", "omit"):
+        raise ValueError(f"nan_policy must be 'raise' or 'omit', got {nan_policy!r}")
+    arrays = []
+    first_name, first_shape = None, None
+    for name, value in named.items():
+        try:
+            arr = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must be a numeric N x M matrix") from None
+        if arr.ndim != 2:
+            raise ValueError(f"{name} must be a 2-D matrix (systems x inputs), got shape {arr.shape}")
+        if arr.shape[0] < 3 or arr.shape[1] < 3:
+            raise ValueError(f"{name} needs at least 3 systems and 3 inputs, got shape {arr.shape}")
+        if first_shape is None:
+            first_name, first_shape = name, arr.shape
+        elif arr.shape != first_shape:
+            raise ValueError(f"{name} has shape {arr.shape} but {first_name} has shape {first_shape}")
+        if np.isinf(arr).any():
+            raise ValueError(f"{name} contains infinite values")
+        arrays.append(arr)
+    nan_masks = [np.isnan(a) for a in arrays]
+    if any(m.any() for m in nan_masks):
+        names = list(named)
+        if nan_policy == "raise":
+            bad = [n for n, m in zip(names, nan_masks) if m.any()]
+            raise ValueError(
+                f"{', '.join(bad)} contain NaN; pass nan_policy='omit' if X and Z have NaN in the same cells"
+            )
+        for n, m in zip(names[1:], nan_masks[1:]):
+            if not np.array_equal(m, nan_masks[0]):
+                raise ValueError(f"nan_policy='omit' needs identical NaN patterns; {n} differs from {names[0]}")
+    return tuple(arrays)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Kernels: coefficient along the last axis, any batch shape, optional validity mask
+
+
+def _snap(x: np.ndarray) -> np.ndarray:
+    """Round to ~11 significant digits of the array's scale, so that values that are mathematically equal
+    but differ in the last bits (different summation orders of the same numbers) tie when ranked."""
+    scale = np.nanmax(np.abs(x)) if x.size else 0.0
+    if not np.isfinite(scale) or scale == 0:
+        return x
+    quantum = 10.0 ** (math.floor(math.log10(scale)) - 11)
+    return np.round(x / quantum) * quantum
+
+
+def _pearson(x: np.ndarray, z: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    if w is None:
+        xc = x - x.mean(axis=-1, keepdims=True)
+        zc = z - z.mean(axis=-1, keepdims=True)
+        sxz = (xc * zc).sum(axis=-1)
+        sxx = (xc * xc).sum(axis=-1)
+        szz = (zc * zc).sum(axis=-1)
+    else:
+        n = w.sum(axis=-1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            xc = (x - (w * x).sum(axis=-1, keepdims=True) / n) * w
+            zc = (z - (w * z).sum(axis=-1, keepdims=True) / n) * w
+        sxz = (xc * zc).sum(axis=-1)
+        sxx = (xc * xc).sum(axis=-1)
+        szz = (zc * zc).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = sxz / np.sqrt(sxx * szz)
+    # a constant vector has zero variance: the correlation is undefined, as scipy says
+    r = np.where((sxx > 0) & (szz > 0), r, np.nan)
+    return np.clip(r, -1.0, 1.0)
+
+
+def _ranks(x: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    if w is None:
+        return stats.rankdata(x, axis=-1)
+    r = stats.rankdata(np.where(w > 0, x, np.nan), axis=-1, nan_policy="omit")
+    return np.where(w > 0, r, 0.0)
+
+
+def _kendall(x: np.ndarray, z: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    n = x.shape[-1]
+    iu, ju = np.triu_indices(n, k=1)
+    # Pairwise signs on the upper triangle only: n(n-1)/2 pairs per vector.
+    sx = np.sign(x[..., iu] - x[..., ju]).astype(np.int8)
+    sz = np.sign(z[..., iu] - z[..., ju]).astype(np.int8)
+    if w is not None:
+        pair = (w[..., iu] * w[..., ju]).astype(np.int8)
+        sx = sx * pair
+        sz = sz * pair
+    s = np.einsum("...k,...k->...", sx, sz, dtype=np.int64)
+    nx = np.count_nonzero(sx, axis=-1)
+    nz = np.count_nonzero(sz, axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = s / np.sqrt(nx.astype(float)) / np.sqrt(nz.astype(float))
+    tau = np.where((nx > 0) & (nz > 0), tau, np.nan)
+    return np.clip(tau, -1.0, 1.0)
+
+
+def batch_corr(x: np.ndarray, z: np.ndarray, coefficient: str, w: np.ndarray | None = None) -> np.ndarray:
+    """Correlation coefficient along the last axis; leading axes are a batch (broadcast against each other).
+
+    Parameters
+    ----------
+    x, z : ndarray (..., n)
+    coefficient : {"pearson", "spearman", "kendall"}
+    w : ndarray (..., n) of 0/1, optional
+        Validity mask: entries with 0 are left out (their values are ignored).
+
+    Returns
+    -------
+    ndarray (...)
+        NaN where the coefficient is undefined (a constant vector, fewer than 2 valid entries).
+
+    Examples
+    --------
+    >>> batch_corr(np.array([[1., 2, 3], [3, 2, 1]]), np.array([1., 2, 4]), "kendall")
+    array([ 1., -1.])
+    """
+    x, z = np.broadcast_arrays(x, z)
+    if w is not None:
+        w = np.broadcast_to(w, x.shape).astype(float)
+        x = np.where(w > 0, x, 0.0)
+        z = np.where(w > 0, z, 0.0)
+    if coefficient == "pearson":
+        return _pearson(x, z, w)
+    if coefficient == "spearman":
+        return _pearson(_ranks(x, w), _ranks(z, w), w)
+    if coefficient == "kendall":
+        return _kendall(x, z, w)
+    raise ValueError(f"coefficient must be one of {COEFFICIENTS}, got {coefficient!r}")
+
+
+def _system_means(x: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    if w is None:
+        return x.mean(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (np.where(w > 0, x, 0.0)).sum(axis=-1) / w.sum(axis=-1)
+
+
+def level_corr(
+    x: np.ndarray,
+    z: np.ndarray,
+    level: str,
+    coefficient: str,
+    w: np.ndarray | None = None,
+    *,
+    return_count: bool = False,
+):
+    """Correlation at a level for a batch of N x M matrices ``(..., N, M)``; returns shape ``(...)``.
+
+    At summary level, inputs whose correlation is undefined are skipped; if all are, the result is NaN.
+    With ``return_count`` the number of inputs averaged is returned too (summary level).
+    """
+    x, z = np.broadcast_arrays(x, z)
+    if w is not None:
+        w = np.broadcast_to(w, x.shape)
+    if level == "system":
+        xs, zs = _system_means(x, w), _system_means(z, w)
+        if coefficient != "pearson":
+            # Means of resampled columns are summed in varying orders; equal means must tie when ranked.
+            xs, zs = _snap(xs), _snap(zs)
+        r = batch_corr(xs, zs, coefficient)
+        count = np.ones(r.shape, dtype=int)
+    elif level == "summary":
+        xt, zt = np.swapaxes(x, -1, -2), np.swapaxes(z, -1, -2)
+        wt = None if w is None else np.swapaxes(w, -1, -2)
+        per_input = batch_corr(xt, zt, coefficient, wt)
+        count = np.count_nonzero(~np.isnan(per_input), axis=-1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = np.nansum(per_input, axis=-1) / count
+        r = np.where(count > 0, r, np.nan)
+    elif level == "global":
+        shape = x.shape[:-2] + (x.shape[-2] * x.shape[-1],)
+        r = batch_corr(x.reshape(shape), z.reshape(shape), coefficient, None if w is None else w.reshape(shape))
+        count = np.ones(r.shape, dtype=int)
+    else:
+        raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
+    return (r, count) if return_count else r
+
+
+def _mask(*arrays: np.ndarray) -> np.ndarray | None:
+    nan = np.isnan(arrays[0])
+    return None if not nan.any() else (~nan).astype(float)
+
+
+def correlate(
+    X,
+    Z,
+    *,
+    level: Level = "system",
+    coefficient: Coefficient = "pearson",
+    nan_policy: Literal["raise", "omit"] = "raise",
+) -> float:
+    """Correlation between metric scores X and human scores Z (both N systems x M inputs).
+
+    Parameters
+    ----------
+    X, Z : array_like (N, M)
+        Metric and human scores; rows are systems, columns inputs.
+    level : {"system", "summary", "global"}
+    coefficient : {"pearson", "spearman", "kendall"}
+        Kendall is tau-b, as in scipy.
+    nan_policy : {"raise", "omit"}
+        ``"omit"`` accepts NaN cells present in both X and Z at the same places, and leaves them out
+        (system means over the non-NaN cells, per-input correlations over the non-NaN systems).
+
+    Returns
+    -------
+    float
+        NaN if undefined (e.g. every input has constant scores).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> Z = rng.normal(size=(5, 4)); X = Z + rng.normal(size=(5, 4))
+    >>> round(correlate(X, Z, level="system", coefficient="kendall"), 3)
+    0.6
+    """
+    check_level(level)
+    check_coefficient(coefficient)
+    X, Z = check_matrices(nan_policy, X=X, Z=Z)
+    return float(level_corr(X, Z, level, coefficient, _mask(X)))
+
+
+def effective_n(X, *, level: Level) -> int:
+    """The sample size that Fisher's and Williams' formulas use at a level.
+
+    System level: the number of systems with at least one score. Summary level: the largest number of
+    scored systems in any input (the per-input correlations are over systems, so this is N, not M).
+    Global level: the number of scored cells. These are the reference code's choices (nlpstats, SacreROUGE).
+    """
+    X = np.asarray(X, dtype=float)
+    valid = ~np.isnan(X)
+    if level == "system":
+        return int(valid.any(axis=1).sum())
+    if level == "summary":
+        return int(valid.sum(axis=0).max())
+    if level == "global":
+        return int(valid.sum())
+    raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
+
+
+def check_confidence_level(confidence_level: float) -> None:
+    if not (isinstance(confidence_level, (int, float)) and 0 < confidence_level < 1):
+        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}")
+
+
+def fisher_ci(
+    X,
+    Z,
+    *,
+    level: Level = "system",
+    coefficient: Coefficient = "pearson",
+    confidence_level: float = 0.95,
+    nan_policy: Literal["raise", "omit"] = "raise",
+) -> FisherResult:
+    """Confidence interval of a correlation through Fisher's z transform, with Bonett & Wright's constants.
+
+    ``z = arctanh(r) -/+ Phi^-1(1 - alpha/2) * c / sqrt(n - b)``, back-transformed with tanh, where
+    Pearson b=3, c=1; Spearman b=3, c=sqrt(1 + r^2/2); Kendall b=4, c=sqrt(0.437). ``n`` is
+    :func:`effective_n`. The interval is NaN if ``n <= b``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> Z = rng.normal(size=(16, 10)); X = Z + rng.normal(size=(16, 10))
+    >>> res = fisher_ci(X, Z, level="system")
+    >>> res.confidence_interval.low < res.statistic < res.confidence_interval.high
+    True
+    """
+    check_level(level)
+    check_coefficient(coefficient)
+    check_confidence_level(confidence_level)
+    X, Z = check_matrices(nan_policy, X=X, Z=Z)
+    r = float(level_corr(X, Z, level, coefficient, _mask(X)))
+    n = effective_n(X, level=level)
+    low, high = _fisher_interval(r, n, coefficient, confidence_level)
+    return FisherResult(r, ConfidenceInterval(low, high), n)
+
+
+def _fisher_interval(r, n, coefficient: str, confidence_level: float):
+    """Vectorized over r (and n)."""
+    r = np.asarray(r, dtype=float)
+    if coefficient == "pearson":
+        b, c = 3, np.ones_like(r)
+    elif coefficient == "spearman":
+        b, c = 3, np.sqrt(1 + r**2 / 2)
+    else:
+        b, c = 4, np.full_like(r, math.sqrt(0.437))
+    n = np.asarray(n, dtype=float)
+    q = special.ndtri(1 - (1 - confidence_level) / 2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = np.arctanh(r)
+        half = q * c / np.sqrt(n - b)
+        low = np.where(n > b, np.tanh(z - half), np.nan)
+        high = np.where(n > b, np.tanh(z + half), np.nan)
+    if low.ndim == 0:
+        return float(low), float(high)
+    return low, high

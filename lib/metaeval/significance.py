@@ -1,0 +1,471 @@
+"""Tests of whether metric X correlates with human Z more strongly than metric Y does.
+
+* :func:`permutation_test`: Perm-Both / Perm-Systems / Perm-Inputs (Deutsch et al., 2021, Alg. 2).
+* :func:`bootstrap_test`: paired bootstrap test (Boot-Both / -Systems / -Inputs).
+* :func:`williams_test`: Williams' t-test for dependent correlations sharing one variable (Graham, 2015).
+* :func:`pairwise_tests`: one test over every ordered pair of many metrics, sharing resampling draws.
+* Helpers: :func:`paired_ttest`, :func:`shapiro`, :func:`bonferroni`, :func:`holm`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Mapping, Sequence
+
+import numpy as np
+from scipy import stats
+
+from .correlation import (
+    check_coefficient,
+    check_level,
+    check_matrices,
+    effective_n,
+    level_corr,
+)
+from .resampling import (
+    auto_batch,
+    check_batch,
+    check_n_resamples,
+    check_resample,
+    draw_indices,
+    resampled_corr,
+)
+
+__all__ = [
+    "PermutationResult",
+    "BootstrapTestResult",
+    "WilliamsResult",
+    "PairwiseResult",
+    "permutation_test",
+    "bootstrap_test",
+    "williams_test",
+    "pairwise_tests",
+    "paired_ttest",
+    "shapiro",
+    "bonferroni",
+    "holm",
+    "PERMUTATION_METHODS",
+]
+
+#: ``both`` swaps each cell independently (the paper's Alg. 2 and the SacreROUGE code of its experiments).
+#: ``rows-xor-columns`` is what nlpstats 0.0.1 calls "both": whole rows, then whole columns are swapped,
+#: so a cell is swapped iff its row coin XOR its column coin came up; its null distribution differs.
+PERMUTATION_METHODS = ("both", "systems", "inputs", "rows-xor-columns")
+ALTERNATIVES = ("greater", "less", "two-sided")
+
+
+@dataclass(frozen=True)
+class PermutationResult:
+    """Result of :func:`permutation_test`: ``statistic`` = r(X, Z) - r(Y, Z)."""
+
+    statistic: float
+    pvalue: float
+    null_distribution: np.ndarray
+
+
+@dataclass(frozen=True)
+class BootstrapTestResult:
+    """Result of :func:`bootstrap_test`: ``statistic`` = r(X, Z) - r(Y, Z)."""
+
+    statistic: float
+    pvalue: float
+    bootstrap_distribution: np.ndarray
+
+
+@dataclass(frozen=True)
+class WilliamsResult:
+    """Result of :func:`williams_test`: ``statistic`` is Williams' t with ``df`` = n - 3 degrees of freedom."""
+
+    statistic: float
+    pvalue: float
+    df: int
+    r_xz: float
+    r_yz: float
+    r_xy: float
+
+
+@dataclass(frozen=True)
+class PairwiseResult:
+    """Result of :func:`pairwise_tests`.
+
+    ``pvalues[i, j]`` tests H1 "metric i correlates more strongly with the human scores than metric j"
+    (NaN on the diagonal); ``statistics[i, j]`` = r_i - r_j (Williams: the t statistic).
+    """
+
+    names: tuple[str, ...]
+    correlations: np.ndarray
+    statistics: np.ndarray
+    pvalues: np.ndarray
+
+    def not_outperformed(self, alpha: float = 0.05) -> np.ndarray:
+        """Boolean per metric: no other metric is significantly better at ``alpha``."""
+        return ~(self.pvalues < alpha).any(axis=0)
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame(self.pvalues, index=list(self.names), columns=list(self.names))
+
+
+def _check_alternative(alternative: str) -> None:
+    if alternative not in ALTERNATIVES:
+        raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
+
+
+def _standardize(X: np.ndarray) -> np.ndarray:
+    """One z-score over the whole matrix (population sd), as Alg. 2 does before swapping cells."""
+    sd = np.nanstd(X)
+    if sd == 0:
+        raise ValueError("cannot standardize a constant matrix: all its scores are equal")
+    return (X - np.nanmean(X)) / sd
+
+
+def _tail_count(samples: np.ndarray, observed: float, alternative: str, center: float = 0.0) -> int:
+    # Resampled statistics equal to the observed one up to rounding must count as "as extreme".
+    gamma = abs(observed) * np.finfo(float).eps * 100
+    if alternative == "greater":
+        return int(np.count_nonzero(samples >= observed - gamma))
+    if alternative == "less":
+        return int(np.count_nonzero(samples <= observed + gamma))
+    return int(np.count_nonzero(np.abs(samples - center) >= abs(observed - center) - gamma))
+
+
+def _coins(rng, n_resamples: int, shape: tuple[int, int], method: str) -> np.ndarray:
+    N, M = shape
+    if method == "both":
+        return rng.random((n_resamples, N, M)) < 0.5
+    if method == "systems":
+        return np.broadcast_to(rng.random((n_resamples, N, 1)) < 0.5, (n_resamples, N, M))
+    if method == "inputs":
+        return np.broadcast_to(rng.random((n_resamples, 1, M)) < 0.5, (n_resamples, N, M))
+    row = rng.random((n_resamples, N, 1)) < 0.5
+    col = rng.random((n_resamples, 1, M)) < 0.5
+    return row ^ col
+
+
+def _permutation_deltas(Xs, Ys, Z, coins, level, coefficient, w) -> np.ndarray:
+    Xp = np.where(coins, Ys, Xs)
+    Yp = np.where(coins, Xs, Ys)
+    return level_corr(Xp, Z, level, coefficient, w) - level_corr(Yp, Z, level, coefficient, w)
+
+
+def permutation_test(
+    X,
+    Y,
+    Z,
+    *,
+    level: str = "system",
+    coefficient: str = "pearson",
+    resample: str = "both",
+    n_resamples: int = 9999,
+    alternative: str = "greater",
+    rng: np.random.Generator | int | None = None,
+    batch: int | None = None,
+    nan_policy: str = "raise",
+) -> PermutationResult:
+    """Permutation test of H1: r(X, Z) > r(Y, Z) (``alternative="greater"``) between two metrics.
+
+    X and Y are first standardized by one z-score each over the whole matrix; then each permutation swaps
+    the two metrics' scores in randomly chosen cells: every cell independently (``"both"``, Alg. 2),
+    whole systems (``"systems"``), whole inputs (``"inputs"``), or ``"rows-xor-columns"`` (nlpstats' "both").
+    p = (count + 1) / (P + 1), count = permutations with a difference at least as extreme as observed.
+
+    Parameters
+    ----------
+    X, Y, Z : array_like (N, M)
+        Two metrics and the human scores.
+    level, coefficient :
+        As in :func:`metaeval.correlate`.
+    resample : {"both", "systems", "inputs", "rows-xor-columns"}
+    n_resamples : int
+        Number of permutations P.
+    alternative : {"greater", "less", "two-sided"}
+    rng, batch, nan_policy :
+        As in :func:`metaeval.bootstrap_ci`.
+
+    Returns
+    -------
+    PermutationResult
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> Z = rng.normal(size=(10, 20))
+    >>> X = Z + rng.normal(size=(10, 20)); Y = rng.normal(size=(10, 20))
+    >>> permutation_test(X, Y, Z, level="summary", n_resamples=199, rng=0).pvalue
+    0.005
+    """
+    check_level(level)
+    check_coefficient(coefficient)
+    check_resample(resample, PERMUTATION_METHODS)
+    check_n_resamples(n_resamples)
+    _check_alternative(alternative)
+    check_batch(batch)
+    X, Y, Z = check_matrices(nan_policy, X=X, Y=Y, Z=Z)
+    w = None if not np.isnan(X).any() else (~np.isnan(X)).astype(float)
+    Xs, Ys = _standardize(X), _standardize(Y)
+    if w is not None:
+        Xs, Ys, Z = np.nan_to_num(Xs), np.nan_to_num(Ys), np.nan_to_num(Z)
+    rng = np.random.default_rng(rng)
+    observed = float(level_corr(Xs, Z, level, coefficient, w) - level_corr(Ys, Z, level, coefficient, w))
+    batch = batch or max(1, auto_batch(*X.shape, level, coefficient) // 2)
+    # All coins are drawn first, in one fixed order, so that chunking cannot change the result.
+    coins = _coins(rng, n_resamples, X.shape, resample)
+    null = np.empty(n_resamples)
+    for start in range(0, n_resamples, batch):
+        null[start : start + batch] = _permutation_deltas(
+            Xs, Ys, Z, coins[start : start + batch], level, coefficient, w
+        )
+    null = null[~np.isnan(null)]
+    count = _tail_count(null, observed, alternative)
+    return PermutationResult(observed, (count + 1) / (null.size + 1), null)
+
+
+def bootstrap_test(
+    X,
+    Y,
+    Z,
+    *,
+    level: str = "system",
+    coefficient: str = "pearson",
+    resample: str = "both",
+    n_resamples: int = 9999,
+    alternative: str = "greater",
+    rng: np.random.Generator | int | None = None,
+    batch: int | None = None,
+    nan_policy: str = "raise",
+) -> BootstrapTestResult:
+    """Paired bootstrap test of H1: r(X, Z) > r(Y, Z), resampling systems, inputs or both.
+
+    Each resample takes the same rows/columns of X, Y and Z and computes delta* = r(X*, Z*) - r(Y*, Z*).
+    Centering the bootstrap distribution at the observed delta gives the null; the p-value is the share of
+    resamples with ``delta* >= 2 * delta`` (``"less"``: ``<=``; two-sided: ``|delta* - delta| >= |delta|``).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> Z = rng.normal(size=(10, 20))
+    >>> X = Z + rng.normal(size=(10, 20)); Y = rng.normal(size=(10, 20))
+    >>> bootstrap_test(X, Y, Z, n_resamples=999, rng=0).pvalue < 0.05
+    True
+    """
+    check_level(level)
+    check_coefficient(coefficient)
+    check_resample(resample)
+    check_n_resamples(n_resamples)
+    _check_alternative(alternative)
+    check_batch(batch)
+    X, Y, Z = check_matrices(nan_policy, X=X, Y=Y, Z=Z)
+    w = None if not np.isnan(X).any() else (~np.isnan(X)).astype(float)
+    rng = np.random.default_rng(rng)
+    observed = float(level_corr(X, Z, level, coefficient, w) - level_corr(Y, Z, level, coefficient, w))
+    rows, cols = draw_indices(*X.shape, n_resamples, resample, rng)
+    batch = batch or auto_batch(*X.shape, level, coefficient)
+    rx, ry = resampled_corr([X, Y], Z, rows, cols, level, coefficient, batch, w)
+    deltas = rx - ry
+    deltas = deltas[~np.isnan(deltas)]
+    return BootstrapTestResult(observed, _bootstrap_pvalue(deltas, observed, alternative), deltas)
+
+
+def _bootstrap_pvalue(deltas: np.ndarray, observed: float, alternative: str) -> float:
+    if deltas.size == 0:
+        return np.nan
+    # Shifting by the observed delta centres the distribution on the null.
+    shifted = deltas - observed
+    if alternative == "greater":
+        count = _tail_count(shifted, observed, "greater")
+    elif alternative == "less":
+        count = _tail_count(shifted, observed, "less")
+    else:
+        count = _tail_count(shifted, observed, "two-sided")
+    return count / deltas.size
+
+
+def williams_pvalue(r12, r13, r23, n, alternative: str = "greater"):
+    """Williams' test from the three correlations (vectorized). r12 = r(X,Z), r13 = r(Y,Z), r23 = r(X,Y)."""
+    r12, r13, r23 = (np.abs(np.asarray(v, dtype=float)) for v in (r12, r13, r23))
+    det = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
+    rbar = (r12 + r13) / 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = (r12 - r13) * np.sqrt((n - 1) * (1 + r23) / (2 * (n - 1) / (n - 3) * det + rbar**2 * (1 - r23) ** 3))
+    df = n - 3
+    if alternative == "greater":
+        p = stats.t.sf(t, df)
+    elif alternative == "less":
+        p = stats.t.cdf(t, df)
+    else:
+        p = 2 * stats.t.sf(np.abs(t), df)
+    return t, p
+
+
+def williams_test(
+    X,
+    Y,
+    Z,
+    *,
+    level: str = "system",
+    coefficient: str = "pearson",
+    alternative: str = "greater",
+    nan_policy: str = "raise",
+) -> WilliamsResult:
+    """Williams' test for the difference of two dependent correlations r(X,Z) and r(Y,Z) (Graham, 2015).
+
+    ``t = (r12 - r13) sqrt((n-1)(1+r23) / (2 (n-1)/(n-3) |R| + ((r12+r13)/2)^2 (1-r23)^3))`` with
+    ``|R| = 1 - r12^2 - r13^2 - r23^2 + 2 r12 r13 r23``, df = n - 3. As psych's ``r.test`` and the reference
+    code, the correlations enter as absolute values. ``n`` is :func:`metaeval.correlation.effective_n`
+    (the number of systems at system *and* summary level). r(X, Y) is computed at the same level.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> Z = rng.normal(size=(20, 5))
+    >>> X = Z + 0.3 * rng.normal(size=(20, 5)); Y = Z + 2 * rng.normal(size=(20, 5))
+    >>> williams_test(X, Y, Z).pvalue < 0.05
+    True
+    """
+    check_level(level)
+    check_coefficient(coefficient)
+    _check_alternative(alternative)
+    X, Y, Z = check_matrices(nan_policy, X=X, Y=Y, Z=Z)
+    w = None if not np.isnan(X).any() else (~np.isnan(X)).astype(float)
+    r12 = float(level_corr(X, Z, level, coefficient, w))
+    r13 = float(level_corr(Y, Z, level, coefficient, w))
+    r23 = float(level_corr(X, Y, level, coefficient, w))
+    n = effective_n(X, level=level)
+    t, p = williams_pvalue(r12, r13, r23, n, alternative)
+    return WilliamsResult(float(t), float(p), n - 3, r12, r13, r23)
+
+
+# ----------------------------------------------------------------------------------------------------
+# All pairs
+
+
+def pairwise_tests(
+    metrics: Mapping[str, np.ndarray] | Sequence[np.ndarray],
+    Z,
+    *,
+    test: Literal["perm-both", "perm-systems", "perm-inputs", "boot-both", "boot-systems", "boot-inputs", "williams"] = "perm-both",
+    level: str = "system",
+    coefficient: str = "pearson",
+    n_resamples: int = 9999,
+    rng: np.random.Generator | int | None = None,
+    batch: int | None = None,
+    progress: bool = False,
+) -> PairwiseResult:
+    """One-sided test of "metric i beats metric j" for every ordered pair of many metrics.
+
+    Bootstrap tests share one set of resampling indices across all metrics (each metric's resampled
+    correlations are computed once, K sets instead of K^2). Permutation tests share one set of coins: the
+    pair (j, i) under the same coins is the mirror of (i, j), so each unordered pair is computed once.
+
+    Returns
+    -------
+    PairwiseResult
+        ``pvalues[i, j]`` for H1: r_i > r_j.
+    """
+    if isinstance(metrics, Mapping):
+        names = tuple(metrics)
+        mats = list(metrics.values())
+    else:
+        mats = list(metrics)
+        names = tuple(str(k) for k in range(len(mats)))
+    if len(mats) < 2:
+        raise ValueError(f"metrics needs at least 2 metrics, got {len(mats)}")
+    check_level(level)
+    check_coefficient(coefficient)
+    check_n_resamples(n_resamples)
+    check_batch(batch)
+    named = {f"metrics[{n!r}]": m for n, m in zip(names, mats)}
+    *mats, Z = check_matrices("raise", **named, Z=Z)
+    K = len(mats)
+    corr = np.array([float(level_corr(m, Z, level, coefficient)) for m in mats])
+    stat = corr[:, None] - corr[None, :]
+    pvals = np.full((K, K), np.nan)
+    rng = np.random.default_rng(rng)
+    pairs = [(i, j) for i in range(K) for j in range(i + 1, K)]
+    if test == "williams":
+        n = effective_n(mats[0], level=level)
+        for i, j in pairs:
+            r_ij = float(level_corr(mats[i], mats[j], level, coefficient))
+            t, p = williams_pvalue(corr[i], corr[j], r_ij, n, "greater")
+            stat[i, j], pvals[i, j] = t, p
+            stat[j, i], pvals[j, i] = -t, williams_pvalue(corr[j], corr[i], r_ij, n, "greater")[1]
+        return PairwiseResult(names, corr, stat, pvals)
+    kind, _, method = test.partition("-")
+    if kind == "boot":
+        check_resample(method)
+        rows, cols = draw_indices(*Z.shape, n_resamples, method, rng)
+        batch = batch or auto_batch(*Z.shape, level, coefficient)
+        samples = resampled_corr(mats, Z, rows, cols, level, coefficient, batch)
+        for i, j in pairs:
+            deltas = samples[i] - samples[j]
+            deltas = deltas[~np.isnan(deltas)]
+            pvals[i, j] = _bootstrap_pvalue(deltas, stat[i, j], "greater")
+            pvals[j, i] = _bootstrap_pvalue(-deltas, stat[j, i], "greater")
+        return PairwiseResult(names, corr, stat, pvals)
+    if kind != "perm":
+        raise ValueError(f"test must be 'williams', 'perm-<method>' or 'boot-<method>', got {test!r}")
+    check_resample(method, PERMUTATION_METHODS)
+    coins = _coins(rng, n_resamples, Z.shape, method)
+    std = [_standardize(m) for m in mats]
+    batch = batch or max(1, auto_batch(*Z.shape, level, coefficient) // 2)
+    iterator = pairs
+    if progress:
+        from tqdm.auto import tqdm
+
+        iterator = tqdm(pairs, desc="pairs")
+    for i, j in iterator:
+        observed = float(level_corr(std[i], Z, level, coefficient) - level_corr(std[j], Z, level, coefficient))
+        null = np.concatenate(
+            [
+                _permutation_deltas(std[i], std[j], Z, coins[s : s + batch], level, coefficient, None)
+                for s in range(0, n_resamples, batch)
+            ]
+        )
+        null = null[~np.isnan(null)]
+        pvals[i, j] = (_tail_count(null, observed, "greater") + 1) / (null.size + 1)
+        pvals[j, i] = (_tail_count(-null, -observed, "greater") + 1) / (null.size + 1)
+    return PairwiseResult(names, corr, stat, pvals)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Helpers
+
+
+def paired_ttest(a, b, *, alternative: str = "two-sided"):
+    """Paired t-test between two systems' per-input scores (``scipy.stats.ttest_rel``)."""
+    _check_alternative(alternative)
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"a and b must be 1-D and of equal length, got shapes {a.shape} and {b.shape}")
+    return stats.ttest_rel(a, b, alternative=alternative)
+
+
+def shapiro(x):
+    """Shapiro-Wilk normality test (``scipy.stats.shapiro``); NaN p-value for constant or too-short data."""
+    x = np.asarray(x, dtype=float)
+    if x.size < 3 or np.ptp(x) == 0:
+        return stats._morestats.ShapiroResult(np.nan, np.nan)
+    return stats.shapiro(x)
+
+
+def bonferroni(pvalues, *, n_tests: int | None = None) -> np.ndarray:
+    """Bonferroni-adjusted p-values: ``min(1, p * n_tests)``; NaN entries are not counted as tests."""
+    p = np.asarray(pvalues, dtype=float)
+    m = n_tests if n_tests is not None else int(np.count_nonzero(~np.isnan(p)))
+    return np.minimum(1.0, p * m)
+
+
+def holm(pvalues) -> np.ndarray:
+    """Holm's step-down adjusted p-values over all non-NaN entries (any shape)."""
+    p = np.asarray(pvalues, dtype=float)
+    flat = p.ravel()
+    valid = np.flatnonzero(~np.isnan(flat))
+    order = valid[np.argsort(flat[valid], kind="stable")]
+    m = order.size
+    adjusted = np.full_like(flat, np.nan)
+    running = 0.0
+    for rank, idx in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * flat[idx]))
+        adjusted[idx] = running
+    return adjusted.reshape(p.shape)

@@ -1,0 +1,53 @@
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import metaeval
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+# Metric names of the stats fixtures -> flattened score names of metaeval.datasets.
+FIXTURE_METRICS = {
+    "ROUGE-1": "rouge-1.f1",
+    "ROUGE-2": "rouge-2.f1",
+    "ROUGE-L": "rouge-l.f1",
+    "ROUGE-SU4": "rouge-su4.f1",
+    "BEwTE": "BEwTE.f1",
+    "QAEval": "qa-eval.f1",
+    "AutoSummENG": "AutoSummENG",
+    "MeMoG": "MeMoG",
+    "NPowER": "NPowER",
+    "BERTScore": "bertscore.recall",
+    "METEOR": "METEOR",
+    "MoverScore": "MoverScore",
+    "S3": "s3.resp",
+}
+
+
+@pytest.fixture(scope="session")
+def fabbri():
+    return metaeval.datasets.load("fabbri2020")
+
+
+@pytest.fixture(scope="session")
+def summeval():
+    return metaeval.datasets.load("summeval")
+
+
+@pytest.fixture(scope="session")
+def Z(fabbri):
+    return fabbri.matrix("expert.relevance")
+
+
+@pytest.fixture(scope="session")
+def metric(fabbri):
+    def get(fixture_name):
+        return fabbri.matrix(FIXTURE_METRICS[fixture_name])
+
+    return get
+
+
+def load_json(*parts):
+    return json.loads(FIXTURES.joinpath(*parts).read_text())
