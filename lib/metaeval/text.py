@@ -1,0 +1,272 @@
+"""ROUGE-1.5.5's text pipeline: tokenization, SMART stopwords, WordNet-2.0 exceptions, ROUGE's Porter stemmer.
+
+Reproduces ``ROUGE-1.5.5.pl`` (md5 d5a9bde6135cfb21cc23ddf3e3d0c81d) exactly:
+
+* lower-case ASCII letters only; ``-`` becomes its own token and every other byte that is not an ASCII
+  letter or digit (each byte of a UTF-8 character too) becomes a space; tokens must start with
+  ``[a-z0-9$]``, which drops the ``-`` tokens. Net effect: tokens are the maximal runs of ASCII letters and
+  digits, lower-cased;
+* stopwords (SMART list, ``-s``) are removed *before* stemming;
+* with stemming (``-m``), tokens longer than 3 characters are looked up in the WordNet-2.0 exception
+  table (returned verbatim if found) and otherwise stemmed with ROUGE's own Porter variant, whose step 4
+  treats ``ement``/``ment``/``ent`` in sequence (``statement -> statem``).
+
+Texts given as one string are split into sentences at newlines (ROUGE's SPL format: one sentence per
+line; empty lines are skipped). Sentence boundaries matter only for ROUGE-L and ROUGE-W.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+__all__ = [
+    "tokenize",
+    "split_sentences",
+    "stopwords",
+    "exception_table",
+    "porter_stem",
+    "rouge_stem",
+    "process_tokens",
+    "split_ptb_sentences",
+]
+
+_TOKEN = re.compile(r"[A-Za-z0-9]+")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _rouge_data() -> Path:
+    from .datasets import data_dir
+
+    return data_dir() / "rouge155"
+
+
+def split_sentences(text: str) -> list[str]:
+    """ROUGE's SPL reading: one sentence per line, empty lines skipped (only ``\\n`` ends a line)."""
+    return [line for line in text.split("\n") if len(line) > 0]
+
+
+_PTB_SENTENCE_END = re.compile(r"(?<= [.!?]) ")
+
+
+def split_ptb_sentences(text: str) -> list[str]:
+    """Split a PTB-tokenized text into sentences after stand-alone ``.``, ``!`` or ``?`` tokens.
+
+    For ROUGE-L/W, which work per sentence (line). SummEval's texts are PTB-tokenized, so the sentence
+    ends are the tokens ``" . "``; abbreviations such as ``v.`` stay inside their sentence.
+
+    Examples
+    --------
+    >>> split_ptb_sentences("mr. smith left . he was tired ! why ?")
+    ['mr. smith left .', 'he was tired !', 'why ?']
+    """
+    return [s for s in _PTB_SENTENCE_END.split(text) if s]
+
+
+def tokenize(sentence: str) -> list[str]:
+    """ROUGE-1.5.5 tokens of one sentence (before stopword removal and stemming).
+
+    Examples
+    --------
+    >>> tokenize("The ex-Clippers' $2.6 million Résumé")
+    ['the', 'ex', 'clippers', '2', '6', 'million', 'r', 'sum']
+    """
+    return [t.translate(_ASCII_LOWER) for t in _TOKEN.findall(sentence)]
+
+
+@lru_cache(maxsize=None)
+def stopwords() -> frozenset[str]:
+    """The SMART common-word list that ROUGE's ``-s`` removes (598 lines as shipped with ROUGE-1.5.5)."""
+    from .datasets import verify_checksums
+
+    path = _rouge_data() / "smart_common_words.txt"
+    verify_checksums([path])
+    return frozenset(line.rstrip("\n") for line in path.read_text(encoding="latin-1").splitlines(True))
+
+
+@lru_cache(maxsize=None)
+def exception_table(kind: str = "full") -> dict[str, str]:
+    """WordNet-2.0 morphological exceptions as ROUGE's ``WordNet-2.0.exc.db`` holds them.
+
+    Built from adj, adv, noun, verb ``.exc`` files in that order; the first value of each line is kept and
+    later lines or files overwrite earlier keys. ``kind="empty"`` returns an empty table, reproducing the
+    many installations whose exception database was built empty (Porter-only stemming).
+    """
+    if kind == "empty":
+        return {}
+    if kind != "full":
+        raise ValueError(f"exceptions must be 'full' or 'empty', got {kind!r}")
+    from .datasets import verify_checksums
+
+    folder = _rouge_data() / "WordNet-2.0-Exceptions"
+    files = [folder / f"{pos}.exc" for pos in ("adj", "adv", "noun", "verb")]
+    verify_checksums(files)
+    table: dict[str, str] = {}
+    for path in files:
+        for line in path.read_text(encoding="latin-1").splitlines():
+            parts = line.split()
+            if len(parts) >= 2:
+                table[parts[0]] = parts[1]
+    return table
+
+
+# ---------------------------------------------------------------------------------------------------
+# ROUGE-1.5.5's Porter stemmer (the Perl "Release 1" port with Lin's step-4 change of 02/14/2004)
+
+_c = "[^aeiou]"
+_v = "[aeiouy]"
+_C = f"{_c}[^aeiouy]*"
+_V = f"{_v}[aeiou]*"
+_MGR0 = re.compile(f"^({_C})?{_V}{_C}")
+_MEQ1 = re.compile(f"^({_C})?{_V}{_C}({_V})?$")
+_MGR1 = re.compile(f"^({_C})?{_V}{_C}{_V}{_C}")
+_HAS_V = re.compile(f"^({_C})?{_v}")
+_CVC = re.compile(f"^{_C}{_v}[^aeiouwxy]$")
+_STEP2 = {
+    "ational": "ate", "tional": "tion", "enci": "ence", "anci": "ance", "izer": "ize", "bli": "ble",
+    "alli": "al", "entli": "ent", "eli": "e", "ousli": "ous", "ization": "ize", "ation": "ate",
+    "ator": "ate", "alism": "al", "iveness": "ive", "fulness": "ful", "ousness": "ous", "aliti": "al",
+    "iviti": "ive", "biliti": "ble", "logi": "log",
+}
+_STEP3 = {"icate": "ic", "ative": "", "alize": "al", "iciti": "ic", "ical": "ic", "ful": "", "ness": ""}
+_RE_1A1 = re.compile(r"(ss|i)es$")
+_RE_1A2 = re.compile(r"([^s])s$")
+_RE_EED = re.compile(r"eed$")
+_RE_EDING = re.compile(r"(ed|ing)$")
+_RE_ATBLIZ = re.compile(r"(at|bl|iz)$")
+_RE_DOUBLE = re.compile(r"([^aeiouylsz])\1$")
+_RE_Y = re.compile(r"y$")
+_RE_2 = re.compile("(" + "|".join(_STEP2) + ")$")
+_RE_3 = re.compile("(" + "|".join(_STEP3) + ")$")
+_RE_4A = re.compile(r"(al|ance|ence|er|ic|able|ible|ant|ement|ou|ism|ate|iti|ous|ive|ize)$")
+_RE_MENT = re.compile(r"ment$")
+_RE_ENT = re.compile(r"ent$")
+_RE_ION = re.compile(r"(s|t)(ion)$")
+_RE_E = re.compile(r"e$")
+_RE_LL = re.compile(r"ll$")
+
+
+def porter_stem(w: str) -> str:
+    """ROUGE-1.5.5's Porter stemmer, a line-by-line port of the Perl ``stem`` subroutine.
+
+    Perl's ``$``` (text before the match) is ``w[:m.start()]``; Perl and Python both take the leftmost
+    match and the first alternative that matches there, so the suffix patterns agree.
+
+    Examples
+    --------
+    >>> [porter_stem(w) for w in ["statement", "caresses", "relational", "hopping", "yelling"]]
+    ['statem', 'caress', 'relat', 'hop', 'yell']
+    """
+    if len(w) < 3:
+        return w
+    firstch = w[0]
+    if firstch == "y":
+        w = "Y" + w[1:]
+    # Step 1a
+    m = _RE_1A1.search(w)
+    if m:
+        w = w[: m.start()] + m.group(1)
+    else:
+        m = _RE_1A2.search(w)
+        if m:
+            w = w[: m.start()] + m.group(1)
+    # Step 1b
+    m = _RE_EED.search(w)
+    if m:
+        if _MGR0.search(w[: m.start()]):
+            w = w[:-1]
+    else:
+        m = _RE_EDING.search(w)
+        if m:
+            stem = w[: m.start()]
+            if _HAS_V.search(stem):
+                w = stem
+                if _RE_ATBLIZ.search(w):
+                    w += "e"
+                elif _RE_DOUBLE.search(w):
+                    w = w[:-1]
+                elif _CVC.search(w):
+                    w += "e"
+    # Step 1c
+    m = _RE_Y.search(w)
+    if m:
+        stem = w[: m.start()]
+        if _HAS_V.search(stem):
+            w = stem + "i"
+    # Step 2
+    m = _RE_2.search(w)
+    if m:
+        stem = w[: m.start()]
+        if _MGR0.search(stem):
+            w = stem + _STEP2[m.group(1)]
+    # Step 3
+    m = _RE_3.search(w)
+    if m:
+        stem = w[: m.start()]
+        if _MGR0.search(stem):
+            w = stem + _STEP3[m.group(1)]
+    # Step 4 (Lin, 02/14/2004: "-ement" words do not try "-ment" and "-ent" first; the three are tried in turn)
+    m = _RE_4A.search(w)
+    if m:
+        stem = w[: m.start()]
+        if _MGR1.search(stem):
+            w = stem
+    m = _RE_MENT.search(w)
+    if m:
+        stem = w[: m.start()]
+        if _MGR1.search(stem):
+            w = stem
+    m = _RE_ENT.search(w)
+    if m:
+        stem = w[: m.start()]
+        if _MGR1.search(stem):
+            w = stem
+    else:
+        m = _RE_ION.search(w)
+        if m:
+            stem = w[: m.start()] + m.group(1)
+            if _MGR1.search(stem):
+                w = stem
+    # Step 5
+    m = _RE_E.search(w)
+    if m:
+        stem = w[: m.start()]
+        if _MGR1.search(stem) or (_MEQ1.search(stem) and not _CVC.search(stem)):
+            w = stem
+    if _RE_LL.search(w) and _MGR1.search(w):
+        w = w[:-1]
+    if firstch == "y":
+        w = "y" + w[1:]
+    return w
+
+
+@lru_cache(maxsize=200_000)
+def _stem_cached(token: str, exceptions: str) -> str:
+    table = exception_table(exceptions)
+    found = table.get(token)
+    return found if found is not None else porter_stem(token)
+
+
+def rouge_stem(token: str, *, exceptions: str = "full") -> str:
+    """ROUGE's ``-m`` stemming of one token: tokens of 3 characters or fewer are kept; others go through
+    the exception table, then the Porter variant.
+
+    Examples
+    --------
+    >>> rouge_stem("went"), rouge_stem("statement"), rouge_stem("was")
+    ('go', 'statem', 'was')
+    """
+    if len(token) <= 3:
+        return token
+    return _stem_cached(token, exceptions)
+
+
+def process_tokens(tokens: list[str], *, stem: bool, stop: bool, exceptions: str = "full") -> list[str]:
+    """Stopword removal (``stop=True``) then stemming (``stem=True``), as ROUGE-1.5.5 orders them."""
+    if stop:
+        sw = stopwords()
+        tokens = [t for t in tokens if t not in sw]
+    if stem:
+        tokens = [t if len(t) <= 3 else _stem_cached(t, exceptions) for t in tokens]
+    return tokens
