@@ -1,0 +1,39 @@
+# The compendium's task runner. Each target installs what it needs into .venv first, so on a fresh
+# machine with Python 3.11 the two README commands are all there is:
+#   make results   # run every notebook on the embedded data into results/
+#   make test      # unit, golden and calibration tests + every notebook under nbval (small parameters)
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+
+.PHONY: setup results test test-slow bench clean-venv
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), f"Python 3.11 needed, this is {sys.version.split()[0]}"'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m ipykernel install --sys-prefix --name metaeval --display-name "Python (metaeval)" >/dev/null
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+results: setup
+	$(BIN)/metaeval run-all
+
+test: setup
+	rm -rf .nbval && $(BIN)/metaeval prepare-ci .nbval
+	$(BIN)/python -m pytest -q -m "not slow" tests .nbval --nbval-lax --nbval-current-env -p no:cacheprovider
+
+test-slow: setup
+	$(BIN)/python -m pytest -q -m slow tests
+
+bench: setup
+	$(BIN)/python -m pip install --quiet -e ".[bench]"
+	$(BIN)/python benchmarks/bench_stats.py
+	$(BIN)/python benchmarks/bench_rouge.py
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,203 @@
+"""Command line: ``metaeval rouge``, ``metaeval run``, ``metaeval run-all``, ``metaeval params``.
+
+Examples::
+
+    metaeval rouge in.jsonl out.jsonl                      # all 96 ROUGE-1.5.5 values per record
+    metaeval rouge in.jsonl out.jsonl --methods R-1,R-L --refs AB --exceptions empty
+    metaeval run 00 -p seed 1 -p output_dir results/tmp    # one notebook with overrides
+    metaeval run-all                                       # every notebook into results/
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import sys
+import warnings
+from pathlib import Path
+
+__all__ = ["main"]
+
+
+def _rouge_variants(args):
+    from .variants import RougeVariant, parse_measure
+
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    if not methods:
+        raise SystemExit("metaeval rouge: --methods is empty")
+    choice = {"both": (False, True), "yes": (True,), "no": (False,)}
+    modes = {"A": ("A",), "B": ("B",), "AB": ("A", "B")}[args.refs]
+    variants = []
+    for mode in modes:
+        for m, stem, stop, stat in itertools.product(methods, choice[args.stem], choice[args.stop], "PRF"):
+            variants.append(RougeVariant(parse_measure(m), stem, stop, stat, mode, args.exceptions, args.alpha))
+    return variants
+
+
+def _read_rouge_input(path: Path):
+    ids, peers, refs = [], [], []
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise SystemExit(f"{path}:{lineno}: not valid JSON ({exc.msg})")
+            if not isinstance(rec, dict):
+                raise SystemExit(f"{path}:{lineno}: expected an object with 'peer' and 'refs'")
+            if "refs" not in rec or not isinstance(rec["refs"], list):
+                raise SystemExit(f"{path}:{lineno}: 'refs' must be a list of reference texts")
+            peer = rec.get("peer")
+            if peer is None:
+                warnings.warn(f"{path}:{lineno}: 'peer' is missing or null; scored as an empty summary")
+            elif not isinstance(peer, (str, list)):
+                raise SystemExit(f"{path}:{lineno}: 'peer' must be a string, got {type(peer).__name__}")
+            # a record without an id is named by its position, as the golden files do
+            ids.append(rec.get("id", len(ids)))
+            peers.append(peer)
+            refs.append(rec["refs"])
+    return ids, peers, refs
+
+
+def cmd_rouge(args) -> int:
+    from .rouge import score
+    from .scoring import atomic_write
+    from .text import split_ptb_sentences
+
+    try:
+        variants = _rouge_variants(args)
+    except ValueError as exc:
+        raise SystemExit(f"metaeval rouge: {exc}")
+    ids, peers, refs = _read_rouge_input(Path(args.input))
+    if args.sentences == "ptb":
+        split = lambda t: split_ptb_sentences(t) if isinstance(t, str) else t  # noqa: E731
+        peers = [split(p) for p in peers]
+        refs = [[split(r) for r in rs] for rs in refs]
+    try:
+        frame = score(peers, refs, variants, rounding=not args.no_round, columns="key", ids=ids)
+    except (TypeError, ValueError) as exc:
+        raise SystemExit(f"metaeval rouge: {exc}")
+    keys = [v.key for v in variants]
+
+    def write(tmp: Path):
+        with open(tmp, "w", encoding="utf-8") as out:
+            for i, rec_id in enumerate(ids):
+                row = frame.iloc[i]
+                scores = {k: (None if math.isnan(row[k]) else float(row[k])) for k in keys}
+                out.write(json.dumps({"id": rec_id, "n_refs": len(refs[i]), "scores": scores}) + "\n")
+
+    atomic_write(Path(args.output), write)
+    print(f"wrote {len(ids)} records x {len(keys)} values to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _parse_params(pairs):
+    import yaml
+
+    params = {}
+    for name, value in pairs or []:
+        params[name] = yaml.safe_load(value)
+    return params
+
+
+def cmd_run(args) -> int:
+    from .notebooks import NotebookError, run_notebook
+
+    try:
+        res = run_notebook(args.notebook, _parse_params(args.param), log_output=args.log)
+    except NotebookError as exc:
+        print(f"metaeval run: {exc}", file=sys.stderr)
+        return 1
+    print(f"{res.notebook}: {res.seconds:.1f} s -> {res.output_dir}")
+    return 0
+
+
+def cmd_run_all(args) -> int:
+    from .notebooks import NotebookError, run_all
+
+    try:
+        results = run_all(only=args.only)
+    except NotebookError as exc:
+        print(f"metaeval run-all: {exc}", file=sys.stderr)
+        return 1
+    for res in results:
+        print(f"{res.notebook}: {res.seconds:.1f} s -> {res.output_dir}")
+    return 0
+
+
+def cmd_params(args) -> int:
+    from .notebooks import notebook_parameters
+
+    for name, value in notebook_parameters(args.notebook).items():
+        print(f"{name} = {value!r}")
+    return 0
+
+
+def cmd_prepare_ci(args) -> int:
+    """Write every notebook with its small CI parameters injected (for nbval), without running it."""
+    import papermill
+    import yaml
+
+    from .notebooks import list_notebooks, notebooks_dir, notebook_parameters
+
+    table = yaml.safe_load((notebooks_dir() / "ci_parameters.yml").read_text()) or {}
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    for path in list_notebooks():
+        params = dict(table.get(path.stem, {}))
+        params.setdefault("output_dir", str(out / "results" / path.stem))
+        unknown = set(params) - set(notebook_parameters(path))
+        if unknown:
+            raise SystemExit(f"ci_parameters.yml: {path.stem} does not declare {sorted(unknown)}")
+        papermill.execute_notebook(str(path), str(out / path.name), parameters=params, prepare_only=True)
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="metaeval", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("rouge", help="ROUGE-1.5.5 drop-in: JSONL {id, peer, refs} -> {id, scores}")
+    p.add_argument("input")
+    p.add_argument("output")
+    p.add_argument("--methods", default="R-1,R-2,R-3,R-4,R-L,R-W1.2,R-S4,R-SU4",
+                   help="comma-separated measures, e.g. R-1,R-9,R-L,R-W1.2,R-S*,R-SU4 (default: ROUGE-1.5.5's 8)")
+    p.add_argument("--stem", choices=["both", "yes", "no"], default="both")
+    p.add_argument("--stop", choices=["both", "yes", "no"], default="both", help="stopword removal")
+    p.add_argument("--refs", choices=["A", "B", "AB"], default="A",
+                   help="A: pool references (-f A); B: best reference (-f B, keys end in |f=B); AB: both")
+    p.add_argument("--exceptions", choices=["full", "empty"], default="full",
+                   help="WordNet exception table for stemming; 'empty' reproduces Porter-only installs")
+    p.add_argument("--sentences", choices=["lines", "ptb"], default="lines",
+                   help="sentence units for ROUGE-L/W: newlines (ROUGE's SPL) or PTB sentence-final tokens")
+    p.add_argument("--alpha", type=float, default=0.5, help="F weight of recall (ROUGE's -p)")
+    p.add_argument("--no-round", action="store_true", help="unrounded values instead of ROUGE's 5 decimals")
+    p.set_defaults(func=cmd_rouge)
+
+    p = sub.add_parser("run", help="run one notebook with parameter overrides")
+    p.add_argument("notebook", help="path, file name or number prefix, e.g. 00")
+    p.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"))
+    p.add_argument("--log", action="store_true", help="stream the notebook's output")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("run-all", help="run every notebook with its defaults into results/")
+    p.add_argument("--only", nargs="*", help="only these notebooks")
+    p.set_defaults(func=cmd_run_all)
+
+    p = sub.add_parser("params", help="list a notebook's parameters and defaults")
+    p.add_argument("notebook")
+    p.set_defaults(func=cmd_params)
+
+    p = sub.add_parser("prepare-ci", help="write notebooks with small CI parameters (for nbval)")
+    p.add_argument("output")
+    p.set_defaults(func=cmd_prepare_ci)
+
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,201 @@
+"""Run the compendium's parameterized notebooks with papermill.
+
+Every notebook in ``notebooks/`` has a first code cell tagged ``parameters`` holding literal values,
+including ``output_dir`` (relative to the compendium root) and ``seed``. :func:`run_notebook` executes one
+with overrides into a temporary folder next to its output folder and renames it into place only when every
+cell succeeded, so ``results/`` never holds a half-written analysis; a failure names the notebook and cell.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+__all__ = [
+    "KERNEL_NAME",
+    "project_root",
+    "notebooks_dir",
+    "list_notebooks",
+    "find_notebook",
+    "notebook_parameters",
+    "run_notebook",
+    "run_all",
+    "output_path",
+    "NotebookError",
+    "RunResult",
+]
+
+KERNEL_NAME = "metaeval"
+
+
+class NotebookError(RuntimeError):
+    """A notebook failed or was asked for something it does not offer."""
+
+
+def project_root() -> Path:
+    """The compendium root (``$METAEVAL_ROOT`` if set)."""
+    env = os.environ.get("METAEVAL_ROOT")
+    return Path(env) if env else Path(__file__).resolve().parents[2]
+
+
+def notebooks_dir() -> Path:
+    return project_root() / "notebooks"
+
+
+def output_path(output_dir: str | os.PathLike) -> Path:
+    """Resolve a notebook's ``output_dir`` parameter: relative paths are relative to the compendium root,
+    so a notebook writes to the same place whether run by papermill or opened in JupyterLab."""
+    path = Path(output_dir)
+    path = path if path.is_absolute() else project_root() / path
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def list_notebooks() -> list[Path]:
+    """The numbered analysis notebooks, in order."""
+    return sorted(p for p in notebooks_dir().glob("[0-9]*.ipynb"))
+
+
+def find_notebook(name: str | os.PathLike) -> Path:
+    """A notebook by path, file name or number prefix (``"00"``, ``"00_summeval_check"``)."""
+    path = Path(name)
+    if path.suffix == ".ipynb" and path.exists():
+        return path
+    matches = [p for p in list_notebooks() if p.stem == str(name) or p.stem.startswith(f"{name}_") or p.name == str(name)]
+    if len(matches) == 1:
+        return matches[0]
+    known = ", ".join(p.stem for p in list_notebooks())
+    raise NotebookError(f"unknown notebook {str(name)!r}; known: {known}")
+
+
+def notebook_parameters(notebook: str | os.PathLike) -> dict[str, Any]:
+    """The parameters a notebook declares, with their default values (from its ``parameters`` cell)."""
+    import papermill
+
+    path = find_notebook(notebook)
+    declared = papermill.inspect_notebook(str(path))
+    if not declared:
+        raise NotebookError(f"{path.name} has no cell tagged 'parameters'")
+    defaults = {}
+    for name, info in declared.items():
+        text = info.get("default")
+        try:
+            import ast
+
+            defaults[name] = ast.literal_eval(text) if text is not None else None
+        except (ValueError, SyntaxError):
+            defaults[name] = text
+    return defaults
+
+
+@dataclass(frozen=True)
+class RunResult:
+    notebook: str
+    output_dir: Path
+    executed: Path
+    seconds: float
+
+
+def run_notebook(
+    notebook: str | os.PathLike,
+    parameters: Mapping[str, Any] | None = None,
+    *,
+    kernel_name: str = KERNEL_NAME,
+    log_output: bool = False,
+    progress_bar: bool = False,
+) -> RunResult:
+    """Execute one notebook with parameter overrides; outputs appear atomically in its ``output_dir``.
+
+    Raises
+    ------
+    NotebookError
+        Unknown notebook or parameter (before anything runs), or a failed cell (which one, and the error).
+    """
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    path = find_notebook(notebook)
+    declared = notebook_parameters(path)
+    parameters = dict(parameters or {})
+    unknown = sorted(set(parameters) - set(declared))
+    if unknown:
+        raise NotebookError(
+            f"{path.name} does not declare parameter(s) {unknown}; it declares: {', '.join(declared)}"
+        )
+    if "output_dir" not in declared:
+        raise NotebookError(f"{path.name} must declare an output_dir parameter")
+    final = output_path(parameters.get("output_dir", declared["output_dir"]))
+    staging = final.parent / f".partial-{final.name}-{os.getpid()}"
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    parameters["output_dir"] = str(staging)
+    executed = staging / path.name
+    start = time.perf_counter()
+    try:
+        papermill.execute_notebook(
+            str(path),
+            str(executed),
+            parameters=parameters,
+            kernel_name=kernel_name,
+            cwd=str(project_root()),
+            log_output=log_output,
+            progress_bar=progress_bar,
+        )
+    except PapermillExecutionError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise NotebookError(
+            f"{path.name} failed in cell {exc.cell_index} (execution count {exc.exec_count}): "
+            f"{exc.ename}: {exc.evalue}"
+        ) from None
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    _retarget(executed, staging, final)
+    # swap the finished folder into place: the old result stays until the new one is complete
+    backup = final.parent / f".old-{final.name}-{os.getpid()}"
+    if final.exists():
+        os.replace(final, backup)
+    os.replace(staging, final)
+    shutil.rmtree(backup, ignore_errors=True)
+    return RunResult(path.stem, final, final / path.name, time.perf_counter() - start)
+
+
+def _retarget(executed: Path, staging: Path, final: Path) -> None:
+    """Make the executed notebook reproducible: show the final output folder rather than the staging one,
+    and drop run timestamps and durations, so a rerun with the same seeds gives the same file."""
+    import nbformat
+
+    root = str(project_root()) + os.sep
+    final_text = str(final)
+    final_rel = final_text[len(root):] if final_text.startswith(root) else final_text
+    text = executed.read_text(encoding="utf-8").replace(str(staging), final_rel)
+    nb = nbformat.reads(text, as_version=4)
+    nb.metadata.get("papermill", {}).pop("start_time", None)
+    nb.metadata.get("papermill", {}).pop("end_time", None)
+    nb.metadata.get("papermill", {}).pop("duration", None)
+    nb.metadata.get("papermill", {}).pop("input_path", None)
+    nb.metadata.get("papermill", {}).pop("output_path", None)
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"cell-{i:02d}"  # papermill gives its injected cell a random id
+        cell.metadata.pop("execution", None)
+        pm = cell.metadata.get("papermill")
+        if pm:
+            for key in ("start_time", "end_time", "duration", "exception", "status"):
+                pm.pop(key, None)
+    nbformat.write(nb, str(executed))
+
+
+def run_all(*, kernel_name: str = KERNEL_NAME, only: list[str] | None = None) -> list[RunResult]:
+    """Run every notebook with its default parameters (the README's main command)."""
+    from tqdm.auto import tqdm
+
+    results = []
+    books = [find_notebook(n) for n in only] if only else list_notebooks()
+    for path in tqdm(books, desc="notebooks", unit="nb"):
+        results.append(run_notebook(path, kernel_name=kernel_name))
+    return results

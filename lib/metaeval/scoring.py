@@ -1,0 +1,133 @@
+"""Score a dataset's summaries with ROUGE variants and BLEU, cached on disk.
+
+The cache key is a sha256 over the texts actually scored, the variant signatures, the rounding and the
+library version, so a cached table can never be served for other data or other settings. Tables are
+written to a temporary file and renamed, so an interrupted run leaves no half-written cache entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Iterable, Literal
+
+import numpy as np
+import pandas as pd
+
+from .datasets import Dataset
+from .rouge import resolve_variants, score
+from .text import split_ptb_sentences
+from .variants import RougeVariant, SystemVariant
+
+__all__ = ["rouge_table", "rouge_matrices", "system_scores", "default_cache_dir", "atomic_write"]
+
+
+def default_cache_dir() -> Path:
+    """``$METAEVAL_CACHE`` or ``.cache/metaeval`` under the compendium root."""
+    env = os.environ.get("METAEVAL_CACHE")
+    return Path(env) if env else Path(__file__).resolve().parents[2] / ".cache" / "metaeval"
+
+
+def atomic_write(path: Path, write) -> None:
+    """Call ``write(tmp_path)`` then rename onto ``path``; nothing half-written is ever at ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".partial-{os.getpid()}-{path.name}")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def _texts(ds: Dataset, n_refs: int | None, sentences: str):
+    if ds.texts is None:
+        raise ValueError(f"dataset {ds.name!r} has no texts to score")
+    if sentences not in ("lines", "ptb"):
+        raise ValueError(f"sentences must be 'lines' or 'ptb', got {sentences!r}")
+    summaries = ds.texts["summary"].tolist()
+    references = [list(r) if n_refs is None else list(r)[:n_refs] for r in ds.texts["references"]]
+    if n_refs is not None and (n_refs < 1 or any(len(r) < n_refs for r in references)):
+        raise ValueError(f"n_refs={n_refs}: every summary needs at least that many references")
+    if sentences == "ptb":
+        summaries = [split_ptb_sentences(s) for s in summaries]
+        references = [[split_ptb_sentences(r) for r in refs] for refs in references]
+    return summaries, references
+
+
+def rouge_table(
+    ds: Dataset,
+    variants: Iterable | None = None,
+    *,
+    n_refs: int | None = None,
+    sentences: Literal["lines", "ptb"] = "ptb",
+    rounding: bool = True,
+    cache: bool | str | Path = True,
+) -> pd.DataFrame:
+    """Summary-level ROUGE of every (system, input) cell of a texts dataset: one column per variant signature.
+
+    Parameters
+    ----------
+    ds : Dataset
+        A dataset with texts (e.g. ``load("summeval")``).
+    variants : iterable, optional
+        Summary-level variants (default: the 96 of ROUGE-1.5.5).
+    n_refs : int, optional
+        Use the first ``n_refs`` references of each summary (default: all).
+    sentences : {"ptb", "lines"}
+        How texts are split into sentences for ROUGE-L/W: after stand-alone ``.``/``!``/``?`` tokens
+        (``"ptb"``, default) or at newlines only (``"lines"``: one sentence per text here).
+    cache : bool or path
+        Cache folder (``True``: :func:`default_cache_dir`; ``False``: no cache).
+    """
+    variants = resolve_variants(variants)
+    summaries, references = _texts(ds, n_refs, sentences)
+    index = ds.texts.index
+    key = None
+    if cache:
+        folder = default_cache_dir() if cache is True else Path(cache)
+        digest = hashlib.sha256()
+        digest.update(json.dumps([summaries, references], ensure_ascii=False).encode())
+        digest.update(json.dumps([v.signature for v in variants]).encode())
+        from . import __version__
+
+        digest.update(f"rounding={rounding}|v={__version__}".encode())
+        key = folder / "rouge" / f"{digest.hexdigest()[:32]}.pkl"
+        if key.exists():
+            return pd.read_pickle(key)
+    frame = score(summaries, references, variants, rounding=rounding, columns="signature", warn=True)
+    frame.index = index
+    if key is not None:
+        atomic_write(key, lambda tmp: frame.to_pickle(tmp))
+    return frame
+
+
+def _grid(values: np.ndarray, ds: Dataset) -> np.ndarray:
+    return np.asarray(values, dtype=float).reshape(len(ds.systems), len(ds.inputs))
+
+
+def rouge_matrices(ds: Dataset, variants=None, **kwargs) -> dict[str, np.ndarray]:
+    """ROUGE variants as N x M matrices (systems x inputs), keyed by signature."""
+    table = rouge_table(ds, variants, **kwargs)
+    return {name: _grid(table[name].to_numpy(), ds) for name in table.columns}
+
+
+def system_scores(matrix: np.ndarray, agg: Literal["mean", "median"] = "mean") -> np.ndarray:
+    """A system-level score per row of an N x M matrix: mean or median over the system's summaries."""
+    if agg == "mean":
+        return np.mean(matrix, axis=1)
+    if agg == "median":
+        return np.median(matrix, axis=1)
+    raise ValueError(f"agg must be 'mean' or 'median', got {agg!r}")
+
+
+def system_variant_scores(ds: Dataset, variants: Iterable[SystemVariant], **kwargs) -> pd.DataFrame:
+    """System-level scores (rows = systems) for system-level variants, columns = their signatures."""
+    variants = list(variants)
+    rv: list[RougeVariant] = sorted({v.rouge for v in variants}, key=lambda v: v.signature)
+    mats = rouge_matrices(ds, rv, **kwargs)
+    data = {v.signature: system_scores(mats[v.rouge.signature], v.agg) for v in variants}
+    return pd.DataFrame(data, index=list(ds.systems))

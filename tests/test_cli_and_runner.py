@@ -1,0 +1,65 @@
+"""The command line (ROUGE drop-in) and the notebook runner."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import FIXTURES
+from metaeval.cli import main
+from metaeval.notebooks import NotebookError, find_notebook, notebook_parameters, run_notebook
+
+
+def test_rouge_cli_matches_golden_demo(tmp_path):
+    out = tmp_path / "out.jsonl"
+    assert main(["rouge", str(FIXTURES / "rouge155" / "demo_input.jsonl"), str(out), "--refs", "AB"]) == 0
+    ours = [json.loads(line) for line in out.read_text().splitlines()]
+    gold = [json.loads(line) for line in (FIXTURES / "rouge155" / "demo_golden.jsonl").read_text().splitlines()]
+    assert [o["id"] for o in ours] == [g["id"] for g in gold]
+    for o, g in zip(ours, gold):
+        assert set(o["scores"]) == set(g["scores"])
+        for key, value in g["scores"].items():
+            assert (o["scores"][key] is None) == (value is None)
+            if value is not None:
+                assert abs(o["scores"][key] - value) <= 1e-5 + 1e-12, (g["id"], key)
+
+
+def test_rouge_cli_options_and_errors(tmp_path):
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps({"id": "a", "peer": "the cat sat", "refs": ["the cat sat down"]}) + "\n")
+    out = tmp_path / "out.jsonl"
+    main(["rouge", str(src), str(out), "--methods", "R-9,R-SU*", "--stem", "no", "--stop", "no"])
+    keys = set(json.loads(out.read_text())["scores"])
+    assert keys == {f"{m}|stem=0|stop=0|{s}" for m in ("R-9", "R-SU*") for s in "PRF"}
+    src.write_text('{"id": "a", "peer": "x", "refs": "not a list"}\n')
+    with pytest.raises(SystemExit, match=r"in\.jsonl:1: 'refs' must be a list"):
+        main(["rouge", str(src), str(out)])
+    src.write_text('{"id": "a", "peer": 3, "refs": ["x"]}\n')
+    with pytest.raises(SystemExit, match="'peer' must be a string"):
+        main(["rouge", str(src), str(out)])
+    src.write_text('{"id": "a", "peer": "x", "refs": ["x"]}\n')
+    with pytest.raises(SystemExit, match="unknown ROUGE measure"):
+        main(["rouge", str(src), str(out), "--methods", "R-X"])
+
+
+def test_console_script_installed():
+    result = subprocess.run([sys.executable, "-m", "metaeval.cli", "params", "00"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "output_dir = 'results/00_summeval_check'" in result.stdout
+
+
+def test_runner_rejects_unknown_notebook_and_parameter():
+    with pytest.raises(NotebookError, match="unknown notebook 'zz'.*00_summeval_check"):
+        find_notebook("zz")
+    with pytest.raises(NotebookError, match=r"does not declare parameter\(s\) \['coefficent'\]"):
+        run_notebook("00", {"coefficent": "kendall"})
+    assert notebook_parameters("00")["dataset"] == "summeval"
+
+
+def test_failed_notebook_names_cell_and_leaves_nothing(tmp_path):
+    out = tmp_path / "res"
+    with pytest.raises(NotebookError, match=r"00_summeval_check\.ipynb failed in cell .*DataError"):
+        run_notebook("00", {"dataset": "no-such-dataset", "output_dir": str(out)})
+    assert not out.exists() or not any(out.iterdir())
+    assert not any(p.name.startswith(".partial") for p in tmp_path.iterdir())
