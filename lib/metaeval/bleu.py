@@ -36,15 +36,21 @@ def _check(hypotheses, references):
 
 
 def _bleu(sentence: bool) -> BLEU:
-    return BLEU(tokenize="none", lowercase=True, effective_order=sentence)
+    # force=True: the texts are tokenized on purpose (tok:none), so sacrebleu's detokenization hint is noise
+    return BLEU(tokenize="none", lowercase=True, effective_order=sentence, force=True)
 
 
 def bleu_signature(n_refs: int, *, sentence: bool = True) -> str:
-    """sacrebleu's signature for the configuration used here."""
+    """sacrebleu's signature for the configuration used here (sacrebleu builds it only after scoring).
+
+    Examples
+    --------
+    >>> bleu_signature(11, sentence=False)                    # doctest: +ELLIPSIS
+    'nrefs:11|case:lc|eff:no|tok:none|smooth:exp|version:...'
+    """
     bleu = _bleu(sentence)
-    sig = bleu.get_signature()
-    sig.info["nrefs"] = str(n_refs)
-    return str(sig)
+    bleu.corpus_score(["a"], [["a"] for _ in range(n_refs)])
+    return str(bleu.get_signature())
 
 
 def sentence_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> np.ndarray:

@@ -19,6 +19,7 @@ from .correlation import (
     check_level,
     check_matrices,
     level_corr,
+    system_corr,
 )
 
 __all__ = ["BootstrapResult", "bootstrap_ci", "draw_indices", "RESAMPLE_METHODS", "auto_batch"]
@@ -90,6 +91,8 @@ def draw_indices(
 
 def auto_batch(n_systems: int, n_inputs: int, level: str, coefficient: str, budget: float = 2e7) -> int:
     """A chunk size that keeps the largest temporary array of a kernel near ``budget`` elements."""
+    if level == "system" and coefficient != "kendall":
+        return 10_000
     if coefficient == "kendall":
         if level == "summary":
             per = n_inputs * n_systems * (n_systems - 1) / 2
@@ -112,11 +115,15 @@ def resampled_corr(
     coefficient: str,
     batch: int,
     w: np.ndarray | None = None,
+    aggs: list[str] | None = None,
 ) -> np.ndarray:
-    """Correlations with Z of each matrix in ``mats`` on every resample: array (len(mats), B)."""
+    """Correlations with Z of each matrix in ``mats`` on every resample: array (len(mats), B).
+
+    ``aggs`` gives each matrix's system-level aggregation (mean by default, or median)."""
+    aggs = aggs or ["mean"] * len(mats)
     B = rows.shape[0]
     out = np.empty((len(mats), B))
-    if level == "summary" and w is None and _rows_identity(rows):
+    if level == "summary" and w is None and _rows_identity(rows) and set(aggs) == {"mean"}:
         # Inputs-only at summary level: each input's correlation does not change, only which inputs are
         # averaged (with multiplicity), so compute them once.
         for k, X in enumerate(mats):
@@ -128,14 +135,34 @@ def resampled_corr(
             with np.errstate(invalid="ignore", divide="ignore"):
                 out[k] = np.where(counts > 0, sums / counts, np.nan)
         return out
+    if level == "system" and w is None and set(aggs) == {"mean"}:
+        # System means of a resample are (column multiplicities @ X.T) / M, then the drawn rows: a matrix
+        # product instead of gathering B x N x M cells.
+        for start in range(0, B, batch):
+            r, c = rows[start : start + batch], cols[start : start + batch]
+            counts = _column_counts(c, Z.shape[1])
+            # einsum, not BLAS: each sum is taken in the same order whatever the chunk size (BLAS blocking
+            # would change the last bits with the batch size, and results must not depend on it)
+            zs = np.take_along_axis(np.einsum("bm,nm->bn", counts, Z), r, axis=1) / Z.shape[1]
+            for k, X in enumerate(mats):
+                xs = np.take_along_axis(np.einsum("bm,nm->bn", counts, X), r, axis=1) / X.shape[1]
+                out[k, start : start + batch] = system_corr(xs, zs, coefficient)
+        return out
     for start in range(0, B, batch):
         r = rows[start : start + batch][:, :, None]
         c = cols[start : start + batch][:, None, :]
         Zb = Z[r, c]
         wb = None if w is None else w[r, c]
         for k, X in enumerate(mats):
-            out[k, start : start + batch] = level_corr(X[r, c], Zb, level, coefficient, wb)
+            out[k, start : start + batch] = level_corr(X[r, c], Zb, level, coefficient, wb, agg=aggs[k])
     return out
+
+
+def _column_counts(cols: np.ndarray, n_inputs: int) -> np.ndarray:
+    """How often each input was drawn in each resample: array (B, M) of floats."""
+    B = cols.shape[0]
+    flat = (cols + n_inputs * np.arange(B)[:, None]).ravel()
+    return np.bincount(flat, minlength=B * n_inputs).reshape(B, n_inputs).astype(float)
 
 
 def _rows_identity(rows: np.ndarray) -> bool:

@@ -1,0 +1,268 @@
+"""Graham (2015), "A Critical Evaluation of Summarization Metrics: 192 Shades of ROUGE", as library calls.
+
+The analyses the notebook ``notebooks/10_graham2015.ipynb`` shows:
+
+* :func:`human_scores`: the human score per summary (one SummEval dimension, the mean of the four, or
+  Graham's combination of a coverage-like and a quality-like score by arithmetic/geometric/harmonic mean);
+* :func:`metric_scores`: the 192 system-level ROUGE variants plus system-level BLEU, per system, and the
+  per-summary matrices behind them;
+* :func:`variant_table`: every variant's correlation with the human score and whether it is *optimal*
+  (not significantly outperformed by any other, Graham's bullet);
+* :func:`option_proportions`: Table 2, the share of each option value among the optimal ROUGE variants;
+* :func:`system_ranking`: Table 3 / Figure 4, systems ranked by a variant, all-pairs paired t-tests and
+  Shapiro-Wilk normality per system.
+
+On SummEval, "coverage" is expert *relevance* and "quality" the mean of coherence, consistency and fluency
+(the closest analogues of DUC-2004's coverage score and linguistic-quality questions).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .bleu import bleu_signature, sentence_bleu, system_bleu
+from .correlation import batch_corr
+from .datasets import Dataset
+from .scoring import rouge_table, system_scores
+from .significance import PairwiseResult, pairwise_tests, williams_matrix
+from .variants import SystemVariant, graham_variants, parse_variant
+
+__all__ = [
+    "HUMAN_SCORES",
+    "human_scores",
+    "MetricScores",
+    "metric_scores",
+    "variant_table",
+    "option_proportions",
+    "system_ranking",
+    "HONG_VARIANTS",
+    "CONVENTIONAL_VARIANT",
+    "GRAHAM_BEST_VARIANT",
+    "BLEU",
+]
+
+DIMENSIONS = ("coherence", "consistency", "fluency", "relevance")
+HUMAN_SCORES = DIMENSIONS + ("mean4", "graham", "arithmetic", "geometric", "harmonic", "coverage", "quality")
+BLEU = "bleu"
+
+#: Variants used by Hong et al. (2014) / recommended by Owczarzak et al. (2012): recall, median, stemmed,
+#: stopwords kept.
+HONG_VARIANTS = tuple(
+    f"rouge-{m}|stem:yes|stop:no|stat:R|agg:median|refs:A" for m in ("1", "2", "su4")
+)
+#: The conventional variant of Graham's Table 3: median ROUGE-2 recall, stemmed, stopwords kept.
+CONVENTIONAL_VARIANT = "rouge-2|stem:yes|stop:no|stat:R|agg:median|refs:A"
+#: Graham's recommendation on DUC-2004: average ROUGE-2 precision, stemmed, stopwords removed.
+GRAHAM_BEST_VARIANT = "rouge-2|stem:yes|stop:yes|stat:P|agg:mean|refs:A"
+
+
+def human_scores(ds: Dataset, which: str = "relevance", *, annotators: str = "expert") -> np.ndarray:
+    """Human score per summary, an N x M matrix.
+
+    Parameters
+    ----------
+    which : str
+        ``coherence``, ``consistency``, ``fluency``, ``relevance``; ``mean4`` (mean of the four);
+        ``coverage`` (= relevance), ``quality`` (mean of coherence, consistency, fluency); ``graham`` or
+        ``arithmetic`` (their mean, Graham's gold standard), ``geometric``, ``harmonic``.
+    annotators : {"expert", "turker"}
+    """
+    if which not in HUMAN_SCORES:
+        raise ValueError(f"which must be one of {HUMAN_SCORES}, got {which!r}")
+    if annotators not in ("expert", "turker"):
+        raise ValueError(f"annotators must be 'expert' or 'turker', got {annotators!r}")
+    dim = {d: ds.matrix(f"{annotators}.{d}") for d in DIMENSIONS}
+    if which in DIMENSIONS:
+        return dim[which]
+    if which == "mean4":
+        return np.mean([dim[d] for d in DIMENSIONS], axis=0)
+    coverage = dim["relevance"]
+    quality = np.mean([dim["coherence"], dim["consistency"], dim["fluency"]], axis=0)
+    if which == "coverage":
+        return coverage
+    if which == "quality":
+        return quality
+    if which in ("graham", "arithmetic"):
+        return (coverage + quality) / 2
+    if which == "geometric":
+        return np.sqrt(coverage * quality)
+    return 2 * coverage * quality / (coverage + quality)
+
+
+@dataclass(frozen=True)
+class MetricScores:
+    """System-level scores of Graham's metrics and the per-summary matrices behind them.
+
+    Attributes
+    ----------
+    system : DataFrame
+        Rows = systems, columns = variant signatures (192 ROUGE + ``"bleu"``).
+    matrices : dict
+        Signature of each summary-level ROUGE variant (and ``"bleu"``: sentence BLEU) -> N x M matrix.
+    variants : dict
+        System-level signature -> SystemVariant (BLEU absent).
+    bleu_signature : str
+        sacrebleu's signature of the BLEU configuration.
+    """
+
+    system: pd.DataFrame
+    matrices: dict
+    variants: dict
+    bleu_signature: str
+
+    def matrix_of(self, name: str) -> tuple[np.ndarray, str]:
+        """The per-summary matrix and aggregation behind a system-level column."""
+        if name == BLEU:
+            return self.matrices[BLEU], "mean"
+        v = self.variants[name]
+        return self.matrices[v.rouge.signature], v.agg
+
+
+def metric_scores(ds: Dataset, *, n_refs: int | None = None, sentences: str = "ptb", cache=True) -> MetricScores:
+    """Graham's 192 ROUGE variants and BLEU for every system of a texts dataset.
+
+    BLEU's system score is corpus BLEU over the system's summaries (as Graham); its per-summary matrix
+    (sentence BLEU) is used only by resampling tests, which need cell scores.
+    """
+    variants = graham_variants()
+    table = rouge_table(ds, sorted({v.rouge for v in variants}, key=lambda v: v.signature),
+                        n_refs=n_refs, sentences=sentences, cache=cache)
+    N, M = ds.shape
+    matrices = {c: table[c].to_numpy(dtype=float).reshape(N, M) for c in table.columns}
+    system = {v.signature: system_scores(matrices[v.rouge.signature], v.agg) for v in variants}
+    summaries = ds.summaries()
+    refs = ds.references()
+    k = n_refs
+    refs_k = np.empty_like(refs)
+    for idx in np.ndindex(refs.shape):
+        refs_k[idx] = list(refs[idx])[:k] if k else list(refs[idx])
+    system[BLEU] = np.array([system_bleu(list(summaries[i]), list(refs_k[i])) for i in range(N)])
+    matrices[BLEU] = sentence_bleu(summaries.ravel().tolist(), refs_k.ravel().tolist()).reshape(N, M)
+    n_ref = len(refs_k[0, 0])
+    frame = pd.DataFrame(system, index=list(ds.systems))
+    return MetricScores(frame, matrices, {v.signature: v for v in variants}, bleu_signature(n_ref, sentence=False))
+
+
+def _options(name: str) -> dict:
+    if name == BLEU:
+        return {"method": "BLEU", "stemming": "", "stopwords": "", "aggregation": "", "statistic": ""}
+    v = parse_variant(name)
+    return {
+        "method": v.rouge.measure.name,
+        "stemming": "Y" if v.rouge.stem else "N",
+        "stopwords": "removed" if v.rouge.stop else "kept",
+        "aggregation": {"mean": "A", "median": "M"}[v.agg],
+        "statistic": v.rouge.stat,
+    }
+
+
+def pairwise(
+    scores: MetricScores,
+    names: list[str],
+    human: np.ndarray,
+    *,
+    test: Literal["williams", "perm-both", "boot-both"] = "williams",
+    coefficient: str = "pearson",
+    n_resamples: int = 1000,
+    rng=None,
+) -> PairwiseResult:
+    """Pairwise one-sided tests between system-level variants (``pvalues[i, j]``: i beats j)."""
+    if test == "williams":
+        human_system = human.mean(axis=1)
+        return williams_matrix(scores.system[names].to_numpy(), human_system, coefficient=coefficient, names=names)
+    if test not in ("perm-both", "boot-both", "perm-systems", "perm-inputs", "boot-systems", "boot-inputs"):
+        raise ValueError(f"test must be 'williams', 'perm-both' or 'boot-both', got {test!r}")
+    mats, aggs = zip(*(scores.matrix_of(n) for n in names))
+    return pairwise_tests(dict(zip(names, mats)), human, test=test, level="system", coefficient=coefficient,
+                          n_resamples=n_resamples, rng=rng, aggregates=list(aggs))
+
+
+def variant_table(
+    scores: MetricScores,
+    human: np.ndarray,
+    *,
+    coefficient: str = "pearson",
+    test: str = "williams",
+    alpha: float = 0.05,
+    n_resamples: int = 1000,
+    rng=None,
+) -> tuple[pd.DataFrame, PairwiseResult]:
+    """Table 1: every variant's system-level correlation with the human score, best first, with its options
+    and ``optimal`` = not significantly outperformed by any other variant (Graham's bullet).
+
+    With ``test="williams"`` the correlations are those of the system scores (corpus BLEU for BLEU); with a
+    resampling test they are recomputed from the per-summary matrices (sentence BLEU averaged for BLEU).
+    """
+    names = list(scores.system.columns)
+    result = pairwise(scores, names, human, test=test, coefficient=coefficient, n_resamples=n_resamples, rng=rng)
+    optimal = result.not_outperformed(alpha)
+    beaten_by = (result.pvalues < alpha).sum(axis=0)
+    rows = []
+    for k, name in enumerate(names):
+        rows.append({"variant": name, **_options(name), "r": result.correlations[k],
+                     "optimal": bool(optimal[k]), "outperformed_by": int(beaten_by[k])})
+    table = pd.DataFrame(rows).sort_values("r", ascending=False, kind="stable").reset_index(drop=True)
+    table.index += 1
+    table.index.name = "rank"
+    return table, result
+
+
+def option_proportions(table: pd.DataFrame) -> pd.DataFrame:
+    """Table 2: percentage of each option value among the optimal ROUGE variants (BLEU excluded)."""
+    best = table[(table["optimal"]) & (table["method"] != "BLEU")]
+    rows = []
+    for option, values in [
+        ("method", ["R-1", "R-2", "R-3", "R-4", "R-L", "R-W1.2", "R-S4", "R-SU4"]),
+        ("stemming", ["N", "Y"]),
+        ("stopwords", ["kept", "removed"]),
+        ("statistic", ["P", "R", "F"]),
+        ("aggregation", ["A", "M"]),
+    ]:
+        for value in values:
+            share = 100 * float((best[option] == value).mean()) if len(best) else np.nan
+            rows.append({"option": option, "value": value, "percent": share, "count": int((best[option] == value).sum())})
+    return pd.DataFrame(rows)
+
+
+def system_ranking(
+    ds: Dataset, scores: MetricScores, variants: list[str], *, alpha: float = 0.05
+) -> tuple[pd.DataFrame, dict, pd.DataFrame]:
+    """Table 3 / Figure 4: systems scored by each variant, paired t-tests, Shapiro-Wilk.
+
+    Returns
+    -------
+    ranking : DataFrame
+        Rows = systems (sorted by the first variant), a score and a rank column per variant.
+    ttests : dict
+        Variant -> DataFrame of one-sided paired t-test p-values (row system > column system) on the
+        per-summary scores, over the inputs.
+    normality : DataFrame
+        Shapiro-Wilk p-value of each system's per-summary scores, per variant.
+    """
+    systems = list(ds.systems)
+    ranking = pd.DataFrame(index=systems)
+    ttests, normal = {}, {}
+    for name in variants:
+        matrix, agg = scores.matrix_of(name)
+        ranking[name] = scores.system[name]
+        ranking[f"rank: {name}"] = scores.system[name].rank(ascending=False, method="min").astype(int)
+        p = np.full((len(systems), len(systems)), np.nan)
+        for i, j in itertools.permutations(range(len(systems)), 2):
+            diff = matrix[i] - matrix[j]
+            p[i, j] = np.nan if np.ptp(diff) == 0 else stats.ttest_rel(matrix[i], matrix[j], alternative="greater").pvalue
+        ttests[name] = pd.DataFrame(p, index=systems, columns=systems)
+        normal[name] = [stats.shapiro(matrix[i]).pvalue if np.ptp(matrix[i]) > 0 else np.nan for i in range(len(systems))]
+    ranking = ranking.sort_values(variants[0], ascending=False)
+    normality = pd.DataFrame(normal, index=systems).loc[ranking.index]
+    return ranking, ttests, normality
+
+
+def rank_correlation(a, b) -> float:
+    """Kendall tau-b between two rankings/score vectors (how much a ranking changes)."""
+    return float(batch_corr(np.asarray(a, float), np.asarray(b, float), "kendall"))
