@@ -45,6 +45,9 @@ __all__ = [
     "CONVENTIONAL_VARIANT",
     "GRAHAM_BEST_VARIANT",
     "BLEU",
+    "short_label",
+    "rank_correlation",
+    "pairwise",
 ]
 
 DIMENSIONS = ("coherence", "consistency", "fluency", "relevance")
@@ -261,6 +264,15 @@ def system_ranking(
     ranking = ranking.sort_values(variants[0], ascending=False)
     normality = pd.DataFrame(normal, index=systems).loc[ranking.index]
     return ranking, ttests, normality
+
+
+def short_label(name: str) -> str:
+    """Graham's Figure 3 labels: ``R-2 P ST1 RS1 A`` (method, statistic, stemming, stopword removal, mean/median)."""
+    if name == BLEU:
+        return "BLEU"
+    v = parse_variant(name)
+    r = v.rouge
+    return f"{r.measure.name} {r.stat} ST{int(r.stem)} RS{int(r.stop)} {'A' if v.agg == 'mean' else 'M'}"
 
 
 def rank_correlation(a, b) -> float:
