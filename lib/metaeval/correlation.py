@@ -224,6 +224,31 @@ def system_corr(xs: np.ndarray, zs: np.ndarray, coefficient: str) -> np.ndarray:
     return batch_corr(xs, zs, coefficient)
 
 
+def pearson_from_sums(n, sx, sz, sxx, szz, sxz) -> np.ndarray:
+    """Pearson r from sums over n pairs (vectorized); NaN where either variable is constant.
+
+    Constancy is judged relative to the sums' scale, because sums of products of equal values need not
+    cancel exactly in floating point. Callers should centre the data first (per column), which the
+    correlation does not depend on and which keeps the cancellation small.
+    """
+    vx = n * sxx - sx * sx
+    vz = n * szz - sz * sz
+    cov = n * sxz - sx * sz
+    tol = 1e-10
+    defined = (vx > tol * n * sxx) & (vz > tol * n * szz)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = cov / np.sqrt(np.where(defined, vx * vz, 1.0))
+    return np.where(defined, np.clip(r, -1.0, 1.0), np.nan)
+
+
+def mean_of_defined(per_input: np.ndarray) -> np.ndarray:
+    """Mean over the last axis skipping NaN (undefined inputs); NaN if none is defined."""
+    count = np.count_nonzero(~np.isnan(per_input), axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.nansum(per_input, axis=-1) / count
+    return np.where(count > 0, r, np.nan)
+
+
 def _system_means(x: np.ndarray, w: np.ndarray | None) -> np.ndarray:
     if w is None:
         return x.mean(axis=-1)

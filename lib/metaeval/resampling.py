@@ -19,6 +19,8 @@ from .correlation import (
     check_level,
     check_matrices,
     level_corr,
+    mean_of_defined,
+    pearson_from_sums,
     system_corr,
 )
 
@@ -134,6 +136,24 @@ def resampled_corr(
             counts = taken.sum(axis=1)
             with np.errstate(invalid="ignore", divide="ignore"):
                 out[k] = np.where(counts > 0, sums / counts, np.nan)
+        return out
+    if level == "summary" and coefficient == "pearson" and w is None and set(aggs) == {"mean"}:
+        # Per-input Pearson over resampled systems needs only sums over the drawn rows: row multiplicities
+        # times the (column-centred) matrices give them for every input at once; then take the drawn columns.
+        N = Z.shape[0]
+        Zc = Z - Z.mean(axis=0)
+        for start in range(0, B, batch):
+            r, c = rows[start : start + batch], cols[start : start + batch]
+            counts = _column_counts(r, N)
+            sz = np.einsum("bn,nm->bm", counts, Zc)
+            szz = np.einsum("bn,nm->bm", counts, Zc * Zc)
+            for k, X in enumerate(mats):
+                Xc = X - X.mean(axis=0)
+                sx = np.einsum("bn,nm->bm", counts, Xc)
+                sxx = np.einsum("bn,nm->bm", counts, Xc * Xc)
+                sxz = np.einsum("bn,nm->bm", counts, Xc * Zc)
+                per_input = pearson_from_sums(N, sx, sz, sxx, szz, sxz)
+                out[k, start : start + batch] = mean_of_defined(np.take_along_axis(per_input, c, axis=1))
         return out
     if level == "system" and w is None and set(aggs) == {"mean"}:
         # System means of a resample are (column multiplicities @ X.T) / M, then the drawn rows: a matrix
