@@ -33,6 +33,17 @@ from .significance import (
 
 __version__ = "0.1.0"
 
+# Heavier submodules (numba kernels, sacrebleu, papermill) load on first use: metaeval.rouge, metaeval.graham, ...
+_LAZY = {"bleu", "cli", "deutsch", "graham", "notebooks", "plotting", "rouge", "scoring", "text", "variants"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'metaeval' has no attribute {name!r}")
+
 __all__ = [
     "datasets",
     "correlate",
