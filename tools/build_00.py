@@ -72,4 +72,4 @@ fig.tight_layout()
 save_figure(fig, out, "system_scores")
 plt.show()
 """),
-])
+], main_table="published_check.csv")

@@ -182,4 +182,4 @@ summary = "\\n".join(lines)
 from IPython.display import Markdown
 Markdown(summary)
 """),
-])
+], main_table="table1_variants.csv")

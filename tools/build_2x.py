@@ -84,7 +84,7 @@ Boot-Both is the only method near the nominal level at both levels: resampling o
 ignores the other source of variance and gives intervals that are too narrow; Fisher's interval uses n = number
 of systems at the summary level and is far too wide there.
 """),
-])
+], main_table="table1_ci_coverage.csv")
 
 build("notebooks/21_deutsch2021_power.ipynb", [
 ("md", """
@@ -151,7 +151,7 @@ type1 = power[power["k"] == 1.0][["level", "test", "power", "se", "trials"]].ren
 type1.to_csv(out / "figure3_type1_error.csv", index=False, float_format="%.4f")
 type1
 """),
-])
+], main_table="figure3_power.csv")
 
 build("notebooks/22_deutsch2021_metric_cis.ipynb", [
 ("md", """
@@ -225,7 +225,7 @@ for level, result in pairs.items():
         save_figure(ax.figure, out, f"{figname}_perm_both_{level}")
         plt.show()
 """),
-])
+], main_table="figure4_metric_cis.csv")
 
 build("notebooks/23_deutsch2021_normality.ipynb", [
 ("md", """
@@ -249,4 +249,4 @@ table = deutsch.normality({name: ds.matrix(name) for name in scores}, alpha=alph
 table.to_csv(out / "appendix_table2_normality.csv", index=False, float_format="%.4f")
 table.round(3)
 """),
-])
+], main_table="appendix_table2_normality.csv")

@@ -160,4 +160,4 @@ text = "\\n".join(lines)
 from IPython.display import Markdown
 Markdown(text)
 """),
-])
+], main_table="tables1-3_measures.csv")

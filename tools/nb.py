@@ -7,8 +7,11 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 
-def build(path, cells):
+def build(path, cells, main_table=None):
+    """Write a notebook; ``main_table`` names the CSV (in output_dir) that sweeps collect."""
     nb = new_notebook()
+    if main_table:
+        nb.metadata["metaeval"] = {"main_table": main_table}
     nb.metadata["kernelspec"] = {"name": "metaeval", "display_name": "Python (metaeval)", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
     first_code = True

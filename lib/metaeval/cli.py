@@ -6,6 +6,7 @@ Examples::
     metaeval rouge in.jsonl out.jsonl --methods R-1,R-L --refs AB --exceptions empty
     metaeval run 00 -p seed 1 -p output_dir results/tmp    # one notebook with overrides
     metaeval run-all                                       # every notebook into results/
+    metaeval sweep 20 results/sweeps/ci -p coefficient pearson,kendall -p n_trials 100 --workers 2
 """
 
 from __future__ import annotations
@@ -156,6 +157,25 @@ def cmd_prepare_ci(args) -> int:
     return 0
 
 
+def cmd_sweep(args) -> int:
+    from .sweep import SweepError, load_grid, parse_flags, run_sweep
+
+    try:
+        grid = load_grid(args.grid) if args.grid else {}
+        grid.update(parse_flags(args.param))
+        table = run_sweep(args.notebook, grid, args.output, workers=args.workers, scheduler=args.scheduler,
+                          force=args.force)
+    except SweepError as exc:
+        print(f"metaeval sweep: {exc}", file=sys.stderr)
+        return 2
+    print(f"collected {len(table)} rows into {Path(args.output) / 'sweep.csv'}")
+    failures = Path(args.output) / "failures.csv"
+    if failures.exists():
+        print(f"some combinations failed: see {failures}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="metaeval", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -186,6 +206,16 @@ def main(argv=None) -> int:
     p = sub.add_parser("run-all", help="run every notebook with its defaults into results/")
     p.add_argument("--only", nargs="*", help="only these notebooks")
     p.set_defaults(func=cmd_run_all)
+
+    p = sub.add_parser("sweep", help="run a notebook over a parameter grid and collect its main table")
+    p.add_argument("notebook")
+    p.add_argument("output", help="sweep folder (one subfolder per combination, sweep.csv)")
+    p.add_argument("--grid", help="YAML or JSON file: {parameter: [values]}")
+    p.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "V1,V2,..."))
+    p.add_argument("--workers", type=int, default=1, help="parallel notebook runs on this machine")
+    p.add_argument("--scheduler", help="Dask scheduler address, or 'local' for a LocalCluster")
+    p.add_argument("--force", action="store_true", help="rerun finished combinations")
+    p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("params", help="list a notebook's parameters and defaults")
     p.add_argument("notebook")

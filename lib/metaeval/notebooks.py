@@ -145,6 +145,8 @@ def run_notebook(
             cwd=str(project_root()),
             log_output=log_output,
             progress_bar=progress_bar,
+            # concurrent kernels (sweeps) must not contend for IPython's history database
+            extra_arguments=["--HistoryManager.enabled=False"],
         )
     except PapermillExecutionError as exc:
         shutil.rmtree(staging, ignore_errors=True)

@@ -1,0 +1,252 @@
+"""Parameter sweeps over a notebook: every combination of a grid, run with papermill, collected in one CSV.
+
+A sweep is a notebook plus a grid (a YAML or JSON file mapping parameter names to lists of values, or
+``-p name v1,v2`` flags). Each combination runs into its own folder under the sweep folder, named from its
+parameters plus a short hash (stable and readable: ``coefficient=kendall__n_resamples=100__3f2a9c1b``);
+finished combinations are skipped on rerun unless forced; a failed combination is recorded with its error and
+does not stop the others; at the end every combination's main table (the CSV the notebook declares in its
+metadata, ``metaeval.main_table``) is collected into ``sweep.csv`` with the parameters as columns.
+
+Combinations run in worker processes on this machine (``workers``) or as tasks on a Dask cluster
+(``scheduler``: an address, or ``"local"`` for a LocalCluster). If the notebook declares ``seed`` and the grid
+does not set it, each combination's seed is derived from the base seed and its parameters, so results do not
+depend on the number of workers or the order in which combinations run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import re
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from .notebooks import NotebookError, find_notebook, notebook_parameters, output_path, run_notebook
+
+__all__ = ["SweepError", "load_grid", "parse_flags", "combinations", "combination_dir", "derive_seed", "run_sweep",
+           "collect"]
+
+STATUS = "_sweep_status.json"
+
+
+class SweepError(ValueError):
+    """The sweep was asked for something it cannot do; raised before anything runs."""
+
+
+def load_grid(path: str | os.PathLike) -> dict[str, list]:
+    """Read a grid from YAML or JSON: ``{name: [values...]}`` (a scalar counts as a one-value list)."""
+    import yaml
+
+    path = Path(path)
+    if not path.exists():
+        raise SweepError(f"grid file {path} does not exist")
+    try:
+        grid = yaml.safe_load(path.read_text())  # YAML is a superset of JSON
+    except yaml.YAMLError as exc:
+        raise SweepError(f"grid file {path} is not valid YAML/JSON: {exc}") from None
+    if not isinstance(grid, dict):
+        raise SweepError(f"grid file {path} must map parameter names to lists of values")
+    return {str(k): v if isinstance(v, list) else [v] for k, v in grid.items()}
+
+
+def parse_flags(pairs) -> dict[str, list]:
+    """``[("coefficient", "pearson,kendall"), ("n_trials", "10")]`` -> grid; values are parsed as YAML."""
+    import yaml
+
+    grid = {}
+    for name, values in pairs or []:
+        grid[name] = [yaml.safe_load(v) for v in str(values).split(",")]
+    return grid
+
+
+def combinations(grid: Mapping[str, list]) -> list[dict[str, Any]]:
+    """Every combination of the grid, in a stable order (parameters sorted by name)."""
+    if not grid:
+        raise SweepError("the grid is empty: give at least one parameter with values")
+    for name, values in grid.items():
+        if not isinstance(values, list) or not values:
+            raise SweepError(f"grid parameter {name!r} has no values")
+    names = sorted(grid)
+    return [dict(zip(names, combo)) for combo in itertools.product(*(grid[n] for n in names))]
+
+
+def _key(params: Mapping[str, Any]) -> str:
+    return json.dumps(params, sort_keys=True, default=str)
+
+
+def combination_dir(params: Mapping[str, Any]) -> str:
+    """A folder name: readable ``name=value`` parts plus a hash of the exact parameters."""
+    digest = hashlib.sha256(_key(params).encode()).hexdigest()[:8]
+    parts = []
+    for name in sorted(params):
+        value = params[name]
+        text = json.dumps(value) if isinstance(value, (list, dict)) else str(value)
+        parts.append(f"{name}={text}")
+    readable = re.sub(r"[^A-Za-z0-9=._-]+", "-", "__".join(parts)).strip("-")[:80]
+    return f"{readable}__{digest}"
+
+
+def derive_seed(base_seed: int, params: Mapping[str, Any]) -> int:
+    """A seed for one combination, from the base seed and the parameters only."""
+    words = np.frombuffer(hashlib.sha256(_key(params).encode()).digest(), dtype=np.uint32)
+    return int(np.random.SeedSequence([int(base_seed), *words.tolist()]).generate_state(1)[0])
+
+
+@dataclass(frozen=True)
+class _Task:
+    notebook: str
+    params: dict
+    run_params: dict
+    folder: str
+
+
+def _run_task(task: _Task) -> dict:
+    """Run one combination (in a worker process or on a Dask worker); never raises."""
+    folder = Path(task.folder)
+    start = time.perf_counter()
+    status = {"params": task.params, "folder": folder.name}
+    try:
+        run_notebook(task.notebook, {**task.run_params, "output_dir": str(folder)}, kernel_name=_kernel())
+        status.update(state="done", seconds=round(time.perf_counter() - start, 3))
+    except BaseException as exc:  # a failed combination is data for the report, not a crash of the sweep
+        status.update(state="failed", error=f"{type(exc).__name__}: {exc}", seconds=round(time.perf_counter() - start, 3))
+        folder.mkdir(parents=True, exist_ok=True)
+    (folder / STATUS).write_text(json.dumps(status, indent=1, default=str))
+    return status
+
+
+def _kernel() -> str:
+    from .notebooks import KERNEL_NAME
+
+    return os.environ.get("METAEVAL_KERNEL", KERNEL_NAME)
+
+
+def run_sweep(
+    notebook: str,
+    grid: Mapping[str, list],
+    output_dir: str | os.PathLike,
+    *,
+    workers: int = 1,
+    scheduler: str | None = None,
+    force: bool = False,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Run every combination of ``grid`` through ``notebook`` into ``output_dir``; returns the collected table.
+
+    Raises
+    ------
+    SweepError
+        Unknown notebook, a parameter the notebook does not declare, an empty grid: before anything runs.
+    """
+    try:
+        path = find_notebook(notebook)
+        declared = notebook_parameters(path)
+    except NotebookError as exc:
+        raise SweepError(str(exc)) from None
+    combos = combinations(grid)
+    unknown = sorted(set(grid) - set(declared))
+    if unknown:
+        raise SweepError(f"{path.name} does not declare parameter(s) {unknown}; it declares: {', '.join(declared)}")
+    if "output_dir" in grid:
+        raise SweepError("output_dir is set by the sweep for each combination; do not put it in the grid")
+    if workers < 1:
+        raise SweepError(f"workers must be >= 1, got {workers}")
+    root = output_path(output_dir)
+    tasks, skipped = [], []
+    for params in combos:
+        run_params = dict(params)
+        if "seed" in declared and "seed" not in params:
+            run_params["seed"] = derive_seed(declared["seed"] or 0, params)
+        folder = root / combination_dir(params)
+        status_file = folder / STATUS
+        if not force and status_file.exists() and json.loads(status_file.read_text()).get("state") == "done":
+            skipped.append(params)
+            continue
+        tasks.append(_Task(str(path), params, run_params, str(folder)))
+    (root / "sweep.json").write_text(json.dumps({"notebook": path.name, "grid": grid}, indent=1, default=str))
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(combos), initial=len(skipped), desc=f"sweep {path.stem}", unit="run")
+    try:
+        if scheduler is not None:
+            _run_dask(tasks, scheduler, bar)
+        elif workers == 1:
+            for task in tasks:
+                _run_task(task)
+                if bar:
+                    bar.update()
+        else:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                for future in as_completed([pool.submit(_run_task, t) for t in tasks]):
+                    future.result()
+                    if bar:
+                        bar.update()
+    finally:
+        if bar:
+            bar.close()
+    return collect(root, path)
+
+
+def _run_dask(tasks, scheduler: str, bar) -> None:
+    from dask.distributed import Client, LocalCluster, as_completed as dask_completed
+
+    cluster = None
+    if scheduler == "local":
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+        client = Client(cluster)
+    else:
+        client = Client(scheduler)
+    try:
+        futures = client.map(_run_task, tasks, pure=False)
+        for future in dask_completed(futures):
+            future.result()
+            if bar:
+                bar.update()
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def collect(root: str | os.PathLike, notebook: str | os.PathLike) -> pd.DataFrame:
+    """Concatenate every finished combination's main table with its parameters as columns into
+    ``root/sweep.csv``; failed combinations go to ``root/failures.csv``."""
+    import nbformat
+
+    from .scoring import atomic_write
+
+    root = Path(root)
+    path = find_notebook(notebook)
+    meta = nbformat.read(str(path), as_version=4).metadata.get("metaeval", {})
+    main_table = meta.get("main_table")
+    if not main_table:
+        raise SweepError(f"{path.name} declares no main table (notebook metadata metaeval.main_table)")
+    frames, failures = [], []
+    for status_file in sorted(root.glob(f"*/{STATUS}")):
+        status = json.loads(status_file.read_text())
+        if status.get("state") != "done":
+            failures.append({**status["params"], "folder": status["folder"], "error": status.get("error", "")})
+            continue
+        table = pd.read_csv(status_file.parent / main_table)
+        for name, value in sorted(status["params"].items(), reverse=True):
+            table.insert(0, name, json.dumps(value) if isinstance(value, (list, dict)) else value)
+        table.insert(0, "run", status["folder"])
+        frames.append(table)
+    result = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    atomic_write(root / "sweep.csv", lambda tmp: result.to_csv(tmp, index=False))
+    fail_file = root / "failures.csv"
+    if failures:
+        atomic_write(fail_file, lambda tmp: pd.DataFrame(failures).to_csv(tmp, index=False))
+    elif fail_file.exists():
+        fail_file.unlink()
+    return result

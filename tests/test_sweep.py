@@ -1,0 +1,84 @@
+"""Sweeps: a 2x2 grid of the Deutsch CI-simulation notebook, rerun without recomputation, and on Dask."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from metaeval.cli import main
+from metaeval.sweep import SweepError, combination_dir, derive_seed, load_grid, parse_flags, run_sweep
+
+GRID = {"coefficient": ["pearson", "kendall"], "n_trials": [3, 4], "n_resamples": [50]}
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sweep")
+    table = run_sweep("20", GRID, root, workers=2, progress=False)
+    return root, table
+
+
+def test_sweep_collects_every_combination(swept):
+    root, table = swept
+    assert set(table.columns[:4]) == {"run", "coefficient", "n_resamples", "n_trials"}
+    assert table.groupby(["coefficient", "n_trials"]).ngroups == 4
+    assert set(table["trials"]) == {3, 4}  # each combination really ran with its own n_trials
+    assert len(table) == 4 * 8  # 2 levels x 4 methods per run
+    on_disk = pd.read_csv(root / "sweep.csv")
+    assert len(on_disk) == len(table)
+    folders = sorted(p.name for p in root.iterdir() if p.is_dir())
+    assert len(folders) == 4 and all("coefficient=" in f for f in folders)
+
+
+def test_rerun_skips_finished_and_results_do_not_depend_on_workers(swept):
+    root, table = swept
+    stamps = {p: p.stat().st_mtime_ns for p in root.glob("*/table1_ci_coverage.csv")}
+    again = run_sweep("20", GRID, root, workers=1, progress=False)
+    assert {p: p.stat().st_mtime_ns for p in root.glob("*/table1_ci_coverage.csv")} == stamps
+    pd.testing.assert_frame_equal(again, table)
+
+
+def test_sweep_on_dask_local_cluster(swept, tmp_path):
+    _, table = swept
+    result = run_sweep("20", GRID, tmp_path / "dask", scheduler="local", progress=False)
+    key = ["coefficient", "n_trials", "level", "method"]
+    pd.testing.assert_frame_equal(
+        result.drop(columns="run").sort_values(key).reset_index(drop=True),
+        table.drop(columns="run").sort_values(key).reset_index(drop=True),
+    )
+
+
+def test_failed_combination_is_recorded_and_others_finish(tmp_path):
+    table = run_sweep("20", {"coefficient": ["pearson", "tau"], "n_trials": [2], "n_resamples": [20]},
+                      tmp_path, progress=False)
+    assert set(table["coefficient"]) == {"pearson"}
+    failures = pd.read_csv(tmp_path / "failures.csv")
+    assert failures.loc[0, "coefficient"] == "tau" and "coefficient" in failures.loc[0, "error"]
+
+
+def test_bad_input_before_anything_runs(tmp_path):
+    with pytest.raises(SweepError, match="unknown notebook"):
+        run_sweep("99", {"seed": [1]}, tmp_path)
+    with pytest.raises(SweepError, match=r"does not declare parameter\(s\) \['coefficent'\]"):
+        run_sweep("20", {"coefficent": ["kendall"]}, tmp_path)
+    with pytest.raises(SweepError, match="grid is empty"):
+        run_sweep("20", {}, tmp_path)
+    bad = tmp_path / "grid.yml"
+    bad.write_text("coefficient: [pearson\n")
+    with pytest.raises(SweepError, match="not valid YAML"):
+        load_grid(bad)
+    bad.write_text("- just a list\n")
+    with pytest.raises(SweepError, match="must map parameter names"):
+        load_grid(bad)
+    assert not any(p.is_dir() for p in tmp_path.iterdir())
+    assert main(["sweep", "20", str(tmp_path / "x"), "-p", "coefficent", "kendall"]) == 2
+
+
+def test_names_and_seeds_are_stable():
+    a = {"coefficient": "kendall", "n_trials": 10}
+    assert combination_dir(a) == combination_dir(dict(reversed(list(a.items()))))
+    assert combination_dir(a).startswith("coefficient=kendall__n_trials=10__")
+    assert derive_seed(0, a) == derive_seed(0, dict(a)) != derive_seed(1, a)
+    assert parse_flags([("n_trials", "10,20"), ("coefficient", "kendall")]) == {"n_trials": [10, 20], "coefficient": ["kendall"]}
+    grid_file = json.dumps({"n_trials": [1, 2]})
+    assert json.loads(grid_file) == {"n_trials": [1, 2]}
