@@ -63,3 +63,19 @@ def test_failed_notebook_names_cell_and_leaves_nothing(tmp_path):
         run_notebook("00", {"dataset": "no-such-dataset", "output_dir": str(out)})
     assert not out.exists() or not any(out.iterdir())
     assert not any(p.name.startswith(".partial") for p in tmp_path.iterdir())
+
+
+def test_rerun_with_same_seed_reproduces_every_file_byte_for_byte(tmp_path):
+    params = {"n_trials": 5, "n_resamples": 50, "seed": 3}
+    hashes = []
+    for run in ("a", "b"):
+        out = tmp_path / run
+        run_notebook("20", {**params, "output_dir": str(out)})
+        import hashlib
+
+        hashes.append({p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.iterdir())})
+    # the executed notebook records its output_dir, which differs between the two runs by design
+    for h in hashes:
+        h.pop("20_deutsch2021_ci_simulation.ipynb")
+    assert hashes[0] == hashes[1]
+    assert {"table1_ci_coverage.csv", "table1_ci_coverage.png", "table1_ci_coverage.svg"} <= set(hashes[0])

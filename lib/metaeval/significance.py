@@ -28,6 +28,7 @@ from .correlation import (
     system_corr,
 )
 from .resampling import (
+    RESAMPLE_METHODS,
     auto_batch,
     check_batch,
     check_n_resamples,
@@ -116,6 +117,21 @@ class PairwiseResult:
 def _check_alternative(alternative: str) -> None:
     if alternative not in ALTERNATIVES:
         raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
+
+
+def _two_metric_inputs(X, Y, Z, level, coefficient, alternative, nan_policy, *, resample=None, n_resamples=None,
+                       batch=None):
+    """Validate the arguments shared by the two-metric tests; returns X, Y, Z as arrays and the validity mask."""
+    check_level(level)
+    check_coefficient(coefficient)
+    _check_alternative(alternative)
+    if resample is not None:
+        check_resample(*resample)
+        check_n_resamples(n_resamples)
+        check_batch(batch)
+    X, Y, Z = check_matrices(nan_policy, X=X, Y=Y, Z=Z)
+    w = None if not np.isnan(X).any() else (~np.isnan(X)).astype(float)
+    return X, Y, Z, w
 
 
 def _standardize(X: np.ndarray) -> np.ndarray:
@@ -235,14 +251,8 @@ def permutation_test(
     >>> permutation_test(X, Y, Z, level="summary", n_resamples=199, rng=0).pvalue
     0.005
     """
-    check_level(level)
-    check_coefficient(coefficient)
-    check_resample(resample, PERMUTATION_METHODS)
-    check_n_resamples(n_resamples)
-    _check_alternative(alternative)
-    check_batch(batch)
-    X, Y, Z = check_matrices(nan_policy, X=X, Y=Y, Z=Z)
-    w = None if not np.isnan(X).any() else (~np.isnan(X)).astype(float)
+    X, Y, Z, w = _two_metric_inputs(X, Y, Z, level, coefficient, alternative, nan_policy,
+                                    resample=(resample, PERMUTATION_METHODS), n_resamples=n_resamples, batch=batch)
     Xs, Ys = _standardize(X), _standardize(Y)
     if w is not None:
         Xs, Ys, Z = np.nan_to_num(Xs), np.nan_to_num(Ys), np.nan_to_num(Z)
@@ -289,14 +299,8 @@ def bootstrap_test(
     >>> bootstrap_test(X, Y, Z, n_resamples=999, rng=0).pvalue < 0.05
     True
     """
-    check_level(level)
-    check_coefficient(coefficient)
-    check_resample(resample)
-    check_n_resamples(n_resamples)
-    _check_alternative(alternative)
-    check_batch(batch)
-    X, Y, Z = check_matrices(nan_policy, X=X, Y=Y, Z=Z)
-    w = None if not np.isnan(X).any() else (~np.isnan(X)).astype(float)
+    X, Y, Z, w = _two_metric_inputs(X, Y, Z, level, coefficient, alternative, nan_policy,
+                                    resample=(resample, RESAMPLE_METHODS), n_resamples=n_resamples, batch=batch)
     rng = np.random.default_rng(rng)
     observed = float(level_corr(X, Z, level, coefficient, w) - level_corr(Y, Z, level, coefficient, w))
     rows, cols = draw_indices(*X.shape, n_resamples, resample, rng)
@@ -363,11 +367,7 @@ def williams_test(
     >>> williams_test(X, Y, Z).pvalue < 0.05
     True
     """
-    check_level(level)
-    check_coefficient(coefficient)
-    _check_alternative(alternative)
-    X, Y, Z = check_matrices(nan_policy, X=X, Y=Y, Z=Z)
-    w = None if not np.isnan(X).any() else (~np.isnan(X)).astype(float)
+    X, Y, Z, w = _two_metric_inputs(X, Y, Z, level, coefficient, alternative, nan_policy)
     r12 = float(level_corr(X, Z, level, coefficient, w))
     r13 = float(level_corr(Y, Z, level, coefficient, w))
     r23 = float(level_corr(X, Y, level, coefficient, w))
