@@ -9,6 +9,7 @@ cell succeeded, so ``results/`` never holds a half-written analysis; a failure n
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 from dataclasses import dataclass
@@ -182,6 +183,7 @@ def _retarget(executed: Path, staging: Path, final: Path) -> None:
     nb.metadata.get("papermill", {}).pop("duration", None)
     nb.metadata.get("papermill", {}).pop("input_path", None)
     nb.metadata.get("papermill", {}).pop("output_path", None)
+    _strip_progress(nb)
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{i:02d}"  # papermill gives its injected cell a random id
         cell.metadata.pop("execution", None)
@@ -190,6 +192,20 @@ def _retarget(executed: Path, staging: Path, final: Path) -> None:
             for key in ("start_time", "end_time", "duration", "exception", "status"):
                 pm.pop(key, None)
     nbformat.write(nb, str(executed))
+
+
+_PROGRESS = re.compile(r"\d+%\|.*\|.*(it/s|s/it|\?it)")
+
+
+def _strip_progress(nb) -> None:
+    """Drop progress-bar output (tqdm on stderr): it carries timings, so it would differ on every run."""
+    for cell in nb.cells:
+        if cell.get("cell_type") != "code":
+            continue
+        cell.outputs = [
+            out for out in cell.get("outputs", [])
+            if not (out.get("output_type") == "stream" and out.get("name") == "stderr" and _PROGRESS.search(out.get("text", "")))
+        ]
 
 
 def run_all(*, kernel_name: str = KERNEL_NAME, only: list[str] | None = None) -> list[RunResult]:
