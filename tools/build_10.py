@@ -65,7 +65,7 @@ table.to_csv(out / "table1_variants.csv", float_format="%.6f")
 hong = list(graham.HONG_VARIANTS)
 shown = table[(table.index <= 25) | table["variant"].isin(hong + [graham.BLEU, graham.GRAHAM_BEST_VARIANT])]
 print(f"{int(table['optimal'].sum())} of {len(table)} metrics are optimal (not significantly outperformed)")
-shown.drop(columns="variant").style.format({"r": "{:.3f}"}).apply(
+shown.drop(columns="variant").style.set_uuid("table1").format({"r": "{:.3f}"}).apply(
     lambda row: ["font-weight: bold" if row["optimal"] else "" for _ in row], axis=1)
 """),
 ("md", """
@@ -145,7 +145,7 @@ for combo in combos:
 table4 = pd.DataFrame(rows)
 table4.index = [graham.short_label(n) for n in table4.index]
 table4.to_csv(out / "table4_human_combinations.csv", float_format="%.6f")
-table4.style.format(lambda v: f"{v:.3f}" if isinstance(v, float) else ("•" if v is True else ""))
+table4.style.set_uuid("table4").format(lambda v: f"{v:.3f}" if isinstance(v, float) else ("•" if v is True else ""))
 """),
 ("md", """
 ## What the numbers say, next to the paper's conclusions

@@ -51,7 +51,7 @@ PAPER_TABLE1_FABBRI = {
 def _progress(iterable, enabled: bool, **kwargs):
     if not enabled:
         return iterable
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     return tqdm(iterable, **kwargs)
 

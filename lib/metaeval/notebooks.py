@@ -197,8 +197,12 @@ def _retarget(executed: Path, staging: Path, final: Path) -> None:
 _PROGRESS = re.compile(r"\d+%\|.*\|.*(it/s|s/it|\?it)")
 
 
+_ADDRESS = re.compile(r" at 0x[0-9a-f]+>")
+
+
 def _strip_progress(nb) -> None:
-    """Drop progress-bar output (tqdm on stderr): it carries timings, so it would differ on every run."""
+    """Drop what differs on every run: progress-bar output (tqdm on stderr carries timings) and memory
+    addresses in plain-text reprs (``<Styler at 0x7f...>``)."""
     for cell in nb.cells:
         if cell.get("cell_type") != "code":
             continue
@@ -206,11 +210,15 @@ def _strip_progress(nb) -> None:
             out for out in cell.get("outputs", [])
             if not (out.get("output_type") == "stream" and out.get("name") == "stderr" and _PROGRESS.search(out.get("text", "")))
         ]
+        for out in cell.outputs:
+            plain = out.get("data", {}).get("text/plain")
+            if isinstance(plain, str):
+                out["data"]["text/plain"] = _ADDRESS.sub(">", plain)
 
 
 def run_all(*, kernel_name: str = KERNEL_NAME, only: list[str] | None = None) -> list[RunResult]:
     """Run every notebook with its default parameters (the README's main command)."""
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     results = []
     books = [find_notebook(n) for n in only] if only else list_notebooks()

@@ -464,7 +464,7 @@ def pairwise_tests(
     batch = batch or max(1, auto_batch(*Z.shape, level, coefficient) // 2)
     iterator = pairs
     if progress:
-        from tqdm.auto import tqdm
+        from tqdm import tqdm
 
         iterator = tqdm(pairs, desc="pairs")
     for i, j in iterator:

@@ -174,7 +174,7 @@ def run_sweep(
     (root / "sweep.json").write_text(json.dumps({"notebook": path.name, "grid": grid}, indent=1, default=str))
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from tqdm import tqdm
 
         bar = tqdm(total=len(combos), initial=len(skipped), desc=f"sweep {path.stem}", unit="run")
     try:
