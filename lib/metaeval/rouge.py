@@ -99,28 +99,10 @@ def _clipped_hits(a_text, b_text, offs, codes, counts):  # pragma: no cover - co
 
 
 @numba.njit(cache=True)
-def _mark_lcs(model, peer, mask):  # pragma: no cover - compiled
-    m, n = model.shape[0], peer.shape[0]
-    if m == 0 or n == 0:
-        return
-    c = np.zeros((m + 1, n + 1), np.int32)
-    b = np.zeros((m + 1, n + 1), np.int8)
-    for i in range(1, m + 1):
-        for j in range(1, n + 1):
-            if model[i - 1] == peer[j - 1]:
-                c[i, j] = c[i - 1, j - 1] + 1
-                b[i, j] = 1
-            elif c[i - 1, j] >= c[i, j - 1]:
-                c[i, j] = c[i - 1, j]
-                b[i, j] = 2
-            else:
-                c[i, j] = c[i, j - 1]
-                b[i, j] = 3
-    _trace(b, m, n, mask)
-
-
-@numba.njit(cache=True)
-def _mark_wlcs(model, peer, mask, weight):  # pragma: no cover - compiled
+def _mark_lcs(model, peer, mask, weighted, weight):  # pragma: no cover - compiled
+    """Mark the model positions of one LCS (weighted: ROUGE-W's WLCS, f(k) = k^weight) of model and peer,
+    with ROUGE-1.5.5's tie-breaking (prefer "up" when c[i-1][j] >= c[i][j-1]). Integer LCS lengths are exact
+    in float64, so one table type serves both."""
     m, n = model.shape[0], peer.shape[0]
     if m == 0 or n == 0:
         return
@@ -131,7 +113,10 @@ def _mark_wlcs(model, peer, mask, weight):  # pragma: no cover - compiled
         for j in range(1, n + 1):
             if model[i - 1] == peer[j - 1]:
                 k = run[i - 1, j - 1]
-                c[i, j] = c[i - 1, j - 1] + float(k + 1) ** weight - float(k) ** weight
+                if weighted:
+                    c[i, j] = c[i - 1, j - 1] + float(k + 1) ** weight - float(k) ** weight
+                else:
+                    c[i, j] = c[i - 1, j - 1] + 1.0
                 b[i, j] = 1
                 run[i, j] = k + 1
             elif c[i - 1, j] >= c[i, j - 1]:
@@ -180,10 +165,7 @@ def _lcs_hits(peer_t, ref_t, tok, sent_off, text_sent, uni_off, uni_ids, uni_cnt
             mask = np.zeros(model.shape[0], np.int8)
             for ps in range(text_sent[p], text_sent[p + 1]):
                 peer = tok[sent_off[ps] : sent_off[ps + 1]]
-                if weighted:
-                    _mark_wlcs(model, peer, mask, weight)
-                else:
-                    _mark_lcs(model, peer, mask)
+                _mark_lcs(model, peer, mask, weighted, weight)
             run = 0
             L = model.shape[0]
             for j in range(L):
