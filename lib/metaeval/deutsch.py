@@ -14,7 +14,7 @@ are scheduled.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numba
 import numpy as np

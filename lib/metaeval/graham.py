@@ -29,9 +29,9 @@ from scipy import stats
 from .bleu import bleu_signature, sentence_bleu, system_bleu
 from .correlation import batch_corr
 from .datasets import Dataset
-from .scoring import rouge_table, system_scores
+from .scoring import rouge_matrices, system_scores
 from .significance import PairwiseResult, pairwise_tests, williams_matrix
-from .variants import SystemVariant, graham_variants, parse_variant
+from .variants import graham_variants, parse_variant
 
 __all__ = [
     "HUMAN_SCORES",
@@ -134,10 +134,9 @@ def metric_scores(ds: Dataset, *, n_refs: int | None = None, sentences: str = "p
     (sentence BLEU) is used only by resampling tests, which need cell scores.
     """
     variants = graham_variants()
-    table = rouge_table(ds, sorted({v.rouge for v in variants}, key=lambda v: v.signature),
-                        n_refs=n_refs, sentences=sentences, cache=cache)
+    matrices = rouge_matrices(ds, sorted({v.rouge for v in variants}, key=lambda v: v.signature),
+                              n_refs=n_refs, sentences=sentences, cache=cache)
     N, M = ds.shape
-    matrices = {c: table[c].to_numpy(dtype=float).reshape(N, M) for c in table.columns}
     system = {v.signature: system_scores(matrices[v.rouge.signature], v.agg) for v in variants}
     summaries = ds.summaries()
     refs = ds.references()

@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .correlation import batch_corr
+from .correlation import system_corr
 from .datasets import Dataset
-from .resampling import bootstrap_ci
-from .scoring import rouge_table
+from .resampling import _column_counts, bootstrap_ci
+from .scoring import rouge_matrices
 from .significance import pairwise_tests
 from .variants import RougeVariant, lin_measures
 
@@ -45,9 +45,8 @@ def lin_variants(measures=None, *, stat: str = "R", settings: Sequence[str] = tu
 
 def rouge_matrices_lin(ds: Dataset, variants: Mapping, n_refs: int, *, sentences="ptb", cache=True) -> dict:
     """Key -> N x M matrix of each variant, scored with the first ``n_refs`` references."""
-    table = rouge_table(ds, list(variants.values()), n_refs=n_refs, sentences=sentences, cache=cache)
-    shape = ds.shape
-    return {key: table[v.signature].to_numpy(float).reshape(shape) for key, v in variants.items()}
+    mats = rouge_matrices(ds, list(variants.values()), n_refs=n_refs, sentences=sentences, cache=cache)
+    return {key: mats[v.signature] for key, v in variants.items()}
 
 
 def measure_table(
@@ -138,8 +137,7 @@ def sample_size_curves(
         if not 1 <= s:
             raise ValueError(f"sizes must be positive, got {s}")
         docs = child.integers(0, M, size=(n_resamples, s))
-        counts = np.zeros((n_resamples, M))
-        np.add.at(counts, (np.repeat(np.arange(n_resamples), s), docs.ravel()), 1.0)
+        counts = _column_counts(docs, M)
         xm = np.einsum("bm,nm->bn", counts, X) / s
         zm = np.einsum("bm,nm->bn", counts, Z) / s
         if resample == "both":
@@ -149,8 +147,6 @@ def sample_size_curves(
             xs, zs = xm, zm
         row = {"size": s}
         for coef in ("pearson", "spearman"):
-            from .correlation import system_corr
-
             r = system_corr(xs, zs, coef)
             r = r[~np.isnan(r)]
             draws[(s, coef)] = r

@@ -19,7 +19,6 @@ import pandas as pd
 from .datasets import Dataset
 from .rouge import resolve_variants, score
 from .text import split_ptb_sentences
-from .variants import RougeVariant, SystemVariant
 
 __all__ = ["rouge_table", "rouge_matrices", "system_scores", "default_cache_dir", "atomic_write"]
 
@@ -122,12 +121,3 @@ def system_scores(matrix: np.ndarray, agg: Literal["mean", "median"] = "mean") -
     if agg == "median":
         return np.median(matrix, axis=1)
     raise ValueError(f"agg must be 'mean' or 'median', got {agg!r}")
-
-
-def system_variant_scores(ds: Dataset, variants: Iterable[SystemVariant], **kwargs) -> pd.DataFrame:
-    """System-level scores (rows = systems) for system-level variants, columns = their signatures."""
-    variants = list(variants)
-    rv: list[RougeVariant] = sorted({v.rouge for v in variants}, key=lambda v: v.signature)
-    mats = rouge_matrices(ds, rv, **kwargs)
-    data = {v.signature: system_scores(mats[v.rouge.signature], v.agg) for v in variants}
-    return pd.DataFrame(data, index=list(ds.systems))
