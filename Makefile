@@ -5,15 +5,15 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml requirements/constraints.txt | cksum | cut -d' ' -f1)
 
 .PHONY: setup results test test-slow bench clean-venv
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml requirements/constraints.txt
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), f"Python 3.11 needed, this is {sys.version.split()[0]}"'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[notebooks,dist,test]"
 	$(BIN)/python -m ipykernel install --sys-prefix --name metaeval --display-name "Python (metaeval)" >/dev/null
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
@@ -31,7 +31,7 @@ test-slow: setup
 	$(BIN)/python -m pytest -q -m slow tests
 
 bench: setup
-	$(BIN)/python -m pip install --quiet -e ".[bench]"
+	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[bench]"
 	$(BIN)/python benchmarks/bench_stats.py
 	$(BIN)/python benchmarks/bench_rouge.py
 

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from conftest import FIXTURES
-from metaeval.cli import main
+from metaeval.run.cli import main
 from metaeval.notebooks import NotebookError, find_notebook, notebook_parameters, run_notebook
 
 
@@ -44,7 +44,7 @@ def test_rouge_cli_options_and_errors(tmp_path):
 
 
 def test_console_script_installed():
-    result = subprocess.run([sys.executable, "-m", "metaeval.cli", "params", "00"], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "metaeval", "params", "00"], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "output_dir = 'results/00_summeval_check'" in result.stdout
 

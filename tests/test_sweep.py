@@ -5,7 +5,7 @@ import json
 import pandas as pd
 import pytest
 
-from metaeval.cli import main
+from metaeval.run.cli import main
 from metaeval.sweep import SweepError, combination_dir, derive_seed, load_grid, parse_flags, run_sweep
 
 GRID = {"coefficient": ["pearson", "kendall"], "n_trials": [3, 4], "n_resamples": [50]}

@@ -4,19 +4,38 @@ Exact ROUGE-1.5.5 scores, correlations between metric and human scores at system
 level, their confidence intervals (Fisher, bootstrap over systems/inputs/both) and tests between metrics
 (permutation, paired bootstrap, Williams), vectorized over resamples.
 
+The package is laid out by layer; each layer imports only from the layers above it in this list:
+
+=================  ==========================================================================
+``metrics``        text processing, ROUGE-1.5.5, BLEU, GRouge, embedding metrics, combinations
+``stats``          correlation, resampling (bootstrap), significance tests, study planning
+``data``           datasets (the dataset contract), synthetic data, cached scoring
+``studies``        one module per paper (graham, deutsch, lin, ...) and plotting
+``run``            notebook runner, parameter sweeps, the command line
+=================  ==========================================================================
+
+Every public module is also reachable under a short name, e.g. ``metaeval.rouge`` is
+``metaeval.metrics.rouge`` and ``metaeval.datasets`` is ``metaeval.data.datasets``.
+
 >>> import metaeval
->>> ds = metaeval.datasets.load("fabbri2020")                                      # doctest: +SKIP
->>> metaeval.correlate(ds.matrix("qa-eval.f1"), ds.matrix("expert.relevance"),
-...                    level="system", coefficient="kendall")                     # doctest: +SKIP
-0.7666666666666667
+>>> ds = metaeval.datasets.load("fabbri2020")
+>>> round(metaeval.correlate(ds.matrix("qa-eval.f1"), ds.matrix("expert.relevance"),
+...                          level="system", coefficient="kendall"), 4)
+0.7667
 """
 
 from __future__ import annotations
 
-from . import datasets
-from .correlation import ConfidenceInterval, FisherResult, correlate, effective_n, fisher_ci
-from .resampling import BootstrapResult, bootstrap_ci
-from .significance import (
+import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+import types
+from typing import Sequence
+
+from metaeval.stats.correlation import ConfidenceInterval, FisherResult, correlate, effective_n, fisher_ci
+from metaeval.stats.resampling import BootstrapResult, bootstrap_ci
+from metaeval.stats.significance import (
     BootstrapTestResult,
     PairwiseResult,
     PermutationResult,
@@ -30,19 +49,68 @@ from .significance import (
     shapiro,
     williams_test,
 )
+from metaeval.data import datasets
 
-__version__ = "0.1.0"
+try:
+    from importlib.metadata import PackageNotFoundError, version as _dist_version
 
-# Heavier submodules (numba kernels, sacrebleu, papermill) load on first use: metaeval.rouge, metaeval.graham, ...
-_LAZY = {"bleu", "cli", "deutsch", "graham", "notebooks", "plotting", "rouge", "scoring", "text", "variants"}
+    __version__ = _dist_version("metaeval")
+except PackageNotFoundError:  # pragma: no cover - running from a tree that was never installed
+    __version__ = "0+unknown"
+
+# Short public name -> module in its layer. Heavy modules (numba kernels, sacrebleu, papermill,
+# scikit-learn) load on first use.
+_ALIASES: dict[str, str] = {
+    **{m: f"metaeval.metrics.{m}" for m in ("text", "variants", "rouge", "bleu", "wordnet", "grouge", "embeddings",
+                                            "combination")},
+    **{m: f"metaeval.stats.{m}" for m in ("correlation", "resampling", "significance", "planning")},
+    **{m: f"metaeval.data.{m}" for m in ("datasets", "synthetic", "scoring")},
+    **{m: f"metaeval.studies.{m}" for m in ("graham", "deutsch", "lin", "miloulis", "shafieibavani", "plotting",
+                                            "card")},
+    **{m: f"metaeval.run.{m}" for m in ("notebooks", "sweep", "cli")},
+}
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        import importlib
+class _AliasLoader(importlib.abc.Loader):
+    def __init__(self, target: str) -> None:
+        self.target = target
 
-        return importlib.import_module(f".{name}", __name__)
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        # The alias is the very module object of the layer, so state and identity are shared.
+        module = importlib.import_module(self.target)
+        self._own_spec = module.__spec__
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        # importlib stamped the alias spec on the module; give it back its own (reload, pickling, numba cache).
+        module.__spec__ = self._own_spec
+
+
+class _AliasFinder(importlib.abc.MetaPathFinder):
+    """Makes ``import metaeval.rouge`` (and ``from metaeval.rouge import score``) load the layered module."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        prefix, _, name = fullname.partition(".")
+        if prefix != __name__ or name not in _ALIASES:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, _AliasLoader(_ALIASES[name]))
+
+
+if not any(isinstance(f, _AliasFinder) for f in sys.meta_path):
+    sys.meta_path.insert(0, _AliasFinder())
+
+
+def __getattr__(name: str) -> types.ModuleType:
+    if name in _ALIASES:
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'metaeval' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_ALIASES))
+
 
 __all__ = [
     "datasets",

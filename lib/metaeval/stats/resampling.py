@@ -12,7 +12,7 @@ from typing import Literal
 
 import numpy as np
 
-from .correlation import (
+from metaeval.stats.correlation import (
     ConfidenceInterval,
     check_coefficient,
     check_confidence_level,

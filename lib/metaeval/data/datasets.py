@@ -16,7 +16,6 @@ expert and crowd ratings of coherence, consistency, fluency and relevance.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -25,6 +24,8 @@ from typing import Iterable, Literal, Mapping
 
 import numpy as np
 import pandas as pd
+
+from metaeval import _resources
 
 __all__ = [
     "Dataset",
@@ -44,8 +45,7 @@ class DataError(ValueError):
 
 def data_dir() -> Path:
     """The folder of embedded data: ``$METAEVAL_DATA`` if set, else the compendium's ``data/``."""
-    env = os.environ.get("METAEVAL_DATA")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "data"
+    return _resources.data_root()
 
 
 # name -> (path relative to data_dir(), description)
@@ -67,26 +67,6 @@ def known_datasets() -> dict[str, str]:
     return {name: desc for name, (_, desc) in _KNOWN.items()}
 
 
-def _read_checksums() -> dict[str, str]:
-    sums = data_dir() / "SHA256SUMS"
-    if not sums.exists():
-        return {}
-    table = {}
-    for line in sums.read_text().splitlines():
-        if line.strip():
-            digest, rel = line.split(maxsplit=1)
-            table[rel.strip()] = digest
-    return table
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def verify_checksums(paths: Iterable[Path]) -> None:
     """Check embedded files against ``data/SHA256SUMS``; files not listed there are user data and pass.
 
@@ -95,24 +75,10 @@ def verify_checksums(paths: Iterable[Path]) -> None:
     DataError
         A listed file is missing or its sha256 differs.
     """
-    table = _read_checksums()
-    root = data_dir().resolve()
-    for path in paths:
-        path = Path(path).resolve()
-        try:
-            rel = path.relative_to(root).as_posix()
-        except ValueError:
-            continue
-        if rel not in table:
-            continue
-        if not path.exists():
-            raise DataError(f"embedded data file {rel} is missing from {root}")
-        digest = _sha256(path)
-        if digest != table[rel]:
-            raise DataError(
-                f"embedded data file {rel} has sha256 {digest}, expected {table[rel]} "
-                "(data/SHA256SUMS): the file was modified or is corrupt; restore it from the repository"
-            )
+    try:
+        _resources.verify_checksums(paths)
+    except _resources.ChecksumError as exc:
+        raise DataError(str(exc)) from None
 
 
 def _flatten(metrics: Mapping, prefix: str = "") -> dict[str, object]:

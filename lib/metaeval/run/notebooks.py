@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from metaeval import _resources
+
 __all__ = [
     "KERNEL_NAME",
     "project_root",
@@ -39,12 +41,11 @@ class NotebookError(RuntimeError):
 
 def project_root() -> Path:
     """The compendium root (``$METAEVAL_ROOT`` if set)."""
-    env = os.environ.get("METAEVAL_ROOT")
-    return Path(env) if env else Path(__file__).resolve().parents[2]
+    return _resources.project_root()
 
 
 def notebooks_dir() -> Path:
-    return project_root() / "notebooks"
+    return _resources.notebooks_root()
 
 
 def output_path(output_dir: str | os.PathLike) -> Path:

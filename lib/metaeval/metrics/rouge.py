@@ -30,8 +30,8 @@ import numba
 import numpy as np
 import pandas as pd
 
-from .text import process_tokens, split_sentences, tokenize
-from .variants import Measure, RougeVariant, parse_variant, rouge155_variants
+from metaeval.metrics.text import process_tokens, split_sentences, tokenize
+from metaeval.metrics.variants import Measure, RougeVariant, parse_variant, rouge155_variants
 
 __all__ = ["score", "RougeWarning", "resolve_variants"]
 

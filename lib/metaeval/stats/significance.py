@@ -15,7 +15,7 @@ from typing import Literal, Mapping, Sequence
 import numpy as np
 from scipy import stats
 
-from .correlation import (
+from metaeval.stats.correlation import (
     _snap,
     batch_corr,
     check_coefficient,
@@ -27,7 +27,7 @@ from .correlation import (
     pearson_from_sums,
     system_corr,
 )
-from .resampling import (
+from metaeval.stats.resampling import (
     RESAMPLE_METHODS,
     auto_batch,
     check_batch,

@@ -19,12 +19,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .correlation import system_corr
-from .datasets import Dataset
-from .resampling import _column_counts, bootstrap_ci
-from .scoring import rouge_matrices
-from .significance import pairwise_tests
-from .variants import RougeVariant, lin_measures
+from metaeval.stats.correlation import system_corr
+from metaeval.data.datasets import Dataset
+from metaeval.stats.resampling import _column_counts, bootstrap_ci
+from metaeval.data.scoring import rouge_matrices
+from metaeval.stats.significance import pairwise_tests
+from metaeval.metrics.variants import RougeVariant, lin_measures
 
 __all__ = ["SETTINGS", "lin_variants", "rouge_matrices_lin", "measure_table", "sample_size_curves",
            "critical_r", "critical_sample_size"]

@@ -16,30 +16,18 @@ from typing import Iterable, Literal
 import numpy as np
 import pandas as pd
 
-from .datasets import Dataset
-from .rouge import resolve_variants, score
-from .text import split_ptb_sentences
+from metaeval._io import atomic_write, cache_dir
 
-__all__ = ["rouge_table", "rouge_matrices", "system_scores", "default_cache_dir", "atomic_write"]
+from metaeval.data.datasets import Dataset
+from metaeval.metrics.rouge import resolve_variants, score
+from metaeval.metrics.text import split_ptb_sentences
+
+__all__ = ["rouge_table", "rouge_matrices", "system_scores", "default_cache_dir"]
 
 
 def default_cache_dir() -> Path:
-    """``$METAEVAL_CACHE`` or ``.cache/metaeval`` under the compendium root."""
-    env = os.environ.get("METAEVAL_CACHE")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / ".cache" / "metaeval"
-
-
-def atomic_write(path: Path, write) -> None:
-    """Call ``write(tmp_path)`` then rename onto ``path``; nothing half-written is ever at ``path``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".partial-{os.getpid()}-{path.name}")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    """``$METAEVAL_CACHE`` or the user cache folder (see :func:`metaeval._io.cache_dir`)."""
+    return cache_dir()
 
 
 def _texts(ds: Dataset, n_refs: int | None, sentences: str):
@@ -91,7 +79,7 @@ def rouge_table(
         digest = hashlib.sha256()
         digest.update(json.dumps([summaries, references], ensure_ascii=False).encode())
         digest.update(json.dumps([v.signature for v in variants]).encode())
-        from . import __version__
+        from metaeval import __version__
 
         digest.update(f"rounding={rounding}|v={__version__}".encode())
         key = folder / "rouge" / f"{digest.hexdigest()[:32]}.pkl"

@@ -21,7 +21,7 @@ def use_compendium_style() -> None:
 
 def save_figure(fig, folder: str | Path, name: str) -> list[Path]:
     """Save ``fig`` as ``name.png`` and ``name.svg`` in ``folder`` without timestamps; returns the paths."""
-    from .scoring import atomic_write
+    from metaeval._io import atomic_write
 
     matplotlib.rcParams["svg.hashsalt"] = "metaeval"
     folder = Path(folder)

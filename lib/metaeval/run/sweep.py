@@ -29,7 +29,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from .notebooks import NotebookError, find_notebook, notebook_parameters, output_path, run_notebook
+from metaeval.run.notebooks import NotebookError, find_notebook, notebook_parameters, output_path, run_notebook
 
 __all__ = ["SweepError", "load_grid", "parse_flags", "combinations", "combination_dir", "derive_seed", "run_sweep",
            "collect"]
@@ -124,7 +124,7 @@ def _run_task(task: _Task) -> dict:
 
 
 def _kernel() -> str:
-    from .notebooks import KERNEL_NAME
+    from metaeval.run.notebooks import KERNEL_NAME
 
     return os.environ.get("METAEVAL_KERNEL", KERNEL_NAME)
 
@@ -223,7 +223,7 @@ def collect(root: str | os.PathLike, notebook: str | os.PathLike) -> pd.DataFram
     ``root/sweep.csv``; failed combinations go to ``root/failures.csv``."""
     import nbformat
 
-    from .scoring import atomic_write
+    from metaeval._io import atomic_write
 
     root = Path(root)
     path = find_notebook(notebook)

@@ -26,12 +26,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .bleu import bleu_signature, sentence_bleu, system_bleu
-from .correlation import batch_corr
-from .datasets import Dataset
-from .scoring import rouge_matrices, system_scores
-from .significance import PairwiseResult, pairwise_tests, williams_matrix
-from .variants import graham_variants, parse_variant
+from metaeval.metrics.bleu import bleu_signature, sentence_bleu, system_bleu
+from metaeval.stats.correlation import batch_corr
+from metaeval.data.datasets import Dataset
+from metaeval.data.scoring import rouge_matrices, system_scores
+from metaeval.stats.significance import PairwiseResult, pairwise_tests, williams_matrix
+from metaeval.metrics.variants import graham_variants, parse_variant
 
 __all__ = [
     "HUMAN_SCORES",

@@ -21,9 +21,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .correlation import _fisher_interval, effective_n, level_corr
-from .resampling import bootstrap_ci
-from .significance import bonferroni, bootstrap_test, pairwise_tests, permutation_test, williams_test
+from metaeval.stats.correlation import _fisher_interval, effective_n, level_corr
+from metaeval.stats.resampling import bootstrap_ci
+from metaeval.stats.significance import bonferroni, bootstrap_test, pairwise_tests, permutation_test, williams_test
 
 __all__ = [
     "split_halves",
@@ -207,7 +207,7 @@ class RougeOneSubsampler:
     stat: str = "F"
 
     def __post_init__(self):
-        from .text import process_tokens, tokenize
+        from metaeval.metrics.text import process_tokens, tokenize
 
         if self.stat not in ("F", "R", "P"):
             raise ValueError(f"stat must be 'F', 'R' or 'P', got {self.stat!r}")

@@ -21,6 +21,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from metaeval import _resources
+
 __all__ = [
     "tokenize",
     "split_sentences",
@@ -37,9 +39,7 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 
 
 def _rouge_data() -> Path:
-    from .datasets import data_dir
-
-    return data_dir() / "rouge155"
+    return _resources.data_root() / "rouge155"
 
 
 def split_sentences(text: str) -> list[str]:
@@ -78,10 +78,8 @@ def tokenize(sentence: str) -> list[str]:
 @lru_cache(maxsize=None)
 def stopwords() -> frozenset[str]:
     """The SMART common-word list that ROUGE's ``-s`` removes (598 lines as shipped with ROUGE-1.5.5)."""
-    from .datasets import verify_checksums
-
     path = _rouge_data() / "smart_common_words.txt"
-    verify_checksums([path])
+    _resources.verify_checksums([path])
     return frozenset(line.rstrip("\n") for line in path.read_text(encoding="latin-1").splitlines(True))
 
 
@@ -97,11 +95,9 @@ def exception_table(kind: str = "full") -> dict[str, str]:
         return {}
     if kind != "full":
         raise ValueError(f"exceptions must be 'full' or 'empty', got {kind!r}")
-    from .datasets import verify_checksums
-
     folder = _rouge_data() / "WordNet-2.0-Exceptions"
     files = [folder / f"{pos}.exc" for pos in ("adj", "adv", "noun", "verb")]
-    verify_checksums(files)
+    _resources.verify_checksums(files)
     table: dict[str, str] = {}
     for path in files:
         for line in path.read_text(encoding="latin-1").splitlines():

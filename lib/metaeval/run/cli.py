@@ -23,7 +23,7 @@ __all__ = ["main"]
 
 
 def _rouge_variants(args):
-    from .variants import RougeVariant, parse_measure
+    from metaeval.metrics.variants import RougeVariant, parse_measure
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     if not methods:
@@ -64,9 +64,9 @@ def _read_rouge_input(path: Path):
 
 
 def cmd_rouge(args) -> int:
-    from .rouge import score
-    from .scoring import atomic_write
-    from .text import split_ptb_sentences
+    from metaeval.metrics.rouge import score
+    from metaeval._io import atomic_write
+    from metaeval.metrics.text import split_ptb_sentences
 
     try:
         variants = _rouge_variants(args)
@@ -105,7 +105,7 @@ def _parse_params(pairs):
 
 
 def cmd_run(args) -> int:
-    from .notebooks import NotebookError, run_notebook
+    from metaeval.run.notebooks import NotebookError, run_notebook
 
     try:
         res = run_notebook(args.notebook, _parse_params(args.param), log_output=args.log)
@@ -117,7 +117,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_run_all(args) -> int:
-    from .notebooks import NotebookError, run_all
+    from metaeval.run.notebooks import NotebookError, run_all
 
     try:
         results = run_all(only=args.only)
@@ -130,7 +130,7 @@ def cmd_run_all(args) -> int:
 
 
 def cmd_params(args) -> int:
-    from .notebooks import notebook_parameters
+    from metaeval.run.notebooks import notebook_parameters
 
     for name, value in notebook_parameters(args.notebook).items():
         print(f"{name} = {value!r}")
@@ -142,7 +142,7 @@ def cmd_prepare_ci(args) -> int:
     import papermill
     import yaml
 
-    from .notebooks import list_notebooks, notebooks_dir, notebook_parameters
+    from metaeval.run.notebooks import list_notebooks, notebooks_dir, notebook_parameters
 
     table = yaml.safe_load((notebooks_dir() / "ci_parameters.yml").read_text()) or {}
     out = Path(args.output)
@@ -158,7 +158,7 @@ def cmd_prepare_ci(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from .sweep import SweepError, load_grid, parse_flags, run_sweep
+    from metaeval.run.sweep import SweepError, load_grid, parse_flags, run_sweep
 
     try:
         grid = load_grid(args.grid) if args.grid else {}

@@ -1,0 +1,116 @@
+"""Where the compendium's files are: embedded data, notebooks, the project root, and data checksums.
+
+Private: the one place that knows the layout of a source checkout versus an installed wheel, so that no
+other module computes paths from ``__file__``.
+
+* In a source checkout (``pip install -e .``), the data live in ``<root>/data`` and the notebooks in
+  ``<root>/notebooks``.
+* In an installed wheel (``pip install .``), the same files are package data: ``metaeval/_data`` and
+  ``metaeval/_notebooks`` (``pyproject.toml`` maps the two folders into the package).
+* ``$METAEVAL_DATA``, ``$METAEVAL_NOTEBOOKS`` and ``$METAEVAL_ROOT`` override each of them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable
+
+__all__ = ["data_root", "notebooks_root", "project_root", "is_checkout", "sha256", "verify_checksums", "ChecksumError"]
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+class ChecksumError(ValueError):
+    """An embedded data file is missing or its sha256 differs from ``SHA256SUMS``."""
+
+
+def is_checkout() -> bool:
+    """True when the package runs from a source checkout of the compendium (editable install)."""
+    root = _PACKAGE.parents[1]
+    return (root / "pyproject.toml").is_file() and (root / "notebooks").is_dir() and (root / "data").is_dir()
+
+
+def project_root() -> Path:
+    """The compendium root: ``$METAEVAL_ROOT``, the source checkout, or else the current directory.
+
+    Relative ``output_dir`` parameters of notebooks are resolved against it.
+    """
+    env = os.environ.get("METAEVAL_ROOT")
+    if env:
+        return Path(env).resolve()
+    return _PACKAGE.parents[1] if is_checkout() else Path.cwd().resolve()
+
+
+def data_root() -> Path:
+    """The folder of embedded data (``$METAEVAL_DATA`` if set)."""
+    env = os.environ.get("METAEVAL_DATA")
+    if env:
+        return Path(env)
+    return _PACKAGE.parents[1] / "data" if is_checkout() else _PACKAGE / "_data"
+
+
+def notebooks_root() -> Path:
+    """The folder of the numbered analysis notebooks (``$METAEVAL_NOTEBOOKS`` if set)."""
+    env = os.environ.get("METAEVAL_NOTEBOOKS")
+    if env:
+        return Path(env)
+    return _PACKAGE.parents[1] / "notebooks" if is_checkout() else _PACKAGE / "_notebooks"
+
+
+def sha256(path: str | os.PathLike[str]) -> str:
+    """Hex sha256 of a file, read in 1 MiB chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=8)
+def _read_checksums(root: Path) -> dict[str, str]:
+    sums = root / "SHA256SUMS"
+    if not sums.exists():
+        return {}
+    table = {}
+    for line in sums.read_text().splitlines():
+        if line.strip():
+            digest, rel = line.split(maxsplit=1)
+            table[rel.strip()] = digest
+    return table
+
+
+@lru_cache(maxsize=4096)
+def _verified(path: Path, mtime_ns: int, size: int, expected: str) -> bool:
+    # Keyed by mtime and size so that a file changed during a session is checked again.
+    return sha256(path) == expected
+
+
+def verify_checksums(paths: Iterable[str | os.PathLike[str]]) -> None:
+    """Check embedded files against ``SHA256SUMS``; files not listed there are user data and pass.
+
+    Raises
+    ------
+    ChecksumError
+        A listed file is missing or its sha256 differs.
+    """
+    root = data_root().resolve()
+    table = _read_checksums(root)
+    for p in paths:
+        path = Path(p).resolve()
+        try:
+            rel = path.relative_to(root).as_posix()
+        except ValueError:
+            continue
+        if rel not in table:
+            continue
+        if not path.exists():
+            raise ChecksumError(f"embedded data file {rel} is missing from {root}")
+        st = path.stat()
+        if not _verified(path, st.st_mtime_ns, st.st_size, table[rel]):
+            raise ChecksumError(
+                f"embedded data file {rel} has sha256 {sha256(path)}, expected {table[rel]} "
+                "(data/SHA256SUMS): the file was modified or is corrupt; restore it from the repository"
+            )

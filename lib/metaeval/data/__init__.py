@@ -1,0 +1,1 @@
+"""Data: the dataset contract and loaders, synthetic data, cached scoring of datasets."""

@@ -1,0 +1,1 @@
+"""Running: the notebook runner, parameter sweeps and the ``metaeval`` command line."""

@@ -1,0 +1,1 @@
+"""Studies: one module per reproduced paper (the analyses as library calls) and plotting."""
