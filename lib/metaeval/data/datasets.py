@@ -173,6 +173,10 @@ def _infer_human(names: Sequence[str]) -> list[str]:
     return sorted(human, key=lambda n: (rank[n.partition(".")[0].lower()], n))
 
 
+def _cells(k: int) -> str:
+    return f"{k} cell" if k == 1 else f"{k} cells"
+
+
 # ----------------------------------------------------------------------------------------------------
 # The dataset
 
@@ -322,7 +326,7 @@ class Dataset:
             lines.append("scores: none")
         else:
             table["coverage"] = [
-                "complete" if k == 0 else f"{k} cells missing" for k in table["missing"]
+                "complete" if k == 0 else f"{_cells(k)} missing" for k in table["missing"]
             ]
             table["human"] = table["human"].map({True: "yes", False: ""})
             lines.append(f"scores: {len(table)}")
@@ -516,7 +520,7 @@ class Dataset:
         mask = self._missing_mask(names, texts)
         if not mask.any():
             return self
-        parts = [f"{n!r} ({int(np.isnan(self._column(n)[0]).sum())} cells)" for n in names
+        parts = [f"{n!r} ({_cells(int(np.isnan(self._column(n)[0]).sum()))})" for n in names
                  if np.isnan(self._column(n)[0]).any()]
         if texts and self.texts is not None and not self.has_texts:
             parts.append("texts")
@@ -739,6 +743,47 @@ def _info(name: str, meta: Mapping[str, Any], score_names: Sequence[str], files:
     )
 
 
+def _stat_key(files: Sequence[Path]) -> tuple:
+    out = []
+    for f in files:
+        st = f.stat()
+        out.append((str(f.resolve()), st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
+_LOADED: dict[tuple, Dataset] = {}
+_LOADED_MAX = 8
+
+
+def _load_cached(name: str, files: tuple[Path, ...], stat_key: tuple, policy: ReferenceRecords,
+                 ignore: frozenset[str], description: str, meta_key: str, meta: Mapping[str, Any]) -> Dataset:
+    """Read and merge the files, reusing the result of an identical earlier call in this process.
+
+    Keyed by every file's path, modification time and size, so a file changed since is read again. A
+    Dataset is immutable (frozen, matrices handed out as copies), so sharing it is safe.
+    """
+    key = (name, stat_key, policy, ignore, description, meta_key)
+    hit = _LOADED.get(key)
+    if hit is not None:
+        return hit
+    collector = _Collector()
+    for file in files:
+        n_records = 0
+        for lineno, raw in read_jsonl(file):
+            n_records += 1
+            rec = parse_record(raw, f"{file}:{lineno}", reference_records=policy, ignore_fields=ignore)
+            if rec is not None:
+                collector.add(rec)
+        if n_records == 0:
+            raise DataError(f"{file}: the file is empty (no JSON records); {_formats_hint()}")
+    ds = _build(name, collector, DatasetInfo())
+    ds = replace(ds, info=_info(name, meta, ds.score_names, files, description))
+    if len(_LOADED) >= _LOADED_MAX:
+        _LOADED.pop(next(iter(_LOADED)))
+    _LOADED[key] = ds
+    return ds
+
+
 def load(
     name_or_path: str | os.PathLike[str] = "summeval",
     *,
@@ -792,18 +837,8 @@ def load(
         ignore_fields = [ignore_fields]
     ignore = frozenset(ignore_fields) | frozenset(meta.get("ignore_fields", ()))
 
-    collector = _Collector()
-    for file in files:
-        n_records = 0
-        for lineno, raw in read_jsonl(file):
-            n_records += 1
-            rec = parse_record(raw, f"{file}:{lineno}", reference_records=policy, ignore_fields=ignore)
-            if rec is not None:
-                collector.add(rec)
-        if n_records == 0:
-            raise DataError(f"{file}: the file is empty (no JSON records); {_formats_hint()}")
-    ds = _build(name, collector, DatasetInfo())
-    ds = replace(ds, info=_info(name, meta, ds.score_names, files, description))
+    meta_key = repr(sorted(meta.items()))
+    ds = _load_cached(name, tuple(files), _stat_key(files), policy, ignore, description, meta_key, meta)
     if incomplete == "keep-nan":
         return replace(ds, nan_ok=frozenset(ds.score_names))
     if incomplete in ("drop-inputs", "drop-systems"):
