@@ -53,7 +53,7 @@ def test_every_format_loads_what_was_written(tmp_path, fmt):
     if exp.human is None:
         assert ds.human_scores == []
         with pytest.raises(DataError, match=r"has no human score .* name one with default_human in dataset.yml"):
-            ds.default_human
+            _ = ds.default_human
     else:
         assert ds.default_human == exp.human
 
@@ -234,12 +234,12 @@ def test_null_score_is_a_missing_cell_reported_on_use(tmp_path):
     ({"instance_id": ["a"], "summarizer_id": "x", "metrics": {"m": 1}},
      "field 'instance_id' must be a string (or an integer), got list (SacreROUGE Metrics JSONL)"),
     ({"instance_id": "", "summarizer_id": "x", "metrics": {"m": 1}}, "field 'instance_id' is empty"),
-    ({"id": 3, "scores": {"m": 1}}, "field 'id' = 3 does not name (instance_id, summarizer_id); expected "
-                                    "\"INSTANCE::SUMMARIZER\""),
+    ({"id": 3, "scores": {"m": 1}}, ("field 'id' = 3 does not name (instance_id, summarizer_id); expected "
+                                    "\"INSTANCE::SUMMARIZER\"")),
     ({"id": "a::b::c", "scores": {"m": 1}}, "field 'id' = 'a::b::c' does not name"),
     ({"instance_id": "a", "summarizer_id": "x"}, "the record holds no summary, references or scores"),
-    ({"instance_id": "a", "summarizer_id": "x", "summary": 5}, "field 'summary' must be a string, a list of sentence "
-                                                              "strings or {\"text\": ...}, got int"),
+    ({"instance_id": "a", "summarizer_id": "x", "summary": 5}, ("field 'summary' must be a string, a list of sentence "
+                                                              "strings or {\"text\": ...}, got int")),
     ({"instance_id": "a", "summarizer_id": "x", "summary": {"txt": "s"}}, "field 'summary' is an object without 'text'"),
     ({"instance_id": "a", "summarizer_id": "x", "summary": "s", "peer": "s"}, "fields 'summary' and 'peer' both give"),
     ({"instance_id": "a", "summarizer_id": "x", "references": []}, "field 'references' is an empty list"),
