@@ -460,3 +460,12 @@ def test_load_is_cached_but_sees_changed_files(tmp_path):
     records[0]["metrics"]["m"] = 5.0
     _write(tmp_path / "m.jsonl", records + [_rec("c", "x", metrics={"m": 1})])
     assert load(tmp_path).matrix("m", allow_nan=True)[0, 0] == 5.0
+
+
+def test_folder_of_folders_names_the_subfolders(tmp_path):
+    (tmp_path / "one").mkdir()
+    _write(tmp_path / "one" / "m.jsonl", _grid())
+    with pytest.raises(DataError, match=r"directory holds no \*\.jsonl files \(its subfolders one do: load one of them\)"):
+        load(tmp_path)
+    with pytest.raises(DataError, match=r"unknown dataset 'bad\\x00path': not a known name"):
+        load("bad\0path")

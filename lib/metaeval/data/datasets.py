@@ -563,17 +563,28 @@ def _resolve(name_or_path: Any) -> tuple[str, list[Path], dict[str, Any], str]:
                 raise DataError(f"dataset {key!r}: {path} does not exist (embedded data missing; see data/README.md)")
             files.extend(sorted(path.glob("*.jsonl")) if path.is_dir() else [path])
         return key, files, dict(meta), desc
+    try:
+        return _resolve_path(text)
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, DataError):
+            raise
+        raise DataError(f"{text!r}: cannot be read as a dataset ({exc})") from None
+
+
+def _resolve_path(text: str) -> tuple[str, list[Path], dict[str, Any], str]:
     path = Path(text).expanduser()
     if not path.exists():
         raise DataError(
             f"unknown dataset {text!r}: not a known name ({', '.join(sorted(_KNOWN))}) "
             "and no file or directory of that name exists"
         )
-    meta = {}
+    meta: dict[str, Any] = {}
     if path.is_dir():
         files = sorted(p for p in path.glob("*.jsonl") if p.is_file())
         if not files:
-            raise DataError(f"{path}: directory holds no *.jsonl files; {_formats_hint()}")
+            nested = sorted(p.name for p in path.iterdir() if p.is_dir() and any(p.glob("*.jsonl")))
+            hint = f" (its subfolders {', '.join(nested)} do: load one of them)" if nested else ""
+            raise DataError(f"{path}: directory holds no *.jsonl files{hint}; {_formats_hint()}")
         yml = path / "dataset.yml"
         if not yml.exists() and (path / "dataset.yaml").exists():
             yml = path / "dataset.yaml"
@@ -583,7 +594,7 @@ def _resolve(name_or_path: Any) -> tuple[str, list[Path], dict[str, Any], str]:
                         if p.suffix.lower() in (".json", ".csv", ".tsv", ".gz", ".jsonlines", ".ndjson"))
         if unread:
             warnings.warn(f"{path}: only *.jsonl files are read; not reading {', '.join(unread)}", DataWarning,
-                          stacklevel=3)
+                          stacklevel=4)
     else:
         files = [path]
     return text, files, meta, str(meta.get("description", ""))
