@@ -469,3 +469,24 @@ def test_folder_of_folders_names_the_subfolders(tmp_path):
         load(tmp_path)
     with pytest.raises(DataError, match=r"unknown dataset 'bad\\x00path': not a known name"):
         load("bad\0path")
+
+
+def test_duplicate_json_key_is_an_error(tmp_path):
+    (tmp_path / "m.jsonl").write_text('{"instance_id": "a", "summarizer_id": "x", "metrics": {"m": 1, "m": 2}}\n')
+    with pytest.raises(DataError, match=r"m\.jsonl:1: key 'm' appears twice in one JSON object"):
+        load(tmp_path)
+
+
+def test_summeval_expert_mean_is_checked_or_loaded(tmp_path):
+    rec = _rec("a", "x", summary="s", references=["r"], expert_annotations={"relevance": [1, 2, 4]},
+               expert_mean={"relevance": 7 / 3})
+    _write(tmp_path / "m.jsonl", [rec])
+    assert load(tmp_path).matrix("expert.relevance")[0, 0] == pytest.approx(7 / 3)
+    rec["expert_mean"] = {"relevance": 2.0}
+    _write(tmp_path / "m.jsonl", [rec])
+    with pytest.raises(DataError, match=r"field 'expert_mean' gives 'relevance' = 2\.0 but the mean of "
+                                        r"expert_annotations\['relevance'\] is 2\.33"):
+        load(tmp_path)
+    rec["expert_mean"] = {"relevance": 7 / 3, "coherence": 4.5}  # a mean without annotations is not lost
+    _write(tmp_path / "m.jsonl", [rec])
+    assert load(tmp_path).matrix("expert.coherence")[0, 0] == 4.5
