@@ -24,6 +24,7 @@ results: setup
 	$(BIN)/metaeval run-all
 
 test: setup
+	$(BIN)/ruff check lib tests notebooks
 	rm -rf .nbval && $(BIN)/metaeval prepare-ci .nbval
 	$(BIN)/python -m pytest -q -m "not slow" tests .nbval --nbval-lax --nbval-current-env -p no:cacheprovider
 

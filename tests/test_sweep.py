@@ -79,6 +79,7 @@ def test_names_and_seeds_are_stable():
     assert combination_dir(a) == combination_dir(dict(reversed(list(a.items()))))
     assert combination_dir(a).startswith("coefficient=kendall__n_trials=10__")
     assert derive_seed(0, a) == derive_seed(0, dict(a)) != derive_seed(1, a)
-    assert parse_flags([("n_trials", "10,20"), ("coefficient", "kendall")]) == {"n_trials": [10, 20], "coefficient": ["kendall"]}
+    assert parse_flags([("n_trials", "10,20"), ("coefficient", "kendall")]) == {"n_trials": [10, 20],
+                                                                                "coefficient": ["kendall"]}
     grid_file = json.dumps({"n_trials": [1, 2]})
     assert json.loads(grid_file) == {"n_trials": [1, 2]}

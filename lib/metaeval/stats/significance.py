@@ -384,7 +384,9 @@ def pairwise_tests(
     metrics: Mapping[str, np.ndarray] | Sequence[np.ndarray],
     Z,
     *,
-    test: Literal["perm-both", "perm-systems", "perm-inputs", "boot-both", "boot-systems", "boot-inputs", "williams"] = "perm-both",
+    test: Literal[
+        "perm-both", "perm-systems", "perm-inputs", "boot-both", "boot-systems", "boot-inputs", "williams"
+    ] = "perm-both",
     level: str = "system",
     coefficient: str = "pearson",
     n_resamples: int = 9999,
@@ -469,7 +471,8 @@ def pairwise_tests(
         iterator = tqdm(pairs, desc="pairs")
     for i, j in iterator:
         observed = float(
-            level_corr(std[i], Z, level, coefficient, agg=aggs[i]) - level_corr(std[j], Z, level, coefficient, agg=aggs[j])
+            level_corr(std[i], Z, level, coefficient, agg=aggs[i])
+            - level_corr(std[j], Z, level, coefficient, agg=aggs[j])
         )
         null = np.concatenate(
             [
