@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -31,6 +32,7 @@ __all__ = [
     "effective_n",
     "batch_corr",
     "level_corr",
+    "constant",
 ]
 
 LEVELS = ("system", "summary", "global")
@@ -120,6 +122,23 @@ def _snap(x: np.ndarray) -> np.ndarray:
     return np.round(x / quantum) * quantum
 
 
+def constant(x: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
+    """True where all (valid) entries along the last axis are exactly equal, or fewer than 2 are valid.
+
+    Constancy is decided on the values themselves, as scipy does, never from a centred sum of squares:
+    centring equal values that are not exactly representable (0.1, 0.7) leaves ~1e-17 of noise, which
+    would turn an undefined correlation into a meaningless one.
+    """
+    if x.shape[-1] == 0:
+        return np.ones(x.shape[:-1], dtype=bool)
+    if w is None:
+        return (x == x[..., :1]).all(axis=-1)
+    valid = w > 0
+    high = np.where(valid, x, -np.inf).max(axis=-1)
+    low = np.where(valid, x, np.inf).min(axis=-1)
+    return (high == low) | (np.count_nonzero(valid, axis=-1) < 2)
+
+
 def _pearson(x: np.ndarray, z: np.ndarray, w: np.ndarray | None) -> np.ndarray:
     if w is None:
         xc = x - x.mean(axis=-1, keepdims=True)
@@ -137,8 +156,9 @@ def _pearson(x: np.ndarray, z: np.ndarray, w: np.ndarray | None) -> np.ndarray:
         szz = (zc * zc).sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         r = sxz / np.sqrt(sxx * szz)
-    # a constant vector has zero variance: the correlation is undefined, as scipy says
-    r = np.where((sxx > 0) & (szz > 0), r, np.nan)
+    # a constant vector has zero variance: the correlation is undefined, as scipy says (decided exactly)
+    defined = ~constant(x, w) & ~constant(z, w) & (sxx > 0) & (szz > 0)
+    r = np.where(defined, r, np.nan)
     return np.clip(r, -1.0, 1.0)
 
 
@@ -224,21 +244,63 @@ def system_corr(xs: np.ndarray, zs: np.ndarray, coefficient: str) -> np.ndarray:
     return batch_corr(xs, zs, coefficient)
 
 
-def pearson_from_sums(n, sx, sz, sxx, szz, sxz) -> np.ndarray:
-    """Pearson r from sums over n pairs (vectorized); NaN where either variable is constant.
+def pearson_from_sums(
+    n, sx, sz, sxx, szz, sxz, *, defined: np.ndarray, refine: Callable[..., tuple[np.ndarray, np.ndarray]] | None = None
+) -> np.ndarray:
+    """Pearson r from sums over n pairs (vectorized); NaN where ``defined`` is False.
 
-    Constancy is judged relative to the sums' scale, because sums of products of equal values need not
-    cancel exactly in floating point. Callers should centre the data first (per column), which the
-    correlation does not depend on and which keeps the cancellation small.
+    ``defined`` must say, exactly, where neither variable is constant (see :func:`dense_codes` and
+    :func:`constant_from_codes`): the sums cannot tell a constant vector of values such as 0.1 (whose
+    centred sum of squares is ~1e-34, not 0) from a nearly constant one. Callers should centre the data
+    first (per column), which the correlation does not depend on and which keeps the cancellation small.
+
+    Where the variance is below 1e-6 of the mean square, ``n * sxx - sx**2`` has lost most of its digits;
+    ``refine(index)`` (given the ``np.nonzero`` index of those cells) returns their vectors ``(k, n)``,
+    and r is recomputed from them directly.
     """
     vx = n * sxx - sx * sx
     vz = n * szz - sz * sz
     cov = n * sxz - sx * sz
-    tol = 1e-10
-    defined = (vx > tol * n * sxx) & (vz > tol * n * szz)
+    ok = defined & (vx > 0) & (vz > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        r = cov / np.sqrt(np.where(defined, vx * vz, 1.0))
-    return np.where(defined, np.clip(r, -1.0, 1.0), np.nan)
+        r = cov / np.sqrt(np.where(ok, vx * vz, 1.0))
+    r = np.where(ok, np.clip(r, -1.0, 1.0), np.nan)
+    if refine is not None:
+        weak = defined & ((vx <= 1e-6 * n * sxx) | (vz <= 1e-6 * n * szz))
+        if weak.any():
+            index = np.nonzero(weak)
+            x, z = refine(*index)
+            r[index] = _pearson(x, z, None)
+    return r
+
+
+def dense_codes(X: np.ndarray, axis: int = 0) -> np.ndarray:
+    """Integer codes of the values of X along ``axis`` (equal values, equal codes; 0, 1, ... in order).
+
+    Weighted sums of codes are exact integers, so they decide exactly whether a resampled or permuted
+    vector is constant (:func:`constant_from_codes`), which sums of the float values cannot.
+
+    Examples
+    --------
+    >>> dense_codes(np.array([[0.1, 2.0], [0.3, 2.0], [0.1, 1.0]]))
+    array([[0, 1],
+           [1, 1],
+           [0, 0]])
+    """
+    X = np.moveaxis(np.asarray(X, dtype=float), axis, -1)
+    idx = np.argsort(X, axis=-1, kind="stable")
+    ordered = np.take_along_axis(X, idx, axis=-1)
+    step = np.zeros(X.shape, dtype=np.int64)
+    step[..., 1:] = ordered[..., 1:] != ordered[..., :-1]
+    codes = np.empty(X.shape, dtype=np.int64)
+    np.put_along_axis(codes, idx, np.cumsum(step, axis=-1), axis=-1)
+    return np.moveaxis(codes, -1, axis)
+
+
+def constant_from_codes(n: int, s1: np.ndarray, s2: np.ndarray) -> np.ndarray:
+    """Exact constancy from integer sums ``s1 = sum(c * code)``, ``s2 = sum(c * code**2)`` with weights
+    ``c`` summing to ``n``: the weighted variance ``n * s2 - s1**2`` is 0 iff all weighted codes are equal."""
+    return n * np.asarray(s2, dtype=np.int64) - np.asarray(s1, dtype=np.int64) ** 2 == 0
 
 
 def mean_of_defined(per_input: np.ndarray) -> np.ndarray:
@@ -340,7 +402,7 @@ def correlate(
     >>> rng = np.random.default_rng(0)
     >>> Z = rng.normal(size=(5, 4)); X = Z + rng.normal(size=(5, 4))
     >>> round(correlate(X, Z, level="system", coefficient="kendall"), 3)
-    0.6
+    0.2
     """
     check_level(level)
     check_coefficient(coefficient)

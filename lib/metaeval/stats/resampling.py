@@ -18,6 +18,8 @@ from metaeval.stats.correlation import (
     check_confidence_level,
     check_level,
     check_matrices,
+    constant_from_codes,
+    dense_codes,
     level_corr,
     mean_of_defined,
     pearson_from_sums,
@@ -142,17 +144,33 @@ def resampled_corr(
         # times the (column-centred) matrices give them for every input at once; then take the drawn columns.
         N = Z.shape[0]
         Zc = Z - Z.mean(axis=0)
+        # Constancy of a resampled column is decided exactly on integer codes of the values.
+        cz = dense_codes(Z)
+        centred = [X - X.mean(axis=0) for X in mats]
+        codes = [dense_codes(X) for X in mats]
         for start in range(0, B, batch):
             r, c = rows[start : start + batch], cols[start : start + batch]
             counts = _column_counts(r, N)
+            icounts = counts.astype(np.int64)
+            z_const = constant_from_codes(
+                N, np.einsum("bn,nm->bm", icounts, cz), np.einsum("bn,nm->bm", icounts, cz * cz)
+            )
             sz = np.einsum("bn,nm->bm", counts, Zc)
             szz = np.einsum("bn,nm->bm", counts, Zc * Zc)
-            for k, X in enumerate(mats):
-                Xc = X - X.mean(axis=0)
+            for k, Xc in enumerate(centred):
+                cx = codes[k]
+                x_const = constant_from_codes(
+                    N, np.einsum("bn,nm->bm", icounts, cx), np.einsum("bn,nm->bm", icounts, cx * cx)
+                )
                 sx = np.einsum("bn,nm->bm", counts, Xc)
                 sxx = np.einsum("bn,nm->bm", counts, Xc * Xc)
                 sxz = np.einsum("bn,nm->bm", counts, Xc * Zc)
-                per_input = pearson_from_sums(N, sx, sz, sxx, szz, sxz)
+                X = mats[k]
+
+                def exact(b, m, X=X, r=r):
+                    return X[r[b], m[:, None]], Z[r[b], m[:, None]]
+
+                per_input = pearson_from_sums(N, sx, sz, sxx, szz, sxz, defined=~x_const & ~z_const, refine=exact)
                 out[k, start : start + batch] = mean_of_defined(np.take_along_axis(per_input, c, axis=1))
         return out
     if level == "system" and w is None and set(aggs) == {"mean"}:

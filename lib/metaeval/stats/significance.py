@@ -21,6 +21,9 @@ from metaeval.stats.correlation import (
     check_coefficient,
     check_level,
     check_matrices,
+    constant,
+    constant_from_codes,
+    dense_codes,
     effective_n,
     level_corr,
     mean_of_defined,
@@ -136,9 +139,10 @@ def _two_metric_inputs(X, Y, Z, level, coefficient, alternative, nan_policy, *, 
 
 def _standardize(X: np.ndarray) -> np.ndarray:
     """One z-score over the whole matrix (population sd), as Alg. 2 does before swapping cells."""
-    sd = np.nanstd(X)
-    if sd == 0:
+    # exact test: the sd of equal values such as 0.1 is ~1e-17, not 0
+    if np.nanmax(X) == np.nanmin(X):
         raise ValueError("cannot standardize a constant matrix: all its scores are equal")
+    sd = np.nanstd(X)
     return (X - np.nanmean(X)) / sd
 
 
@@ -197,8 +201,25 @@ def _permutation_deltas(Xs, Ys, Z, coins, level, coefficient, w, agg_x="mean", a
         shift2 = np.einsum("bnm,nm->bm", coins, D2)
         shiftz = np.einsum("bnm,nm->bm", coins, DZ)
         sz, szz = Zc.sum(axis=0), (Zc * Zc).sum(axis=0)
-        rx = pearson_from_sums(N, Xc.sum(0) + shift, sz, (Xc * Xc).sum(0) + shift2, szz, (Xc * Zc).sum(0) + shiftz)
-        ry = pearson_from_sums(N, Yc.sum(0) - shift, sz, (Yc * Yc).sum(0) - shift2, szz, (Yc * Zc).sum(0) - shiftz)
+        # Exact constancy of each permuted column from integer codes of the values of X and Y together
+        cx, cy = np.split(dense_codes(np.concatenate([Xs, Ys])), 2)
+        dc, dc2 = cy - cx, cy * cy - cx * cx
+        c1, c2 = np.einsum("bnm,nm->bm", coins, dc), np.einsum("bnm,nm->bm", coins, dc2)
+        x_const = constant_from_codes(N, cx.sum(0) + c1, (cx * cx).sum(0) + c2)
+        y_const = constant_from_codes(N, cy.sum(0) - c1, (cy * cy).sum(0) - c2)
+        z_ok = ~constant(Z.T)
+        def exact_x(b, m):
+            swap = coins[b, :, m]
+            return np.where(swap, Ys[:, m].T, Xs[:, m].T), Z[:, m].T
+
+        def exact_y(b, m):
+            swap = coins[b, :, m]
+            return np.where(swap, Xs[:, m].T, Ys[:, m].T), Z[:, m].T
+
+        rx = pearson_from_sums(N, Xc.sum(0) + shift, sz, (Xc * Xc).sum(0) + shift2, szz, (Xc * Zc).sum(0) + shiftz,
+                               defined=~x_const & z_ok, refine=exact_x)
+        ry = pearson_from_sums(N, Yc.sum(0) - shift, sz, (Yc * Yc).sum(0) - shift2, szz, (Yc * Zc).sum(0) - shiftz,
+                               defined=~y_const & z_ok, refine=exact_y)
         return mean_of_defined(rx) - mean_of_defined(ry)
     Xp = np.where(coins, Ys, Xs)
     Yp = np.where(coins, Xs, Ys)
@@ -296,7 +317,7 @@ def bootstrap_test(
     >>> rng = np.random.default_rng(0)
     >>> Z = rng.normal(size=(10, 20))
     >>> X = Z + rng.normal(size=(10, 20)); Y = rng.normal(size=(10, 20))
-    >>> bootstrap_test(X, Y, Z, n_resamples=999, rng=0).pvalue < 0.05
+    >>> bootstrap_test(X, Y, Z, level="summary", n_resamples=999, rng=0).pvalue < 0.05
     True
     """
     X, Y, Z, w = _two_metric_inputs(X, Y, Z, level, coefficient, alternative, nan_policy,
