@@ -153,3 +153,163 @@ def test_standardizing_a_constant_matrix_of_point_one_is_refused():
     Z = np.arange(20.0).reshape(5, 4)
     with pytest.raises(ValueError, match="constant matrix: all its scores are equal"):
         permutation_test(X, Z, Z, n_resamples=10, rng=0)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Silent degenerate results: a metaeval warning that says why, dropped resamples counted
+
+
+def _small(seed=0, shape=(6, 8)):
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=shape)
+    return Z + rng.normal(size=shape), rng.normal(size=shape), Z
+
+
+def test_undefined_correlation_warns_with_the_reason():
+    X, _, Z = _small()
+    with pytest.warns(metaeval.DegenerateResultWarning, match="system-level pearson correlation is NaN.*constant"):
+        r = metaeval.correlate(np.full_like(X, 0.1), Z)
+    assert np.isnan(r)
+
+
+def test_bootstrap_counts_and_warns_dropped_resamples():
+    X, _, Z = _small(shape=(4, 6))
+    X[:, :] = X[:1, :]  # every system scores the same on each input, so resamples of the 4 systems ...
+    X[0] += 1.0  # ... are constant exactly when system 0 is not drawn: (3/4)^4 = 32 % of them
+    with pytest.warns(metaeval.DegenerateResultWarning, match=r"(\d+) of 500 resamples were dropped") as rec:
+        res = metaeval.bootstrap_ci(X, Z, resample="systems", n_resamples=500, rng=0)
+    n = int(str(rec[0].message).split()[0])
+    assert res.n_dropped == n == 500 - res.bootstrap_distribution.size
+    assert 0.25 * 500 < n < 0.40 * 500
+
+
+def test_permutation_test_with_undefined_observed_is_nan_not_one():
+    """An empty null distribution gave p = (0 + 1) / (0 + 1) = 1.0, which looks like a real result."""
+    X, Y, Z = _small()
+    Z[:] = 3.0
+    with pytest.warns(metaeval.DegenerateResultWarning, match="observed difference of correlations is NaN"):
+        res = permutation_test(X, Y, Z, n_resamples=50, rng=0)
+    assert np.isnan(res.pvalue)
+
+
+def test_bootstrap_test_with_undefined_observed_is_nan():
+    X, Y, Z = _small()
+    Z[:] = 0.7
+    with pytest.warns(metaeval.DegenerateResultWarning, match="p-value is NaN"):
+        res = metaeval.bootstrap_test(X, Y, Z, n_resamples=50, rng=0)
+    assert np.isnan(res.pvalue)
+
+
+def test_permutation_result_counts_dropped_permutations():
+    X, Y, Z = _small(shape=(4, 6))
+    X[:, 0] = 0.1  # column 0 constant in X and in Y: every permuted column 0 is constant
+    Y[:, 0] = 0.1
+    res = permutation_test(X, Y, Z, level="summary", n_resamples=100, rng=0)
+    assert res.n_dropped == 0  # a constant input is skipped, not the permutation
+    assert res.null_distribution.size == 100
+
+
+def test_fisher_and_williams_warn_when_undefined():
+    X, Y, Z = _small()
+    with pytest.warns(metaeval.DegenerateResultWarning, match="Williams' test is NaN"):
+        res = metaeval.williams_test(X, Y, np.full_like(Z, 0.1))
+    assert np.isnan(res.pvalue)
+    with pytest.warns(metaeval.DegenerateResultWarning, match="correlation is NaN"):
+        metaeval.fisher_ci(np.full_like(X, 0.7), Z)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Inputs that carry meaning: pandas labels aligned or refused, masked arrays respected
+
+
+def test_dataframes_are_aligned_by_labels():
+    import pandas as pd
+
+    X, _, Z = _small()
+    systems, inputs = [f"s{i}" for i in range(6)], [f"d{j}" for j in range(8)]
+    Xf = pd.DataFrame(X, index=systems, columns=inputs)
+    Zf = pd.DataFrame(Z, index=systems, columns=inputs)
+    shuffled = Zf.iloc[::-1, ::-1]
+    for level in LEVELS:
+        assert metaeval.correlate(Xf, shuffled, level=level) == pytest.approx(metaeval.correlate(X, Z, level=level))
+
+
+def test_dataframes_with_different_labels_are_refused():
+    import pandas as pd
+
+    X, _, Z = _small()
+    Xf = pd.DataFrame(X, index=[f"s{i}" for i in range(6)])
+    Zf = pd.DataFrame(Z, index=[f"t{i}" for i in range(6)])
+    with pytest.raises(ValueError, match=r"Z and X are DataFrames with different systems \(index\) labels"):
+        metaeval.correlate(Xf, Zf)
+
+
+def test_masked_cells_are_missing_cells():
+    X, _, Z = _small()
+    mask = np.zeros(X.shape, dtype=bool)
+    mask[2, 3] = True
+    Xm = np.ma.masked_array(X, mask=mask)
+    with pytest.raises(ValueError, match=r"X contain NaN \(or masked cells\)"):
+        metaeval.correlate(Xm, Z)
+    Xn, Zn = X.copy(), Z.copy()
+    Xn[2, 3] = Zn[2, 3] = np.nan
+    expected = metaeval.correlate(Xn, Zn, level="summary", nan_policy="omit")
+    got = metaeval.correlate(Xm, np.ma.masked_array(Z, mask=mask), level="summary", nan_policy="omit")
+    assert got == pytest.approx(expected)
+    assert got != pytest.approx(metaeval.correlate(X, Z, level="summary"))
+
+
+# ----------------------------------------------------------------------------------------------------
+# Utilities validate their inputs
+
+
+@pytest.mark.parametrize("pvalues", [[0.2, 1.5], [-0.01, 0.3], [[0.1, 2.0]]])
+def test_multiple_comparison_corrections_refuse_out_of_range_pvalues(pvalues):
+    with pytest.raises(ValueError, match=r"pvalues must be in \[0, 1\]"):
+        metaeval.bonferroni(pvalues)
+    with pytest.raises(ValueError, match=r"pvalues must be in \[0, 1\]"):
+        metaeval.holm(pvalues)
+
+
+@pytest.mark.parametrize("n_tests", [0, -3, 2.5, True])
+def test_bonferroni_refuses_bad_n_tests(n_tests):
+    with pytest.raises(ValueError, match="n_tests must be an integer >= 1"):
+        metaeval.bonferroni([0.01, 0.02], n_tests=n_tests)
+
+
+def test_bonferroni_refuses_fewer_tests_than_pvalues():
+    with pytest.raises(ValueError, match="n_tests=2 is smaller than the 3 p-values"):
+        metaeval.bonferroni([0.01, 0.02, 0.03], n_tests=2)
+    np.testing.assert_allclose(metaeval.bonferroni([0.01, np.nan], n_tests=5), [0.05, np.nan])
+
+
+# ----------------------------------------------------------------------------------------------------
+# Resource guards: refuse before allocating, naming the parameter and the estimate
+
+
+@pytest.mark.parametrize("call", ["bootstrap_ci", "bootstrap_test", "permutation_test", "pairwise_tests"])
+def test_too_many_resamples_are_refused_before_allocating(call, monkeypatch):
+    monkeypatch.setenv("METAEVAL_MAX_MEMORY", "64M")
+    X, Y, Z = _small()
+    fn = getattr(metaeval, call)
+    args = (X, Z) if call == "bootstrap_ci" else ([X, Y], Z) if call == "pairwise_tests" else (X, Y, Z)
+    with pytest.raises(ValueError, match=r"n_resamples=10000000 needs about \d+\.\d GiB .* limit of 0\.1 GiB"):
+        fn(*args, n_resamples=10_000_000, rng=0)
+
+
+def test_huge_batch_is_refused(monkeypatch):
+    monkeypatch.setenv("METAEVAL_MAX_MEMORY", "1M")
+    X, _, Z = _small()
+    with pytest.raises(ValueError, match=r"batch=100000 needs about \d+\.\d GiB per chunk"):
+        metaeval.bootstrap_ci(X, Z, n_resamples=100, batch=100_000, rng=0)
+    monkeypatch.setenv("METAEVAL_MAX_MEMORY", "lots")
+    with pytest.raises(ValueError, match="METAEVAL_MAX_MEMORY must be a number of bytes"):
+        metaeval.bootstrap_ci(X, Z, n_resamples=100, rng=0)
+
+
+def test_one_resample_too_large_is_refused(monkeypatch):
+    monkeypatch.setenv("METAEVAL_MAX_MEMORY", "1M")
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(20, 50))
+    with pytest.raises(ValueError, match="one resample needs about .* GiB of temporaries"):
+        metaeval.bootstrap_ci(Z + 1, Z, level="global", coefficient="kendall", n_resamples=10, rng=0)

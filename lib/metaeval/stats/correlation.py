@@ -22,6 +22,8 @@ from typing import Literal, NamedTuple
 import numpy as np
 from scipy import special, stats
 
+from metaeval._warnings import warn_degenerate
+
 __all__ = [
     "LEVELS",
     "COEFFICIENTS",
@@ -78,9 +80,20 @@ def check_matrices(nan_policy: str = "raise", **named: object) -> tuple[np.ndarr
         raise ValueError(f"nan_policy must be 'raise' or 'omit', got {nan_policy!r}")
     arrays = []
     first_name, first_shape = None, None
+    labels: tuple[str, object, object] | None = None
     for name, value in named.items():
+        if _is_frame(value):
+            # pandas labels carry meaning: align every frame on the first frame's labels, or refuse
+            if labels is None:
+                labels = (name, value.index, value.columns)
+            else:
+                value = _align(name, value, labels)
         try:
-            arr = np.asarray(value, dtype=float)
+            if np.ma.isMaskedArray(value):
+                # masked cells are missing cells: they become NaN, which nan_policy then governs
+                arr = np.ma.masked_array(value, dtype=float).filled(np.nan)
+            else:
+                arr = np.asarray(value, dtype=float)
         except (TypeError, ValueError):
             raise TypeError(f"{name} must be a numeric N x M matrix") from None
         if arr.ndim != 2:
@@ -100,12 +113,42 @@ def check_matrices(nan_policy: str = "raise", **named: object) -> tuple[np.ndarr
         if nan_policy == "raise":
             bad = [n for n, m in zip(names, nan_masks) if m.any()]
             raise ValueError(
-                f"{', '.join(bad)} contain NaN; pass nan_policy='omit' if X and Z have NaN in the same cells"
+                f"{', '.join(bad)} contain NaN (or masked cells); pass nan_policy='omit' if X and Z have NaN in "
+                "the same cells"
             )
         for n, m in zip(names[1:], nan_masks[1:]):
             if not np.array_equal(m, nan_masks[0]):
                 raise ValueError(f"nan_policy='omit' needs identical NaN patterns; {n} differs from {names[0]}")
     return tuple(arrays)
+
+
+def _is_frame(value: object) -> bool:
+    return all(hasattr(value, a) for a in ("index", "columns", "reindex", "to_numpy"))
+
+
+def _align(name: str, frame, labels: tuple[str, object, object]):
+    first, index, columns = labels
+    for axis, ours, theirs in (("systems (index)", frame.index, index), ("inputs (columns)", frame.columns, columns)):
+        if len(ours) != len(theirs) or set(ours) != set(theirs):
+            missing = [str(v) for v in theirs if v not in set(ours)][:3]
+            extra = [str(v) for v in ours if v not in set(theirs)][:3]
+            raise ValueError(
+                f"{name} and {first} are DataFrames with different {axis} labels "
+                f"(only in {first}: {missing}; only in {name}: {extra}); align them or pass arrays"
+            )
+        if ours.has_duplicates:
+            raise ValueError(f"{name} has duplicate {axis} labels; they cannot be aligned with {first}")
+    return frame.reindex(index=index, columns=columns)
+
+
+def warn_if_nan(value: float, what: str) -> None:
+    """Warn (DegenerateResultWarning) that ``what`` is NaN, and why it can be."""
+    if np.isnan(value):
+        warn_degenerate(
+            f"{what} is NaN: the correlation is undefined (constant scores at this level, every input "
+            "constant at summary level, or fewer than 2 scored systems)",
+            stacklevel=4,
+        )
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -407,7 +450,9 @@ def correlate(
     check_level(level)
     check_coefficient(coefficient)
     X, Z = check_matrices(nan_policy, X=X, Z=Z)
-    return float(level_corr(X, Z, level, coefficient, _mask(X)))
+    r = float(level_corr(X, Z, level, coefficient, _mask(X)))
+    warn_if_nan(r, f"the {level}-level {coefficient} correlation")
+    return r
 
 
 def effective_n(X, *, level: Level) -> int:
@@ -462,6 +507,10 @@ def fisher_ci(
     X, Z = check_matrices(nan_policy, X=X, Z=Z)
     r = float(level_corr(X, Z, level, coefficient, _mask(X)))
     n = effective_n(X, level=level)
+    warn_if_nan(r, f"the {level}-level {coefficient} correlation")
+    if n <= (4 if coefficient == "kendall" else 3):
+        warn_degenerate(f"Fisher interval is NaN: it needs n > {4 if coefficient == 'kendall' else 3}, "
+                        f"and n = {n} at {level} level")
     low, high = _fisher_interval(r, n, coefficient, confidence_level)
     return FisherResult(r, ConfidenceInterval(low, high), n)
 
