@@ -178,6 +178,9 @@ def cmd_sweep(args) -> int:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="metaeval", description=__doc__.split("\n")[0])
+    from metaeval import __version__
+
+    parser.add_argument("--version", action="version", version=f"metaeval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("rouge", help="ROUGE-1.5.5 drop-in: JSONL {id, peer, refs} -> {id, scores}")

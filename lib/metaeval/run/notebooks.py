@@ -35,6 +35,25 @@ __all__ = [
 KERNEL_NAME = "metaeval"
 
 
+def resolve_kernel(kernel_name: str | None = None) -> str:
+    """The Jupyter kernel notebooks run in.
+
+    ``kernel_name``, else ``$METAEVAL_KERNEL``, else the ``metaeval`` kernelspec that ``make setup``
+    registers, else ``python3``: Jupyter's native kernel, i.e. the interpreter running this code. The last
+    case is a plain ``pip install`` of the package, where no kernelspec was registered.
+    """
+    name = kernel_name or os.environ.get("METAEVAL_KERNEL") or KERNEL_NAME
+    if name != KERNEL_NAME:
+        return name
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        KernelSpecManager().get_kernel_spec(name)
+        return name
+    except NoSuchKernel:
+        return "python3"
+
+
 class NotebookError(RuntimeError):
     """A notebook failed or was asked for something it does not offer."""
 
@@ -106,7 +125,7 @@ def run_notebook(
     notebook: str | os.PathLike,
     parameters: Mapping[str, Any] | None = None,
     *,
-    kernel_name: str = KERNEL_NAME,
+    kernel_name: str | None = None,
     log_output: bool = False,
     progress_bar: bool = False,
 ) -> RunResult:
@@ -143,7 +162,7 @@ def run_notebook(
             str(path),
             str(executed),
             parameters=parameters,
-            kernel_name=kernel_name,
+            kernel_name=resolve_kernel(kernel_name),
             cwd=str(project_root()),
             log_output=log_output,
             progress_bar=progress_bar,
@@ -217,7 +236,7 @@ def _strip_progress(nb) -> None:
                 out["data"]["text/plain"] = _ADDRESS.sub(">", plain)
 
 
-def run_all(*, kernel_name: str = KERNEL_NAME, only: list[str] | None = None) -> list[RunResult]:
+def run_all(*, kernel_name: str | None = None, only: list[str] | None = None) -> list[RunResult]:
     """Run every notebook with its default parameters (the README's main command)."""
     from tqdm import tqdm
 

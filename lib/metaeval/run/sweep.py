@@ -124,9 +124,9 @@ def _run_task(task: _Task) -> dict:
 
 
 def _kernel() -> str:
-    from metaeval.run.notebooks import KERNEL_NAME
+    from metaeval.run.notebooks import resolve_kernel
 
-    return os.environ.get("METAEVAL_KERNEL", KERNEL_NAME)
+    return resolve_kernel()
 
 
 def run_sweep(
