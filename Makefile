@@ -26,7 +26,8 @@ results: setup
 test: setup
 	$(BIN)/ruff check lib tests notebooks
 	rm -rf .nbval && $(BIN)/metaeval prepare-ci .nbval
-	$(BIN)/python -m pytest -q -m "not slow" tests .nbval --nbval-lax --nbval-current-env -p no:cacheprovider
+	$(BIN)/python -m pytest -q -m "not slow" tests lib/metaeval .nbval --nbval-lax --nbval-current-env -p no:cacheprovider
+	$(BIN)/mypy
 
 test-slow: setup
 	$(BIN)/python -m pytest -q -m slow tests
