@@ -15,9 +15,8 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
-
 import metaeval
+import numpy as np
 from metaeval import planning
 
 SIZES = [10, 20, 30, 50, 75, 100, 150, 200, 300]
