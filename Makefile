@@ -37,6 +37,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_stats.py
 	$(BIN)/python benchmarks/bench_rouge.py
 	$(BIN)/python benchmarks/bench_datasets.py
+	$(BIN)/python benchmarks/bench_planning.py
 
 clean-venv:
 	rm -rf $(VENV)
