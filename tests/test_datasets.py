@@ -29,7 +29,8 @@ def test_summeval_published_system_means(summeval):
 def test_fabbri_same_grid_all_metrics(fabbri, summeval):
     assert fabbri.shape == (16, 100)
     assert fabbri.systems == summeval.systems and fabbri.inputs == summeval.inputs
-    for name in ["qa-eval.f1", "bertscore.recall", "rouge-2.f1", "s3.resp", "METEOR", "MoverScore", "BEwTE.f1", "AutoSummENG"]:
+    for name in ["qa-eval.f1", "bertscore.recall", "rouge-2.f1", "s3.resp", "METEOR", "MoverScore", "BEwTE.f1",
+                 "AutoSummENG"]:
         assert name in fabbri.score_names
     np.testing.assert_array_equal(fabbri.matrix("expert.relevance"), summeval.matrix("expert.relevance"))
     assert load("data/deutsch2021/fabbri2020").shape == (16, 100)

@@ -16,6 +16,7 @@ import itertools
 import json
 import math
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -145,7 +146,7 @@ def cmd_prepare_ci(args) -> int:
     import papermill
     import yaml
 
-    from metaeval.run.notebooks import list_notebooks, notebooks_dir, notebook_parameters
+    from metaeval.run.notebooks import list_notebooks, materialize, notebooks_dir, notebook_parameters
 
     table = yaml.safe_load((notebooks_dir() / "ci_parameters.yml").read_text()) or {}
     out = Path(args.output)
@@ -156,7 +157,10 @@ def cmd_prepare_ci(args) -> int:
         unknown = set(params) - set(notebook_parameters(path))
         if unknown:
             raise SystemExit(f"ci_parameters.yml: {path.stem} does not declare {sorted(unknown)}")
-        papermill.execute_notebook(str(path), str(out / path.name), parameters=params, prepare_only=True)
+        # the generated source stays outside `out`: nbval collects every .ipynb there
+        with tempfile.TemporaryDirectory(prefix="metaeval-ci-") as scratch:
+            source = materialize(path, scratch)
+            papermill.execute_notebook(str(source), str(out / source.name), parameters=params, prepare_only=True)
     return 0
 
 
