@@ -39,8 +39,12 @@ def _rouge_variants(args):
 
 def _read_rouge_input(path: Path):
     ids, peers, refs = [], [], []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise SystemExit(f"{path}:{lineno}: not UTF-8 text ({exc.reason} at byte {exc.start} of the line)")
             if not line.strip():
                 continue
             try:
@@ -95,35 +99,38 @@ def cmd_rouge(args) -> int:
     return 0
 
 
-def _parse_params(pairs):
+def _parse_params(pairs, notebook=None):
+    """``-p NAME VALUE`` pairs read by each parameter's declared type (text for strings, YAML otherwise)."""
     import yaml
 
+    from metaeval.run.params import parse_cli_value
+
+    declared = {}
+    if notebook is not None:
+        from metaeval.run.notebooks import notebook_parameters
+
+        declared = notebook_parameters(notebook)
     params = {}
     for name, value in pairs or []:
-        params[name] = yaml.safe_load(value)
+        if name in declared:
+            params[name] = parse_cli_value(name, value, declared[name], where=f"-p {name}")
+        else:
+            params[name] = yaml.safe_load(value)  # unknown names are refused by the runner, naming them
     return params
 
 
 def cmd_run(args) -> int:
-    from metaeval.run.notebooks import NotebookError, run_notebook
+    from metaeval.run.notebooks import run_notebook
 
-    try:
-        res = run_notebook(args.notebook, _parse_params(args.param), log_output=args.log)
-    except NotebookError as exc:
-        print(f"metaeval run: {exc}", file=sys.stderr)
-        return 1
+    res = run_notebook(args.notebook, _parse_params(args.param, args.notebook), log_output=args.log)
     print(f"{res.notebook}: {res.seconds:.1f} s -> {res.output_dir}")
     return 0
 
 
 def cmd_run_all(args) -> int:
-    from metaeval.run.notebooks import NotebookError, run_all
+    from metaeval.run.notebooks import run_all
 
-    try:
-        results = run_all(only=args.only)
-    except NotebookError as exc:
-        print(f"metaeval run-all: {exc}", file=sys.stderr)
-        return 1
+    results = run_all(only=args.only)
     for res in results:
         print(f"{res.notebook}: {res.seconds:.1f} s -> {res.output_dir}")
     return 0
@@ -229,7 +236,67 @@ def main(argv=None) -> int:
     p.set_defaults(func=cmd_prepare_ci)
 
     args = parser.parse_args(argv)
-    return args.func(args)
+    return _dispatch(args)
+
+
+class _UserExit(SystemExit):
+    """Exit status 2 after a one-line message (already printed); ``str()`` is the message, for tests."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(2)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions that mean "the user gave something wrong": one line on stderr, exit status 2."""
+    import yaml
+
+    from metaeval._resources import ChecksumError
+    from metaeval.data.datasets import DataError
+    from metaeval.run.notebooks import NotebookError
+    from metaeval.run.outputs import OutputDirError
+    from metaeval.run.params import ParameterError
+    from metaeval.run.sweep import SweepError
+
+    return (OSError, UnicodeError, yaml.YAMLError, NotebookError, OutputDirError, ParameterError, SweepError,
+            DataError, ChecksumError)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+    if isinstance(exc, OSError) and exc.filename is not None:
+        reason = exc.strerror or str(exc)
+        return f"{exc.filename}: {reason}"
+    return str(exc)
+
+
+def _dispatch(args) -> int:
+    prefix = f"metaeval {args.command}"
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print(f"{prefix}: interrupted", file=sys.stderr)
+        return 130
+    except SystemExit as exc:
+        if isinstance(exc.code, str):
+            message = exc.code if exc.code.startswith("metaeval") else f"{prefix}: {exc.code}"
+            print(message, file=sys.stderr)
+            raise _UserExit(message) from None
+        raise
+    except Exception as exc:
+        from metaeval.run.notebooks import NotebookFailed
+
+        if isinstance(exc, NotebookFailed):
+            print(f"{prefix}: {exc}", file=sys.stderr)
+            return 1
+        if isinstance(exc, _user_errors()):
+            print(f"{prefix}: {_describe(exc)}", file=sys.stderr)
+            return 2
+        raise
 
 
 if __name__ == "__main__":

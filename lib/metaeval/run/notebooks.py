@@ -58,6 +58,10 @@ class NotebookError(RuntimeError):
     """A notebook failed or was asked for something it does not offer."""
 
 
+class NotebookFailed(NotebookError):
+    """A cell of the notebook raised: the message names the notebook, the cell and the error."""
+
+
 def project_root() -> Path:
     """The compendium root (``$METAEVAL_ROOT`` if set)."""
     return _resources.project_root()
@@ -171,7 +175,9 @@ def run_notebook(
         )
     except PapermillExecutionError as exc:
         shutil.rmtree(staging, ignore_errors=True)
-        raise NotebookError(
+        if exc.ename == "KeyboardInterrupt":  # Ctrl-C reached the kernel too: an interrupt, not a failure
+            raise KeyboardInterrupt from None
+        raise NotebookFailed(
             f"{path.name} failed in cell {exc.cell_index} (execution count {exc.exec_count}): "
             f"{exc.ename}: {exc.evalue}"
         ) from None

@@ -116,7 +116,8 @@ def _run_task(task: _Task) -> dict:
     try:
         run_notebook(task.notebook, {**task.run_params, "output_dir": str(folder)}, kernel_name=_kernel())
         status.update(state="done", seconds=round(time.perf_counter() - start, 3))
-    except BaseException as exc:  # a failed combination is data for the report, not a crash of the sweep
+    except Exception as exc:  # a failed combination is data for the report, not a crash of the sweep
+        # (KeyboardInterrupt is not an Exception: Ctrl-C stops the sweep, it is not a failed combination)
         status.update(state="failed", error=f"{type(exc).__name__}: {exc}", seconds=round(time.perf_counter() - start, 3))
         folder.mkdir(parents=True, exist_ok=True)
     (folder / STATUS).write_text(json.dumps(status, indent=1, default=str))
@@ -186,15 +187,60 @@ def run_sweep(
                 if bar:
                     bar.update()
         else:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                for future in as_completed([pool.submit(_run_task, t) for t in tasks]):
-                    future.result()
-                    if bar:
-                        bar.update()
+            _run_pool(tasks, workers, bar)
+    except KeyboardInterrupt:
+        # Ctrl-C: the running combinations were stopped and cleaned up; keep what finished, and say so
+        if bar:
+            bar.close()
+            bar = None
+        try:
+            collect(root, path)
+        except Exception:  # pragma: no cover - nothing finished, or no main table: nothing to keep
+            pass
+        raise
     finally:
         if bar:
             bar.close()
     return collect(root, path)
+
+
+def _worker_init() -> None:
+    """Worker processes: the first SIGINT stops the running notebook (KeyboardInterrupt), later ones are
+    ignored, so that a second Ctrl-C cannot interrupt the cleanup of the first."""
+    import signal
+
+    def stop(signum, frame):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, stop)
+
+
+def _run_pool(tasks: list[_Task], workers: int, bar) -> None:
+    import signal
+    from concurrent.futures import wait
+
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init)
+    futures = [pool.submit(_run_task, t) for t in tasks]
+    try:
+        for future in as_completed(futures):
+            future.result()
+            if bar:
+                bar.update()
+    except KeyboardInterrupt:
+        for future in futures:
+            future.cancel()  # pending combinations never start
+        # Ctrl-C in a terminal reaches every process of the group, `kill -INT` only this one: pass it on
+        for proc in list(getattr(pool, "_processes", {}).values()):
+            try:
+                os.kill(proc.pid, signal.SIGINT)
+            except OSError:
+                pass
+        # let the running notebooks stop their kernels and remove their staging folders
+        wait([f for f in futures if not f.cancelled()], timeout=60)
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
 
 
 def _run_dask(tasks, scheduler: str, bar) -> None:
@@ -206,12 +252,16 @@ def _run_dask(tasks, scheduler: str, bar) -> None:
         client = Client(cluster)
     else:
         client = Client(scheduler)
+    futures = []
     try:
         futures = client.map(_run_task, tasks, pure=False)
         for future in dask_completed(futures):
             future.result()
             if bar:
                 bar.update()
+    except KeyboardInterrupt:
+        client.cancel(futures)
+        raise
     finally:
         client.close()
         if cluster is not None:
