@@ -444,8 +444,10 @@ def correlate(
     --------
     >>> rng = np.random.default_rng(0)
     >>> Z = rng.normal(size=(5, 4)); X = Z + rng.normal(size=(5, 4))
-    >>> round(correlate(X, Z, level="system", coefficient="kendall"), 3)
+    >>> round(correlate(X, Z, level="system", coefficient="kendall"), 3)     # 5 system means: 6 of 10 pairs agree
     0.2
+    >>> round(correlate(X, Z, level="summary", coefficient="kendall"), 3)    # mean of the 4 per-input taus
+    0.65
     """
     check_level(level)
     check_coefficient(coefficient)
