@@ -35,9 +35,12 @@ __all__ = [
     "read_notebook",
     "materialize",
     "run_notebook",
+    "check_run",
+    "resolve_output_dir",
     "run_all",
     "output_path",
     "NotebookError",
+    "NotebookFailed",
     "RunResult",
 ]
 
@@ -185,6 +188,72 @@ def default_output_dir(notebook: str | os.PathLike, dataset: Any = None) -> str:
     return rule(paper, dataset if dataset is not None else "default")
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Equal as parameter values (1000 == 1000.0, lists element-wise), but True != 1."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    try:
+        return bool(a == b)
+    except Exception:  # pragma: no cover - exotic literals
+        return False
+
+
+def _shared_paper(path: Path, paper: str) -> bool:
+    """True if another notebook declares the same paper (then each gets its own folder under the paper's)."""
+    for other in list_notebooks():
+        if other.resolve() != path.resolve() and notebook_metadata(other).get("paper") == paper:
+            return True
+    return False
+
+
+def resolve_output_dir(notebook: str | os.PathLike, parameters: Mapping[str, Any] | None = None) -> Path:
+    """The folder a run writes to when its ``output_dir`` is None or not given (absolute path).
+
+    * The canonical run (the notebook's defaults, on any dataset) writes to ``results/<paper>/<dataset>``,
+      where ``paper`` is the notebook metadata ``metaeval.paper`` (or the notebook's name); if several
+      notebooks declare the same paper, each gets ``results/<paper>/<dataset>/<notebook>``. A notebook whose
+      parameters cell names an ``output_dir`` keeps it for its default dataset.
+    * Any other parameters go to a new folder named from them,
+      ``results/runs/<paper>/<dataset>/<notebook>/<name=value__...__hash>``, never over the canonical results.
+      So does a dataset given as a path whose folder name is an embedded dataset's name.
+
+    Examples
+    --------
+    >>> resolve_output_dir("00").relative_to(project_root()).as_posix()
+    'results/00_summeval_check'
+    >>> resolve_output_dir("00", {"seed": 3}).relative_to(project_root()).as_posix()
+    'results/runs/dataset_check/summeval/00_summeval_check/seed=3__1391dc1f'
+    """
+    from metaeval.data.datasets import known_datasets
+    from metaeval.run.session import default_output_dir as rule
+    from metaeval.run.sweep import combination_dir
+
+    path = find_notebook(notebook)
+    declared = notebook_parameters(path)
+    parameters = dict(parameters or {})
+    paper = str(notebook_metadata(path).get("paper") or path.stem)
+    dataset = parameters.get("dataset", declared.get("dataset"))
+    changed = {k: v for k, v in parameters.items()
+               if k not in ("output_dir", "dataset") and k in declared and not _same(v, declared[k])}
+    dataset_text = "default" if dataset is None else str(dataset)
+    embedded = dataset_text in known_datasets()
+    name = Path(rule(paper, dataset_text)).name
+    if not embedded and name in known_datasets():
+        # a user's folder named like an embedded dataset must not replace that dataset's results
+        changed = {"dataset": dataset_text, **changed}
+    root = project_root()
+    if changed:
+        return root / "results" / "runs" / paper / name / path.stem / combination_dir(changed)
+    default_dir = declared.get("output_dir")
+    if isinstance(default_dir, str) and _same(dataset, declared.get("dataset")):
+        target = Path(default_dir)
+        return target if target.is_absolute() else root / target
+    folder = root / rule(paper, dataset_text)
+    return folder / path.stem if _shared_paper(path, paper) else folder
+
+
 @dataclass(frozen=True)
 class RunResult:
     notebook: str
@@ -193,23 +262,26 @@ class RunResult:
     seconds: float
 
 
-def run_notebook(
-    notebook: str | os.PathLike,
-    parameters: Mapping[str, Any] | None = None,
-    *,
-    kernel_name: str | None = None,
-    log_output: bool = False,
-    progress_bar: bool = False,
-) -> RunResult:
-    """Execute one notebook with parameter overrides; outputs appear atomically in its ``output_dir``.
+def _absolute(output_dir: str | os.PathLike) -> Path:
+    path = Path(output_dir).expanduser()
+    return path if path.is_absolute() else project_root() / path
+
+
+def check_run(notebook: str | os.PathLike, parameters: Mapping[str, Any] | None = None) -> tuple[Path, dict, Path]:
+    """Everything a run needs, checked before anything runs: the notebook, its parameters (known names,
+    typed values) and the output folder it may replace. Returns ``(path, parameters, final folder)``.
 
     Raises
     ------
     NotebookError
-        Unknown notebook or parameter (before anything runs), or a failed cell (which one, and the error).
+        Unknown notebook or parameter.
+    metaeval.run.params.ParameterError
+        A value of the wrong type for its parameter.
+    metaeval.run.outputs.OutputDirError
+        An output folder the runner may not replace.
     """
-    import papermill
-    from papermill.exceptions import PapermillExecutionError
+    from metaeval.run.outputs import check_target
+    from metaeval.run.params import check_parameters
 
     path = find_notebook(notebook)
     declared = notebook_parameters(path)
@@ -221,16 +293,77 @@ def run_notebook(
         )
     if "output_dir" not in declared:
         raise NotebookError(f"{path.name} must declare an output_dir parameter")
-    requested = parameters.get("output_dir", declared["output_dir"])
-    if requested is None:
-        requested = default_output_dir(path, parameters.get("dataset", declared.get("dataset")))
-    final = output_path(requested)
-    staging = final.parent / f".partial-{final.name}-{os.getpid()}"
-    if staging.exists():
-        shutil.rmtree(staging)
-    staging.mkdir(parents=True)
-    parameters["output_dir"] = str(staging)
+    parameters = check_parameters(declared, parameters, where=path.name)
+    requested = parameters.get("output_dir")
+    final = resolve_output_dir(path, parameters) if requested is None else _absolute(requested)
+    final = check_target(final, path.stem, given=requested)
+    return path, parameters, final
+
+
+def _quiet_kernel_manager(log_path: Path):
+    """A kernel manager whose kernel writes its own diagnostics (port notices, the KeyboardInterrupt it
+    prints when stopped, zmq shutdown noise) to ``log_path`` instead of the terminal: they are not errors of
+    the notebook, whose errors arrive as cell outputs."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class QuietKernelManager(AsyncKernelManager):
+        async def _async_launch_kernel(self, kernel_cmd, **kw):
+            handle = open(log_path, "ab")  # noqa: SIM115 - the kernel process owns it from here
+            kw.setdefault("stdout", handle)
+            kw.setdefault("stderr", handle)
+            try:
+                await super()._async_launch_kernel(kernel_cmd, **kw)
+            finally:
+                handle.close()
+
+    return QuietKernelManager
+
+
+def run_notebook(
+    notebook: str | os.PathLike,
+    parameters: Mapping[str, Any] | None = None,
+    *,
+    kernel_name: str | None = None,
+    log_output: bool = False,
+    progress_bar: bool = False,
+    kernel_log: str | os.PathLike | None = None,
+) -> RunResult:
+    """Execute one notebook with parameter overrides; outputs appear atomically in its output folder.
+
+    The folder is ``output_dir`` if given, else :func:`resolve_output_dir` (the canonical results only for
+    the canonical parameters). It is replaced only if it is empty or holds a previous run of this notebook
+    that nobody changed (see :mod:`metaeval.run.outputs`). A failed run leaves that folder untouched and
+    keeps what it produced in ``<folder>.failed``, with ``FAILED.txt`` naming the cell. Ctrl-C stops the run,
+    removes its staging folder and raises KeyboardInterrupt.
+
+    Parameters
+    ----------
+    kernel_log : path, optional
+        Append the kernel's own stdout/stderr there (default: discarded unless ``log_output``).
+
+    Raises
+    ------
+    NotebookError
+        Unknown notebook or parameter, or an output folder it may not replace (before anything runs);
+        :class:`NotebookFailed` for a failed cell (which one, and the error).
+    """
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    from metaeval.run.outputs import check_target, keep_failed, staging_dir, swap_into_place, write_manifest
+
+    path, parameters, final = check_run(notebook, parameters)
+    declared = notebook_parameters(path)
+    effective = {**declared, **parameters}
+    final.parent.mkdir(parents=True, exist_ok=True)
+    staging = staging_dir(final)
     executed = staging / f"{path.stem}.ipynb"
+    engine: dict[str, Any] = {"shutdown_kernel": "immediate"}
+    scratch_log = None
+    if not log_output:
+        if kernel_log is None:
+            scratch_log = Path(tempfile.mkstemp(prefix="metaeval-kernel-", suffix=".log")[1])
+        engine["kernel_manager_class"] = _quiet_kernel_manager(Path(kernel_log or scratch_log))
     start = time.perf_counter()
     try:
         # papermill runs an .ipynb: generate it from the source outside the output folder
@@ -239,32 +372,42 @@ def run_notebook(
             papermill.execute_notebook(
                 str(source),
                 str(executed),
-                parameters=parameters,
+                parameters={**parameters, "output_dir": str(staging)},
                 kernel_name=resolve_kernel(kernel_name),
                 cwd=str(project_root()),
                 log_output=log_output,
                 progress_bar=progress_bar,
                 # concurrent kernels (sweeps) must not contend for IPython's history database
                 extra_arguments=["--HistoryManager.enabled=False"],
-                )
+                **engine,
+            )
     except PapermillExecutionError as exc:
-        shutil.rmtree(staging, ignore_errors=True)
         if exc.ename == "KeyboardInterrupt":  # Ctrl-C reached the kernel too: an interrupt, not a failure
+            shutil.rmtree(staging, ignore_errors=True)
             raise KeyboardInterrupt from None
-        raise NotebookFailed(
-            f"{path.name} failed in cell {exc.cell_index} (execution count {exc.exec_count}): "
-            f"{exc.ename}: {exc.evalue}"
-        ) from None
+        message = (f"{path.name} failed in cell {exc.cell_index} (execution count {exc.exec_count}): "
+                   f"{exc.ename}: {exc.evalue}")
+        try:
+            _retarget(executed, staging, final)
+        except Exception:  # pragma: no cover - keep what there is, as it is
+            pass
+        if scratch_log is not None and scratch_log.exists() and scratch_log.stat().st_size:
+            shutil.copyfile(scratch_log, staging / "kernel.log")
+        failed = keep_failed(staging, final, path.stem, effective, message)
+        shown = failed.relative_to(project_root()) if failed.is_relative_to(project_root()) else failed
+        raise NotebookFailed(f"{message} (what it produced is in {shown}; the previous results are untouched)"
+                             ) from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    finally:
+        if scratch_log is not None:
+            scratch_log.unlink(missing_ok=True)
     _retarget(executed, staging, final)
-    # swap the finished folder into place: the old result stays until the new one is complete
-    backup = final.parent / f".old-{final.name}-{os.getpid()}"
-    if final.exists():
-        os.replace(final, backup)
-    os.replace(staging, final)
-    shutil.rmtree(backup, ignore_errors=True)
+    write_manifest(staging, path.stem, effective)
+    # someone may have put files into the folder while the notebook ran: check again before replacing it
+    check_target(final, path.stem)
+    swap_into_place(staging, final)
     return RunResult(path.stem, final, final / executed.name, time.perf_counter() - start)
 
 

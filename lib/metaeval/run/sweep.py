@@ -29,7 +29,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from metaeval.run.notebooks import (NotebookError, find_notebook, notebook_metadata, notebook_parameters, output_path,
+from metaeval.run.notebooks import (NotebookError, find_notebook, notebook_metadata, notebook_parameters,
                                     run_notebook)
 
 __all__ = ["SweepError", "load_grid", "parse_flags", "combinations", "combination_dir", "derive_seed", "run_sweep",
@@ -79,6 +79,14 @@ def combinations(grid: Mapping[str, list]) -> list[dict[str, Any]]:
     return [dict(zip(names, combo)) for combo in itertools.product(*(grid[n] for n in names))]
 
 
+def output_path_unsafe(output_dir: str | os.PathLike) -> Path:
+    """``output_dir`` made absolute (relative to the compendium root), without creating it."""
+    from metaeval.run.notebooks import project_root
+
+    path = Path(output_dir).expanduser()
+    return path if path.is_absolute() else project_root() / path
+
+
 def _key(params: Mapping[str, Any]) -> str:
     return json.dumps(params, sort_keys=True, default=str)
 
@@ -109,8 +117,13 @@ class _Task:
     folder: str
 
 
+_STOP = None  # a multiprocessing Event in pool workers: set when the sweep is interrupted
+
+
 def _run_task(task: _Task) -> dict:
-    """Run one combination (in a worker process or on a Dask worker); never raises."""
+    """Run one combination (in a worker process or on a Dask worker); raises only KeyboardInterrupt."""
+    if _STOP is not None and _STOP.is_set():
+        return {"params": task.params, "folder": Path(task.folder).name, "state": "cancelled"}
     folder = Path(task.folder)
     start = time.perf_counter()
     status = {"params": task.params, "folder": folder.name}
@@ -162,7 +175,17 @@ def run_sweep(
         raise SweepError("output_dir is set by the sweep for each combination; do not put it in the grid")
     if workers < 1:
         raise SweepError(f"workers must be >= 1, got {workers}")
-    root = output_path(output_dir)
+    from metaeval.run.outputs import OutputDirError, check_sweep_root
+    from metaeval.run.params import ParameterError, check_value
+
+    try:
+        for name, values in grid.items():
+            for value in values:
+                check_value(name, value, declared[name], where=f"grid of {path.name}")
+        root = check_sweep_root(output_path_unsafe(output_dir), path.name)
+    except (ParameterError, OutputDirError) as exc:
+        raise SweepError(str(exc)) from None
+    root.mkdir(parents=True, exist_ok=True)
     tasks, skipped = [], []
     for params in combos:
         run_params = dict(params)
@@ -206,10 +229,14 @@ def run_sweep(
     return collect(root, path)
 
 
-def _worker_init() -> None:
+def _worker_init(stop=None) -> None:
     """Worker processes: the first SIGINT stops the running notebook (KeyboardInterrupt), later ones are
-    ignored, so that a second Ctrl-C cannot interrupt the cleanup of the first."""
+    ignored, so that a second Ctrl-C cannot interrupt the cleanup of the first; once ``stop`` is set,
+    combinations already queued to the worker are not started."""
     import signal
+
+    global _STOP
+    _STOP = stop
 
     def stop(signum, frame):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -222,7 +249,10 @@ def _run_pool(tasks: list[_Task], workers: int, bar) -> None:
     import signal
     from concurrent.futures import wait
 
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init)
+    import multiprocessing
+
+    stop = multiprocessing.get_context().Event()
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, initargs=(stop,))
     futures = [pool.submit(_run_task, t) for t in tasks]
     try:
         for future in as_completed(futures):
@@ -230,6 +260,7 @@ def _run_pool(tasks: list[_Task], workers: int, bar) -> None:
             if bar:
                 bar.update()
     except KeyboardInterrupt:
+        stop.set()  # combinations already handed to a worker are not started either
         for future in futures:
             future.cancel()  # pending combinations never start
         # Ctrl-C in a terminal reaches every process of the group, `kill -INT` only this one: pass it on
