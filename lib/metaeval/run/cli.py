@@ -134,10 +134,8 @@ def cmd_run(args) -> int:
 def cmd_run_all(args) -> int:
     from metaeval.run.notebooks import run_all
 
-    results = run_all(only=args.only)
-    for res in results:
-        print(f"{res.notebook}: {res.seconds:.1f} s -> {res.output_dir}")
-    return 0
+    results = run_all(only=args.only, jobs=args.jobs, log=args.log)
+    return 1 if any(r["state"] == "failed" for r in results) else 0
 
 
 def cmd_params(args) -> int:
@@ -244,6 +242,8 @@ def main(argv=None) -> int:
 
     p = sub.add_parser("run-all", help="run every notebook with its defaults into results/")
     p.add_argument("--only", nargs="*", help="only these notebooks")
+    p.add_argument("--jobs", "-j", type=int, default=1, help="notebooks run in parallel (e.g. the number of cores)")
+    p.add_argument("--log", help="append progress lines and the kernels' own diagnostics to this file")
     p.set_defaults(func=cmd_run_all)
 
     p = sub.add_parser("sweep", help="run a notebook over a parameter grid and collect its main table")

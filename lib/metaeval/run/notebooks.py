@@ -19,6 +19,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any, Mapping
 
 from metaeval import _resources
@@ -38,6 +39,8 @@ __all__ = [
     "check_run",
     "resolve_output_dir",
     "run_all",
+    "plan_all",
+    "PlannedRun",
     "output_path",
     "NotebookError",
     "NotebookFailed",
@@ -327,6 +330,7 @@ def run_notebook(
     log_output: bool = False,
     progress_bar: bool = False,
     kernel_log: str | os.PathLike | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Execute one notebook with parameter overrides; outputs appear atomically in its output folder.
 
@@ -340,6 +344,8 @@ def run_notebook(
     ----------
     kernel_log : path, optional
         Append the kernel's own stdout/stderr there (default: discarded unless ``log_output``).
+    progress : callable, optional
+        Called with the notebook's latest progress-bar position (``"trials 412/1000"``) as it runs.
 
     Raises
     ------
@@ -359,6 +365,8 @@ def run_notebook(
     staging = staging_dir(final)
     executed = staging / f"{path.stem}.ipynb"
     engine: dict[str, Any] = {"shutdown_kernel": "immediate"}
+    if progress is not None:
+        engine["stderr_file"] = _ProgressRelay(progress)
     scratch_log = None
     if not log_output:
         if kernel_log is None:
@@ -460,12 +468,202 @@ def _strip_progress(nb) -> None:
                 out["data"]["text/plain"] = _ADDRESS.sub(">", plain)
 
 
-def run_all(*, kernel_name: str | None = None, only: list[str] | None = None) -> list[RunResult]:
-    """Run every notebook with its default parameters (the README's main command)."""
-    from tqdm import tqdm
+_TQDM = re.compile(r"(?:([^\r\n|:]*?):\s*)?\d+%\|[^|\r\n]*\|\s*(\d+)/(\d+)")
 
-    results = []
+
+class _ProgressRelay:
+    """A file-like object for papermill's ``stderr_file``: passes the latest progress-bar position of the
+    notebook (tqdm on stderr) to ``callback`` as ``"trials 412/1000"``."""
+
+    def __init__(self, callback: Callable[[str], None]) -> None:
+        self.callback = callback
+
+    def write(self, text: str) -> int:
+        found = _TQDM.findall(text)
+        if found:
+            desc, done, total = found[-1]
+            desc = desc.strip() or "progress"
+            self.callback(f"{desc} {done}/{total}")
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One run of :func:`run_all`: a notebook on a dataset; ``optional`` runs may not apply to the dataset."""
+
+    notebook: str
+    dataset: str | None
+    parameters: dict
+    optional: bool
+    label: str
+    workdir: str
+
+
+EMBEDDED_RUN_DATASETS = ("summeval", "realsumm")
+
+
+def plan_all(only: list[str] | None = None, workdir: str | os.PathLike = ".") -> list[PlannedRun]:
+    """The runs of the default run: every notebook on every dataset its metadata ``metaeval.datasets`` lists;
+    a notebook without that list runs on its default dataset and is tried on the other embedded datasets
+    (``summeval``, ``realsumm``), where a failure means "does not apply" and is reported, not fatal."""
     books = [find_notebook(n) for n in only] if only else list_notebooks()
-    for path in tqdm(books, desc="notebooks", unit="nb"):
-        results.append(run_notebook(path, kernel_name=kernel_name))
-    return results
+    runs = []
+    for path in books:
+        declared = notebook_parameters(path)
+        default = declared.get("dataset")
+        listed = notebook_metadata(path).get("datasets")
+        if "dataset" not in declared:
+            choices = [(None, False)]
+        elif listed:
+            choices = [(str(d), False) for d in listed]
+        else:
+            choices = [(default, False)] + [(d, True) for d in EMBEDDED_RUN_DATASETS if d != default]
+        for dataset, optional in choices:
+            params = {} if dataset is None or _same(dataset, default) else {"dataset": dataset}
+            label = path.stem + (f" ({dataset})" if dataset is not None else "")
+            runs.append(PlannedRun(str(path), dataset, params, optional, label, str(workdir)))
+    return runs
+
+
+def _run_planned(run: PlannedRun) -> dict[str, Any]:
+    """Run one planned notebook in a worker; returns a status (never raises but KeyboardInterrupt)."""
+    from metaeval.run.outputs import OutputDirError
+    from metaeval.run.params import ParameterError
+    from metaeval.run.pool import stopped
+
+    if stopped():
+        return {"state": "cancelled"}
+    work = Path(run.workdir)
+    key = re.sub(r"[^A-Za-z0-9_.-]+", "_", run.label)
+    progress_file, kernel_log = work / f"{key}.progress", work / f"{key}.kernel.log"
+
+    def progress(text: str) -> None:
+        progress_file.write_text(text, encoding="utf-8")
+
+    progress("started")
+    start = time.perf_counter()
+    try:
+        res = run_notebook(run.notebook, run.parameters, kernel_log=kernel_log, progress=progress)
+        return {"state": "done", "seconds": time.perf_counter() - start, "output_dir": str(res.output_dir)}
+    except (NotebookError, OutputDirError, ParameterError) as exc:
+        state = "failed"
+        if run.optional and isinstance(exc, NotebookFailed):
+            state = "not applicable"
+            _drop_failed(run)
+        return {"state": state, "seconds": time.perf_counter() - start, "error": str(exc)}
+
+
+def _drop_failed(run: PlannedRun) -> None:
+    """An optional run that does not apply to its dataset leaves no ``.failed`` folder behind."""
+    from metaeval.run.outputs import read_manifest
+
+    final = resolve_output_dir(run.notebook, run.parameters)
+    failed = final.parent / f"{final.name}.failed"
+    manifest = read_manifest(failed)
+    if manifest is not None and manifest.get("status") == "failed":
+        shutil.rmtree(failed, ignore_errors=True)
+    # and no empty folders made for it
+    results = project_root() / "results"
+    folder = final.parent
+    while folder != results and folder.is_relative_to(results) and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+        folder = folder.parent
+
+
+def _elapsed(seconds: float) -> str:
+    return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
+
+
+def run_all(
+    *,
+    kernel_name: str | None = None,
+    only: list[str] | None = None,
+    jobs: int = 1,
+    log: str | os.PathLike | None = None,
+    echo: Callable[[str], None] | None = None,
+    tick: float = 15.0,
+) -> list[dict[str, Any]]:
+    """The default run: every notebook on every dataset it applies to (:func:`plan_all`), ``jobs`` at a time.
+
+    Each run is announced on the terminal (``[3/14] 21_deutsch2021_power (realsumm): started``), its progress
+    relayed every ``tick`` seconds (``trials 412/1000, 2m10s``) and its end reported with the elapsed time;
+    ``log`` receives the same lines plus each kernel's own diagnostics. Returns one status per run
+    (``state``: done, failed, not applicable). Ctrl-C stops every run and raises KeyboardInterrupt.
+    """
+    from metaeval.run.pool import run_in_pool
+
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise NotebookError(f"jobs must be an integer >= 1, got {jobs!r}")
+    if kernel_name:
+        os.environ["METAEVAL_KERNEL"] = kernel_name
+    echo = echo or (lambda line: print(line, flush=True))
+    log_handle = None
+    if log is not None:
+        log_path = Path(log)
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        log_handle = open(log_path, "a", encoding="utf-8")  # noqa: SIM115 - closed in finally
+
+    def say(line: str) -> None:
+        echo(line)
+        if log_handle:
+            log_handle.write(time.strftime("%H:%M:%S ") + line + "\n")
+            log_handle.flush()
+
+    with tempfile.TemporaryDirectory(prefix="metaeval-run-all-") as work:
+        runs = plan_all(only, work)
+        total = len(runs)
+        index = {run.label: i + 1 for i, run in enumerate(runs)}
+        started = time.perf_counter()
+        say(f"running {total} notebook runs, {jobs} at a time")
+        results: dict[str, dict] = {}
+
+        def tag(run: PlannedRun) -> str:
+            return f"[{index[run.label]}/{total}] {run.label}"
+
+        def done(run: PlannedRun, status: dict) -> None:
+            results[run.label] = {"label": run.label, **status}
+            if status["state"] == "cancelled":
+                return
+            if status["state"] == "done":
+                rel = Path(status["output_dir"])
+                rel = rel.relative_to(project_root()) if rel.is_relative_to(project_root()) else rel
+                say(f"{tag(run)}: done in {_elapsed(status['seconds'])} -> {rel}")
+            elif status["state"] == "not applicable":
+                say(f"{tag(run)}: does not apply ({status['error'].split(' (what it produced')[0]})")
+            else:
+                say(f"{tag(run)}: FAILED after {_elapsed(status['seconds'])}: {status['error']}")
+            key = re.sub(r"[^A-Za-z0-9_.-]+", "_", run.label)
+            kernel_log = Path(work) / f"{key}.kernel.log"
+            if log_handle and kernel_log.exists() and kernel_log.stat().st_size:
+                log_handle.write(f"---- kernel diagnostics of {run.label} (not errors of the notebook) ----\n")
+                log_handle.write(kernel_log.read_text(encoding="utf-8", errors="replace"))
+                log_handle.write("---- end ----\n")
+
+        first_seen: dict[str, float] = {}
+
+        def progress() -> None:
+            for run in runs:
+                key = re.sub(r"[^A-Za-z0-9_.-]+", "_", run.label)
+                file = Path(work) / f"{key}.progress"
+                if run.label in results or not file.exists():
+                    continue
+                first_seen.setdefault(run.label, time.perf_counter())
+                text = file.read_text(encoding="utf-8").strip() or "started"
+                say(f"{tag(run)}: {text}, running for {_elapsed(time.perf_counter() - first_seen[run.label])}")
+
+        try:
+            run_in_pool(_run_planned, runs, jobs, on_done=done, on_tick=progress, tick=tick)
+            states = [results[r.label]["state"] for r in runs if r.label in results]
+            say(f"finished {states.count('done')} of {total} runs in {_elapsed(time.perf_counter() - started)}"
+                + (f"; {states.count('failed')} FAILED" if "failed" in states else "")
+                + (f"; {states.count('not applicable')} did not apply" if "not applicable" in states else ""))
+        except KeyboardInterrupt:
+            say(f"interrupted: {sum(r['state'] == 'done' for r in results.values())} runs finished and kept")
+            raise
+        finally:
+            if log_handle:
+                log_handle.close()
+    return [results[r.label] for r in runs if r.label in results]

@@ -21,7 +21,6 @@ import json
 import os
 import re
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -117,12 +116,11 @@ class _Task:
     folder: str
 
 
-_STOP = None  # a multiprocessing Event in pool workers: set when the sweep is interrupted
-
-
 def _run_task(task: _Task) -> dict:
     """Run one combination (in a worker process or on a Dask worker); raises only KeyboardInterrupt."""
-    if _STOP is not None and _STOP.is_set():
+    from metaeval.run.pool import stopped
+
+    if stopped():
         return {"params": task.params, "folder": Path(task.folder).name, "state": "cancelled"}
     folder = Path(task.folder)
     start = time.perf_counter()
@@ -229,51 +227,14 @@ def run_sweep(
     return collect(root, path)
 
 
-def _worker_init(stop=None) -> None:
-    """Worker processes: the first SIGINT stops the running notebook (KeyboardInterrupt), later ones are
-    ignored, so that a second Ctrl-C cannot interrupt the cleanup of the first; once ``stop`` is set,
-    combinations already queued to the worker are not started."""
-    import signal
-
-    global _STOP
-    _STOP = stop
-
-    def stop(signum, frame):
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGINT, stop)
-
-
 def _run_pool(tasks: list[_Task], workers: int, bar) -> None:
-    import signal
-    from concurrent.futures import wait
+    from metaeval.run.pool import run_in_pool
 
-    import multiprocessing
+    def done(task, status):
+        if bar and status.get("state") != "cancelled":
+            bar.update()
 
-    stop = multiprocessing.get_context().Event()
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, initargs=(stop,))
-    futures = [pool.submit(_run_task, t) for t in tasks]
-    try:
-        for future in as_completed(futures):
-            future.result()
-            if bar:
-                bar.update()
-    except KeyboardInterrupt:
-        stop.set()  # combinations already handed to a worker are not started either
-        for future in futures:
-            future.cancel()  # pending combinations never start
-        # Ctrl-C in a terminal reaches every process of the group, `kill -INT` only this one: pass it on
-        for proc in list(getattr(pool, "_processes", {}).values()):
-            try:
-                os.kill(proc.pid, signal.SIGINT)
-            except OSError:
-                pass
-        # let the running notebooks stop their kernels and remove their staging folders
-        wait([f for f in futures if not f.cancelled()], timeout=60)
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
+    run_in_pool(_run_task, tasks, workers, on_done=done)
 
 
 def _run_dask(tasks, scheduler: str, bar) -> None:
