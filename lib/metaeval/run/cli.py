@@ -139,10 +139,14 @@ def cmd_run_all(args) -> int:
 
 
 def cmd_params(args) -> int:
-    from metaeval.run.notebooks import notebook_parameters
+    from metaeval.run.notebooks import find_notebook, parameter_docs
 
-    for name, value in notebook_parameters(args.notebook).items():
-        print(f"{name} = {value!r}")
+    params = parameter_docs(args.notebook)
+    print(f"{find_notebook(args.notebook).stem}: set with -p NAME VALUE (a value of the type shown)")
+    width = max((len(f"{p.name} = {p.default!r}") for p in params), default=0)
+    for p in params:
+        left = f"{p.name} = {p.default!r}".ljust(width)
+        print(f"  {left}  [{p.type}]" + (f"  {p.help}" if p.help else ""))
     return 0
 
 
@@ -256,7 +260,7 @@ def main(argv=None) -> int:
     p.add_argument("--force", action="store_true", help="rerun finished combinations")
     p.set_defaults(func=cmd_sweep)
 
-    p = sub.add_parser("params", help="list a notebook's parameters and defaults")
+    p = sub.add_parser("params", help="list a notebook's parameters: default, type and meaning")
     p.add_argument("notebook")
     p.set_defaults(func=cmd_params)
 

@@ -31,6 +31,7 @@ __all__ = [
     "list_notebooks",
     "find_notebook",
     "notebook_parameters",
+    "parameter_docs",
     "notebook_metadata",
     "default_output_dir",
     "read_notebook",
@@ -180,6 +181,22 @@ def notebook_parameters(notebook: str | os.PathLike) -> dict[str, Any]:
             raise NotebookError(f"{path.name}: parameter {node.targets[0].id!r} (line {node.lineno}) is not a "
                                 "literal; the parameters cell holds literals only") from None
     return defaults
+
+
+def parameter_docs(notebook: str | os.PathLike) -> list:
+    """The parameters of a notebook with type (from the literal) and meaning (the comment after it), as
+    :class:`metaeval.run.params.Parameter` in the order of the parameters cell."""
+    from metaeval.run.params import ParameterError, parse_parameters_cell
+
+    path = find_notebook(notebook)
+    cells = [c for c in read_notebook(path).cells
+             if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])]
+    if not cells:
+        raise NotebookError(f"{path.name} has no cell tagged 'parameters'")
+    try:
+        return parse_parameters_cell(cells[0].source, where=path.name)
+    except ParameterError as exc:
+        raise NotebookError(str(exc)) from None
 
 
 def default_output_dir(notebook: str | os.PathLike, dataset: Any = None) -> str:

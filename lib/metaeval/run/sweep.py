@@ -245,7 +245,10 @@ def _run_dask(tasks, scheduler: str, bar) -> None:
         cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
         client = Client(cluster)
     else:
-        client = Client(scheduler)
+        try:
+            client = Client(scheduler, timeout=os.environ.get("METAEVAL_DASK_TIMEOUT", "10s"))
+        except (OSError, TimeoutError) as exc:
+            raise SweepError(f"cannot reach the Dask scheduler {scheduler!r}: {exc}") from None
     futures = []
     try:
         futures = client.map(_run_task, tasks, pure=False)
