@@ -182,7 +182,7 @@ def cmd_sweep(args) -> int:
         table = run_sweep(args.notebook, grid, args.output, workers=args.workers, scheduler=args.scheduler,
                           force=args.force)
     except SweepError as exc:
-        print(f"metaeval sweep: {exc}", file=sys.stderr)
+        print(f"metaeval sweep: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     print(f"collected {len(table)} rows into {Path(args.output) / 'sweep.csv'}")
     failures = Path(args.output) / "failures.csv"
@@ -334,7 +334,7 @@ def _dispatch(args) -> int:
             print(f"{prefix}: {exc}", file=sys.stderr)
             return 1
         if isinstance(exc, _user_errors()):
-            print(f"{prefix}: {_describe(exc)}", file=sys.stderr)
+            print(f"{prefix}: {' '.join(_describe(exc).split())}", file=sys.stderr)  # one line, always
             return 2
         raise
 

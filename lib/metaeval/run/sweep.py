@@ -48,10 +48,17 @@ def load_grid(path: str | os.PathLike) -> dict[str, list]:
     path = Path(path)
     if not path.exists():
         raise SweepError(f"grid file {path} does not exist")
+    if path.is_dir():
+        raise SweepError(f"grid file {path} is a folder, not a YAML or JSON file")
     try:
-        grid = yaml.safe_load(path.read_text())  # YAML is a superset of JSON
+        grid = yaml.safe_load(path.read_text(encoding="utf-8"))  # YAML is a superset of JSON
+    except UnicodeDecodeError as exc:
+        raise SweepError(f"grid file {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except yaml.YAMLError as exc:
-        raise SweepError(f"grid file {path} is not valid YAML/JSON: {exc}") from None
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SweepError(f"grid file {path} is not valid YAML/JSON{where}: {problem}") from None
     if not isinstance(grid, dict):
         raise SweepError(f"grid file {path} must map parameter names to lists of values")
     return {str(k): v if isinstance(v, list) else [v] for k, v in grid.items()}
