@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml requirements/constraints.txt
 setup: $(STAMP)
 
 results: setup
-	$(BIN)/metaeval run-all
+	$(BIN)/metaeval run-all --jobs 2 --log .cache/run-all.log
 
 test: setup
 	$(BIN)/ruff check lib tests notebooks

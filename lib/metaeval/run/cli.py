@@ -40,8 +40,12 @@ def _rouge_variants(args):
 
 def _read_rouge_input(path: Path):
     ids, peers, refs, keys = [], [], [], []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise SystemExit(f"{path}:{lineno}: not UTF-8 text ({exc.reason} at byte {exc.start} of the line)")
             if not line.strip():
                 continue
             try:
@@ -99,45 +103,50 @@ def cmd_rouge(args) -> int:
     return 0
 
 
-def _parse_params(pairs):
+def _parse_params(pairs, notebook=None):
+    """``-p NAME VALUE`` pairs read by each parameter's declared type (text for strings, YAML otherwise)."""
     import yaml
 
+    from metaeval.run.params import parse_cli_value
+
+    declared = {}
+    if notebook is not None:
+        from metaeval.run.notebooks import notebook_parameters
+
+        declared = notebook_parameters(notebook)
     params = {}
     for name, value in pairs or []:
-        params[name] = yaml.safe_load(value)
+        if name in declared:
+            params[name] = parse_cli_value(name, value, declared[name], where=f"-p {name}")
+        else:
+            params[name] = yaml.safe_load(value)  # unknown names are refused by the runner, naming them
     return params
 
 
 def cmd_run(args) -> int:
-    from metaeval.run.notebooks import NotebookError, run_notebook
+    from metaeval.run.notebooks import run_notebook
 
-    try:
-        res = run_notebook(args.notebook, _parse_params(args.param), log_output=args.log)
-    except NotebookError as exc:
-        print(f"metaeval run: {exc}", file=sys.stderr)
-        return 1
+    res = run_notebook(args.notebook, _parse_params(args.param, args.notebook), log_output=args.log)
     print(f"{res.notebook}: {res.seconds:.1f} s -> {res.output_dir}")
     return 0
 
 
 def cmd_run_all(args) -> int:
-    from metaeval.run.notebooks import NotebookError, run_all
+    from metaeval.run.notebooks import run_all
 
-    try:
-        results = run_all(only=args.only)
-    except NotebookError as exc:
-        print(f"metaeval run-all: {exc}", file=sys.stderr)
-        return 1
-    for res in results:
-        print(f"{res.notebook}: {res.seconds:.1f} s -> {res.output_dir}")
-    return 0
+    results = run_all(only=args.only, jobs=args.jobs, log=args.log)
+    return 1 if any(r["state"] == "failed" for r in results) else 0
 
 
 def cmd_params(args) -> int:
-    from metaeval.run.notebooks import notebook_parameters
+    from metaeval.run.notebooks import find_notebook, parameter_docs
 
-    for name, value in notebook_parameters(args.notebook).items():
-        print(f"{name} = {value!r}")
+    params = parameter_docs(args.notebook)
+    print(f"{find_notebook(args.notebook).stem}: set with -p NAME VALUE (a value of the type shown)")
+    width = max((len(f"{p.name} = {p.default!r}") for p in params), default=0)
+    for p in params:
+        left = f"{p.name} = {p.default!r}".ljust(width)
+        print(f"  {left}  [{p.type}]" + (f"  {p.help}" if p.help else ""))
     return 0
 
 
@@ -173,7 +182,7 @@ def cmd_sweep(args) -> int:
         table = run_sweep(args.notebook, grid, args.output, workers=args.workers, scheduler=args.scheduler,
                           force=args.force)
     except SweepError as exc:
-        print(f"metaeval sweep: {exc}", file=sys.stderr)
+        print(f"metaeval sweep: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     print(f"collected {len(table)} rows into {Path(args.output) / 'sweep.csv'}")
     failures = Path(args.output) / "failures.csv"
@@ -237,6 +246,8 @@ def main(argv=None) -> int:
 
     p = sub.add_parser("run-all", help="run every notebook with its defaults into results/")
     p.add_argument("--only", nargs="*", help="only these notebooks")
+    p.add_argument("--jobs", "-j", type=int, default=1, help="notebooks run in parallel (e.g. the number of cores)")
+    p.add_argument("--log", help="append progress lines and the kernels' own diagnostics to this file")
     p.set_defaults(func=cmd_run_all)
 
     p = sub.add_parser("sweep", help="run a notebook over a parameter grid and collect its main table")
@@ -249,7 +260,7 @@ def main(argv=None) -> int:
     p.add_argument("--force", action="store_true", help="rerun finished combinations")
     p.set_defaults(func=cmd_sweep)
 
-    p = sub.add_parser("params", help="list a notebook's parameters and defaults")
+    p = sub.add_parser("params", help="list a notebook's parameters: default, type and meaning")
     p.add_argument("notebook")
     p.set_defaults(func=cmd_params)
 
@@ -265,7 +276,67 @@ def main(argv=None) -> int:
     p.set_defaults(func=cmd_prepare_ci)
 
     args = parser.parse_args(argv)
-    return args.func(args)
+    return _dispatch(args)
+
+
+class _UserExit(SystemExit):
+    """Exit status 2 after a one-line message (already printed); ``str()`` is the message, for tests."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(2)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions that mean "the user gave something wrong": one line on stderr, exit status 2."""
+    import yaml
+
+    from metaeval._resources import ChecksumError
+    from metaeval.data.datasets import DataError
+    from metaeval.run.notebooks import NotebookError
+    from metaeval.run.outputs import OutputDirError
+    from metaeval.run.params import ParameterError
+    from metaeval.run.sweep import SweepError
+
+    return (OSError, UnicodeError, yaml.YAMLError, NotebookError, OutputDirError, ParameterError, SweepError,
+            DataError, ChecksumError)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+    if isinstance(exc, OSError) and exc.filename is not None:
+        reason = exc.strerror or str(exc)
+        return f"{exc.filename}: {reason}"
+    return str(exc)
+
+
+def _dispatch(args) -> int:
+    prefix = f"metaeval {args.command}"
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print(f"{prefix}: interrupted", file=sys.stderr)
+        return 130
+    except SystemExit as exc:
+        if isinstance(exc.code, str):
+            message = exc.code if exc.code.startswith("metaeval") else f"{prefix}: {exc.code}"
+            print(message, file=sys.stderr)
+            raise _UserExit(message) from None
+        raise
+    except Exception as exc:
+        from metaeval.run.notebooks import NotebookFailed
+
+        if isinstance(exc, NotebookFailed):
+            print(f"{prefix}: {exc}", file=sys.stderr)
+            return 1
+        if isinstance(exc, _user_errors()):
+            print(f"{prefix}: {' '.join(_describe(exc).split())}", file=sys.stderr)  # one line, always
+            return 2
+        raise
 
 
 if __name__ == "__main__":
