@@ -154,6 +154,14 @@ lines.append(f"* Stemming changes r by {stem:+.3f} on average and stemming + sto
 if ref_list[-1] > 1:
     lines.append(f"* {ref_list[-1]} references instead of 1 change r by {refs_gain:+.3f} on average (Lin, 3 instead "
                  f"of 1: {p_refs:+.3f}; \"using multiple references improved performance though not much\").")
+above = table[table["r"] > table["high"]]
+if len(above):
+    ex = above.iloc[0]
+    lines.append(f"* For {len(above)} of {len(table)} cells the correlation lies above its own bootstrap interval "
+                 f"(e.g. {ex['measure']}, {ex['setting']}: r = {ex['r']:.3f}, interval "
+                 f"{ex['low']:.3f} to {ex['high']:.3f}). Resampling documents with replacement "
+                 "adds noise to the system means, which pulls resampled correlations down when r is close to 1; "
+                 "percentile intervals do not correct that bias.")
 nb.report("\n".join(lines), "tables1-3_summary.md")
 
 # %% [markdown]
@@ -228,11 +236,12 @@ for coef, (fig_name, label, coef_name) in figure_names.items():
     for axis in grid.axes.flat:
         line = axis.axhline(r_crit, color="#C44E52", linewidth=1, linestyle="--")
         axis.tick_params(axis="x", labelsize=7)
-    grid.set_axis_labels("documents in the sample", f"{coef_name} r with {nb.name(human)}")
+    grid.set_axis_labels("documents in the sample", f"{coef_name} r")
     grid.set_titles("{row_name}, {col_name}")
     grid.figure.legend([line], [f"critical r = {r_crit:.3f} (alpha {alpha}, {n_systems} systems)"],
                        loc="lower center", ncol=1, fontsize=8, frameon=False)
-    grid.figure.suptitle(f"{label} on {ds.name}: {coef_name} correlation of ROUGE ({curve_setting}) vs sample size")
+    grid.figure.suptitle(f"{label} on {ds.name}: {coef_name} r of ROUGE-{statistic} ({curve_setting}) with "
+                         f"{nb.name(human)} vs sample size ({n_resamples} bootstrap samples per box)")
     grid.figure.tight_layout(rect=(0, 0.05, 1, 1))
     nb.save_figure(grid.figure, fig_name)
     plt.show()
@@ -272,7 +281,7 @@ for measure in curve_measures:
     for n_refs in counts:
         pick = block[block["references"] == n_refs].set_index("resample")["critical_size_pearson"]
         paper = lin.PAPER_CRITICAL_SIZES.get((measure, n_refs))
-        lines.append(f"* {measure}, {n_refs} reference(s): {documents(pick['inputs'])} resampling documents "
+        lines.append(f"* {measure}, {n_refs} reference(s): {documents(pick['inputs'])} when resampling documents "
                      f"(Lin: {documents(paper) if paper else 'not reported'}); {documents(pick['both'])} with "
                      "Boot-Both.")
 nb.report("\n".join(lines), "critical_sample_sizes.md")
