@@ -245,6 +245,14 @@ for coef, (fig_name, label, coef_name) in figure_names.items():
     grid.figure.tight_layout(rect=(0, 0.05, 1, 1))
     nb.save_figure(grid.figure, fig_name)
     plt.show()
+    lines = []
+    for measure in curve_measures:
+        for n in counts:
+            low, high = draws[(measure, n, "inputs", shown[0], coef)], draws[(measure, n, "inputs", shown[-1], coef)]
+            lines.append(f"* {measure}, {n} ref: median r {np.median(low):.2f} with {shown[0]} document(s), "
+                         f"{np.median(high):.2f} with {shown[-1]}; the share of bootstrap samples above the critical r "
+                         f"grows from {np.mean(low > r_crit):.0%} to {np.mean(high > r_crit):.0%}.")
+    nb.report(f"**{label} ({coef_name}).**\n" + "\n".join(lines))
 
 # %% [markdown]
 # ## Critical sample size, and what Boot-Both changes

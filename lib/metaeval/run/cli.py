@@ -134,10 +134,11 @@ def cmd_run_all(args) -> int:
 
 
 def cmd_params(args) -> int:
-    from metaeval.run.notebooks import notebook_parameters
+    from metaeval.run.notebooks import notebook_parameters, parameter_help
 
+    meaning = parameter_help(args.notebook)
     for name, value in notebook_parameters(args.notebook).items():
-        print(f"{name} = {value!r}")
+        print(f"{name} = {value!r}" + (f"  # {meaning[name]}" if meaning.get(name) else ""))
     return 0
 
 
