@@ -38,7 +38,8 @@ def _rouge_variants(args):
 
 
 def _read_rouge_input(path: Path):
-    ids, peers, refs = [], [], []
+    ids: list = []
+    peers, refs = [], []
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():

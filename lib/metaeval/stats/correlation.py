@@ -350,7 +350,7 @@ def correlate(
     return float(level_corr(X, Z, level, coefficient, _mask(X)))
 
 
-def effective_n(X, *, level: Level) -> int:
+def effective_n(X, *, level: str) -> int:
     """The sample size that Fisher's and Williams' formulas use at a level.
 
     System level: the number of systems with at least one score. Summary level: the largest number of

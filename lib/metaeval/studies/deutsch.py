@@ -108,7 +108,7 @@ def ci_coverage_simulation(
     rng = np.random.default_rng(rng)
     rows = []
     for trial, child in enumerate(_progress(rng.spawn(n_trials), progress, desc="trials")):
-        sa, sb, ia, ib = split_halves(*X.shape, child)
+        sa, sb, ia, ib = split_halves(X.shape[0], X.shape[1], child)
         XA, ZA = X[np.ix_(sa, ia)], Z[np.ix_(sa, ia)]
         XB, ZB = X[np.ix_(sb, ib)], Z[np.ix_(sb, ib)]
         for level in levels:
@@ -227,7 +227,7 @@ class RougeOneSubsampler:
         self.ref_len = np.diff(self.ref_off).astype(float)
         self.n_vocab = max(len(vocab), 1)
 
-    def sample(self, ks: Sequence[float], rng) -> np.ndarray:
+    def sample(self, ks: Sequence[float] | np.ndarray, rng) -> np.ndarray:
         """R_k for every k: array (len(ks), n_summaries). Each summary's tokens are put in one random order
         and R_k uses its first int(len * k) tokens (a uniformly random subset without replacement for each k;
         the subsets of one call are nested)."""
