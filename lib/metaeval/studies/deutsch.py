@@ -43,6 +43,7 @@ __all__ = [
     "corrected",
     "normality",
     "CI_METHODS",
+    "METHOD_NAMES",
     "PAPER_TABLE1_FABBRI",
     "PAPER_TABLE1_BHANDARI",
     "PAPER_TABLE1",
@@ -59,6 +60,10 @@ __all__ = [
 DOI = "https://doi.org/10.1162/tacl_a_00417"
 
 CI_METHODS = ("fisher", "boot-systems", "boot-inputs", "boot-both")
+#: Display names of the CI methods and tests, as in the paper.
+METHOD_NAMES = {"fisher": "Fisher", "boot-systems": "Boot-Systems", "boot-inputs": "Boot-Inputs",
+                "boot-both": "Boot-Both", "perm-both": "Perm-Both", "perm-systems": "Perm-Systems",
+                "perm-inputs": "Perm-Inputs", "williams": "Williams"}
 #: Deutsch et al. (2021) Table 1, SummEval (Fabbri) column, QAEval-F1, Pearson.
 PAPER_TABLE1_FABBRI = {
     "system": {"fisher": 0.87, "boot-systems": 0.81, "boot-inputs": 0.70, "boot-both": 0.98},
