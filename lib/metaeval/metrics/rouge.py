@@ -385,8 +385,8 @@ def score(
         for q, ref in enumerate(refs):
             pair_rec.append(r)
             pair_ref.append(intern(_as_sentences(ref, f"references[{r}][{q}]")))
-    pair_rec = np.asarray(pair_rec, np.int64)
-    pair_ref = np.asarray(pair_ref, np.int64)
+    pair_rec = np.asarray(pair_rec, np.int64)  # type: ignore[assignment]
+    pair_ref = np.asarray(pair_ref, np.int64)  # type: ignore[assignment]
     pair_peer = peer_text[pair_rec]
     n_refs = np.bincount(pair_rec, minlength=n_records)
     rec_start = np.concatenate([[0], np.cumsum(n_refs)[:-1]]).astype(np.int64)

@@ -39,7 +39,8 @@ def _rouge_variants(args):
 
 
 def _read_rouge_input(path: Path):
-    ids, peers, refs, keys = [], [], [], []
+    ids: list = []
+    peers, refs, keys = [], [], []
     with open(path, "rb") as fh:
         for lineno, raw in enumerate(fh, 1):
             try:
