@@ -290,3 +290,34 @@ def test_topk_truncation_effect_on_summeval_grouge(summeval):
         rho = small[col].corr(large[col], method="spearman")
         print(f"{col}: mean |d| = {d.mean():.4f}, max {d.max():.4f}, Spearman {rho:.3f}")
         assert d.mean() < 0.05 and rho > 0.9
+
+
+# ------------------------------------------------------------------------------------------------
+# Command line
+
+
+def test_grouge_cli_writes_rouge_style_records(tmp_path):
+    import json
+
+    from metaeval.run.cli import main
+
+    records = [
+        {"id": "a", "peer": "police fired three officers", "refs": ["the officers were dismissed", "cops fired"]},
+        {"id": "b", "peer": "it is pouring", "refs": ["it is raining heavily"]},
+    ]
+    src, dst = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert main(["grouge", str(src), str(dst), "--methods", "G-1,G-SU4", "--lam", "1"]) == 0
+    out = [json.loads(line) for line in dst.read_text().splitlines()]
+    assert [o["id"] for o in out] == ["a", "b"] and [o["n_refs"] for o in out] == [2, 1]
+    sig = "grouge-1|lam:1|restart:0.15|iter:30|topk:128|wn:3.0|stem:yes|stop:no|refs:A"
+    assert set(out[0]["scores"]) == {sig, sig.replace("grouge-1", "grouge-su4")}
+    expected = rouge_score([r["peer"] for r in records], [r["refs"] for r in records], ["R-1|stem=1|stop=0|R"],
+                           rounding=False).iloc[:, 0]
+    assert [o["scores"][sig] for o in out] == pytest.approx(expected.tolist(), abs=1e-12)
+    assert main(["grouge", str(src), str(dst), "--methods", "G-1"]) == 0
+    half = json.loads(dst.read_text().splitlines()[1])["scores"]
+    assert list(half) == [sig.replace("lam:1", "lam:0.5")]
+    assert expected[1] == 0.5 and 0.25 < next(iter(half.values())) < 1  # it, is + a share for pouring ~ raining
+    with pytest.raises(SystemExit, match="grouge-N"):
+        main(["grouge", str(src), str(dst), "--methods", "R-L"])
