@@ -34,6 +34,7 @@ bench: setup
 	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[bench]"
 	$(BIN)/python benchmarks/bench_stats.py
 	$(BIN)/python benchmarks/bench_rouge.py
+	$(BIN)/python benchmarks/bench_embeddings.py
 
 clean-venv:
 	rm -rf $(VENV)
