@@ -213,7 +213,8 @@ def learned_metrics(
     Y = {t: np.asarray(targets[t], dtype=float).ravel() for t in targets}
     out: dict[str, dict[str, np.ndarray]] = {t: {} for t in targets}
     rows: list[dict[str, Any]] = []
-    opts: dict[str, Any] = dict(groups=feats.groups, folds=folds, rng=seed, inner_folds=inner_folds, n_jobs=n_jobs, progress=progress)
+    opts: dict[str, Any] = dict(groups=feats.groups, folds=folds, rng=seed, inner_folds=inner_folds, n_jobs=n_jobs,
+                                progress=progress)
 
     def record(name: str, target: str, res) -> None:
         for k, p in enumerate(res.params):
