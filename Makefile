@@ -24,8 +24,10 @@ results: setup
 	$(BIN)/metaeval run-all
 
 test: setup
+	$(BIN)/ruff check lib tests notebooks
 	rm -rf .nbval && $(BIN)/metaeval prepare-ci .nbval
-	$(BIN)/python -m pytest -q -m "not slow" tests .nbval --nbval-lax --nbval-current-env -p no:cacheprovider
+	$(BIN)/python -m pytest -q -m "not slow" tests lib/metaeval .nbval --nbval-lax --nbval-current-env -p no:cacheprovider
+	$(BIN)/mypy
 
 test-slow: setup
 	$(BIN)/python -m pytest -q -m slow tests
@@ -34,6 +36,7 @@ bench: setup
 	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[bench]"
 	$(BIN)/python benchmarks/bench_stats.py
 	$(BIN)/python benchmarks/bench_rouge.py
+	$(BIN)/python benchmarks/bench_datasets.py
 	$(BIN)/python benchmarks/bench_planning.py
 
 clean-venv:

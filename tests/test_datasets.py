@@ -3,11 +3,10 @@
 import json
 import shutil
 
+import metaeval
 import numpy as np
 import pytest
-
-import metaeval
-from metaeval.datasets import DataError, load, known_datasets, synthetic
+from metaeval.datasets import DataError, DataWarning, known_datasets, load, synthetic
 
 
 def test_summeval_grid_texts_and_ratings(summeval):
@@ -30,7 +29,8 @@ def test_summeval_published_system_means(summeval):
 def test_fabbri_same_grid_all_metrics(fabbri, summeval):
     assert fabbri.shape == (16, 100)
     assert fabbri.systems == summeval.systems and fabbri.inputs == summeval.inputs
-    for name in ["qa-eval.f1", "bertscore.recall", "rouge-2.f1", "s3.resp", "METEOR", "MoverScore", "BEwTE.f1", "AutoSummENG"]:
+    for name in ["qa-eval.f1", "bertscore.recall", "rouge-2.f1", "s3.resp", "METEOR", "MoverScore", "BEwTE.f1",
+                 "AutoSummENG"]:
         assert name in fabbri.score_names
     np.testing.assert_array_equal(fabbri.matrix("expert.relevance"), summeval.matrix("expert.relevance"))
     assert load("data/deutsch2021/fabbri2020").shape == (16, 100)
@@ -40,7 +40,7 @@ def test_fabbri_same_grid_all_metrics(fabbri, summeval):
 def test_unknown_dataset_lists_known():
     with pytest.raises(DataError, match="summeval"):
         load("tac2008")
-    assert set(known_datasets()) == {"summeval", "fabbri2020"}
+    assert set(known_datasets()) == {"summeval", "realsumm", "fabbri2020", "bhandari2020"}
 
 
 def _write(path, records):
@@ -57,7 +57,9 @@ def test_user_metrics_directory_merge_and_flatten(tmp_path):
     b.append({"instance_id": "a", "summarizer_id": "ref", "summarizer_type": "reference", "metrics": {}})
     _write(tmp_path / "a.jsonl", a)
     _write(tmp_path / "b.jsonl", b)
-    ds = load(tmp_path)
+    with pytest.raises(DataError, match=r"b\.jsonl:7: field 'summarizer_type' is 'reference'"):
+        load(tmp_path)
+    ds = load(tmp_path, reference_records="skip")
     assert ds.systems == ("x", "y", "z") and ds.inputs == ("a", "b")
     assert ds.score_names == ["human.rel", "m.f1"]
     assert ds.matrix("human.rel")[0, 0] == pytest.approx(7 / 3)
@@ -75,7 +77,7 @@ def test_missing_field_and_bad_value(tmp_path):
     with pytest.raises(DataError, match="missing field 'summarizer_id'"):
         load(tmp_path)
     _write(tmp_path / "m.jsonl", [_rec("a", "x", s="high")])
-    with pytest.raises(DataError, match="metric 's'"):
+    with pytest.raises(DataError, match=r"m\.jsonl:1: score 's' is 'high', expected a number"):
         load(tmp_path)
 
 
@@ -88,13 +90,15 @@ def test_duplicate_keys(tmp_path):
 def test_incomplete_grid_choices(tmp_path):
     recs = [_rec(i, s, s=float(ord(i) + ord(s))) for i in "abc" for s in "xyz" if (i, s) != ("b", "y")]
     _write(tmp_path / "m.jsonl", recs)
-    with pytest.raises(DataError, match=r"1 cells lack.*\('y', 'b'\)"):
-        load(tmp_path)
-    assert np.isnan(load(tmp_path, incomplete="keep-nan").matrix("s", allow_nan=True)).sum() == 1
-    assert load(tmp_path, incomplete="drop-inputs").inputs == ("a", "c")
-    assert load(tmp_path, incomplete="drop-systems").systems == ("x", "z")
-    with pytest.raises(DataError, match="allow_nan"):
-        load(tmp_path, incomplete="keep-nan").matrix("s")
+    ds = load(tmp_path)  # loading never fails because of an incomplete score; using it does
+    with pytest.raises(DataError, match=r"score 's' of dataset .* is missing in 1 of 9 cells, e.g. \(y, b\)"):
+        ds.matrix("s")
+    assert np.isnan(ds.matrix("s", allow_nan=True)).sum() == 1
+    assert np.isnan(load(tmp_path, incomplete="keep-nan").matrix("s")).sum() == 1
+    with pytest.warns(DataWarning, match=r"dropped 1 of 3 inputs .*: b$"):
+        assert load(tmp_path, incomplete="drop-inputs").inputs == ("a", "c")
+    with pytest.warns(DataWarning, match=r"dropped 1 of 3 systems .*: y$"):
+        assert load(tmp_path, incomplete="drop-systems").systems == ("x", "z")
     with pytest.raises(ValueError, match="incomplete must be"):
         load(tmp_path, incomplete="drop")
 

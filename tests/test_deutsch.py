@@ -7,7 +7,8 @@ from conftest import load_json
 from metaeval import deutsch
 
 SIM = load_json("stats", "ci_simulation_fabbri.json")
-METHOD = {"fisher": "fisher", "boot-systems": "bootstrap-system", "boot-inputs": "bootstrap-input", "boot-both": "bootstrap-both"}
+METHOD = {"fisher": "fisher", "boot-systems": "bootstrap-system", "boot-inputs": "bootstrap-input",
+          "boot-both": "bootstrap-both"}
 
 
 def test_split_halves_disjoint_cover_and_seeded():
@@ -66,8 +67,10 @@ def test_ci_simulation_matches_reference_implementation(fabbri):
 
 def test_corrections_and_normality(fabbri):
     p = np.array([[np.nan, 0.01, 0.04], [0.2, np.nan, 0.02], [0.001, 0.5, np.nan]])
-    np.testing.assert_array_equal(deutsch.corrected(p, by="row"), [[False, True, False], [False, False, True], [True, False, False]])
-    np.testing.assert_array_equal(deutsch.corrected(p, by="all"), [[False, False, False], [False, False, False], [True, False, False]])
+    np.testing.assert_array_equal(deutsch.corrected(p, by="row"),
+                                  [[False, True, False], [False, False, True], [True, False, False]])
+    np.testing.assert_array_equal(deutsch.corrected(p, by="all"),
+                                  [[False, False, False], [False, False, False], [True, False, False]])
     table = deutsch.normality({"relevance": fabbri.matrix("expert.relevance")})
     assert 0 <= table.loc[0, "summary_percent_rejected"] <= 100
     assert table.loc[0, "inputs_tested"] <= 100

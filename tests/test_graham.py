@@ -39,7 +39,8 @@ def test_one_williams_pvalue_by_hand(analysis):
     r12, r13, r23 = abs(np.corrcoef(x, h)[0, 1]), abs(np.corrcoef(y, h)[0, 1]), abs(np.corrcoef(x, y)[0, 1])
     n = 16
     det = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
-    t = (r12 - r13) * np.sqrt((n - 1) * (1 + r23) / (2 * (n - 1) / (n - 3) * det + ((r12 + r13) / 2) ** 2 * (1 - r23) ** 3))
+    t = (r12 - r13) * np.sqrt(
+        (n - 1) * (1 + r23) / (2 * (n - 1) / (n - 3) * det + ((r12 + r13) / 2) ** 2 * (1 - r23) ** 3))
     i, j = pairs.names.index(a), pairs.names.index(b)
     assert pairs.pvalues[i, j] == pytest.approx(stats.t.sf(t, n - 3), abs=1e-12)
 

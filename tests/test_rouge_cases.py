@@ -1,6 +1,5 @@
 """Hand-checked ROUGE values for measures the golden files do not cover, and bad input."""
 
-import numpy as np
 import pytest
 
 from metaeval.rouge import score

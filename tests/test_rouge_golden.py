@@ -30,7 +30,8 @@ def _read(name):
 
 
 def _compare(golden, frame, variants):
-    gold = np.array([[g["scores"][v.key] if g["scores"][v.key] is not None else np.nan for v in variants] for g in golden])
+    gold = np.array([[g["scores"][v.key] if g["scores"][v.key] is not None else np.nan for v in variants]
+                     for g in golden])
     ours = frame[[v.key for v in variants]].to_numpy()
     assert gold.shape == ours.shape
     np.testing.assert_array_equal(np.isnan(ours), np.isnan(gold))
@@ -69,7 +70,8 @@ def test_summeval_golden(summeval_records, golden_file, n_refs, exceptions, spli
     assert _compare(golden, frame, variants) == 1600 * 96
 
 
-@pytest.mark.parametrize("golden_file,exceptions", [("demo_golden.jsonl", "full"), ("demo_golden_emptydb.jsonl", "empty")])
+@pytest.mark.parametrize("golden_file,exceptions",
+                         [("demo_golden.jsonl", "full"), ("demo_golden_emptydb.jsonl", "empty")])
 def test_demo_golden_including_best_reference(golden_file, exceptions):
     records = _read("demo_input.jsonl")
     golden = _read(golden_file)

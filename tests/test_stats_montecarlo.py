@@ -31,7 +31,8 @@ def test_bootstrap_ci_endpoints(level, key, metric, Z):
         lows.append(res.confidence_interval.low)
         highs.append(res.confidence_interval.high)
     n_ref = len(spec["seeds"])
-    for ours, mean_ref, sd_ref in [(lows, spec["lower_mean"], spec["lower_sd"]), (highs, spec["upper_mean"], spec["upper_sd"])]:
+    for ours, mean_ref, sd_ref in [(lows, spec["lower_mean"], spec["lower_sd"]),
+                                   (highs, spec["upper_mean"], spec["upper_sd"])]:
         tol = 3 * np.sqrt(np.var(ours, ddof=1) / N_SEEDS + sd_ref**2 / n_ref)
         assert abs(np.mean(ours) - mean_ref) <= tol, (np.mean(ours), mean_ref, tol)
 
@@ -58,7 +59,8 @@ def test_paper_rouge2_kendall_ci(metric, Z):
     MC error is ~0.01, allowing the paper's two-digit rounding and its own single-run MC error (~0.025).
     """
     X = metric("ROUGE-2")
-    cis = [metaeval.bootstrap_ci(X, Z, level="system", coefficient="kendall", n_resamples=1000, rng=s).confidence_interval for s in range(10)]
+    cis = [metaeval.bootstrap_ci(X, Z, level="system", coefficient="kendall", n_resamples=1000,
+                                 rng=s).confidence_interval for s in range(10)]
     low, high = np.mean(cis, axis=0)
     assert low == pytest.approx(-0.09, abs=0.06)
     assert high == pytest.approx(0.84, abs=0.035)

@@ -1,46 +1,65 @@
-"""Datasets: the embedded real data, user data in SacreROUGE "Metrics" JSONL form, and synthetic data.
+"""Datasets: one contract for summaries, references and scores, the embedded data, and synthetic data.
 
-Every dataset is a grid of N systems x M inputs. Any score (metric or human rating) gives an N x M
+A dataset is a folder (or one file) of JSONL records keyed by (``instance_id``, ``summarizer_id``); each
+record holds any of: the summary text, the reference texts, and scores (metric values and human
+judgments; nested objects are flattened with ``.``). Records for the same key may be spread over several
+files of the folder and are merged. The accepted record formats (SacreROUGE "Metrics" and summaries JSONL,
+the embedded SummEval/REALSumm joined files, ``metaeval rouge`` input and output) are listed in
+:mod:`metaeval.data.formats` and documented in ``data/README.md``. An optional ``dataset.yml`` in the
+folder names the default human score, the human scores, display names and whether the dataset's metrics
+are recall-oriented; without it these are inferred.
+
+Every dataset is a grid of N systems x M inputs, the union of all keys given. Any score gives an N x M
 matrix with rows = systems and columns = inputs, both sorted as strings (the order the reference
-statistics code uses, so matrices agree cell for cell with it).
-
-Score names are the nested ``metrics`` keys joined with ``.``::
+statistics code uses, so matrices agree cell for cell with it)::
 
     {"metrics": {"qa-eval": {"f1": 0.25}, "expert": {"relevance": [2, 4, 3]}}}
     -> "qa-eval.f1" = 0.25, "expert.relevance" = 3.0 (mean), ratings("expert.relevance") = [2, 4, 3]
 
-A list value (several annotators) is averaged; the individual values stay available through
-:meth:`Dataset.ratings`. For the joined SummEval file, ``expert.<dim>`` and ``turker.<dim>`` hold the
-expert and crowd ratings of coherence, consistency, fluency and relevance.
+A score that misses some cells does not stop loading: it is refused when used (:meth:`Dataset.matrix`,
+:meth:`Dataset.require`), where ``incomplete=`` chooses to drop inputs or systems, or to keep NaN.
 """
 
 from __future__ import annotations
 
-import json
+import math
 import os
-from dataclasses import dataclass, field
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, Literal, Mapping
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from metaeval import _resources
+from metaeval.data.formats import (
+    DataError,
+    DataWarning,
+    Record,
+    ReferenceRecords,
+    parse_record,
+    read_dataset_yml,
+    read_jsonl,
+)
+from metaeval.data.synthetic import SyntheticDataset, synthetic
 
 __all__ = [
-    "Dataset",
     "DataError",
-    "load",
-    "known_datasets",
-    "data_dir",
-    "verify_checksums",
-    "synthetic",
+    "DataWarning",
+    "Dataset",
     "SyntheticDataset",
+    "data_dir",
+    "display_name",
+    "known_datasets",
+    "load",
+    "synthetic",
+    "verify_checksums",
 ]
 
-
-class DataError(ValueError):
-    """A data file is missing, corrupt, malformed or does not form the expected grid."""
+IncompletePolicy = Literal["raise", "keep-nan", "drop-inputs", "drop-systems"]
+_POLICIES = ("raise", "keep-nan", "drop-inputs", "drop-systems")
 
 
 def data_dir() -> Path:
@@ -48,23 +67,54 @@ def data_dir() -> Path:
     return _resources.data_root()
 
 
-# name -> (path relative to data_dir(), description)
-_KNOWN: dict[str, tuple[str, str]] = {
+_SUMMEVAL_HUMAN = tuple(f"{who}.{dim}" for who in ("expert", "turker")
+                        for dim in ("coherence", "consistency", "fluency", "relevance"))
+_SUMMEVAL_META: dict[str, Any] = {"human_scores": list(_SUMMEVAL_HUMAN), "default_human": "expert.relevance",
+                                  "recall_oriented": False}
+_REALSUMM_META: dict[str, Any] = {"human_scores": ["litepyramid.recall"], "default_human": "litepyramid.recall",
+                                  "recall_oriented": True, "display_names": {"litepyramid.recall": "LitePyramid"}}
+
+# name -> (paths relative to data_dir(), description, metadata as in dataset.yml)
+_KNOWN: dict[str, tuple[tuple[str, ...], str, dict[str, Any]]] = {
     "summeval": (
-        "summeval/summeval_joined.jsonl",
-        "SummEval: 16 systems x 100 CNN/DM documents, texts, 11 references, expert and crowd ratings",
+        ("summeval/summeval_joined.jsonl", "deutsch2021/fabbri2020"),
+        ("SummEval: 16 systems x 100 CNN/DM inputs, texts, 11 references, expert and crowd ratings, "
+         "Deutsch et al.'s metric scores"),
+        _SUMMEVAL_META,
+    ),
+    "realsumm": (
+        ("realsumm/realsumm_joined.jsonl", "deutsch2021/bhandari2020"),
+        ("REALSumm: 24 systems x 100 CNN/DM inputs, texts, 1 reference, LitePyramid recall, "
+         "Deutsch et al.'s metric scores"),
+        _REALSUMM_META,
     ),
     "fabbri2020": (
-        "deutsch2021/fabbri2020",
-        "Deutsch et al. (2021) per-summary scores of 8 metrics + ratings on SummEval",
+        ("deutsch2021/fabbri2020",),
+        "Deutsch et al. (2021) metric scores + ratings on SummEval, no texts (16 x 100)",
+        _SUMMEVAL_META,
+    ),
+    "bhandari2020": (
+        ("deutsch2021/bhandari2020",),
+        "Deutsch et al. (2021) metric scores + LitePyramid on REALSumm, no texts (24 x 100)",
+        _REALSUMM_META,
     ),
 }
-_ALIASES = {"deutsch2021": "fabbri2020", "deutsch2021/fabbri2020": "fabbri2020"}
+_ALIASES = {
+    "deutsch2021": "fabbri2020",
+    "deutsch2021/fabbri2020": "fabbri2020",
+    "deutsch2021/bhandari2020": "bhandari2020",
+}
 
 
 def known_datasets() -> dict[str, str]:
-    """Names accepted by :func:`load` with a one-line description of each."""
-    return {name: desc for name, (_, desc) in _KNOWN.items()}
+    """Names accepted by :func:`load` with a one-line description of each.
+
+    Examples
+    --------
+    >>> sorted(known_datasets())
+    ['bhandari2020', 'fabbri2020', 'realsumm', 'summeval']
+    """
+    return {name: desc for name, (_, desc, _) in _KNOWN.items()}
 
 
 def verify_checksums(paths: Iterable[Path]) -> None:
@@ -81,15 +131,66 @@ def verify_checksums(paths: Iterable[Path]) -> None:
         raise DataError(str(exc)) from None
 
 
-def _flatten(metrics: Mapping, prefix: str = "") -> dict[str, object]:
-    flat: dict[str, object] = {}
-    for key, value in metrics.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            flat.update(_flatten(value, name + "."))
-        else:
-            flat[name] = value
-    return flat
+# ----------------------------------------------------------------------------------------------------
+# Display names and human scores
+
+_PRETTY = {
+    "qa-eval": "QAEval", "rouge-1": "ROUGE-1", "rouge-2": "ROUGE-2", "rouge-3": "ROUGE-3", "rouge-4": "ROUGE-4",
+    "rouge-l": "ROUGE-L", "rouge-su4": "ROUGE-SU4", "rouge-w": "ROUGE-W", "bertscore": "BERTScore", "s3": "S3",
+    "litepyramid": "LitePyramid", "pyramid": "Pyramid", "js-2": "JS-2", "bewte": "BEwTE", "meteor": "METEOR",
+    "moverscore": "MoverScore", "bleu": "BLEU",
+}
+_STATS = {"f1": "F1", "recall": "R", "precision": "P", "em": "EM", "lerc": "LERC", "pyr": "Pyr", "resp": "Resp"}
+_HUMAN_GROUPS = {"expert": "expert", "turker": "crowd", "crowd": "crowd", "human": "human", "annotator": "human"}
+# First name components that mark a human judgment, in the order human_scores lists them.
+_HUMAN_PREFIXES = ("expert", "human", "annotator", "litepyramid", "pyramid", "responsiveness", "crowd", "turker")
+
+
+def display_name(score: str) -> str:
+    """A readable default name of a score: ``expert.relevance`` -> "Relevance (expert)".
+
+    Examples
+    --------
+    >>> display_name("expert.relevance"), display_name("qa-eval.f1"), display_name("rouge-2.recall")
+    ('Relevance (expert)', 'QAEval-F1', 'ROUGE-2-R')
+    >>> display_name("turker.coherence"), display_name("METEOR")
+    ('Coherence (crowd)', 'METEOR')
+    """
+    if "|" in score:  # a signature or a metaeval rouge key already says exactly what it is
+        return score
+    head, _, tail = score.partition(".")
+    if tail and head.lower() in _HUMAN_GROUPS and "." not in tail:
+        return f"{tail.replace('_', ' ').capitalize()} ({_HUMAN_GROUPS[head.lower()]})"
+    pretty = _PRETTY.get(head.lower(), head)
+    if not tail:
+        return pretty
+    return f"{pretty}-{_STATS.get(tail.lower(), tail)}"
+
+
+def _infer_human(names: Sequence[str]) -> list[str]:
+    rank = {p: k for k, p in enumerate(_HUMAN_PREFIXES)}
+    human = [n for n in names if n.partition(".")[0].lower() in rank]
+    return sorted(human, key=lambda n: (rank[n.partition(".")[0].lower()], n))
+
+
+def _cells(k: int) -> str:
+    return f"{k} cell" if k == 1 else f"{k} cells"
+
+
+# ----------------------------------------------------------------------------------------------------
+# The dataset
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """What a dataset says about itself (``dataset.yml`` or inferred)."""
+
+    description: str = ""
+    human_scores: tuple[str, ...] = ()
+    default_human: str | None = None
+    recall_oriented: bool = False
+    display_names: Mapping[str, str] = field(default_factory=dict)
+    sources: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -103,11 +204,17 @@ class Dataset:
     systems, inputs : tuple of str
         Sorted (as strings) system ids and input ids: the rows and columns of every matrix.
     scores : pandas.DataFrame
-        One row per (system, input) cell (MultiIndex ``system``, ``input``), one column per score.
+        One row per (system, input) cell (MultiIndex ``system``, ``input``), one column per score; NaN where a
+        score is missing.
     ratings_table : dict
         For scores that came as lists (several annotators): name -> array (N, M, n_annotators).
     texts : pandas.DataFrame or None
-        Columns ``summary`` and ``references`` (list of str), same index as ``scores``.
+        Columns ``summary`` (str) and ``references`` (list of str), same index as ``scores``; None where a cell
+        has no text; the whole frame is None for scores-only data.
+    info : DatasetInfo
+        Human scores, default human score, display names, recall orientation, source files.
+    nan_ok : frozenset of str
+        Scores whose missing cells :meth:`matrix` returns as NaN (``incomplete="keep-nan"``).
     """
 
     name: str
@@ -116,6 +223,13 @@ class Dataset:
     scores: pd.DataFrame
     ratings_table: Mapping[str, np.ndarray] = field(default_factory=dict, repr=False)
     texts: pd.DataFrame | None = field(default=None, repr=False)
+    info: DatasetInfo = field(default_factory=DatasetInfo, repr=False)
+    nan_ok: frozenset[str] = field(default=frozenset(), repr=False)
+    _cache: dict[str, tuple[np.ndarray, int]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    # -- description ---------------------------------------------------------------------------------
 
     @property
     def score_names(self) -> list[str]:
@@ -124,40 +238,145 @@ class Dataset:
 
     @property
     def shape(self) -> tuple[int, int]:
+        """(number of systems, number of inputs)."""
         return len(self.systems), len(self.inputs)
 
+    @property
+    def has_texts(self) -> bool:
+        """True when every cell has a summary and every input at least one reference."""
+        if self.texts is None:
+            return False
+        return bool(self.texts["summary"].notna().all() and self.texts["references"].notna().all())
+
+    @property
+    def n_references(self) -> int:
+        """References per input: the minimum over inputs (0 without texts)."""
+        if self.texts is None:
+            return 0
+        return int(min((len(r) if isinstance(r, list) else 0) for r in self.texts["references"]))
+
+    @property
+    def human_scores(self) -> list[str]:
+        """The human judgments among the scores (``dataset.yml``'s ``human_scores``, else inferred)."""
+        return list(self.info.human_scores)
+
+    @property
+    def default_human(self) -> str:
+        """The human score analyses use unless told otherwise (``dataset.yml``'s ``default_human``)."""
+        if self.info.default_human is None:
+            raise DataError(
+                f"dataset {self.name!r} has no human score (scores: {', '.join(self.score_names) or 'none'}); "
+                "name one with default_human in dataset.yml, or pass the human score explicitly"
+            )
+        return self.info.default_human
+
+    @property
+    def recall_oriented(self) -> bool:
+        """True when the dataset's study used recall variants of the metrics (REALSumm)."""
+        return self.info.recall_oriented
+
+    def display_name(self, score: str) -> str:
+        """A readable name of a score (``dataset.yml``'s ``display_names``, else :func:`display_name`)."""
+        return self.info.display_names.get(score) or display_name(score)
+
+    def describe(self) -> pd.DataFrame:
+        """One row per score: name, display name, human?, complete cells, missing cells.
+
+        Examples
+        --------
+        >>> load("fabbri2020").describe().set_index("score").loc["qa-eval.f1", ["complete", "missing"]].tolist()
+        [1600, 0]
+        """
+        missing = self.scores.isna().sum()
+        human = set(self.info.human_scores)
+        rows = [
+            {
+                "score": name,
+                "display_name": self.display_name(name),
+                "human": name in human,
+                "complete": int(len(self.scores) - missing[name]),
+                "missing": int(missing[name]),
+            }
+            for name in self.score_names
+        ]
+        return pd.DataFrame(rows, columns=["score", "display_name", "human", "complete", "missing"])
+
+    def summary_text(self) -> str:
+        """The multi-line description printed by ``metaeval describe``."""
+        n, m = self.shape
+        lines = [f"dataset: {self.name}"]
+        if self.info.description:
+            lines.append(f"description: {self.info.description}")
+        shown = ", ".join(self.systems[:8]) + (" ..." if n > 8 else "")
+        lines.append(f"systems: {n} ({shown})")
+        lines.append(f"inputs: {m}")
+        if self.texts is None:
+            lines.append("texts: no (scores only)")
+        else:
+            counts = [len(r) if isinstance(r, list) else 0 for r in self.texts["references"]]
+            n_summaries = int(self.texts["summary"].notna().sum())
+            lines.append(f"texts: {'yes' if self.has_texts else 'partial'} ({n_summaries} of {n * m} summaries)")
+            lo, hi = min(counts), max(counts)
+            lines.append(f"references per input: {lo}" + (f" to {hi}" if hi != lo else ""))
+        lines.append(f"human scores: {', '.join(self.human_scores) or 'none'}")
+        lines.append(f"default human score: {self.info.default_human or 'none'}")
+        lines.append(f"recall-oriented: {'yes' if self.recall_oriented else 'no'}")
+        table = self.describe()
+        if table.empty:
+            lines.append("scores: none")
+        else:
+            table["coverage"] = [
+                "complete" if k == 0 else f"{_cells(k)} missing" for k in table["missing"]
+            ]
+            table["human"] = table["human"].map({True: "yes", False: ""})
+            lines.append(f"scores: {len(table)}")
+            lines.append(table[["score", "display_name", "human", "coverage"]].to_string(index=False))
+        return "\n".join(lines)
+
+    # -- matrices ------------------------------------------------------------------------------------
+
+    def _column(self, name: str) -> tuple[np.ndarray, int]:
+        cached = self._cache.get(name)
+        if cached is None:
+            if name not in self.scores.columns:
+                raise KeyError(
+                    f"unknown score {name!r} in dataset {self.name!r}; known: {', '.join(self.score_names)}"
+                )
+            values = self.scores[name].to_numpy(dtype=float).reshape(len(self.systems), len(self.inputs))
+            cached = (values, int(np.isnan(values).sum()))
+            self._cache[name] = cached
+        return cached
+
     def matrix(self, name: str, *, allow_nan: bool = False) -> np.ndarray:
-        """The N x M matrix (systems x inputs) of one score.
+        """The N x M matrix (systems x inputs) of one score (a fresh copy: callers may modify it).
 
         Parameters
         ----------
         name : str
             A score name (see :attr:`score_names`).
         allow_nan : bool
-            Return NaN for missing cells instead of raising.
+            Return NaN for missing cells instead of raising (also the case for scores made ``keep-nan`` by
+            :meth:`require` or :func:`load`).
 
         Examples
         --------
-        >>> ds = load("fabbri2020")                      # doctest: +SKIP
-        >>> ds.matrix("expert.relevance").shape          # doctest: +SKIP
+        >>> ds = load("fabbri2020")
+        >>> ds.matrix("expert.relevance").shape
         (16, 100)
         """
-        if name not in self.scores.columns:
-            raise KeyError(
-                f"unknown score {name!r} in dataset {self.name!r}; known: {', '.join(self.score_names)}"
-            )
-        values = self.scores[name].to_numpy(dtype=float).reshape(len(self.systems), len(self.inputs))
-        if not allow_nan and np.isnan(values).any():
+        values, n_missing = self._column(name)
+        if n_missing and not allow_nan and name not in self.nan_ok:
             missing = np.argwhere(np.isnan(values))
             cells = ", ".join(f"({self.systems[i]}, {self.inputs[j]})" for i, j in missing[:5])
             raise DataError(
-                f"score {name!r} is missing in {len(missing)} of {values.size} cells, e.g. {cells}; "
-                "pass allow_nan=True to keep them as NaN, or load(..., incomplete='drop-inputs')"
+                f"score {name!r} of dataset {self.name!r} is missing in {n_missing} of {values.size} cells, e.g. "
+                f"{cells}; use ds.require(scores=[{name!r}], incomplete='drop-inputs' | 'drop-systems' | 'keep-nan'), "
+                "or pass allow_nan=True to keep them as NaN"
             )
-        return values
+        return values.copy()
 
     def ratings(self, name: str) -> np.ndarray:
-        """Individual annotator ratings of a list-valued score: array (N, M, n_annotators)."""
+        """Individual annotator ratings of a list-valued score: array (N, M, n_annotators), NaN-padded."""
         if name not in self.ratings_table:
             raise KeyError(
                 f"score {name!r} has no individual ratings; list-valued scores: "
@@ -167,7 +386,13 @@ class Dataset:
 
     def system_scores(self, name: str) -> pd.Series:
         """Per-system mean of a score (the system-level score), indexed by system id."""
-        return pd.Series(np.nanmean(self.matrix(name, allow_nan=True), axis=1), index=list(self.systems), name=name)
+        values = self.matrix(name, allow_nan=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN row gives NaN, which is the answer
+            means = np.nanmean(values, axis=1)
+        return pd.Series(means, index=list(self.systems), name=name)
+
+    # -- texts ---------------------------------------------------------------------------------------
 
     def summaries(self) -> np.ndarray:
         """System summaries as an N x M object array of str (texts datasets only)."""
@@ -179,14 +404,17 @@ class Dataset:
 
     def _text_grid(self, column: str) -> np.ndarray:
         if self.texts is None:
-            raise DataError(f"dataset {self.name!r} has no texts (only scores)")
+            raise DataError(f"dataset {self.name!r} has no texts; this analysis needs summaries and references")
         grid = np.empty(self.shape, dtype=object)
         flat = self.texts[column].to_list()
+        m = len(self.inputs)
         for k, value in enumerate(flat):
-            grid[k // len(self.inputs), k % len(self.inputs)] = value
+            grid[k // m, k % m] = value
         return grid
 
-    def subset(self, systems: Iterable[str] | None = None, inputs: Iterable[str] | None = None) -> "Dataset":
+    # -- restriction ---------------------------------------------------------------------------------
+
+    def subset(self, systems: Iterable[str] | None = None, inputs: Iterable[str] | None = None) -> Dataset:
         """A dataset restricted to some systems and/or inputs (ids must exist)."""
         systems = tuple(sorted(systems)) if systems is not None else self.systems
         inputs = tuple(sorted(inputs)) if inputs is not None else self.inputs
@@ -194,159 +422,407 @@ class Dataset:
             unknown = sorted(set(ids) - set(known))
             if unknown:
                 raise KeyError(f"{arg}: unknown ids {unknown[:5]}{' ...' if len(unknown) > 5 else ''}")
+        if systems == self.systems and inputs == self.inputs:
+            return self
         index = pd.MultiIndex.from_product([systems, inputs], names=["system", "input"])
         si = [self.systems.index(s) for s in systems]
         ii = [self.inputs.index(i) for i in inputs]
         ratings = {k: v[np.ix_(si, ii)] for k, v in self.ratings_table.items()}
         texts = self.texts.loc[index] if self.texts is not None else None
-        return Dataset(self.name, systems, inputs, self.scores.loc[index], ratings, texts)
+        return Dataset(self.name, systems, inputs, self.scores.loc[index], ratings, texts, self.info, self.nan_ok)
+
+    def _missing_mask(self, scores: Sequence[str], texts: bool) -> np.ndarray:
+        """N x M mask of cells where a listed score (or, with ``texts``, a summary or reference) is missing."""
+        mask = np.zeros(self.shape, dtype=bool)
+        for name in scores:
+            mask |= np.isnan(self._column(name)[0])
+        if texts and self.texts is not None:
+            t = self.texts
+            mask |= (t["summary"].isna() | t["references"].isna()).to_numpy().reshape(self.shape)
+        return mask
+
+    def _drop(self, mask: np.ndarray, incomplete: IncompletePolicy, what: str) -> Dataset:
+        """Drop the inputs (columns) or systems (rows) that have a masked cell, with a warning naming them."""
+        axis_name = "inputs" if incomplete == "drop-inputs" else "systems"
+        ids = self.inputs if incomplete == "drop-inputs" else self.systems
+        bad: list[bool] = np.asarray(mask.any(axis=0 if incomplete == "drop-inputs" else 1)).tolist()
+        dropped = [x for x, b in zip(ids, bad) if b]
+        kept = [x for x, b in zip(ids, bad) if not b]
+        if not kept:
+            raise DataError(
+                f"dataset {self.name!r}: every one of the {len(ids)} {axis_name} misses some of {what}; "
+                f"incomplete={incomplete!r} would leave nothing"
+            )
+        warnings.warn(
+            f"dataset {self.name!r}: dropped {len(dropped)} of {len(ids)} {axis_name} where {what} is missing "
+            f"(incomplete={incomplete!r}): {', '.join(dropped[:10])}{' ...' if len(dropped) > 10 else ''}",
+            DataWarning,
+            stacklevel=3,
+        )
+        return self.subset(**{axis_name: kept})
+
+    def require(
+        self,
+        *,
+        scores: str | Iterable[str] = (),
+        texts: bool = False,
+        incomplete: IncompletePolicy = "raise",
+        purpose: str = "this analysis",
+    ) -> Dataset:
+        """Check that the dataset has what an analysis uses, and resolve incompleteness of just that.
+
+        Parameters
+        ----------
+        scores : str or iterable of str
+            The scores the analysis uses; each must exist.
+        texts : bool
+            The analysis needs summaries and references.
+        incomplete : {"raise", "drop-inputs", "drop-systems", "keep-nan"}
+            When a listed score (or, with ``texts``, a text) misses cells: raise, drop the inputs or the systems
+            that have missing cells (a :class:`DataWarning` names them), or keep them as NaN (``matrix`` then
+            returns NaN for those scores).
+        purpose : str
+            Named in the error message, e.g. ``"notebook 21 (power)"``.
+
+        Returns
+        -------
+        Dataset
+            This dataset, or a smaller one.
+
+        Raises
+        ------
+        DataError
+            One line naming the missing texts, an unknown score, or the incomplete score and its missing cells.
+
+        Examples
+        --------
+        >>> ds = load("fabbri2020")
+        >>> ds.require(scores=["qa-eval.f1", "expert.relevance"]).shape
+        (16, 100)
+        >>> ds.require(texts=True, purpose="notebook 21")
+        Traceback (most recent call last):
+        ...
+        metaeval.data.formats.DataError: dataset 'fabbri2020' has no texts; notebook 21 needs summaries and references
+        """
+        if incomplete not in _POLICIES:
+            raise ValueError(
+                f"incomplete must be 'raise', 'keep-nan', 'drop-inputs' or 'drop-systems', got {incomplete!r}"
+            )
+        names = [scores] if isinstance(scores, str) else list(scores)
+        for name in names:
+            if name not in self.scores.columns:
+                raise DataError(
+                    f"dataset {self.name!r} has no score {name!r}; {purpose} needs it "
+                    f"(scores: {', '.join(self.score_names) or 'none'})"
+                )
+        if texts and self.texts is None:
+            raise DataError(f"dataset {self.name!r} has no texts; {purpose} needs summaries and references")
+        mask = self._missing_mask(names, texts)
+        if not mask.any():
+            return self
+        parts = [f"{n!r} ({_cells(int(np.isnan(self._column(n)[0]).sum()))})" for n in names
+                 if np.isnan(self._column(n)[0]).any()]
+        if texts and self.texts is not None and not self.has_texts:
+            parts.append("texts")
+        what = " and ".join(parts)
+        if incomplete == "raise":
+            cells = ", ".join(f"({self.systems[i]}, {self.inputs[j]})" for i, j in np.argwhere(mask)[:5])
+            raise DataError(
+                f"dataset {self.name!r}: {what} missing in {int(mask.sum())} of {mask.size} cells (e.g. {cells}); "
+                f"{purpose} needs them complete: pass incomplete='drop-inputs', 'drop-systems' or 'keep-nan'"
+            )
+        if incomplete == "keep-nan":
+            return replace(self, nan_ok=self.nan_ok | frozenset(names))
+        return self._drop(mask, incomplete, what)
 
 
 # ----------------------------------------------------------------------------------------------------
 # Loading
 
 
-IncompletePolicy = Literal["raise", "keep-nan", "drop-inputs", "drop-systems"]
-
-
-def _resolve(name_or_path: str | os.PathLike) -> tuple[str, Path]:
-    text = str(name_or_path)
+def _resolve(name_or_path: Any) -> tuple[str, list[Path], dict[str, Any], str]:
+    """(name, files, metadata, description) of a dataset name or path."""
+    if name_or_path is None or not isinstance(name_or_path, (str, os.PathLike)):
+        raise DataError(
+            f"name_or_path must be a dataset name ({', '.join(_KNOWN)}) or a path, got {type(name_or_path).__name__}"
+        )
+    text = os.fspath(name_or_path)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if not text.strip():
+        raise DataError(
+            f"name_or_path is empty; give a dataset name ({', '.join(_KNOWN)}) or the path of a folder or JSONL file"
+        )
     key = _ALIASES.get(text, text)
     if key in _KNOWN:
-        return key, data_dir() / _KNOWN[key][0]
-    path = Path(text)
-    if path.exists():
-        return text, path
-    raise DataError(
-        f"unknown dataset {text!r}: not a known name ({', '.join(sorted(_KNOWN))}) "
-        "and no file or directory of that name exists"
-    )
+        rels, desc, meta = _KNOWN[key]
+        files: list[Path] = []
+        for rel in rels:
+            path = data_dir() / rel
+            if not path.exists():
+                raise DataError(f"dataset {key!r}: {path} does not exist (embedded data missing; see data/README.md)")
+            files.extend(sorted(path.glob("*.jsonl")) if path.is_dir() else [path])
+        return key, files, dict(meta), desc
+    try:
+        return _resolve_path(text)
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, DataError):
+            raise
+        raise DataError(f"{text!r}: cannot be read as a dataset ({exc})") from None
 
 
-def _read_jsonl(path: Path) -> Iterable[tuple[int, dict]]:
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
-            if not isinstance(record, dict):
-                raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}")
-            yield lineno, record
+def _resolve_path(text: str) -> tuple[str, list[Path], dict[str, Any], str]:
+    path = Path(text).expanduser()
+    if not path.exists():
+        raise DataError(
+            f"unknown dataset {text!r}: not a known name ({', '.join(sorted(_KNOWN))}) "
+            "and no file or directory of that name exists"
+        )
+    meta: dict[str, Any] = {}
+    if path.is_dir():
+        files = sorted(p for p in path.glob("*.jsonl") if p.is_file())
+        if not files:
+            nested = sorted(p.name for p in path.iterdir() if p.is_dir() and any(p.glob("*.jsonl")))
+            hint = f" (its subfolders {', '.join(nested)} do: load one of them)" if nested else ""
+            raise DataError(f"{path}: directory holds no *.jsonl files{hint}; {_formats_hint()}")
+        yml = path / "dataset.yml"
+        if not yml.exists() and (path / "dataset.yaml").exists():
+            yml = path / "dataset.yaml"
+        if yml.exists():
+            meta = read_dataset_yml(yml)
+        unread = sorted(p.name for p in path.iterdir()
+                        if p.suffix.lower() in (".json", ".csv", ".tsv", ".gz", ".jsonlines", ".ndjson"))
+        if unread:
+            warnings.warn(f"{path}: only *.jsonl files are read; not reading {', '.join(unread)}", DataWarning,
+                          stacklevel=4)
+    else:
+        files = [path]
+    return text, files, meta, str(meta.get("description", ""))
 
 
-def _require(record: dict, key: str, kind: type, where: str):
-    if key not in record:
-        raise DataError(f"{where}: missing field {key!r}")
-    value = record[key]
-    if not isinstance(value, kind):
-        raise DataError(f"{where}: field {key!r} must be {kind.__name__}, got {type(value).__name__}")
-    return value
+def _formats_hint() -> str:
+    from metaeval.data.formats import FORMAT_HELP
 
-
-def _cell_values(flat: dict[str, object], where: str) -> tuple[dict[str, float], dict[str, list]]:
-    scalars: dict[str, float] = {}
-    lists: dict[str, list] = {}
-    for name, value in flat.items():
-        if isinstance(value, bool) or value is None:
-            raise DataError(f"{where}: metric {name!r} is {value!r}, expected a number or list of numbers")
-        if isinstance(value, (int, float)):
-            scalars[name] = float(value)
-        elif isinstance(value, list):
-            if not value or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
-                raise DataError(f"{where}: metric {name!r} must be a non-empty list of numbers")
-            lists[name] = [float(v) for v in value]
-            scalars[name] = float(np.mean(lists[name]))
-        else:
-            raise DataError(f"{where}: metric {name!r} has unsupported type {type(value).__name__}")
-    return scalars, lists
+    return FORMAT_HELP
 
 
 class _Collector:
-    """Merges records keyed by (system, input) from one or more files, rejecting duplicates."""
+    """Merges normalized records keyed by (system, input) from one or more files.
+
+    The same value given twice (e.g. LitePyramid in both REALSumm files) is accepted; two different values
+    for one cell and one score are an error naming both places.
+    """
 
     def __init__(self) -> None:
-        self.scores: dict[tuple[str, str], dict[str, float]] = {}
-        self.lists: dict[tuple[str, str], dict[str, list]] = {}
-        self.texts: dict[tuple[str, str], dict] = {}
-        self.origin: dict[tuple[tuple[str, str], str], str] = {}
+        self.scores: dict[str, dict[tuple[str, str], float]] = {}
+        self.ratings: dict[str, dict[tuple[str, str], list[float]]] = {}
+        self.origin: dict[tuple[str, tuple[str, str]], str] = {}
+        self.summary: dict[tuple[str, str], tuple[str, str]] = {}
+        self.refs: dict[tuple[str, str], tuple[list[str], str]] = {}
+        self.input_refs: dict[str, tuple[list[str], str]] = {}
+        self.systems: set[str] = set()
+        self.inputs: set[str] = set()
 
-    def add(self, key, scalars, lists, where, texts=None) -> None:
-        cell = self.scores.setdefault(key, {})
-        for name, value in scalars.items():
-            if name in cell:
+    def add(self, rec: Record) -> None:
+        self.inputs.add(rec.instance_id)
+        if rec.summarizer_id is None:
+            assert rec.references is not None
+            self._merge_refs(self.input_refs, rec.instance_id, rec.references, rec, "for input")
+            return
+        key = (rec.summarizer_id, rec.instance_id)
+        self.systems.add(rec.summarizer_id)
+        for name, value in rec.scores.items():
+            column = self.scores.setdefault(name, {})
+            old = column.get(key)
+            if old is None or (math.isnan(old) and not math.isnan(value)):
+                column[key] = value
+                self.origin[(name, key)] = rec.where
+            elif old != value and not (math.isnan(old) and math.isnan(value)) and not math.isnan(value):
                 raise DataError(
-                    f"{where}: duplicate score {name!r} for system {key[0]!r}, input {key[1]!r} "
-                    f"(first seen at {self.origin[(key, name)]})"
+                    f"{rec.where}: duplicate score {name!r} for system {key[0]!r}, input {key[1]!r} with a "
+                    f"different value ({value!r} here, {old!r} first seen at {self.origin[(name, key)]})"
                 )
-            cell[name] = value
-            self.origin[(key, name)] = where
-        if lists:
-            self.lists.setdefault(key, {}).update(lists)
-        if texts is not None:
-            if key in self.texts:
-                raise DataError(f"{where}: duplicate texts for system {key[0]!r}, input {key[1]!r}")
-            self.texts[key] = texts
+        for name, values in rec.ratings.items():
+            rcolumn = self.ratings.setdefault(name, {})
+            prev = rcolumn.get(key)
+            if prev is None:
+                rcolumn[key] = values
+            elif prev != values:
+                raise DataError(
+                    f"{rec.where}: duplicate ratings {name!r} for system {key[0]!r}, input {key[1]!r} with different "
+                    f"values ({values} here, {prev} first seen at {self.origin[(name, key)]})"
+                )
+        if rec.summary is not None:
+            first = self.summary.get(key)
+            if first is None:
+                self.summary[key] = (rec.summary, rec.where)
+            elif first[0] != rec.summary:
+                raise DataError(
+                    f"{rec.where}: duplicate summary for system {key[0]!r}, input {key[1]!r} with a different text "
+                    f"(first seen at {first[1]})"
+                )
+        if rec.references is not None:
+            self._merge_refs(self.refs, key, rec.references, rec, "for system/input")
+
+    @staticmethod
+    def _merge_refs(table: dict, key: Any, refs: list[str], rec: Record, what: str) -> None:
+        first = table.get(key)
+        if first is None:
+            table[key] = (refs, rec.where)
+        elif first[0] != refs:
+            raise DataError(
+                f"{rec.where}: duplicate references {what} {key!r} with different texts (first seen at {first[1]})"
+            )
 
 
-def _load_metrics_file(path: Path, collector: _Collector) -> None:
-    for lineno, record in _read_jsonl(path):
-        where = f"{path}:{lineno}"
-        input_id = _require(record, "instance_id", str, where)
-        system_id = _require(record, "summarizer_id", str, where)
-        if record.get("summarizer_type", "peer") != "peer":
-            continue  # reference "summarizers" are not systems under evaluation
-        metrics = _require(record, "metrics", dict, where)
-        scalars, lists = _cell_values(_flatten(metrics), where)
-        collector.add((system_id, input_id), scalars, lists, where)
-
-
-def _load_joined_summeval(path: Path, collector: _Collector) -> None:
-    for lineno, record in _read_jsonl(path):
-        where = f"{path}:{lineno}"
-        input_id = _require(record, "instance_id", str, where)
-        system_id = _require(record, "summarizer_id", str, where)
-        summary = _require(record, "summary", str, where)
-        references = _require(record, "references", list, where)
-        if not all(isinstance(r, str) for r in references):
-            raise DataError(f"{where}: field 'references' must be a list of strings")
-        ratings = {
-            "expert": _require(record, "expert_annotations", dict, where),
-            "turker": _require(record, "turker_annotations", dict, where),
-        }
-        scalars, lists = _cell_values(_flatten(ratings), where)
-        collector.add(
-            (system_id, input_id), scalars, lists, where, texts={"summary": summary, "references": references}
+def _build(name: str, c: _Collector, info: DatasetInfo) -> Dataset:
+    systems = sorted(c.systems)
+    inputs = sorted(c.inputs)
+    if not systems:
+        raise DataError(
+            f"dataset {name!r}: no record names a system (summarizer_id); only input-level references were found"
         )
+    n, m = len(systems), len(inputs)
+    s_index = {s: k for k, s in enumerate(systems)}
+    i_index = {i: k for k, i in enumerate(inputs)}
+    index = pd.MultiIndex.from_product([systems, inputs], names=["system", "input"])
+
+    columns: dict[str, np.ndarray] = {}
+    for score in sorted(c.scores):
+        arr = np.full(n * m, np.nan)
+        cells = c.scores[score]
+        pos = np.fromiter((s_index[s] * m + i_index[i] for s, i in cells), dtype=np.int64, count=len(cells))
+        arr[pos] = np.fromiter(cells.values(), dtype=float, count=len(cells))
+        columns[score] = arr
+    scores = pd.DataFrame(columns, index=index)
+
+    ratings: dict[str, np.ndarray] = {}
+    for score in sorted(c.ratings):
+        rcells = c.ratings[score]
+        width = max(len(v) for v in rcells.values())
+        rarr = np.full((n, m, width), np.nan)
+        for (s, i), values in rcells.items():
+            rarr[s_index[s], i_index[i], : len(values)] = values
+        ratings[score] = rarr
+
+    texts = None
+    if c.summary or c.refs or c.input_refs:
+        summaries: list[str | None] = [None] * (n * m)
+        for (s, i), (text, _) in c.summary.items():
+            summaries[s_index[s] * m + i_index[i]] = text
+        refs: list[list[str] | None] = [None] * (n * m)
+        for inp, (shared, where) in c.input_refs.items():
+            j = i_index[inp]
+            for k in range(n):
+                refs[k * m + j] = shared
+        for (s, i), (own, where) in c.refs.items():
+            shared_entry = c.input_refs.get(i)
+            if shared_entry is not None and shared_entry[0] != own:
+                raise DataError(
+                    f"{where}: references for system {s!r}, input {i!r} differ from the input's references given "
+                    f"at {shared_entry[1]}"
+                )
+            refs[s_index[s] * m + i_index[i]] = own
+        texts = pd.DataFrame({"summary": summaries, "references": refs}, index=index)
+
+    return Dataset(name, tuple(systems), tuple(inputs), scores, ratings, texts, info)
 
 
-def _is_joined_format(path: Path) -> bool:
-    for _, record in _read_jsonl(path):
-        return "summary" in record and "references" in record
-    raise DataError(f"{path}: the file is empty")
+def _info(name: str, meta: Mapping[str, Any], score_names: Sequence[str], files: Sequence[Path],
+          description: str) -> DatasetInfo:
+    where = f"dataset {name!r} (dataset.yml)"
+    known = set(score_names)
+    human = list(meta.get("human_scores") or _infer_human(score_names))
+    default = meta.get("default_human")
+    for score in list(meta.get("human_scores", [])) + ([default] if default else []):
+        if score not in known:
+            raise DataError(f"{where}: human score {score!r} is not among the scores ({', '.join(score_names)})")
+    for score in meta.get("display_names", {}):
+        if score not in known:
+            raise DataError(f"{where}: display_names names an unknown score {score!r}")
+    if default is None and human:
+        default = human[0]
+    if default is not None and default not in human:
+        human.insert(0, default)
+    return DatasetInfo(
+        description=description,
+        human_scores=tuple(human),
+        default_human=default,
+        recall_oriented=bool(meta.get("recall_oriented", False)),
+        display_names=dict(meta.get("display_names", {})),
+        sources=tuple(str(f) for f in files),
+    )
+
+
+def _stat_key(files: Sequence[Path]) -> tuple:
+    out = []
+    for f in files:
+        st = f.stat()
+        out.append((str(f.resolve()), st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
+_LOADED: dict[tuple, Dataset] = {}
+_LOADED_MAX = 8
+
+
+def _load_cached(name: str, files: tuple[Path, ...], stat_key: tuple, policy: ReferenceRecords,
+                 ignore: frozenset[str], description: str, meta_key: str, meta: Mapping[str, Any]) -> Dataset:
+    """Read and merge the files, reusing the result of an identical earlier call in this process.
+
+    Keyed by every file's path, modification time and size, so a file changed since is read again. A
+    Dataset is immutable (frozen, matrices handed out as copies), so sharing it is safe.
+    """
+    key = (name, stat_key, policy, ignore, description, meta_key)
+    hit = _LOADED.get(key)
+    if hit is not None:
+        return hit
+    collector = _Collector()
+    for file in files:
+        n_records = 0
+        for lineno, raw in read_jsonl(file):
+            n_records += 1
+            rec = parse_record(raw, f"{file}:{lineno}", reference_records=policy, ignore_fields=ignore)
+            if rec is not None:
+                collector.add(rec)
+        if n_records == 0:
+            raise DataError(f"{file}: the file is empty (no JSON records); {_formats_hint()}")
+    ds = _build(name, collector, DatasetInfo())
+    ds = replace(ds, info=_info(name, meta, ds.score_names, files, description))
+    if len(_LOADED) >= _LOADED_MAX:
+        _LOADED.pop(next(iter(_LOADED)))
+    _LOADED[key] = ds
+    return ds
 
 
 def load(
-    name_or_path: str | os.PathLike = "summeval",
+    name_or_path: str | os.PathLike[str] = "summeval",
     *,
     incomplete: IncompletePolicy = "raise",
     verify: bool = True,
+    reference_records: ReferenceRecords | None = None,
+    ignore_fields: Iterable[str] = (),
 ) -> Dataset:
     """Load an embedded dataset by name, or user data by path.
 
     Parameters
     ----------
     name_or_path : str or path
-        ``"summeval"`` (texts + ratings), ``"fabbri2020"`` (alias ``"deutsch2021"``: Deutsch et al.'s
-        metric scores), a directory of SacreROUGE "Metrics" ``*.jsonl`` files, or one such file
-        (or a file in the joined SummEval form).
+        An embedded name (:func:`known_datasets`: ``"summeval"``, ``"realsumm"``, ``"fabbri2020"`` (alias
+        ``"deutsch2021"``), ``"bhandari2020"``), a folder of ``*.jsonl`` files (merged on instance and
+        summarizer; an optional ``dataset.yml`` beside them), or one JSONL file. See ``data/README.md``.
     incomplete : {"raise", "keep-nan", "drop-inputs", "drop-systems"}
-        What to do when some (system, input) cells lack a record or a score: raise an error listing
-        them, keep them as NaN, or drop the inputs (columns) / systems (rows) that have them.
+        Loading never fails because a score is incomplete: ``"raise"`` (default) refuses an incomplete score
+        when it is used (:meth:`Dataset.matrix`, :meth:`Dataset.require`); ``"keep-nan"`` lets every matrix
+        hold NaN; ``"drop-inputs"``/``"drop-systems"`` drop, at load, the inputs (columns) / systems (rows)
+        where any score or text is missing, with a :class:`DataWarning` naming them.
     verify : bool
         Check the sha256 of embedded files against ``data/SHA256SUMS``.
+    reference_records : {"raise", "skip", "as-systems"}, optional
+        What to do with records whose ``summarizer_type`` is ``"reference"`` (a reference scored like a
+        system): refuse (default, or ``dataset.yml``'s setting), leave them out, or keep them as systems.
+    ignore_fields : iterable of str
+        Top-level record fields to leave out instead of refusing them as unknown (added to ``dataset.yml``'s).
 
     Returns
     -------
@@ -354,175 +830,30 @@ def load(
 
     Examples
     --------
-    >>> ds = load("summeval")                               # doctest: +SKIP
-    >>> ds.shape, ds.matrix("expert.relevance").mean()      # doctest: +SKIP
-    ((16, 100), 3.77...)
+    >>> ds = load("summeval")
+    >>> ds.shape, ds.n_references, ds.default_human, round(float(ds.matrix("expert.relevance").mean()), 4)
+    ((16, 100), 11, 'expert.relevance', 3.7771)
     """
-    if incomplete not in ("raise", "keep-nan", "drop-inputs", "drop-systems"):
+    if incomplete not in _POLICIES:
         raise ValueError(
             f"incomplete must be 'raise', 'keep-nan', 'drop-inputs' or 'drop-systems', got {incomplete!r}"
         )
-    name, path = _resolve(name_or_path)
-    if path.is_dir():
-        files = sorted(path.glob("*.jsonl"))
-        if not files:
-            raise DataError(f"{path}: directory holds no *.jsonl files")
-    elif path.exists():
-        files = [path]
-    else:
-        raise DataError(f"dataset {name!r}: {path} does not exist")
+    name, files, meta, description = _resolve(name_or_path)
     if verify:
         verify_checksums(files)
+    policy = reference_records if reference_records is not None else meta.get("reference_records", "raise")
+    if policy not in ("raise", "skip", "as-systems"):
+        raise ValueError(f"reference_records must be 'raise', 'skip' or 'as-systems', got {policy!r}")
+    if isinstance(ignore_fields, str):
+        ignore_fields = [ignore_fields]
+    ignore = frozenset(ignore_fields) | frozenset(meta.get("ignore_fields", ()))
 
-    collector = _Collector()
-    for file in files:
-        if _is_joined_format(file):
-            _load_joined_summeval(file, collector)
-        else:
-            _load_metrics_file(file, collector)
-    if not collector.scores:
-        raise DataError(f"dataset {name!r}: no peer records found in {path}")
-    return _build(name, collector, incomplete)
-
-
-def _build(name: str, c: _Collector, incomplete: IncompletePolicy) -> Dataset:
-    systems = sorted({s for s, _ in c.scores})
-    inputs = sorted({i for _, i in c.scores})
-    index = pd.MultiIndex.from_product([systems, inputs], names=["system", "input"])
-    scores = pd.DataFrame.from_dict(c.scores, orient="index")
-    scores.index = pd.MultiIndex.from_tuples(scores.index, names=["system", "input"])
-    scores = scores.reindex(index)
-    scores = scores[sorted(scores.columns)]
-
-    missing = scores.isna()
-    if missing.to_numpy().any():
-        bad = missing.any(axis=1)
-        if incomplete == "raise":
-            cells = list(scores.index[bad])
-            per_score = missing.sum()
-            per_score = per_score[per_score > 0]
-            detail = ", ".join(f"{k}: {v}" for k, v in per_score.items())
-            raise DataError(
-                f"dataset {name!r}: incomplete grid of {len(systems)} systems x {len(inputs)} inputs; "
-                f"{len(cells)} cells lack a record or score (e.g. {cells[:5]}; missing per score: {detail}). "
-                "Choose load(..., incomplete='keep-nan' | 'drop-inputs' | 'drop-systems')"
-            )
-        if incomplete == "drop-inputs":
-            bad_inputs = set(scores.index[bad].get_level_values("input"))
-            inputs = [i for i in inputs if i not in bad_inputs]
-        elif incomplete == "drop-systems":
-            bad_systems = set(scores.index[bad].get_level_values("system"))
-            systems = [s for s in systems if s not in bad_systems]
-        if len(systems) == 0 or len(inputs) == 0:
-            raise DataError(f"dataset {name!r}: dropping incomplete cells left an empty grid")
-        index = pd.MultiIndex.from_product([systems, inputs], names=["system", "input"])
-        scores = scores.reindex(index)
-
-    ratings: dict[str, np.ndarray] = {}
-    list_names = sorted({n for cell in c.lists.values() for n in cell})
-    for lname in list_names:
-        width = max(len(cell.get(lname, [])) for cell in c.lists.values())
-        arr = np.full((len(systems), len(inputs), width), np.nan)
-        for i, s in enumerate(systems):
-            for j, inp in enumerate(inputs):
-                values = c.lists.get((s, inp), {}).get(lname)
-                if values is not None:
-                    arr[i, j, : len(values)] = values
-        ratings[lname] = arr
-
-    texts = None
-    if c.texts:
-        rows = [c.texts.get(key, {"summary": None, "references": None}) for key in index]
-        texts = pd.DataFrame(rows, index=index)
-    return Dataset(name, tuple(systems), tuple(inputs), scores, ratings, texts)
-
-
-# ----------------------------------------------------------------------------------------------------
-# Synthetic data with known population correlations
-
-
-@dataclass(frozen=True)
-class SyntheticDataset:
-    """Synthetic metric and human scores with known population correlations.
-
-    Attributes
-    ----------
-    human : ndarray (N, M)
-    metrics : ndarray (K, N, M)
-        K metrics, exchangeable given the human scores (equal population correlations with it).
-    system_correlation : float
-        Population Pearson correlation between a metric's and the human *true system quality*
-        (the system-level correlation as the number of inputs grows).
-    system_correlation_finite : float
-        Population correlation between system means over the M inputs actually drawn.
-    summary_correlation : float
-        Population Pearson correlation, within one input, between metric and human scores across systems
-        (what the summary-level correlation estimates).
-    """
-
-    human: np.ndarray
-    metrics: np.ndarray
-    system_correlation: float
-    system_correlation_finite: float
-    summary_correlation: float
-
-
-def synthetic(
-    n_systems: int,
-    n_inputs: int,
-    *,
-    system_correlation: float,
-    summary_correlation: float,
-    n_metrics: int = 1,
-    system_sd: float = 1.0,
-    noise_sd: float = 1.0,
-    shared_system_effect: bool = True,
-    rng: np.random.Generator | int | None = None,
-) -> SyntheticDataset:
-    """Draw a systems x inputs grid with known population correlations between metric and human scores.
-
-    Model: system quality ``a_i`` (human) and ``b_ki`` (metric k) are jointly normal with correlation
-    ``rho_s`` (``system_correlation``), variance ``system_sd**2``; each cell adds noise ``e_ij`` (human) and
-    ``f_kij`` (metric) that are jointly normal with correlation ``rho_e`` and variance ``noise_sd**2``.
-    Metric k is ``b_ki + f_kij``, human ``a_i + e_ij``. ``rho_e`` is solved so that the within-input
-    correlation equals ``summary_correlation``: ``(rho_s s^2 + rho_e t^2) / (s^2 + t^2)``.
-
-    With ``shared_system_effect=True`` (default) all metrics share one system effect ``b_i`` and differ only
-    by independent cell noise: any two metrics are exchangeable *cell by cell*, the null hypothesis under
-    which Perm-Both (which swaps single cells) is exact. With ``False`` each metric has its own ``b_ki``:
-    the metrics are exchangeable only as whole systems, and cell-wise Perm-Both rejects too often (a
-    teaching example of what its null assumes; Perm-Systems stays valid).
-
-    Examples
-    --------
-    >>> d = synthetic(16, 100, system_correlation=0.8, summary_correlation=0.3, rng=0)
-    >>> d.metrics.shape, round(d.summary_correlation, 2)
-    ((1, 16, 100), 0.3)
-    """
-    for arg, value in (("n_systems", n_systems), ("n_inputs", n_inputs), ("n_metrics", n_metrics)):
-        if not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{arg} must be a positive integer, got {value!r}")
-    for arg, value in (("system_correlation", system_correlation), ("summary_correlation", summary_correlation)):
-        if not -1 <= value <= 1:
-            raise ValueError(f"{arg} must be in [-1, 1], got {value!r}")
-    if system_sd <= 0 or noise_sd <= 0:
-        raise ValueError("system_sd and noise_sd must be positive")
-    rng = np.random.default_rng(rng)
-    s2, t2 = system_sd**2, noise_sd**2
-    rho_e = (summary_correlation * (s2 + t2) - system_correlation * s2) / t2
-    if not -1 <= rho_e <= 1:
-        raise ValueError(
-            f"summary_correlation={summary_correlation} cannot be reached with system_correlation="
-            f"{system_correlation}, system_sd={system_sd}, noise_sd={noise_sd} (needs a cell-noise correlation "
-            f"of {rho_e:.3f}); change noise_sd or the correlations"
-        )
-    a = rng.standard_normal(n_systems) * system_sd
-    n_effects = 1 if shared_system_effect else n_metrics
-    u = rng.standard_normal((n_effects, n_systems)) * system_sd
-    b = np.broadcast_to(system_correlation * a + np.sqrt(1 - system_correlation**2) * u, (n_metrics, n_systems))
-    e = rng.standard_normal((n_systems, n_inputs)) * noise_sd
-    f = rho_e * e + np.sqrt(1 - rho_e**2) * rng.standard_normal((n_metrics, n_systems, n_inputs)) * noise_sd
-    human = a[:, None] + e
-    metrics = b[:, :, None] + f
-    finite = (system_correlation * s2 + rho_e * t2 / n_inputs) / (s2 + t2 / n_inputs)
-    return SyntheticDataset(human, metrics, float(system_correlation), float(finite), float(summary_correlation))
+    meta_key = repr(sorted(meta.items()))
+    ds = _load_cached(name, tuple(files), _stat_key(files), policy, ignore, description, meta_key, meta)
+    if incomplete == "keep-nan":
+        return replace(ds, nan_ok=frozenset(ds.score_names))
+    if incomplete in ("drop-inputs", "drop-systems"):
+        mask = ds._missing_mask(ds.score_names, texts=True)
+        if mask.any():
+            return ds._drop(mask, incomplete, "a score or text")
+    return ds

@@ -17,6 +17,7 @@ import itertools
 import json
 import math
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -39,7 +40,7 @@ def _rouge_variants(args):
 
 
 def _read_rouge_input(path: Path):
-    ids, peers, refs = [], [], []
+    ids, peers, refs, keys = [], [], [], []
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
@@ -61,7 +62,9 @@ def _read_rouge_input(path: Path):
             ids.append(rec.get("id", len(ids)))
             peers.append(peer)
             refs.append(rec["refs"])
-    return ids, peers, refs
+            # carried to the output so that it loads back as a dataset (metaeval.datasets.load)
+            keys.append({k: rec[k] for k in ("instance_id", "summarizer_id") if k in rec})
+    return ids, peers, refs, keys
 
 
 def cmd_rouge(args) -> int:
@@ -73,7 +76,7 @@ def cmd_rouge(args) -> int:
         variants = _rouge_variants(args)
     except ValueError as exc:
         raise SystemExit(f"metaeval rouge: {exc}")
-    ids, peers, refs = _read_rouge_input(Path(args.input))
+    ids, peers, refs, passthrough = _read_rouge_input(Path(args.input))
     if args.sentences == "ptb":
         split = lambda t: split_ptb_sentences(t) if isinstance(t, str) else t  # noqa: E731
         peers = [split(p) for p in peers]
@@ -89,7 +92,8 @@ def cmd_rouge(args) -> int:
             for i, rec_id in enumerate(ids):
                 row = frame.iloc[i]
                 scores = {k: (None if math.isnan(row[k]) else float(row[k])) for k in keys}
-                out.write(json.dumps({"id": rec_id, "n_refs": len(refs[i]), "scores": scores}) + "\n")
+                record = {"id": rec_id, **passthrough[i], "n_refs": len(refs[i]), "scores": scores}
+                out.write(json.dumps(record) + "\n")
 
     atomic_write(Path(args.output), write)
     print(f"wrote {len(ids)} records x {len(keys)} values to {args.output}", file=sys.stderr)
@@ -143,7 +147,7 @@ def cmd_prepare_ci(args) -> int:
     import papermill
     import yaml
 
-    from metaeval.run.notebooks import list_notebooks, notebooks_dir, notebook_parameters
+    from metaeval.run.notebooks import list_notebooks, materialize, notebooks_dir, notebook_parameters
 
     table = yaml.safe_load((notebooks_dir() / "ci_parameters.yml").read_text()) or {}
     out = Path(args.output)
@@ -154,7 +158,10 @@ def cmd_prepare_ci(args) -> int:
         unknown = set(params) - set(notebook_parameters(path))
         if unknown:
             raise SystemExit(f"ci_parameters.yml: {path.stem} does not declare {sorted(unknown)}")
-        papermill.execute_notebook(str(path), str(out / path.name), parameters=params, prepare_only=True)
+        # the generated source stays outside `out`: nbval collects every .ipynb there
+        with tempfile.TemporaryDirectory(prefix="metaeval-ci-") as scratch:
+            source = materialize(path, scratch)
+            papermill.execute_notebook(str(source), str(out / source.name), parameters=params, prepare_only=True)
     return 0
 
 
@@ -196,8 +203,33 @@ def cmd_card(args) -> int:
     return 0
 
 
+def cmd_datasets(args) -> int:
+    from metaeval.data.datasets import known_datasets
+
+    table = known_datasets()
+    width = max(map(len, table))
+    for name, description in table.items():
+        print(f"{name:<{width}}  {description}")
+    return 0
+
+
+def cmd_describe(args) -> int:
+    from metaeval.data.datasets import DataError, load
+
+    try:
+        ds = load(args.dataset)
+    except DataError as exc:
+        print(f"metaeval describe: {exc}", file=sys.stderr)
+        return 2
+    print(ds.summary_text())
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="metaeval", description=__doc__.split("\n")[0])
+    from metaeval import __version__
+
+    parser.add_argument("--version", action="version", version=f"metaeval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("rouge", help="ROUGE-1.5.5 drop-in: JSONL {id, peer, refs} -> {id, scores}")
@@ -240,6 +272,13 @@ def main(argv=None) -> int:
     p = sub.add_parser("params", help="list a notebook's parameters and defaults")
     p.add_argument("notebook")
     p.set_defaults(func=cmd_params)
+
+    p = sub.add_parser("datasets", help="list the embedded datasets")
+    p.set_defaults(func=cmd_datasets)
+
+    p = sub.add_parser("describe", help="systems, inputs, references, texts and score coverage of a dataset")
+    p.add_argument("dataset", help="an embedded name (see 'metaeval datasets') or a folder/JSONL file")
+    p.set_defaults(func=cmd_describe)
 
     p = sub.add_parser("prepare-ci", help="write notebooks with small CI parameters (for nbval)")
     p.add_argument("output")

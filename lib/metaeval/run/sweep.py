@@ -5,7 +5,7 @@ A sweep is a notebook plus a grid (a YAML or JSON file mapping parameter names t
 parameters plus a short hash (stable and readable: ``coefficient=kendall__n_resamples=100__3f2a9c1b``);
 finished combinations are skipped on rerun unless forced; a failed combination is recorded with its error and
 does not stop the others; at the end every combination's main table (the CSV the notebook declares in its
-metadata, ``metaeval.main_table``) is collected into ``sweep.csv`` with the parameters as columns.
+jupytext header metadata, ``metaeval.main_table``) is collected into ``sweep.csv`` with the parameters as columns.
 
 Combinations run in worker processes on this machine (``workers``) or as tasks on a Dask cluster
 (``scheduler``: an address, or ``"local"`` for a LocalCluster). If the notebook declares ``seed`` and the grid
@@ -29,7 +29,8 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from metaeval.run.notebooks import NotebookError, find_notebook, notebook_parameters, output_path, run_notebook
+from metaeval.run.notebooks import (NotebookError, find_notebook, notebook_metadata, notebook_parameters, output_path,
+                                    run_notebook)
 
 __all__ = ["SweepError", "load_grid", "parse_flags", "combinations", "combination_dir", "derive_seed", "run_sweep",
            "collect"]
@@ -117,16 +118,17 @@ def _run_task(task: _Task) -> dict:
         run_notebook(task.notebook, {**task.run_params, "output_dir": str(folder)}, kernel_name=_kernel())
         status.update(state="done", seconds=round(time.perf_counter() - start, 3))
     except BaseException as exc:  # a failed combination is data for the report, not a crash of the sweep
-        status.update(state="failed", error=f"{type(exc).__name__}: {exc}", seconds=round(time.perf_counter() - start, 3))
+        status.update(state="failed", error=f"{type(exc).__name__}: {exc}",
+                      seconds=round(time.perf_counter() - start, 3))
         folder.mkdir(parents=True, exist_ok=True)
     (folder / STATUS).write_text(json.dumps(status, indent=1, default=str))
     return status
 
 
 def _kernel() -> str:
-    from metaeval.run.notebooks import KERNEL_NAME
+    from metaeval.run.notebooks import resolve_kernel
 
-    return os.environ.get("METAEVAL_KERNEL", KERNEL_NAME)
+    return resolve_kernel()
 
 
 def run_sweep(
@@ -221,13 +223,11 @@ def _run_dask(tasks, scheduler: str, bar) -> None:
 def collect(root: str | os.PathLike, notebook: str | os.PathLike) -> pd.DataFrame:
     """Concatenate every finished combination's main table with its parameters as columns into
     ``root/sweep.csv``; failed combinations go to ``root/failures.csv``."""
-    import nbformat
-
     from metaeval._io import atomic_write
 
     root = Path(root)
     path = find_notebook(notebook)
-    meta = nbformat.read(str(path), as_version=4).metadata.get("metaeval", {})
+    meta = notebook_metadata(path)
     main_table = meta.get("main_table")
     if not main_table:
         raise SweepError(f"{path.name} declares no main table (notebook metadata metaeval.main_table)")

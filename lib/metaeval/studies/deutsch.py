@@ -1,5 +1,5 @@
 """Deutsch, Dror & Roth (2021), "Statistical Analysis of Summarization Evaluation Metrics using Resampling
-Methods", as library calls used by the ``notebooks/2*_deutsch2021_*.ipynb`` notebooks.
+Methods", as library calls used by the ``notebooks/2*_deutsch2021_*.py`` notebooks.
 
 * :func:`split_halves` and :func:`ci_coverage_simulation` (Table 1);
 * :class:`RougeOneSubsampler` (R_k: ROUGE-1 on a random k% of a summary's tokens) and
@@ -362,6 +362,7 @@ def normality(scores: Mapping[str, np.ndarray], *, alpha: float = 0.05) -> pd.Da
         system_p = stats.shapiro(X.mean(axis=1)).pvalue
         per_input = [stats.shapiro(X[:, j]).pvalue for j in range(X.shape[1]) if np.ptp(X[:, j]) > 0]
         rows.append({"score": name, "system_pvalue": system_p,
-                     "summary_percent_rejected": 100 * float(np.mean(np.array(per_input) < alpha)) if per_input else np.nan,
+                     "summary_percent_rejected": (100 * float(np.mean(np.array(per_input) < alpha))
+                                                  if per_input else np.nan),
                      "inputs_tested": len(per_input)})
     return pd.DataFrame(rows)

@@ -1,6 +1,6 @@
 """Graham (2015), "A Critical Evaluation of Summarization Metrics: 192 Shades of ROUGE", as library calls.
 
-The analyses the notebook ``notebooks/10_graham2015.ipynb`` shows:
+The analyses the notebook ``notebooks/10_graham2015.py`` shows:
 
 * :func:`human_scores`: the human score per summary (one SummEval dimension, the mean of the four, or
   Graham's combination of a coverage-like and a quality-like score by arithmetic/geometric/harmonic mean);
@@ -228,7 +228,8 @@ def option_proportions(table: pd.DataFrame) -> pd.DataFrame:
     ]:
         for value in values:
             share = 100 * float((best[option] == value).mean()) if len(best) else np.nan
-            rows.append({"option": option, "value": value, "percent": share, "count": int((best[option] == value).sum())})
+            count = int((best[option] == value).sum())
+            rows.append({"option": option, "value": value, "percent": share, "count": count})
     return pd.DataFrame(rows)
 
 
@@ -257,9 +258,11 @@ def system_ranking(
         p = np.full((len(systems), len(systems)), np.nan)
         for i, j in itertools.permutations(range(len(systems)), 2):
             diff = matrix[i] - matrix[j]
-            p[i, j] = np.nan if np.ptp(diff) == 0 else stats.ttest_rel(matrix[i], matrix[j], alternative="greater").pvalue
+            p[i, j] = (np.nan if np.ptp(diff) == 0
+                       else stats.ttest_rel(matrix[i], matrix[j], alternative="greater").pvalue)
         ttests[name] = pd.DataFrame(p, index=systems, columns=systems)
-        normal[name] = [stats.shapiro(matrix[i]).pvalue if np.ptp(matrix[i]) > 0 else np.nan for i in range(len(systems))]
+        normal[name] = [stats.shapiro(matrix[i]).pvalue if np.ptp(matrix[i]) > 0 else np.nan
+                        for i in range(len(systems))]
     ranking = ranking.sort_values(variants[0], ascending=False)
     normality = pd.DataFrame(normal, index=systems).loc[ranking.index]
     return ranking, ttests, normality

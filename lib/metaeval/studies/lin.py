@@ -1,5 +1,5 @@
 """Lin (2004), "Looking for a few good metrics: ROUGE and its evaluation" / "how many samples are enough?",
-as library calls for ``notebooks/30_lin2004.ipynb``.
+as library calls for ``notebooks/30_lin2004.py``.
 
 * :func:`measure_table`: Tables 1-3, system-level Pearson correlation of Lin's 17 measures under CASE / STEM /
   STOP with one and several references, bootstrap CIs, the best per column and the measures statistically

@@ -28,7 +28,8 @@ def save_figure(fig, folder: str | Path, name: str) -> list[Path]:
     paths = []
     for ext in ("png", "svg"):
         path = folder / f"{name}.{ext}"
-        atomic_write(path, lambda tmp, ext=ext: fig.savefig(tmp, format=ext, metadata={"Date": None} if ext == "svg" else {"Software": None}))
+        metadata = {"Date": None} if ext == "svg" else {"Software": None}
+        atomic_write(path, lambda tmp, ext=ext, metadata=metadata: fig.savefig(tmp, format=ext, metadata=metadata))
         paths.append(path)
     return paths
 

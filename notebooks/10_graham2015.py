@@ -1,21 +1,21 @@
-import sys; sys.path.insert(0, "tools")
-from nb import build
+# ---
+# jupyter:
+#   jupytext:
+#     notebook_metadata_filter: kernelspec,metaeval,-jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python (metaeval)
+#     language: python
+#     name: metaeval
+#   metaeval:
+#     main_table: table1_variants.csv
+#     paper: graham2015
+# ---
 
-build("notebooks/10_graham2015.ipynb", [
-("md", """
-# 10 · Graham (2015), *A critical evaluation of summarization metrics: 192 shades of ROUGE*, on SummEval
-
-Graham evaluated 192 system-level variants of ROUGE (8 counting methods × stemming × stopword removal ×
-precision/recall/F × mean/median over a system's summaries) and BLEU by their correlation with human scores
-of the DUC-2004 systems, and marked every variant that **no other variant significantly outperforms**
-(Williams' test for dependent correlations). DUC-2004 is licensed, so this notebook runs on the embedded
-SummEval data (16 systems × 100 documents, 11 references); point `dataset` at any dataset with texts that
-`metaeval.datasets.load` reads to rerun it elsewhere.
-
-Every number below comes from the library (`metaeval.graham`, `metaeval.rouge`, `metaeval.significance`);
-the ROUGE values are bit-for-bit those of ROUGE-1.5.5.
-"""),
-("code", """
+# %% tags=["parameters"]
 dataset = "summeval"
 n_refs = 11                 # references per summary: all 11, or the first k (1: the original highlights)
 human = "relevance"         # coherence | consistency | fluency | relevance | mean4 | graham | coverage | quality
@@ -28,37 +28,45 @@ top_k = 10
 sentences = "ptb"           # sentence units for ROUGE-L/W: "ptb" (sentence-final tokens) | "lines"
 seed = 0
 output_dir = "results/graham2015/summeval"
-"""),
-("code", """
-import warnings
 
+# %% [markdown]
+# # 10 · Graham (2015), *A critical evaluation of summarization metrics: 192 shades of ROUGE*, on SummEval
+#
+# Graham evaluated 192 system-level variants of ROUGE (8 counting methods × stemming × stopword removal ×
+# precision/recall/F × mean/median over a system's summaries) and BLEU by their correlation with human scores
+# of the DUC-2004 systems, and marked every variant that **no other variant significantly outperforms**
+# (Williams' test for dependent correlations). DUC-2004 is licensed, so this notebook runs on the embedded
+# SummEval data (16 systems × 100 documents, 11 references); point `dataset` at any dataset with texts that
+# `metaeval.datasets.load` reads to rerun it elsewhere.
+#
+# Every number below comes from the library (`metaeval.graham`, `metaeval.rouge`, `metaeval.significance`);
+# the ROUGE values are bit-for-bit those of ROUGE-1.5.5.
+
+# %%
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-import metaeval
 from metaeval import graham
-from metaeval.notebooks import output_path
-from metaeval.plotting import save_figure, significance_heatmap, use_compendium_style
+from metaeval.plotting import save_figure, significance_heatmap
+from metaeval.run.session import start
 
-use_compendium_style()
-warnings.simplefilter("ignore", metaeval.rouge.RougeWarning)
-out = output_path(output_dir)
-rng = np.random.default_rng(seed)
-ds = metaeval.datasets.load(dataset)
+nb = start("graham2015", dataset, output_dir=output_dir, seed=seed, texts=True,
+           purpose="Graham's analysis (it scores the summaries with ROUGE and BLEU)", quiet_rouge=True)
+ds, out, rng = nb.dataset, nb.out, nb.rng
 H = graham.human_scores(ds, human, annotators=annotators)
 scores = graham.metric_scores(ds, n_refs=n_refs, sentences=sentences)
 print(f"{ds.name}: {len(ds.systems)} systems x {len(ds.inputs)} inputs; {scores.system.shape[1]} metrics "
       f"(192 ROUGE variants + BLEU [{scores.bleu_signature}])")
-"""),
-("md", """
-## Table 1 analogue: all variants by system-level correlation with the human score
 
-`optimal` marks the variants not significantly outperformed by any other (Graham's •) under the chosen test at
-level `alpha`; `outperformed_by` counts the variants that significantly beat each one. Each row's `variant` is
-the metric's signature (method, stemming, stopword removal, statistic, system-level aggregation, reference mode).
-"""),
-("code", """
+# %% [markdown]
+# ## Table 1 analogue: all variants by system-level correlation with the human score
+#
+# `optimal` marks the variants not significantly outperformed by any other (Graham's •) under the chosen test at
+# level `alpha`; `outperformed_by` counts the variants that significantly beat each one. Each row's `variant` is
+# the metric's signature (method, stemming, stopword removal, statistic, system-level aggregation, reference mode).
+
+# %%
 table, pairs = graham.variant_table(scores, H, coefficient=coefficient, test=test, alpha=alpha,
                                     n_resamples=n_resamples, rng=rng)
 table.to_csv(out / "table1_variants.csv", float_format="%.6f")
@@ -67,15 +75,15 @@ shown = table[(table.index <= 25) | table["variant"].isin(hong + [graham.BLEU, g
 print(f"{int(table['optimal'].sum())} of {len(table)} metrics are optimal (not significantly outperformed)")
 shown.drop(columns="variant").style.set_uuid("table1").format({"r": "{:.3f}"}).apply(
     lambda row: ["font-weight: bold" if row["optimal"] else "" for _ in row], axis=1)
-"""),
-("md", """
-## Figure 3 analogue: pairwise significance for BLEU, the best ROUGE variants and the conventional ones
 
-A coloured cell means the row metric's correlation is significantly higher than the column metric's
-(one-sided test at `alpha`). The bottom rows are the variants used by Hong et al. (2014) following
-Owczarzak et al. (2012): ROUGE-1, ROUGE-2 and ROUGE-SU4 recall, median, stemmed, stopwords kept.
-"""),
-("code", """
+# %% [markdown]
+# ## Figure 3 analogue: pairwise significance for BLEU, the best ROUGE variants and the conventional ones
+#
+# A coloured cell means the row metric's correlation is significantly higher than the column metric's
+# (one-sided test at `alpha`). The bottom rows are the variants used by Hong et al. (2014) following
+# Owczarzak et al. (2012): ROUGE-1, ROUGE-2 and ROUGE-SU4 recall, median, stemmed, stopwords kept.
+
+# %%
 rouge_only = table[table["method"] != "BLEU"]
 top = list(rouge_only["variant"].head(top_k))
 chosen = [graham.BLEU] + top + [h for h in hong if h not in top]
@@ -86,28 +94,28 @@ pmat.to_csv(out / "figure3_pvalues.csv", float_format="%.6g")
 ax = significance_heatmap(pmat, alpha=alpha, title=f"{test}: row beats column ({human}, {coefficient})")
 save_figure(ax.figure, out, "figure3_pairwise")
 plt.show()
-"""),
-("md", """
-## Table 2 analogue: which options do the optimal variants use?
 
-"Best" is defined as in the paper: the optimal variants of Table 1 (not significantly outperformed by any other
-variant), BLEU excluded. Each block gives the percentage of them that use each value of one option.
-"""),
-("code", """
+# %% [markdown]
+# ## Table 2 analogue: which options do the optimal variants use?
+#
+# "Best" is defined as in the paper: the optimal variants of Table 1 (not significantly outperformed by any other
+# variant), BLEU excluded. Each block gives the percentage of them that use each value of one option.
+
+# %%
 props = graham.option_proportions(table)
 props.to_csv(out / "table2_option_proportions.csv", index=False, float_format="%.2f")
 props.pivot_table(index=["option", "value"], values=["percent", "count"], sort=False).round(1)
-"""),
-("md", """
-## Table 3 and Figure 4 analogue: ranking systems with the best and the conventional variant
 
-Systems scored by the best ROUGE variant of Table 1, by Graham's DUC-2004 recommendation (mean ROUGE-2
-precision, stemmed, stopwords removed) and by the conventional variant (median ROUGE-2 recall, stemmed,
-stopwords kept). The heatmap shows one-sided paired t-tests over the documents between every pair of systems
-(row system > column system) with the best variant; Shapiro-Wilk tests whether each system's per-summary
-scores look normal, which the t-test assumes.
-"""),
-("code", """
+# %% [markdown]
+# ## Table 3 and Figure 4 analogue: ranking systems with the best and the conventional variant
+#
+# Systems scored by the best ROUGE variant of Table 1, by Graham's DUC-2004 recommendation (mean ROUGE-2
+# precision, stemmed, stopwords removed) and by the conventional variant (median ROUGE-2 recall, stemmed,
+# stopwords kept). The heatmap shows one-sided paired t-tests over the documents between every pair of systems
+# (row system > column system) with the best variant; Shapiro-Wilk tests whether each system's per-summary
+# scores look normal, which the t-test assumes.
+
+# %%
 best = top[0]
 ranked_by = list(dict.fromkeys([best, graham.GRAHAM_BEST_VARIANT, graham.CONVENTIONAL_VARIANT]))
 ranking, ttests, normality = graham.system_ranking(ds, scores, ranked_by, alpha=alpha)
@@ -116,23 +124,23 @@ ranking.to_csv(out / "table3_system_ranking.csv", float_format="%.6f")
 normality.to_csv(out / "shapiro_wilk.csv", float_format="%.6g")
 ttests[best].to_csv(out / "figure4_paired_ttests.csv", float_format="%.6g")
 ranking.round(4)
-"""),
-("code", """
+
+# %%
 ax = significance_heatmap(ttests[best].loc[ranking.index, ranking.index], alpha=alpha,
                           title=f"paired t-test, {graham.short_label(best)}: row system > column system")
 save_figure(ax.figure, out, "figure4_system_ttests")
 plt.show()
 non_normal = (normality < alpha).sum()
 print("systems whose per-summary scores fail Shapiro-Wilk at alpha:", dict(non_normal))
-"""),
-("md", """
-## Table 4 analogue: the top variants against other human scores
 
-Graham combined coverage and linguistic quality by their arithmetic, geometric and harmonic mean and also tried
-each alone. On SummEval, coverage is expert relevance and quality the mean of coherence, consistency and fluency.
-The optimal marks are recomputed over all 193 metrics for each human score.
-"""),
-("code", """
+# %% [markdown]
+# ## Table 4 analogue: the top variants against other human scores
+#
+# Graham combined coverage and linguistic quality by their arithmetic, geometric and harmonic mean and also tried
+# each alone. On SummEval, coverage is expert relevance and quality the mean of coherence, consistency and fluency.
+# The optimal marks are recomputed over all 193 metrics for each human score.
+
+# %%
 combos = ["arithmetic", "geometric", "harmonic", "coverage", "quality"]
 rows = {}
 for combo in combos:
@@ -146,13 +154,13 @@ table4 = pd.DataFrame(rows)
 table4.index = [graham.short_label(n) for n in table4.index]
 table4.to_csv(out / "table4_human_combinations.csv", float_format="%.6f")
 table4.style.set_uuid("table4").format(lambda v: f"{v:.3f}" if isinstance(v, float) else ("•" if v is True else ""))
-"""),
-("md", """
-## What the numbers say, next to the paper's conclusions
 
-Generated from the tables above (nothing here is typed in by hand).
-"""),
-("code", """
+# %% [markdown]
+# ## What the numbers say, next to the paper's conclusions
+#
+# Generated from the tables above (nothing here is typed in by hand).
+
+# %%
 optimal = table[(table["optimal"]) & (table["method"] != "BLEU")]
 share = optimal["statistic"].value_counts(normalize=True).reindex(["P", "R", "F"]).fillna(0) * 100
 bleu_row = table[table["variant"] == graham.BLEU].iloc[0]
@@ -163,7 +171,8 @@ lines = [
     f"* **Precision vs recall.** Among the {len(optimal)} optimal ROUGE variants, {share['P']:.0f}% use precision, "
     f"{share['R']:.0f}% recall and {share['F']:.0f}% F (Graham, DUC-2004: 52.5% / 22.5% / 25.0%). "
     + ("Precision is again the most common statistic." if share.idxmax() == "P" else
-       f"Here {dict(P='precision', R='recall', F='F')[share.idxmax()]} is the most common statistic, unlike the paper."),
+       f"Here {dict(P='precision', R='recall', F='F')[share.idxmax()]} is the most common statistic, "
+       "unlike the paper."),
     f"* **BLEU** ranks {bleu_row.name} of {len(table)} (r = {bleu_row['r']:.3f}) and is "
     + ("optimal" if bleu_row["optimal"] else f"significantly outperformed by {bleu_row['outperformed_by']} variant(s)")
     + " (in the paper BLEU had the highest correlation, not significantly above the best ROUGE variant).",
@@ -177,9 +186,7 @@ lines = [
     f"* With {len(ds.systems)} systems, Williams' test has little power: {int(table['optimal'].sum())} of "
     f"{len(table)} metrics are statistically tied at the top.",
 ]
-summary = "\\n".join(lines)
-(out / "conclusions.md").write_text(summary + "\\n")
+summary = "\n".join(lines)
+(out / "conclusions.md").write_text(summary + "\n")
 from IPython.display import Markdown
 Markdown(summary)
-"""),
-], main_table="table1_variants.csv")

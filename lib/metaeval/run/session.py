@@ -1,0 +1,148 @@
+"""The one setup every analysis notebook runs after its parameters cell.
+
+A notebook calls :func:`start` once: it applies the compendium's plotting style, resolves the output folder,
+loads the dataset and checks, in one place, that it has what the analysis needs (texts, complete scores),
+and returns a :class:`Session` holding the dataset, the output folder and the random generator, with small
+helpers to save tables, figures and generated text there.
+
+>>> from metaeval.run.session import start
+>>> nb = start("demo", "fabbri2020", output_dir=None, seed=0, scores=["expert.relevance"],
+...            resolve=False)                                                   # doctest: +SKIP
+>>> nb.dataset.shape                                                            # doctest: +SKIP
+(16, 100)
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+__all__ = ["Session", "start", "default_output_dir"]
+
+
+def default_output_dir(paper: str, dataset: str | os.PathLike) -> str:
+    """``results/<paper>/<dataset>``: the folder of a notebook whose ``output_dir`` is None.
+
+    A dataset given as a path is named by its last path component.
+
+    >>> default_output_dir("graham2015", "summeval")
+    'results/graham2015/summeval'
+    >>> default_output_dir("lin2004", "/home/me/my-study/")
+    'results/lin2004/my-study'
+    """
+    name = Path(str(dataset)).name or str(dataset)
+    return f"results/{paper}/{Path(name).stem if Path(name).suffix == '.jsonl' else name}"
+
+
+def _resolve_output_dir(paper: str, dataset: str | os.PathLike, output_dir: str | os.PathLike | None) -> Path:
+    from metaeval.run import notebooks
+
+    if output_dir is None:
+        output_dir = default_output_dir(paper, dataset)
+    return notebooks.output_path(output_dir)
+
+
+@dataclass
+class Session:
+    """What a notebook works with: the checked dataset, its output folder and its random generator."""
+
+    paper: str
+    dataset: Any
+    out: Path
+    rng: np.random.Generator
+    seed: int | None
+    saved: list[Path] = field(default_factory=list)
+
+    def save_table(self, frame, name: str, **to_csv: Any) -> Path:
+        """Write ``frame`` as ``<out>/<name>`` (CSV, atomically); keyword arguments go to ``to_csv``."""
+        from metaeval._io import atomic_write
+
+        path = self.out / name
+        atomic_write(path, lambda tmp: frame.to_csv(tmp, **to_csv))
+        self.saved.append(path)
+        return path
+
+    def save_figure(self, fig, name: str) -> list[Path]:
+        """Save ``fig`` as ``<out>/<name>.png`` and ``.svg`` (byte-reproducible)."""
+        from metaeval.studies.plotting import save_figure
+
+        paths = save_figure(fig, self.out, name)
+        self.saved.extend(paths)
+        return paths
+
+    def report(self, text: str, name: str | None = None):
+        """Show generated Markdown in the notebook and, with ``name``, save it as ``<out>/<name>``."""
+        from IPython.display import Markdown
+
+        if name is not None:
+            from metaeval._io import atomic_write
+
+            path = self.out / name
+            atomic_write(path, lambda tmp: Path(tmp).write_text(text.rstrip("\n") + "\n", encoding="utf-8"))
+            self.saved.append(path)
+        return Markdown(text)
+
+
+def start(
+    paper: str,
+    dataset: str | os.PathLike,
+    *,
+    output_dir: str | os.PathLike | None = None,
+    seed: int | None = 0,
+    texts: bool = False,
+    scores: Sequence[str | None] = (),
+    incomplete: str = "raise",
+    purpose: str = "this analysis",
+    quiet_rouge: bool = False,
+    resolve: bool = True,
+) -> Session:
+    """Set up a notebook: style, output folder, dataset (checked once), random generator.
+
+    Parameters
+    ----------
+    paper : str
+        The paper the notebook reproduces (``graham2015``, ``lin2004``, ...): names the default output folder.
+    dataset : str or path
+        An embedded dataset name or a path that :func:`metaeval.datasets.load` reads.
+    output_dir : str, path or None
+        Where outputs go; None means ``results/<paper>/<dataset>`` (relative to the compendium root).
+    seed : int or None
+        Seed of the notebook's ``numpy.random.default_rng``.
+    texts : bool
+        The analysis needs summaries and references (raises a one-line ``DataError`` if the dataset has none).
+    scores : sequence of str
+        Scores the analysis uses; only these must be complete (None entries are ignored).
+    incomplete : {"raise", "drop-inputs", "drop-systems", "keep-nan"}
+        What to do with missing cells of those scores.
+    purpose : str
+        Named in the error message when the dataset lacks what is needed.
+    quiet_rouge : bool
+        Silence ``RougeWarning`` (empty summaries scored as 0, as ROUGE-1.5.5 does), for notebooks that
+        score thousands of summaries and report ROUGE's own behaviour.
+    resolve : bool
+        Create the output folder (False only for dry uses such as doctests).
+    """
+    from metaeval.data import datasets
+    from metaeval.studies.plotting import use_compendium_style
+
+    use_compendium_style()
+    if quiet_rouge:
+        from metaeval.metrics.rouge import RougeWarning
+
+        warnings.simplefilter("ignore", RougeWarning)
+    ds = datasets.load(dataset)
+    needed = [s for s in scores if s is not None]
+    if hasattr(ds, "require"):
+        ds = ds.require(scores=needed, texts=texts, incomplete=incomplete, purpose=purpose)
+    else:  # pragma: no cover - before the dataset contract's require() existed
+        if texts and ds.texts is None:
+            raise datasets.DataError(f"dataset {ds.name!r} has no texts; {purpose} needs summaries and references")
+        for name in needed:
+            ds.matrix(name)
+    out = _resolve_output_dir(paper, dataset, output_dir) if resolve else Path(output_dir or ".")
+    return Session(paper=paper, dataset=ds, out=out, rng=np.random.default_rng(seed), seed=seed)

@@ -1,0 +1,68 @@
+"""The notebook sources: jupytext percent scripts that the runner turns into the notebooks papermill runs."""
+
+import ast
+
+import nbformat
+import pytest
+
+from metaeval.run.notebooks import (NotebookError, list_notebooks, materialize, notebook_metadata,
+                                    notebook_parameters, read_notebook)
+from metaeval.run.session import default_output_dir
+
+SOURCES = list_notebooks()
+
+
+def test_every_notebook_is_a_py_source_and_no_ipynb_copy_exists():
+    assert len(SOURCES) >= 7
+    assert all(p.suffix == ".py" for p in SOURCES)
+    # a committed .ipynb next to a source would be a second copy that can drift
+    assert not list(SOURCES[0].parent.glob("[0-9]*.ipynb"))
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.stem)
+def test_source_starts_with_a_literal_parameters_cell_and_declares_its_paper(path):
+    text = path.read_text(encoding="utf-8")
+    header_end = text.index("# ---", 5)
+    first_cell = text[header_end:].split("# %%")[1]
+    assert first_cell.startswith(' tags=["parameters"]'), f"{path.name}: the first cell must be the parameters cell"
+    params = notebook_parameters(path)
+    assert "output_dir" in params and "seed" in params and "dataset" in params
+    meta = notebook_metadata(path)
+    assert meta.get("paper") and meta.get("main_table", "").endswith(".csv")
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.stem)
+def test_materialized_notebook_is_valid_and_stable(path, tmp_path):
+    a = materialize(path, tmp_path / "a")
+    b = materialize(path, tmp_path / "b")
+    assert a.read_bytes() == b.read_bytes()  # nothing random (cell ids, metadata) in the generated notebook
+    nb = nbformat.read(str(a), as_version=4)
+    nbformat.validate(nb)
+    assert nb.metadata.kernelspec.name == "metaeval"
+    assert nb.cells[0].metadata.tags == ["parameters"]
+    assert "jupytext" not in nb.metadata
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            ast.parse(cell.source)  # every cell is plain Python (no lost `# %%` markers or magics)
+
+
+def test_parameters_cell_must_hold_literals(tmp_path):
+    src = tmp_path / "99_demo.py"
+    src.write_text('# %% tags=["parameters"]\ndataset = "summeval"\nn = 3\n\n# %%\nprint(n)\n')
+    assert notebook_parameters(src) == {"dataset": "summeval", "n": 3}
+    assert read_notebook(src).cells[1].source == "print(n)"
+    src.write_text('# %% tags=["parameters"]\nimport os\nn = os.cpu_count()\n')
+    with pytest.raises(NotebookError, match=r"only hold `name = literal` lines \(line 1\)"):
+        notebook_parameters(src)
+    src.write_text('# %% tags=["parameters"]\nn = len("abc")\n')
+    with pytest.raises(NotebookError, match="parameter 'n' .* is not a literal"):
+        notebook_parameters(src)
+    src.write_text("# %%\nn = 1\n")
+    with pytest.raises(NotebookError, match="no cell tagged 'parameters'"):
+        notebook_parameters(src)
+
+
+def test_default_output_dir_rule():
+    assert default_output_dir("graham2015", "summeval") == "results/graham2015/summeval"
+    assert default_output_dir("lin2004", "/data/my-study/") == "results/lin2004/my-study"
+    assert default_output_dir("lin2004", "/data/scores.jsonl") == "results/lin2004/scores"
