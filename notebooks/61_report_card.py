@@ -52,6 +52,7 @@ from metaeval import card as cards
 from metaeval.run.session import start
 
 nb = start("card", dataset, output_dir=output_dir, seed=seed)
+name = nb.dataset.display_name
 card = cards.card_tables(
     scores, dataset=dataset, metric=metric, baselines=baselines, human=human, coefficient=coefficient,
     n_resamples=n_resamples, confidence_level=confidence_level, alpha=alpha, target_power=target_power,
@@ -86,15 +87,14 @@ fig, axes = plt.subplots(1, len(levels), figsize=(4.2 * len(levels), 0.45 * corr
                          sharey=True, squeeze=False)
 for ax, level in zip(axes[0], levels):
     block = corr[corr["level"] == level].iloc[::-1]
-    colors = ["#C44E52" if role == "new" else "#4C72B0" for role in block["role"]]
-    ax.errorbar(block["r"], range(len(block)), xerr=[block["r"] - block["low"], block["high"] - block["r"]],
-                fmt="none", ecolor=colors, capsize=3)
-    ax.scatter(block["r"], range(len(block)), c=colors, zorder=3)
-    ax.set_yticks(range(len(block)), [nb.name(m) for m in block["metric"]])
+    for y, row in enumerate(block.itertuples()):
+        ax.errorbar(row.r, y, xerr=[[row.r - row.low], [row.high - row.r]], fmt="o", capsize=3,
+                    color="#C44E52" if row.role == "new" else "#4C72B0")
+    ax.set_yticks(range(len(block)), [name(m) for m in block["metric"]])
     ax.axvline(0, color="grey", linewidth=0.8)
-    ax.set_xlabel(f"{coefficient.capitalize()} r with {nb.name(card.human)}")
+    ax.set_xlabel(f"{coefficient.capitalize()} r with {name(card.human)}")
     ax.set_title(f"{level} level")
-fig.suptitle(f"{card.dataset}: {nb.name(card.metric)} (red) and the baselines, {confidence_level:.0%} Boot-Both CIs")
+fig.suptitle(f"{card.dataset}: {name(card.metric)} (red) and the baselines, {confidence_level:.0%} Boot-Both CIs")
 fig.tight_layout()
 nb.save_figure(fig, "correlations")
 plt.show()
@@ -110,13 +110,13 @@ corr.drop(columns="seed").round(3)
 tests = card.tests
 if len(tests):
     grid = tests.pivot(index="baseline", columns="level", values="p_new_better_bonferroni")
-    grid.index = [nb.name(b) for b in grid.index]
+    grid.index = [name(b) for b in grid.index]
     fig, ax = plt.subplots(figsize=(1.6 * grid.shape[1] + 3, 0.5 * grid.shape[0] + 1.5))
     sns.heatmap(grid, vmin=0, vmax=1, cmap="rocket_r", annot=True, fmt=".3f",
                 cbar_kws={"label": "Bonferroni p (new metric better)"}, ax=ax)
     ax.set_xlabel("level")
     ax.set_ylabel("baseline")
-    ax.set_title(f"Is {nb.name(card.metric)} better? (alpha = {alpha})")
+    ax.set_title(f"Is {name(card.metric)} better? (alpha = {alpha})")
     fig.tight_layout()
     nb.save_figure(fig, "tests")
     plt.show()

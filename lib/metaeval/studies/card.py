@@ -36,7 +36,6 @@ import pandas as pd
 from metaeval import _resources
 from metaeval._io import atomic_write
 from metaeval.data import datasets as _datasets
-from metaeval.stats.correlation import level_corr
 from metaeval.stats.planning import metric_comparison_power, required_size
 from metaeval.stats.resampling import bootstrap_ci
 from metaeval.stats.significance import bonferroni, permutation_test
@@ -84,8 +83,12 @@ class Card:
         files = {}
         for name in ("correlations", "tests", "normality", "planner"):
             path = out / f"{name}.csv"
-            frame = getattr(self, name)
-            atomic_write(path, lambda tmp, frame=frame: frame.to_csv(tmp, index=False))
+            frame: pd.DataFrame = getattr(self, name)
+
+            def write_csv(tmp: Path, frame: pd.DataFrame = frame) -> None:
+                frame.to_csv(tmp, index=False)
+
+            atomic_write(path, write_csv)
             files[name] = path
         files["summary"] = out / "summary.md"
         atomic_write(files["summary"], lambda tmp: Path(tmp).write_text(self.summary + "\n", encoding="utf-8"))
@@ -386,8 +389,9 @@ def _summary(card: Card, ds, *, alpha, coefficient, target_power, notes, sizes_i
                          f"of documents {curve[0]} ... {curve[-1]}).")
     norm = card.normality
     non_normal = norm.loc[norm.system_pvalue < alpha, "score"].tolist()
+    which = f" ({', '.join(_display(ds, s) for s in non_normal)})" if non_normal else ""
     lines.append(f"- Normality: {len(non_normal)} of {len(norm)} scores have system-level values that fail "
-                 f"Shapiro-Wilk at {alpha}{' (' + ', '.join(_display(ds, s) for s in non_normal) + ')' if non_normal else ''}; "
+                 f"Shapiro-Wilk at {alpha}{which}; "
                  f"per-input failures range from {norm.summary_percent_rejected.min():.0f}% to "
                  f"{norm.summary_percent_rejected.max():.0f}% of inputs"
                  + (" - tests that assume normality (Williams, Fisher CIs) are doubtful here." if non_normal
@@ -470,7 +474,8 @@ def make_card(
                                        cwd=str(_resources.project_root()), progress_bar=False,
                                        kernel_name=_kernel_name())
         except PapermillExecutionError as exc:
-            raise RuntimeError(f"the card notebook failed in cell {exc.cell_index}: {exc.ename}: {exc.evalue}") from None
+            raise RuntimeError(
+                f"the card notebook failed in cell {exc.cell_index}: {exc.ename}: {exc.evalue}") from None
         template.unlink()
         body, _ = HTMLExporter(exclude_input=False).from_filename(str(executed))
         (staging / "card.html").write_text(body, encoding="utf-8")
