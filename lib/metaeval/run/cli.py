@@ -8,6 +8,7 @@ Examples::
     metaeval run 00 -p seed 1 -p output_dir results/tmp    # one notebook with overrides
     metaeval run-all                                       # every notebook into results/
     metaeval sweep 20 results/sweeps/ci -p coefficient pearson,kendall -p n_trials 100 --workers 2
+    metaeval card my_metric.jsonl --dataset summeval --output card/  # report card of a new metric
 """
 
 from __future__ import annotations
@@ -236,6 +237,25 @@ def cmd_sweep(args) -> int:
     return 0
 
 
+def cmd_card(args) -> int:
+    from metaeval.studies.card import make_card
+
+    options = {k: v for k, v in (("metric", args.metric), ("human", args.human), ("coefficient", args.coefficient),
+                                 ("n_resamples", args.n_resamples), ("planner_trials", args.planner_trials),
+                                 ("seed", args.seed)) if v is not None}
+    if args.baselines:
+        options["baselines"] = [b.strip() for b in args.baselines.split(",") if b.strip()]
+    output = args.output or f"card-{Path(args.scores).stem}-{args.dataset}"
+    try:
+        card = make_card(args.scores, dataset=args.dataset, output_dir=output, render=not args.no_html, **options)
+    except (ValueError, KeyError, FileNotFoundError, RuntimeError) as exc:
+        print(f"metaeval card: {exc}", file=sys.stderr)
+        return 2
+    print(card.summary)
+    print(f"card written to {output}", file=sys.stderr)
+    return 0
+
+
 def cmd_datasets(args) -> int:
     from metaeval.data.datasets import known_datasets
 
@@ -329,6 +349,22 @@ def main(argv=None) -> int:
     p = sub.add_parser("prepare-ci", help="write notebooks with small CI parameters (for nbval)")
     p.add_argument("output")
     p.set_defaults(func=cmd_prepare_ci)
+
+    p = sub.add_parser("card", help="report card of a new metric: correlations, tests, planner (HTML + CSV)")
+    p.add_argument("scores", help="the metric's scores (any format metaeval.datasets.load reads), or the name "
+                                  "of a score of the dataset")
+    p.add_argument("--dataset", required=True, help="embedded dataset with human scores, e.g. summeval, realsumm")
+    p.add_argument("--baselines", help="comma-separated scores of the dataset to compare with "
+                                       "(default: its ROUGE-1/2/L and BERTScore)")
+    p.add_argument("--metric", help="which score of SCORES is the new metric (when it holds several)")
+    p.add_argument("--human", help="human score (default: the dataset's)")
+    p.add_argument("--coefficient", choices=["pearson", "spearman", "kendall"])
+    p.add_argument("--n-resamples", type=int, help="bootstrap resamples and permutations (default 1000)")
+    p.add_argument("--planner-trials", type=int, help="Monte-Carlo trials per planned size (default 200)")
+    p.add_argument("--seed", type=int)
+    p.add_argument("--output", help="output folder (default: card-<scores>-<dataset>)")
+    p.add_argument("--no-html", action="store_true", help="only the CSV tables, no executed notebook")
+    p.set_defaults(func=cmd_card)
 
     args = parser.parse_args(argv)
     return _dispatch(args)
