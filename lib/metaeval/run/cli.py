@@ -19,6 +19,7 @@ import sys
 import tempfile
 import warnings
 from pathlib import Path
+from typing import Any
 
 __all__ = ["main"]
 
@@ -39,7 +40,10 @@ def _rouge_variants(args):
 
 
 def _read_rouge_input(path: Path):
-    ids, peers, refs, keys = [], [], [], []
+    ids: list[Any] = []
+    peers: list[Any] = []
+    refs: list[Any] = []
+    keys: list[Any] = []
     with open(path, "rb") as fh:
         for lineno, raw in enumerate(fh, 1):
             try:

@@ -217,7 +217,7 @@ def _pid_alive(pid: int) -> bool:
 
 def clean_stale(final: Path) -> list[Path]:
     """Remove staging and backup folders of ``final`` left by runs whose process is gone; returns them."""
-    removed = []
+    removed: list[Path] = []
     parent = final.parent
     if not parent.is_dir():
         return removed
