@@ -40,10 +40,15 @@ def _rouge_variants(args):
 
 
 def _read_rouge_input(path: Path):
+<<<<<<< HEAD
     ids: list[Any] = []
     peers: list[Any] = []
     refs: list[Any] = []
     keys: list[Any] = []
+=======
+    ids: list = []
+    peers, refs, keys = [], [], []
+>>>>>>> main
     with open(path, "rb") as fh:
         for lineno, raw in enumerate(fh, 1):
             try:
@@ -162,18 +167,29 @@ def cmd_prepare_ci(args) -> int:
     from metaeval.run.notebooks import list_notebooks, materialize, notebooks_dir, notebook_parameters
 
     table = yaml.safe_load((notebooks_dir() / "ci_parameters.yml").read_text()) or {}
+    known = {p.stem for p in list_notebooks()}
+    stale = sorted(set(table) - known)
+    if stale:
+        raise SystemExit(f"ci_parameters.yml names notebooks that do not exist: {stale}")
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     for path in list_notebooks():
-        params = dict(table.get(path.stem, {}))
-        params.setdefault("output_dir", str(out / "results" / path.stem))
-        unknown = set(params) - set(notebook_parameters(path))
-        if unknown:
-            raise SystemExit(f"ci_parameters.yml: {path.stem} does not declare {sorted(unknown)}")
-        # the generated source stays outside `out`: nbval collects every .ipynb there
-        with tempfile.TemporaryDirectory(prefix="metaeval-ci-") as scratch:
-            source = materialize(path, scratch)
-            papermill.execute_notebook(str(source), str(out / source.name), parameters=params, prepare_only=True)
+        # one mapping of parameters = one run; a list of mappings = one run each (e.g. one per dataset)
+        entry = table.get(path.stem, {})
+        runs = entry if isinstance(entry, list) else [entry]
+        declared = notebook_parameters(path)
+        for k, run in enumerate(runs):
+            name = path.stem if k == 0 else f"{path.stem}__{k}"
+            params = dict(run or {})
+            params.setdefault("output_dir", str(out / "results" / name))
+            unknown = set(params) - set(declared)
+            if unknown:
+                raise SystemExit(f"ci_parameters.yml: {path.stem} does not declare {sorted(unknown)}")
+            # the generated source stays outside `out`: nbval collects every .ipynb there
+            with tempfile.TemporaryDirectory(prefix="metaeval-ci-") as scratch:
+                source = materialize(path, scratch)
+                papermill.execute_notebook(str(source), str(out / f"{name}.ipynb"), parameters=params,
+                                           prepare_only=True)
     return 0
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from collections.abc import Callable
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, TypeGuard
 
 import numpy as np
 from scipy import special, stats
@@ -123,7 +123,7 @@ def check_matrices(nan_policy: str = "raise", **named: object) -> tuple[np.ndarr
     return tuple(arrays)
 
 
-def _is_frame(value: object) -> bool:
+def _is_frame(value: object) -> TypeGuard[Any]:
     return all(hasattr(value, a) for a in ("index", "columns", "reindex", "to_numpy"))
 
 
@@ -458,7 +458,7 @@ def correlate(
     return r
 
 
-def effective_n(X, *, level: Level) -> int:
+def effective_n(X, *, level: str) -> int:
     """The sample size that Fisher's and Williams' formulas use at a level.
 
     System level: the number of systems with at least one score. Summary level: the largest number of
