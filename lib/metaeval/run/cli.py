@@ -40,15 +40,10 @@ def _rouge_variants(args):
 
 
 def _read_rouge_input(path: Path):
-<<<<<<< HEAD
     ids: list[Any] = []
     peers: list[Any] = []
     refs: list[Any] = []
     keys: list[Any] = []
-=======
-    ids: list = []
-    peers, refs, keys = [], [], []
->>>>>>> main
     with open(path, "rb") as fh:
         for lineno, raw in enumerate(fh, 1):
             try:
