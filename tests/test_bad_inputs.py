@@ -742,3 +742,33 @@ def test_a_complete_file_loads_every_record(tmp_path):
 def test_empty_dataset_paths_are_refused():
     with pytest.raises(metaeval.datasets.DataError, match="name_or_path is empty"):
         metaeval.datasets.load("")
+
+
+def _start_long_run(tmp_path):
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "metaeval", "run", "20", "-p", "n_trials", "5000",
+                             "-p", "output_dir", str(out)], stderr=subprocess.PIPE, text=True)
+    start = time.time()
+    while not list(tmp_path.glob(".partial-*")) and time.time() - start < 120:
+        time.sleep(0.2)
+    time.sleep(4)
+    return proc
+
+
+@pytest.mark.slow
+def test_sigterm_stops_a_run_and_cleans_up(tmp_path):
+    proc = _start_long_run(tmp_path)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and "terminated" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_staging_left_by_sigkill_is_removed_by_the_next_run(tmp_path):
+    proc = _start_long_run(tmp_path)
+    proc.kill()
+    proc.wait()
+    assert [p.name for p in tmp_path.iterdir()] == [f".partial-out-{proc.pid}"]
+    nbrun.run_notebook("20", {"n_trials": 2, "n_resamples": 20, "output_dir": str(tmp_path / "out")})
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]

@@ -329,10 +329,29 @@ def _describe(exc: BaseException) -> str:
     return str(exc)
 
 
+class _Terminated(SystemExit):
+    """SIGTERM: stop like Ctrl-C (running notebooks clean up), exit status 143."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one cleanup, not two
+    raise _Terminated(128 + signum)
+
+
 def _dispatch(args) -> int:
+    import signal
+    import threading
+
     prefix = f"metaeval {args.command}"
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return args.func(args)
+    except _Terminated:
+        print(f"{prefix}: terminated", file=sys.stderr)
+        raise
     except KeyboardInterrupt:
         print(f"{prefix}: interrupted", file=sys.stderr)
         return 130
