@@ -130,7 +130,10 @@ def _parse_params(pairs, notebook=None):
 def cmd_run(args) -> int:
     from metaeval.run.notebooks import run_notebook
 
-    res = run_notebook(args.notebook, _parse_params(args.param, args.notebook), log_output=args.log)
+    params = _parse_params(args.param, args.notebook)
+    res = run_notebook(args.notebook, params, log_output=args.log)
+    if params.get("output_dir") is None and "runs" in res.output_dir.parts:
+        print("not the notebook's canonical parameters: the canonical results are untouched", file=sys.stderr)
     print(f"{res.notebook}: {res.seconds:.1f} s -> {res.output_dir}")
     return 0
 
