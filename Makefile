@@ -38,6 +38,8 @@ bench: setup
 	$(BIN)/python benchmarks/bench_rouge.py
 	$(BIN)/python benchmarks/bench_datasets.py
 	$(BIN)/python benchmarks/bench_planning.py
+	$(BIN)/python benchmarks/bench_grouge.py
+	$(BIN)/python benchmarks/bench_embeddings.py
 
 clean-venv:
 	rm -rf $(VENV)

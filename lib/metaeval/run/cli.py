@@ -4,9 +4,11 @@ Examples::
 
     metaeval rouge in.jsonl out.jsonl                      # all 96 ROUGE-1.5.5 values per record
     metaeval rouge in.jsonl out.jsonl --methods R-1,R-L --refs AB --exceptions empty
+    metaeval grouge in.jsonl out.jsonl --methods G-1,G-2,G-SU4 --lam 0.5   # GRouge (WordNet PPR)
     metaeval run 00 -p seed 1 -p output_dir results/tmp    # one notebook with overrides
     metaeval run-all                                       # every notebook into results/
     metaeval sweep 20 results/sweeps/ci -p coefficient pearson,kendall -p n_trials 100 --workers 2
+    metaeval card my_metric.jsonl --dataset summeval --output card/  # report card of a new metric
 """
 
 from __future__ import annotations
@@ -104,6 +106,37 @@ def cmd_rouge(args) -> int:
 
     atomic_write(Path(args.output), write)
     print(f"wrote {len(ids)} records x {len(keys)} values to {args.output}", file=sys.stderr)
+    return 0
+
+
+def cmd_grouge(args) -> int:
+    from metaeval._io import atomic_write
+    from metaeval.metrics.grouge import parse_variant, score
+
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    if not methods:
+        raise SystemExit("metaeval grouge: --methods is empty")
+    try:
+        variants = [parse_variant(m, lam=args.lam, stem=args.stem == "yes", stop=args.stop == "yes",
+                                  topk=None if args.topk == 0 else args.topk) for m in methods]
+    except ValueError as exc:
+        raise SystemExit(f"metaeval grouge: {exc}")
+    ids, peers, refs, _ = _read_rouge_input(Path(args.input))
+    try:
+        frame = score(peers, refs, variants, ids=ids, columns="signature", progress=args.progress)
+    except (TypeError, ValueError) as exc:
+        raise SystemExit(f"metaeval grouge: {exc}")
+    keys = [v.signature for v in variants]
+
+    def write(tmp: Path):
+        with open(tmp, "w", encoding="utf-8") as out:
+            for i, rec_id in enumerate(ids):
+                row = frame.iloc[i]
+                scores = {k: (None if math.isnan(row[k]) else float(row[k])) for k in keys}
+                out.write(json.dumps({"id": rec_id, "n_refs": len(refs[i]), "scores": scores}) + "\n")
+
+    atomic_write(Path(args.output), write)
+    print(f"wrote {len(ids)} records x {len(keys)} GRouge values to {args.output}", file=sys.stderr)
     return 0
 
 
@@ -210,6 +243,25 @@ def cmd_sweep(args) -> int:
     return 0
 
 
+def cmd_card(args) -> int:
+    from metaeval.studies.card import make_card
+
+    options = {k: v for k, v in (("metric", args.metric), ("human", args.human), ("coefficient", args.coefficient),
+                                 ("n_resamples", args.n_resamples), ("planner_trials", args.planner_trials),
+                                 ("seed", args.seed)) if v is not None}
+    if args.baselines:
+        options["baselines"] = [b.strip() for b in args.baselines.split(",") if b.strip()]
+    output = args.output or f"card-{Path(args.scores).stem}-{args.dataset}"
+    try:
+        card = make_card(args.scores, dataset=args.dataset, output_dir=output, render=not args.no_html, **options)
+    except (ValueError, KeyError, FileNotFoundError, RuntimeError) as exc:
+        print(f"metaeval card: {exc}", file=sys.stderr)
+        return 2
+    print(card.summary)
+    print(f"card written to {output}", file=sys.stderr)
+    return 0
+
+
 def cmd_datasets(args) -> int:
     from metaeval.data.datasets import known_datasets
 
@@ -256,6 +308,17 @@ def main(argv=None) -> int:
     p.add_argument("--no-round", action="store_true", help="unrounded values instead of ROUGE's 5 decimals")
     p.set_defaults(func=cmd_rouge)
 
+    p = sub.add_parser("grouge", help="GRouge (WordNet PPR semantic ROUGE): JSONL {id, peer, refs} -> {id, scores}")
+    p.add_argument("input")
+    p.add_argument("output")
+    p.add_argument("--methods", default="G-1,G-2,G-SU4", help="comma-separated, e.g. G-1,G-2,G-3,G-SU4")
+    p.add_argument("--lam", type=float, default=0.5, help="weight of the lexical match (1: ROUGE-N recall)")
+    p.add_argument("--stem", choices=["yes", "no"], default="yes")
+    p.add_argument("--stop", choices=["yes", "no"], default="no", help="stopword removal (lexical counts)")
+    p.add_argument("--topk", type=int, default=128, help="dimensions kept per PPR vector (0: all, slow)")
+    p.add_argument("--progress", action="store_true", help="show progress bars")
+    p.set_defaults(func=cmd_grouge)
+
     p = sub.add_parser("run", help="run one notebook with parameter overrides")
     p.add_argument("notebook", help="path, file name or number prefix, e.g. 00")
     p.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"))
@@ -292,6 +355,22 @@ def main(argv=None) -> int:
     p = sub.add_parser("prepare-ci", help="write notebooks with small CI parameters (for nbval)")
     p.add_argument("output")
     p.set_defaults(func=cmd_prepare_ci)
+
+    p = sub.add_parser("card", help="report card of a new metric: correlations, tests, planner (HTML + CSV)")
+    p.add_argument("scores", help="the metric's scores (any format metaeval.datasets.load reads), or the name "
+                                  "of a score of the dataset")
+    p.add_argument("--dataset", required=True, help="embedded dataset with human scores, e.g. summeval, realsumm")
+    p.add_argument("--baselines", help="comma-separated scores of the dataset to compare with "
+                                       "(default: its ROUGE-1/2/L and BERTScore)")
+    p.add_argument("--metric", help="which score of SCORES is the new metric (when it holds several)")
+    p.add_argument("--human", help="human score (default: the dataset's)")
+    p.add_argument("--coefficient", choices=["pearson", "spearman", "kendall"])
+    p.add_argument("--n-resamples", type=int, help="bootstrap resamples and permutations (default 1000)")
+    p.add_argument("--planner-trials", type=int, help="Monte-Carlo trials per planned size (default 200)")
+    p.add_argument("--seed", type=int)
+    p.add_argument("--output", help="output folder (default: card-<scores>-<dataset>)")
+    p.add_argument("--no-html", action="store_true", help="only the CSV tables, no executed notebook")
+    p.set_defaults(func=cmd_card)
 
     args = parser.parse_args(argv)
     return _dispatch(args)
