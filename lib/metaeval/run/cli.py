@@ -21,6 +21,7 @@ import sys
 import tempfile
 import warnings
 from pathlib import Path
+from typing import Any
 
 __all__ = ["main"]
 
@@ -41,8 +42,10 @@ def _rouge_variants(args):
 
 
 def _read_rouge_input(path: Path):
-    ids: list = []
-    peers, refs, keys = [], [], []
+    ids: list[Any] = []
+    peers: list[Any] = []
+    refs: list[Any] = []
+    keys: list[Any] = []
     with open(path, "rb") as fh:
         for lineno, raw in enumerate(fh, 1):
             try:
@@ -160,7 +163,10 @@ def _parse_params(pairs, notebook=None):
 def cmd_run(args) -> int:
     from metaeval.run.notebooks import run_notebook
 
-    res = run_notebook(args.notebook, _parse_params(args.param, args.notebook), log_output=args.log)
+    params = _parse_params(args.param, args.notebook)
+    res = run_notebook(args.notebook, params, log_output=args.log)
+    if params.get("output_dir") is None and "runs" in res.output_dir.parts:
+        print("not the notebook's canonical parameters: the canonical results are untouched", file=sys.stderr)
     print(f"{res.notebook}: {res.seconds:.1f} s -> {res.output_dir}")
     return 0
 
@@ -405,10 +411,29 @@ def _describe(exc: BaseException) -> str:
     return str(exc)
 
 
+class _Terminated(SystemExit):
+    """SIGTERM: stop like Ctrl-C (running notebooks clean up), exit status 143."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one cleanup, not two
+    raise _Terminated(128 + signum)
+
+
 def _dispatch(args) -> int:
+    import signal
+    import threading
+
     prefix = f"metaeval {args.command}"
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return args.func(args)
+    except _Terminated:
+        print(f"{prefix}: terminated", file=sys.stderr)
+        raise
     except KeyboardInterrupt:
         print(f"{prefix}: interrupted", file=sys.stderr)
         return 130
