@@ -70,9 +70,9 @@ n_systems, n_inputs = ds.shape
 nb.report(
     f"**Data.** {ds.name}: {n_systems} systems × {n_inputs} inputs, {k_refs} reference(s) per summary, human score "
     f"**{nb.name(human)}** (`{human}`). {scores.system.shape[1]} metrics: 192 ROUGE variants computed exactly as "
-    f"ROUGE-1.5.5 does, and BLEU (`{scores.bleu_signature}`). (Graham: DUC-2004, {graham.PAPER['n_systems']} "
-    "systems of Hong et al. plus the DUC participants, 4 references, human score = mean of coverage and "
-    "linguistic quality.)"
+    f"ROUGE-1.5.5 does, and BLEU (`{scores.bleu_signature}`). (Graham: the DUC-2004 multi-document task, human "
+    "score = mean of coverage and linguistic quality; Table 3 re-ranks the "
+    f"{graham.PAPER['n_systems']} systems of Hong et al. 2014.)"
 )
 
 # %% [markdown]

@@ -85,9 +85,10 @@ class Session:
         self.saved.extend(paths)
         return paths
 
-    def report(self, text: str, name: str | None = None):
-        """Show generated Markdown in the notebook and, with ``name``, save it as ``<out>/<name>``."""
-        from IPython.display import Markdown
+    def report(self, text: str, name: str | None = None) -> None:
+        """Show generated Markdown in the notebook (also from inside a loop) and, with ``name``, save it as
+        ``<out>/<name>``."""
+        from IPython.display import Markdown, display
 
         if name is not None:
             from metaeval._io import atomic_write
@@ -95,7 +96,7 @@ class Session:
             path = self.out / name
             atomic_write(path, lambda tmp: Path(tmp).write_text(text.rstrip("\n") + "\n", encoding="utf-8"))
             self.saved.append(path)
-        return Markdown(text)
+        display(Markdown(text))
 
 
 def _show_figures_inline() -> None:
