@@ -21,12 +21,13 @@ $(STAMP): pyproject.toml requirements/constraints.txt
 setup: $(STAMP)
 
 results: setup
-	$(BIN)/metaeval run-all
+	$(BIN)/metaeval run-all --jobs 2 --log .cache/run-all.log
 
 test: setup
 	$(BIN)/ruff check lib tests notebooks
 	rm -rf .nbval && $(BIN)/metaeval prepare-ci .nbval
-	$(BIN)/python -m pytest -q -m "not slow" tests .nbval --nbval-lax --nbval-current-env -p no:cacheprovider
+	$(BIN)/python -m pytest -q -m "not slow" tests lib/metaeval .nbval --nbval-lax --nbval-current-env -p no:cacheprovider
+	$(BIN)/mypy
 
 test-slow: setup
 	$(BIN)/python -m pytest -q -m slow tests
@@ -35,6 +36,10 @@ bench: setup
 	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[bench]"
 	$(BIN)/python benchmarks/bench_stats.py
 	$(BIN)/python benchmarks/bench_rouge.py
+	$(BIN)/python benchmarks/bench_datasets.py
+	$(BIN)/python benchmarks/bench_planning.py
+	$(BIN)/python benchmarks/bench_grouge.py
+	$(BIN)/python benchmarks/bench_embeddings.py
 
 clean-venv:
 	rm -rf $(VENV)

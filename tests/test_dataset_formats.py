@@ -453,10 +453,41 @@ def test_summeval_texts_ratings_and_fabbri_scores_join_on_all_1600_keys(summeval
     assert fabbri.require(scores=fabbri.score_names) is fabbri  # complete on all 1600 keys
 
 
-def test_load_is_cached_but_sees_changed_files(tmp_path):
+def test_embedded_loads_are_cached_user_files_are_reread(tmp_path):
+    assert load("fabbri2020") is load("fabbri2020")
     _write(tmp_path / "m.jsonl", _grid())
-    assert load(tmp_path) is load(tmp_path)
+    assert load(tmp_path).matrix("m")[0, 0] == 0
     records = _grid()
-    records[0]["metrics"]["m"] = 5.0
-    _write(tmp_path / "m.jsonl", records + [_rec("c", "x", metrics={"m": 1})])
-    assert load(tmp_path).matrix("m", allow_nan=True)[0, 0] == 5.0
+    records[0]["metrics"]["m"] = 5  # same file size, written within the same clock tick
+    _write(tmp_path / "m.jsonl", records)
+    assert load(tmp_path).matrix("m")[0, 0] == 5
+
+
+def test_folder_of_folders_names_the_subfolders(tmp_path):
+    (tmp_path / "one").mkdir()
+    _write(tmp_path / "one" / "m.jsonl", _grid())
+    with pytest.raises(DataError, match=r"directory holds no \*\.jsonl files \(its subfolders one do: load one of them\)"):
+        load(tmp_path)
+    with pytest.raises(DataError, match=r"unknown dataset 'bad\\x00path': not a known name"):
+        load("bad\0path")
+
+
+def test_duplicate_json_key_is_an_error(tmp_path):
+    (tmp_path / "m.jsonl").write_text('{"instance_id": "a", "summarizer_id": "x", "metrics": {"m": 1, "m": 2}}\n')
+    with pytest.raises(DataError, match=r"m\.jsonl:1: key 'm' appears twice in one JSON object"):
+        load(tmp_path)
+
+
+def test_summeval_expert_mean_is_checked_or_loaded(tmp_path):
+    rec = _rec("a", "x", summary="s", references=["r"], expert_annotations={"relevance": [1, 2, 4]},
+               expert_mean={"relevance": 7 / 3})
+    _write(tmp_path / "m.jsonl", [rec])
+    assert load(tmp_path).matrix("expert.relevance")[0, 0] == pytest.approx(7 / 3)
+    rec["expert_mean"] = {"relevance": 2.0}
+    _write(tmp_path / "m.jsonl", [rec])
+    with pytest.raises(DataError, match=r"field 'expert_mean' gives 'relevance' = 2\.0 but the mean of "
+                                        r"expert_annotations\['relevance'\] is 2\.33"):
+        load(tmp_path)
+    rec["expert_mean"] = {"relevance": 7 / 3, "coherence": 4.5}  # a mean without annotations is not lost
+    _write(tmp_path / "m.jsonl", [rec])
+    assert load(tmp_path).matrix("expert.coherence")[0, 0] == 4.5

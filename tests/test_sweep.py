@@ -74,12 +74,13 @@ def test_bad_input_before_anything_runs(tmp_path):
     assert main(["sweep", "20", str(tmp_path / "x"), "-p", "coefficent", "kendall"]) == 2
 
 
-def test_names_and_seeds_are_stable():
+def test_names_and_seeds_are_stable(tmp_path):
     a = {"coefficient": "kendall", "n_trials": 10}
     assert combination_dir(a) == combination_dir(dict(reversed(list(a.items()))))
     assert combination_dir(a).startswith("coefficient=kendall__n_trials=10__")
     assert derive_seed(0, a) == derive_seed(0, dict(a)) != derive_seed(1, a)
-    assert parse_flags([("n_trials", "10,20"), ("coefficient", "kendall")]) == {"n_trials": [10, 20],
-                                                                                "coefficient": ["kendall"]}
-    grid_file = json.dumps({"n_trials": [1, 2]})
-    assert json.loads(grid_file) == {"n_trials": [1, 2]}
+    assert parse_flags([("n_trials", "10,20"), ("coefficient", "kendall")]) == {"n_trials": [10, 20], "coefficient": ["kendall"]}
+    # a JSON grid file; a scalar counts as a one-value list
+    grid_file = tmp_path / "grid.json"
+    grid_file.write_text(json.dumps({"n_trials": [1, 2], "coefficient": "kendall"}))
+    assert load_grid(grid_file) == {"n_trials": [1, 2], "coefficient": ["kendall"]}

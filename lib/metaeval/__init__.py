@@ -50,6 +50,7 @@ from metaeval.stats.significance import (
     williams_test,
 )
 from metaeval.data import datasets
+from metaeval._warnings import DegenerateResultWarning
 
 try:
     from importlib.metadata import PackageNotFoundError, version as _dist_version
@@ -133,4 +134,5 @@ __all__ = [
     "BootstrapTestResult",
     "WilliamsResult",
     "PairwiseResult",
+    "DegenerateResultWarning",
 ]

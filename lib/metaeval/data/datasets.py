@@ -563,17 +563,28 @@ def _resolve(name_or_path: Any) -> tuple[str, list[Path], dict[str, Any], str]:
                 raise DataError(f"dataset {key!r}: {path} does not exist (embedded data missing; see data/README.md)")
             files.extend(sorted(path.glob("*.jsonl")) if path.is_dir() else [path])
         return key, files, dict(meta), desc
+    try:
+        return _resolve_path(text)
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, DataError):
+            raise
+        raise DataError(f"{text!r}: cannot be read as a dataset ({exc})") from None
+
+
+def _resolve_path(text: str) -> tuple[str, list[Path], dict[str, Any], str]:
     path = Path(text).expanduser()
     if not path.exists():
         raise DataError(
             f"unknown dataset {text!r}: not a known name ({', '.join(sorted(_KNOWN))}) "
             "and no file or directory of that name exists"
         )
-    meta = {}
+    meta: dict[str, Any] = {}
     if path.is_dir():
         files = sorted(p for p in path.glob("*.jsonl") if p.is_file())
         if not files:
-            raise DataError(f"{path}: directory holds no *.jsonl files; {_formats_hint()}")
+            nested = sorted(p.name for p in path.iterdir() if p.is_dir() and any(p.glob("*.jsonl")))
+            hint = f" (its subfolders {', '.join(nested)} do: load one of them)" if nested else ""
+            raise DataError(f"{path}: directory holds no *.jsonl files{hint}; {_formats_hint()}")
         yml = path / "dataset.yml"
         if not yml.exists() and (path / "dataset.yaml").exists():
             yml = path / "dataset.yaml"
@@ -583,7 +594,7 @@ def _resolve(name_or_path: Any) -> tuple[str, list[Path], dict[str, Any], str]:
                         if p.suffix.lower() in (".json", ".csv", ".tsv", ".gz", ".jsonlines", ".ndjson"))
         if unread:
             warnings.warn(f"{path}: only *.jsonl files are read; not reading {', '.join(unread)}", DataWarning,
-                          stacklevel=3)
+                          stacklevel=4)
     else:
         files = [path]
     return text, files, meta, str(meta.get("description", ""))
@@ -755,15 +766,17 @@ _LOADED: dict[tuple, Dataset] = {}
 _LOADED_MAX = 8
 
 
-def _load_cached(name: str, files: tuple[Path, ...], stat_key: tuple, policy: ReferenceRecords,
+def _load_cached(name: str, files: tuple[Path, ...], stat_key: tuple | None, policy: ReferenceRecords,
                  ignore: frozenset[str], description: str, meta_key: str, meta: Mapping[str, Any]) -> Dataset:
     """Read and merge the files, reusing the result of an identical earlier call in this process.
 
-    Keyed by every file's path, modification time and size, so a file changed since is read again. A
-    Dataset is immutable (frozen, matrices handed out as copies), so sharing it is safe.
+    Only embedded datasets whose sha256 was just verified are cached (``stat_key`` not None): their content is
+    known exactly. User files are always read again, since a rewrite within the file system's timestamp
+    granularity could otherwise be missed. A Dataset is immutable (frozen, matrices handed out as copies), so
+    sharing it is safe.
     """
     key = (name, stat_key, policy, ignore, description, meta_key)
-    hit = _LOADED.get(key)
+    hit = _LOADED.get(key) if stat_key is not None else None
     if hit is not None:
         return hit
     collector = _Collector()
@@ -778,9 +791,10 @@ def _load_cached(name: str, files: tuple[Path, ...], stat_key: tuple, policy: Re
             raise DataError(f"{file}: the file is empty (no JSON records); {_formats_hint()}")
     ds = _build(name, collector, DatasetInfo())
     ds = replace(ds, info=_info(name, meta, ds.score_names, files, description))
-    if len(_LOADED) >= _LOADED_MAX:
-        _LOADED.pop(next(iter(_LOADED)))
-    _LOADED[key] = ds
+    if stat_key is not None:
+        if len(_LOADED) >= _LOADED_MAX:
+            _LOADED.pop(next(iter(_LOADED)))
+        _LOADED[key] = ds
     return ds
 
 
@@ -838,7 +852,9 @@ def load(
     ignore = frozenset(ignore_fields) | frozenset(meta.get("ignore_fields", ()))
 
     meta_key = repr(sorted(meta.items()))
-    ds = _load_cached(name, tuple(files), _stat_key(files), policy, ignore, description, meta_key, meta)
+    cacheable = verify and name in _KNOWN
+    ds = _load_cached(name, tuple(files), _stat_key(files) if cacheable else None, policy, ignore, description,
+                      meta_key, meta)
     if incomplete == "keep-nan":
         return replace(ds, nan_ok=frozenset(ds.score_names))
     if incomplete in ("drop-inputs", "drop-systems"):

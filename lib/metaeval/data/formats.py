@@ -59,7 +59,7 @@ METADATA_FIELDS: dict[str, str] = {
     "system_group": "REALSumm: 'abs' or 'ext'",
     "summary_raw": "REALSumm: the summary with <t> sentence tags (the tag-free 'summary' is loaded)",
     "reference_raw": "REALSumm: the reference with <t> sentence tags (the tag-free 'reference' is loaded)",
-    "expert_mean": "SummEval: mean of 'expert_annotations' (recomputed from the annotations)",
+    "expert_mean": "SummEval: mean of 'expert_annotations' (checked against them; loaded where they are absent)",
     "stored_metrics": "REALSumm: the authors' own metric values, identical to deutsch2021/bhandari2020/pyramid.jsonl",
     "documents": "SacreROUGE instances: the source documents (no analysis uses them)",
 }
@@ -84,6 +84,21 @@ def _format_name(record: Mapping[str, Any]) -> str:
     if isinstance(record.get("summary"), Mapping):
         return "SacreROUGE summaries JSONL"
     return "dataset JSONL"
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return out
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
@@ -113,9 +128,14 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = json.loads(line, object_pairs_hook=_unique_keys)
         except json.JSONDecodeError as exc:
             raise DataError(f"{path}:{lineno}: not valid JSON ({exc.msg}); {FORMAT_HELP}") from None
+        except _DuplicateKey as exc:
+            raise DataError(
+                f"{path}:{lineno}: key {exc.args[0]!r} appears twice in one JSON object (JSON readers would keep "
+                "only the last value); remove or rename one"
+            ) from None
         if not isinstance(record, dict):
             raise DataError(
                 f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}; {FORMAT_HELP}"
@@ -220,6 +240,26 @@ def _flatten(
         origin[name] = path
 
 
+def _check_expert_mean(means: Any, flat: dict[str, Any], origin: dict[str, str], where: str) -> None:
+    """SummEval's ``expert_mean`` must agree with the annotations; a mean without annotations is loaded."""
+    if not isinstance(means, Mapping):
+        raise DataError(f"{where}: field 'expert_mean' must be an object of numbers, got {type(means).__name__}")
+    for dim, mean in means.items():
+        name = f"expert.{dim}"
+        value = flat.get(name)
+        if value is None:
+            flat[name] = mean
+            origin[name] = f"expert_mean[{dim!r}]"
+            continue
+        if isinstance(value, list) and value and all(isinstance(v, (int, float)) for v in value):
+            expected = math.fsum(value) / len(value)
+            if not isinstance(mean, (int, float)) or not math.isclose(mean, expected, rel_tol=1e-9, abs_tol=1e-12):
+                raise DataError(
+                    f"{where}: field 'expert_mean' gives {dim!r} = {mean!r} but the mean of "
+                    f"expert_annotations[{dim!r}] is {expected!r}"
+                )
+
+
 def parse_record(
     record: dict,
     where: str,
@@ -295,6 +335,9 @@ def parse_record(
                 )
             flat[name] = record[source]
             origin[name] = source
+
+    if "expert_mean" in record:
+        _check_expert_mean(record["expert_mean"], flat, origin, where)
 
     scores: dict[str, float] = {}
     ratings: dict[str, list[float]] = {}

@@ -71,7 +71,7 @@ def rouge_table(
     """
     variants = resolve_variants(variants)
     summaries, references = _texts(ds, n_refs, sentences)
-    index = ds.texts.index
+    index = ds.texts.index  # type: ignore[union-attr]  # _texts raised if None
     key = None
     if cache:
         folder = default_cache_dir() if cache is True else Path(cache)

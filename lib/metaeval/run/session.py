@@ -172,7 +172,7 @@ def start(
     needed = list(dict.fromkeys([resolved, *scores]))
     needed = [s for s in needed if s is not None]
     if hasattr(ds, "require"):
-        ds = ds.require(scores=needed, texts=texts, incomplete=incomplete, purpose=purpose)
+        ds = ds.require(scores=needed, texts=texts, incomplete=incomplete, purpose=purpose)  # type: ignore[arg-type]
     else:  # pragma: no cover - before the dataset contract's require() existed
         if texts and ds.texts is None:
             raise datasets.DataError(f"dataset {ds.name!r} has no texts; {purpose} needs summaries and references")

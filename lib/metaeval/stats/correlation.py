@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from collections.abc import Callable
+from typing import Any, Literal, NamedTuple, TypeGuard
 
 import numpy as np
 from scipy import special, stats
+
+from metaeval._warnings import warn_degenerate
 
 __all__ = [
     "LEVELS",
@@ -31,6 +34,7 @@ __all__ = [
     "effective_n",
     "batch_corr",
     "level_corr",
+    "constant",
 ]
 
 LEVELS = ("system", "summary", "global")
@@ -76,9 +80,20 @@ def check_matrices(nan_policy: str = "raise", **named: object) -> tuple[np.ndarr
         raise ValueError(f"nan_policy must be 'raise' or 'omit', got {nan_policy!r}")
     arrays = []
     first_name, first_shape = None, None
+    labels: tuple[str, Any, Any] | None = None
     for name, value in named.items():
+        if _is_frame(value):
+            # pandas labels carry meaning: align every frame on the first frame's labels, or refuse
+            if labels is None:
+                labels = (name, value.index, value.columns)
+            else:
+                value = _align(name, value, labels)
         try:
-            arr = np.asarray(value, dtype=float)
+            if np.ma.isMaskedArray(value):
+                # masked cells are missing cells: they become NaN, which nan_policy then governs
+                arr = np.ma.masked_array(value, dtype=float).filled(np.nan)
+            else:
+                arr = np.asarray(value, dtype=float)
         except (TypeError, ValueError):
             raise TypeError(f"{name} must be a numeric N x M matrix") from None
         if arr.ndim != 2:
@@ -98,12 +113,42 @@ def check_matrices(nan_policy: str = "raise", **named: object) -> tuple[np.ndarr
         if nan_policy == "raise":
             bad = [n for n, m in zip(names, nan_masks) if m.any()]
             raise ValueError(
-                f"{', '.join(bad)} contain NaN; pass nan_policy='omit' if X and Z have NaN in the same cells"
+                f"{', '.join(bad)} contain NaN (or masked cells); pass nan_policy='omit' if X and Z have NaN in "
+                "the same cells"
             )
         for n, m in zip(names[1:], nan_masks[1:]):
             if not np.array_equal(m, nan_masks[0]):
                 raise ValueError(f"nan_policy='omit' needs identical NaN patterns; {n} differs from {names[0]}")
     return tuple(arrays)
+
+
+def _is_frame(value: object) -> TypeGuard[Any]:
+    return all(hasattr(value, a) for a in ("index", "columns", "reindex", "to_numpy"))
+
+
+def _align(name: str, frame, labels: tuple[str, Any, Any]):
+    first, index, columns = labels
+    for axis, ours, theirs in (("systems (index)", frame.index, index), ("inputs (columns)", frame.columns, columns)):
+        if len(ours) != len(theirs) or set(ours) != set(theirs):
+            missing = [str(v) for v in theirs if v not in set(ours)][:3]
+            extra = [str(v) for v in ours if v not in set(theirs)][:3]
+            raise ValueError(
+                f"{name} and {first} are DataFrames with different {axis} labels "
+                f"(only in {first}: {missing}; only in {name}: {extra}); align them or pass arrays"
+            )
+        if ours.has_duplicates:
+            raise ValueError(f"{name} has duplicate {axis} labels; they cannot be aligned with {first}")
+    return frame.reindex(index=index, columns=columns)
+
+
+def warn_if_nan(value: float, what: str) -> None:
+    """Warn (DegenerateResultWarning) that ``what`` is NaN, and why it can be."""
+    if np.isnan(value):
+        warn_degenerate(
+            f"{what} is NaN: the correlation is undefined (constant scores at this level, every input "
+            "constant at summary level, or fewer than 2 scored systems)",
+            stacklevel=4,
+        )
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -118,6 +163,23 @@ def _snap(x: np.ndarray) -> np.ndarray:
         return x
     quantum = 10.0 ** (math.floor(math.log10(scale)) - 11)
     return np.round(x / quantum) * quantum
+
+
+def constant(x: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
+    """True where all (valid) entries along the last axis are exactly equal, or fewer than 2 are valid.
+
+    Constancy is decided on the values themselves, as scipy does, never from a centred sum of squares:
+    centring equal values that are not exactly representable (0.1, 0.7) leaves ~1e-17 of noise, which
+    would turn an undefined correlation into a meaningless one.
+    """
+    if x.shape[-1] == 0:
+        return np.ones(x.shape[:-1], dtype=bool)
+    if w is None:
+        return (x == x[..., :1]).all(axis=-1)
+    valid = w > 0
+    high = np.where(valid, x, -np.inf).max(axis=-1)
+    low = np.where(valid, x, np.inf).min(axis=-1)
+    return (high == low) | (np.count_nonzero(valid, axis=-1) < 2)
 
 
 def _pearson(x: np.ndarray, z: np.ndarray, w: np.ndarray | None) -> np.ndarray:
@@ -137,8 +199,9 @@ def _pearson(x: np.ndarray, z: np.ndarray, w: np.ndarray | None) -> np.ndarray:
         szz = (zc * zc).sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         r = sxz / np.sqrt(sxx * szz)
-    # a constant vector has zero variance: the correlation is undefined, as scipy says
-    r = np.where((sxx > 0) & (szz > 0), r, np.nan)
+    # a constant vector has zero variance: the correlation is undefined, as scipy says (decided exactly)
+    defined = ~constant(x, w) & ~constant(z, w) & (sxx > 0) & (szz > 0)
+    r = np.where(defined, r, np.nan)
     return np.clip(r, -1.0, 1.0)
 
 
@@ -224,21 +287,63 @@ def system_corr(xs: np.ndarray, zs: np.ndarray, coefficient: str) -> np.ndarray:
     return batch_corr(xs, zs, coefficient)
 
 
-def pearson_from_sums(n, sx, sz, sxx, szz, sxz) -> np.ndarray:
-    """Pearson r from sums over n pairs (vectorized); NaN where either variable is constant.
+def pearson_from_sums(
+    n, sx, sz, sxx, szz, sxz, *, defined: np.ndarray, refine: Callable[..., tuple[np.ndarray, np.ndarray]] | None = None
+) -> np.ndarray:
+    """Pearson r from sums over n pairs (vectorized); NaN where ``defined`` is False.
 
-    Constancy is judged relative to the sums' scale, because sums of products of equal values need not
-    cancel exactly in floating point. Callers should centre the data first (per column), which the
-    correlation does not depend on and which keeps the cancellation small.
+    ``defined`` must say, exactly, where neither variable is constant (see :func:`dense_codes` and
+    :func:`constant_from_codes`): the sums cannot tell a constant vector of values such as 0.1 (whose
+    centred sum of squares is ~1e-34, not 0) from a nearly constant one. Callers should centre the data
+    first (per column), which the correlation does not depend on and which keeps the cancellation small.
+
+    Where the variance is below 1e-6 of the mean square, ``n * sxx - sx**2`` has lost most of its digits;
+    ``refine(index)`` (given the ``np.nonzero`` index of those cells) returns their vectors ``(k, n)``,
+    and r is recomputed from them directly.
     """
     vx = n * sxx - sx * sx
     vz = n * szz - sz * sz
     cov = n * sxz - sx * sz
-    tol = 1e-10
-    defined = (vx > tol * n * sxx) & (vz > tol * n * szz)
+    ok = defined & (vx > 0) & (vz > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        r = cov / np.sqrt(np.where(defined, vx * vz, 1.0))
-    return np.where(defined, np.clip(r, -1.0, 1.0), np.nan)
+        r = cov / np.sqrt(np.where(ok, vx * vz, 1.0))
+    r = np.where(ok, np.clip(r, -1.0, 1.0), np.nan)
+    if refine is not None:
+        weak = defined & ((vx <= 1e-6 * n * sxx) | (vz <= 1e-6 * n * szz))
+        if weak.any():
+            index = np.nonzero(weak)
+            x, z = refine(*index)
+            r[index] = _pearson(x, z, None)
+    return r
+
+
+def dense_codes(X: np.ndarray, axis: int = 0) -> np.ndarray:
+    """Integer codes of the values of X along ``axis`` (equal values, equal codes; 0, 1, ... in order).
+
+    Weighted sums of codes are exact integers, so they decide exactly whether a resampled or permuted
+    vector is constant (:func:`constant_from_codes`), which sums of the float values cannot.
+
+    Examples
+    --------
+    >>> dense_codes(np.array([[0.1, 2.0], [0.3, 2.0], [0.1, 1.0]]))
+    array([[0, 1],
+           [1, 1],
+           [0, 0]])
+    """
+    X = np.moveaxis(np.asarray(X, dtype=float), axis, -1)
+    idx = np.argsort(X, axis=-1, kind="stable")
+    ordered = np.take_along_axis(X, idx, axis=-1)
+    step = np.zeros(X.shape, dtype=np.int64)
+    step[..., 1:] = ordered[..., 1:] != ordered[..., :-1]
+    codes = np.empty(X.shape, dtype=np.int64)
+    np.put_along_axis(codes, idx, np.cumsum(step, axis=-1), axis=-1)
+    return np.moveaxis(codes, -1, axis)
+
+
+def constant_from_codes(n: int, s1: np.ndarray, s2: np.ndarray) -> np.ndarray:
+    """Exact constancy from integer sums ``s1 = sum(c * code)``, ``s2 = sum(c * code**2)`` with weights
+    ``c`` summing to ``n``: the weighted variance ``n * s2 - s1**2`` is 0 iff all weighted codes are equal."""
+    return n * np.asarray(s2, dtype=np.int64) - np.asarray(s1, dtype=np.int64) ** 2 == 0
 
 
 def mean_of_defined(per_input: np.ndarray) -> np.ndarray:
@@ -339,16 +444,20 @@ def correlate(
     --------
     >>> rng = np.random.default_rng(0)
     >>> Z = rng.normal(size=(5, 4)); X = Z + rng.normal(size=(5, 4))
-    >>> round(correlate(X, Z, level="system", coefficient="kendall"), 3)
-    0.6
+    >>> round(correlate(X, Z, level="system", coefficient="kendall"), 3)     # 5 system means: 6 of 10 pairs agree
+    0.2
+    >>> round(correlate(X, Z, level="summary", coefficient="kendall"), 3)    # mean of the 4 per-input taus
+    0.65
     """
     check_level(level)
     check_coefficient(coefficient)
     X, Z = check_matrices(nan_policy, X=X, Z=Z)
-    return float(level_corr(X, Z, level, coefficient, _mask(X)))
+    r = float(level_corr(X, Z, level, coefficient, _mask(X)))
+    warn_if_nan(r, f"the {level}-level {coefficient} correlation")
+    return r
 
 
-def effective_n(X, *, level: Level) -> int:
+def effective_n(X, *, level: str) -> int:
     """The sample size that Fisher's and Williams' formulas use at a level.
 
     System level: the number of systems with at least one score. Summary level: the largest number of
@@ -400,6 +509,10 @@ def fisher_ci(
     X, Z = check_matrices(nan_policy, X=X, Z=Z)
     r = float(level_corr(X, Z, level, coefficient, _mask(X)))
     n = effective_n(X, level=level)
+    warn_if_nan(r, f"the {level}-level {coefficient} correlation")
+    if n <= (4 if coefficient == "kendall" else 3):
+        warn_degenerate(f"Fisher interval is NaN: it needs n > {4 if coefficient == 'kendall' else 3}, "
+                        f"and n = {n} at {level} level")
     low, high = _fisher_interval(r, n, coefficient, confidence_level)
     return FisherResult(r, ConfidenceInterval(low, high), n)
 

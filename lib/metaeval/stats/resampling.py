@@ -18,11 +18,15 @@ from metaeval.stats.correlation import (
     check_confidence_level,
     check_level,
     check_matrices,
+    constant_from_codes,
+    dense_codes,
     level_corr,
     mean_of_defined,
     pearson_from_sums,
     system_corr,
+    warn_if_nan,
 )
+from metaeval._warnings import warn_degenerate
 
 __all__ = ["BootstrapResult", "bootstrap_ci", "draw_indices", "RESAMPLE_METHODS", "auto_batch"]
 
@@ -70,6 +74,49 @@ def check_batch(batch) -> None:
         raise ValueError(f"batch must be a positive integer or None, got {batch!r}")
 
 
+def memory_limit() -> float:
+    """Bytes one resampling call may allocate: ``$METAEVAL_MAX_MEMORY`` (bytes, or with a K/M/G suffix), else
+    half of this machine's physical memory."""
+    import os
+
+    env = os.environ.get("METAEVAL_MAX_MEMORY", "").strip()
+    if env:
+        units = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+        scale = units.get(env[-1].upper(), 1)
+        try:
+            return float(env[:-1] if scale > 1 else env) * scale
+        except ValueError:
+            raise ValueError(f"METAEVAL_MAX_MEMORY must be a number of bytes such as 4G, got {env!r}") from None
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - platforms without sysconf
+        return 4 * 2**30
+
+
+def check_memory(n_resamples: int, batch: int | None, up_front: float, per_resample: float) -> None:
+    """Refuse, before allocating, a call whose arrays would not fit: ``up_front`` bytes for all resamples at
+    once (indices, coins, results) and ``per_resample`` bytes of temporaries per resample of a chunk."""
+    limit = memory_limit()
+    if up_front > limit:
+        raise ValueError(
+            f"n_resamples={n_resamples} needs about {up_front / 2**30:.1f} GiB for its resampling draws, more "
+            f"than the limit of {limit / 2**30:.1f} GiB (half this machine's memory, or $METAEVAL_MAX_MEMORY): "
+            "use fewer resamples"
+        )
+    if batch is None and per_resample > limit:
+        raise ValueError(
+            f"one resample needs about {per_resample / 2**30:.1f} GiB of temporaries at this size, more than the "
+            f"limit of {limit / 2**30:.1f} GiB (half this machine's memory, or $METAEVAL_MAX_MEMORY): use a "
+            "coarser level, another coefficient or fewer systems/inputs"
+        )
+    if batch is not None and batch * per_resample > limit:
+        raise ValueError(
+            f"batch={batch} needs about {batch * per_resample / 2**30:.1f} GiB per chunk, more than the limit of "
+            f"{limit / 2**30:.1f} GiB (half this machine's memory, or $METAEVAL_MAX_MEMORY): use a smaller batch "
+            "or leave it None"
+        )
+
+
 def draw_indices(
     n_systems: int, n_inputs: int, n_resamples: int, resample: str, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -89,6 +136,28 @@ def draw_indices(
         else np.broadcast_to(np.arange(n_inputs), (n_resamples, n_inputs))
     )
     return rows, cols
+
+
+def warn_dropped(n_dropped: int, total: int, what: str, result: str) -> None:
+    """Warn (DegenerateResultWarning) that ``n_dropped`` of ``total`` resampled statistics were undefined."""
+    if n_dropped:
+        warn_degenerate(
+            f"{n_dropped} of {total} {what} were dropped because their correlation is undefined (constant scores "
+            f"in the resample); {result} rests on the other {total - n_dropped}"
+            + (": it is NaN" if n_dropped == total else ""),
+            stacklevel=4,
+        )
+
+
+def _per_resample(n_systems: int, n_inputs: int, level: str, coefficient: str) -> float:
+    """Bytes of temporaries per resample of a chunk: the largest array a kernel builds (as :func:`auto_batch`
+    counts its elements) times a few float64 copies of it."""
+    N, M = n_systems, n_inputs
+    if coefficient == "kendall":
+        per = {"summary": M * N * (N - 1) / 2, "global": N * M * (N * M - 1) / 2}.get(level, N * (N - 1) / 2 + N * M)
+    else:
+        per = N * M
+    return 32.0 * per
 
 
 def auto_batch(n_systems: int, n_inputs: int, level: str, coefficient: str, budget: float = 2e7) -> int:
@@ -142,17 +211,33 @@ def resampled_corr(
         # times the (column-centred) matrices give them for every input at once; then take the drawn columns.
         N = Z.shape[0]
         Zc = Z - Z.mean(axis=0)
+        # Constancy of a resampled column is decided exactly on integer codes of the values.
+        cz = dense_codes(Z)
+        centred = [X - X.mean(axis=0) for X in mats]
+        codes = [dense_codes(X) for X in mats]
         for start in range(0, B, batch):
             r, c = rows[start : start + batch], cols[start : start + batch]
             counts = _column_counts(r, N)
+            icounts = counts.astype(np.int64)
+            z_const = constant_from_codes(
+                N, np.einsum("bn,nm->bm", icounts, cz), np.einsum("bn,nm->bm", icounts, cz * cz)
+            )
             sz = np.einsum("bn,nm->bm", counts, Zc)
             szz = np.einsum("bn,nm->bm", counts, Zc * Zc)
-            for k, X in enumerate(mats):
-                Xc = X - X.mean(axis=0)
+            for k, Xc in enumerate(centred):
+                cx = codes[k]
+                x_const = constant_from_codes(
+                    N, np.einsum("bn,nm->bm", icounts, cx), np.einsum("bn,nm->bm", icounts, cx * cx)
+                )
                 sx = np.einsum("bn,nm->bm", counts, Xc)
                 sxx = np.einsum("bn,nm->bm", counts, Xc * Xc)
                 sxz = np.einsum("bn,nm->bm", counts, Xc * Zc)
-                per_input = pearson_from_sums(N, sx, sz, sxx, szz, sxz)
+                X = mats[k]
+
+                def exact(b, m, X=X, r=r):
+                    return X[r[b], m[:, None]], Z[r[b], m[:, None]]
+
+                per_input = pearson_from_sums(N, sx, sz, sxx, szz, sxz, defined=~x_const & ~z_const, refine=exact)
                 out[k, start : start + batch] = mean_of_defined(np.take_along_axis(per_input, c, axis=1))
         return out
     if level == "system" and w is None and set(aggs) == {"mean"}:
@@ -203,7 +288,7 @@ def bootstrap_ci(
     *,
     level: str = "system",
     coefficient: str = "pearson",
-    resample: Resample = "both",
+    resample: str = "both",
     n_resamples: int = 9999,
     confidence_level: float = 0.95,
     rng: np.random.Generator | int | None = None,
@@ -252,12 +337,15 @@ def bootstrap_ci(
     w = None if not np.isnan(X).any() else (~np.isnan(X)).astype(float)
     rng = np.random.default_rng(rng)
     N, M = X.shape
+    check_memory(n_resamples, batch, n_resamples * (8.0 * (N + M) + 16), _per_resample(N, M, level, coefficient))
     statistic = float(level_corr(X, Z, level, coefficient, w))
+    warn_if_nan(statistic, f"the {level}-level {coefficient} correlation")
     rows, cols = draw_indices(N, M, n_resamples, resample, rng)
     batch = batch or auto_batch(N, M, level, coefficient)
     samples = resampled_corr([X], Z, rows, cols, level, coefficient, batch, w)[0]
     valid = samples[~np.isnan(samples)]
     se = float(np.std(valid, ddof=1)) if valid.size > 1 else np.nan
+    warn_dropped(samples.size - valid.size, samples.size, "resamples", "the interval")
     return BootstrapResult(
         statistic, percentile_interval(valid, confidence_level), valid, se, int(samples.size - valid.size)
     )

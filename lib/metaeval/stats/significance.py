@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 from scipy import stats
@@ -21,15 +21,22 @@ from metaeval.stats.correlation import (
     check_coefficient,
     check_level,
     check_matrices,
+    constant,
+    constant_from_codes,
+    dense_codes,
     effective_n,
     level_corr,
     mean_of_defined,
     pearson_from_sums,
     system_corr,
 )
+from metaeval._warnings import warn_degenerate
 from metaeval.stats.resampling import (
     RESAMPLE_METHODS,
+    _per_resample,
     auto_batch,
+    check_memory,
+    warn_dropped,
     check_batch,
     check_n_resamples,
     check_resample,
@@ -63,20 +70,24 @@ ALTERNATIVES = ("greater", "less", "two-sided")
 
 @dataclass(frozen=True)
 class PermutationResult:
-    """Result of :func:`permutation_test`: ``statistic`` = r(X, Z) - r(Y, Z)."""
+    """Result of :func:`permutation_test`: ``statistic`` = r(X, Z) - r(Y, Z); ``n_dropped`` permutations
+    were left out of ``null_distribution`` because a correlation was undefined in them."""
 
     statistic: float
     pvalue: float
     null_distribution: np.ndarray
+    n_dropped: int = 0
 
 
 @dataclass(frozen=True)
 class BootstrapTestResult:
-    """Result of :func:`bootstrap_test`: ``statistic`` = r(X, Z) - r(Y, Z)."""
+    """Result of :func:`bootstrap_test`: ``statistic`` = r(X, Z) - r(Y, Z); ``n_dropped`` resamples were left
+    out of ``bootstrap_distribution`` because a correlation was undefined in them."""
 
     statistic: float
     pvalue: float
     bootstrap_distribution: np.ndarray
+    n_dropped: int = 0
 
 
 @dataclass(frozen=True)
@@ -106,7 +117,7 @@ class PairwiseResult:
 
     def not_outperformed(self, alpha: float = 0.05) -> np.ndarray:
         """Boolean per metric: no other metric is significantly better at ``alpha``."""
-        return ~(self.pvalues < alpha).any(axis=0)
+        return np.asarray(~(self.pvalues < alpha).any(axis=0))
 
     def to_frame(self):
         import pandas as pd
@@ -136,9 +147,10 @@ def _two_metric_inputs(X, Y, Z, level, coefficient, alternative, nan_policy, *, 
 
 def _standardize(X: np.ndarray) -> np.ndarray:
     """One z-score over the whole matrix (population sd), as Alg. 2 does before swapping cells."""
-    sd = np.nanstd(X)
-    if sd == 0:
+    # exact test: the sd of equal values such as 0.1 is ~1e-17, not 0
+    if np.nanmax(X) == np.nanmin(X):
         raise ValueError("cannot standardize a constant matrix: all its scores are equal")
+    sd = np.nanstd(X)
     return (X - np.nanmean(X)) / sd
 
 
@@ -197,8 +209,25 @@ def _permutation_deltas(Xs, Ys, Z, coins, level, coefficient, w, agg_x="mean", a
         shift2 = np.einsum("bnm,nm->bm", coins, D2)
         shiftz = np.einsum("bnm,nm->bm", coins, DZ)
         sz, szz = Zc.sum(axis=0), (Zc * Zc).sum(axis=0)
-        rx = pearson_from_sums(N, Xc.sum(0) + shift, sz, (Xc * Xc).sum(0) + shift2, szz, (Xc * Zc).sum(0) + shiftz)
-        ry = pearson_from_sums(N, Yc.sum(0) - shift, sz, (Yc * Yc).sum(0) - shift2, szz, (Yc * Zc).sum(0) - shiftz)
+        # Exact constancy of each permuted column from integer codes of the values of X and Y together
+        cx, cy = np.split(dense_codes(np.concatenate([Xs, Ys])), 2)
+        dc, dc2 = cy - cx, cy * cy - cx * cx
+        c1, c2 = np.einsum("bnm,nm->bm", coins, dc), np.einsum("bnm,nm->bm", coins, dc2)
+        x_const = constant_from_codes(N, cx.sum(0) + c1, (cx * cx).sum(0) + c2)
+        y_const = constant_from_codes(N, cy.sum(0) - c1, (cy * cy).sum(0) - c2)
+        z_ok = ~constant(Z.T)
+        def exact_x(b, m):
+            swap = coins[b, :, m]
+            return np.where(swap, Ys[:, m].T, Xs[:, m].T), Z[:, m].T
+
+        def exact_y(b, m):
+            swap = coins[b, :, m]
+            return np.where(swap, Xs[:, m].T, Ys[:, m].T), Z[:, m].T
+
+        rx = pearson_from_sums(N, Xc.sum(0) + shift, sz, (Xc * Xc).sum(0) + shift2, szz, (Xc * Zc).sum(0) + shiftz,
+                               defined=~x_const & z_ok, refine=exact_x)
+        ry = pearson_from_sums(N, Yc.sum(0) - shift, sz, (Yc * Yc).sum(0) - shift2, szz, (Yc * Zc).sum(0) - shiftz,
+                               defined=~y_const & z_ok, refine=exact_y)
         return mean_of_defined(rx) - mean_of_defined(ry)
     Xp = np.where(coins, Ys, Xs)
     Yp = np.where(coins, Xs, Ys)
@@ -253,12 +282,14 @@ def permutation_test(
     """
     X, Y, Z, w = _two_metric_inputs(X, Y, Z, level, coefficient, alternative, nan_policy,
                                     resample=(resample, PERMUTATION_METHODS), n_resamples=n_resamples, batch=batch)
+    N, M = X.shape
+    check_memory(n_resamples, batch, n_resamples * (N * M * 1.2 + 8), _per_resample(N, M, level, coefficient))
     Xs, Ys = _standardize(X), _standardize(Y)
     if w is not None:
         Xs, Ys, Z = np.nan_to_num(Xs), np.nan_to_num(Ys), np.nan_to_num(Z)
     rng = np.random.default_rng(rng)
     observed = float(level_corr(Xs, Z, level, coefficient, w) - level_corr(Ys, Z, level, coefficient, w))
-    batch = batch or max(1, auto_batch(*X.shape, level, coefficient) // 2)
+    batch = batch or max(1, auto_batch(X.shape[0], X.shape[1], level, coefficient) // 2)
     # All coins are drawn first, in one fixed order, so that chunking cannot change the result.
     coins = _coins(rng, n_resamples, X.shape, resample)
     null = np.empty(n_resamples)
@@ -266,9 +297,23 @@ def permutation_test(
         null[start : start + batch] = _permutation_deltas(
             Xs, Ys, Z, coins[start : start + batch], level, coefficient, w
         )
-    null = null[~np.isnan(null)]
-    count = _tail_count(null, observed, alternative)
-    return PermutationResult(observed, (count + 1) / (null.size + 1), null)
+    valid = null[~np.isnan(null)]
+    dropped = null.size - valid.size
+    pvalue = _permutation_pvalue(valid, observed, alternative, dropped, n_resamples)
+    return PermutationResult(observed, pvalue, valid, dropped)
+
+
+def _permutation_pvalue(null: np.ndarray, observed: float, alternative: str, dropped: int, total: int) -> float:
+    """(count + 1) / (P + 1) over the valid permutations; NaN, with a warning, when nothing can be counted."""
+    if np.isnan(observed):
+        warn_degenerate("the observed difference of correlations is NaN (a correlation is undefined on the data); "
+                        "the p-value is NaN")
+        return np.nan
+    warn_dropped(dropped, total, "permutations", "the p-value")
+    if null.size == 0:
+        # (0 + 1) / (0 + 1) = 1.0 would look like a real, non-significant result
+        return np.nan
+    return (_tail_count(null, observed, alternative) + 1) / (null.size + 1)
 
 
 def bootstrap_test(
@@ -296,19 +341,30 @@ def bootstrap_test(
     >>> rng = np.random.default_rng(0)
     >>> Z = rng.normal(size=(10, 20))
     >>> X = Z + rng.normal(size=(10, 20)); Y = rng.normal(size=(10, 20))
-    >>> bootstrap_test(X, Y, Z, n_resamples=999, rng=0).pvalue < 0.05
-    True
+    >>> res = bootstrap_test(X, Y, Z, n_resamples=999, rng=0)
+    >>> round(res.statistic, 2), round(float(res.pvalue), 2)      # 10 system means: too few to separate X and Y
+    (0.31, 0.31)
+    >>> float(bootstrap_test(X, Y, Z, level="summary", n_resamples=999, rng=0).pvalue)   # 200 summaries
+    0.0
     """
     X, Y, Z, w = _two_metric_inputs(X, Y, Z, level, coefficient, alternative, nan_policy,
                                     resample=(resample, RESAMPLE_METHODS), n_resamples=n_resamples, batch=batch)
     rng = np.random.default_rng(rng)
+    N, M = X.shape
+    check_memory(n_resamples, batch, n_resamples * (8.0 * (N + M) + 24), _per_resample(N, M, level, coefficient))
     observed = float(level_corr(X, Z, level, coefficient, w) - level_corr(Y, Z, level, coefficient, w))
-    rows, cols = draw_indices(*X.shape, n_resamples, resample, rng)
-    batch = batch or auto_batch(*X.shape, level, coefficient)
+    rows, cols = draw_indices(X.shape[0], X.shape[1], n_resamples, resample, rng)
+    batch = batch or auto_batch(X.shape[0], X.shape[1], level, coefficient)
     rx, ry = resampled_corr([X, Y], Z, rows, cols, level, coefficient, batch, w)
     deltas = rx - ry
-    deltas = deltas[~np.isnan(deltas)]
-    return BootstrapTestResult(observed, _bootstrap_pvalue(deltas, observed, alternative), deltas)
+    valid = deltas[~np.isnan(deltas)]
+    dropped = deltas.size - valid.size
+    if np.isnan(observed):
+        warn_degenerate("the observed difference of correlations is NaN (a correlation is undefined on the "
+                        "data); the p-value is NaN")
+        return BootstrapTestResult(observed, np.nan, valid, dropped)
+    warn_dropped(dropped, deltas.size, "resamples", "the p-value")
+    return BootstrapTestResult(observed, _bootstrap_pvalue(valid, observed, alternative), valid, dropped)
 
 
 def _bootstrap_pvalue(deltas: np.ndarray, observed: float, alternative: str) -> float:
@@ -372,6 +428,9 @@ def williams_test(
     r13 = float(level_corr(Y, Z, level, coefficient, w))
     r23 = float(level_corr(X, Y, level, coefficient, w))
     n = effective_n(X, level=level)
+    if np.isnan([r12, r13, r23]).any():
+        warn_degenerate(f"Williams' test is NaN: a correlation is undefined (r(X,Z)={r12}, r(Y,Z)={r13}, "
+                        f"r(X,Y)={r23})")
     t, p = williams_pvalue(r12, r13, r23, n, alternative)
     return WilliamsResult(float(t), float(p), n - 3, r12, r13, r23)
 
@@ -384,9 +443,7 @@ def pairwise_tests(
     metrics: Mapping[str, np.ndarray] | Sequence[np.ndarray],
     Z,
     *,
-    test: Literal[
-        "perm-both", "perm-systems", "perm-inputs", "boot-both", "boot-systems", "boot-inputs", "williams"
-    ] = "perm-both",
+    test: str = "perm-both",
     level: str = "system",
     coefficient: str = "pearson",
     n_resamples: int = 9999,
@@ -425,6 +482,10 @@ def pairwise_tests(
     named = {f"metrics[{n!r}]": m for n, m in zip(names, mats)}
     *mats, Z = check_matrices("raise", **named, Z=Z)
     K = len(mats)
+    if test != "williams":
+        N, M = Z.shape
+        up_front = n_resamples * (N * M * 1.2 + 8.0 * (N + M) + 8.0 * K)
+        check_memory(n_resamples, batch, up_front, _per_resample(N, M, level, coefficient))
     aggs = list(aggregates) if aggregates is not None else ["mean"] * K
     if len(aggs) != K:
         raise ValueError(f"aggregates has {len(aggs)} entries for {K} metrics")
@@ -449,26 +510,30 @@ def pairwise_tests(
     kind, _, method = test.partition("-")
     if kind == "boot":
         check_resample(method)
-        rows, cols = draw_indices(*Z.shape, n_resamples, method, rng)
-        batch = batch or auto_batch(*Z.shape, level, coefficient)
+        rows, cols = draw_indices(Z.shape[0], Z.shape[1], n_resamples, method, rng)
+        batch = batch or auto_batch(Z.shape[0], Z.shape[1], level, coefficient)
         samples = resampled_corr(mats, Z, rows, cols, level, coefficient, batch, aggs=aggs)
+        dropped = 0
         for i, j in pairs:
             deltas = samples[i] - samples[j]
             deltas = deltas[~np.isnan(deltas)]
+            dropped += n_resamples - deltas.size
             pvals[i, j] = _bootstrap_pvalue(deltas, stat[i, j], "greater")
             pvals[j, i] = _bootstrap_pvalue(-deltas, stat[j, i], "greater")
+        warn_dropped(dropped, n_resamples * len(pairs), "resampled differences (over all pairs)", "the p-values")
         return PairwiseResult(names, corr, stat, pvals)
     if kind != "perm":
         raise ValueError(f"test must be 'williams', 'perm-<method>' or 'boot-<method>', got {test!r}")
     check_resample(method, PERMUTATION_METHODS)
     coins = _coins(rng, n_resamples, Z.shape, method)
     std = [_standardize(m) for m in mats]
-    batch = batch or max(1, auto_batch(*Z.shape, level, coefficient) // 2)
+    batch = batch or max(1, auto_batch(Z.shape[0], Z.shape[1], level, coefficient) // 2)
     iterator = pairs
     if progress:
         from tqdm import tqdm
 
         iterator = tqdm(pairs, desc="pairs")
+    dropped = 0
     for i, j in iterator:
         observed = float(
             level_corr(std[i], Z, level, coefficient, agg=aggs[i])
@@ -480,9 +545,13 @@ def pairwise_tests(
                 for s in range(0, n_resamples, batch)
             ]
         )
-        null = null[~np.isnan(null)]
-        pvals[i, j] = (_tail_count(null, observed, "greater") + 1) / (null.size + 1)
-        pvals[j, i] = (_tail_count(-null, -observed, "greater") + 1) / (null.size + 1)
+        valid = null[~np.isnan(null)]
+        dropped += null.size - valid.size
+        if valid.size == 0 or np.isnan(observed):
+            continue  # NaN p-values, counted in the warning below
+        pvals[i, j] = (_tail_count(valid, observed, "greater") + 1) / (valid.size + 1)
+        pvals[j, i] = (_tail_count(-valid, -observed, "greater") + 1) / (valid.size + 1)
+    warn_dropped(dropped, n_resamples * len(pairs), "permuted differences (over all pairs)", "the p-values")
     return PairwiseResult(names, corr, stat, pvals)
 
 
@@ -550,14 +619,34 @@ def shapiro(x):
 
 def bonferroni(pvalues, *, n_tests: int | None = None) -> np.ndarray:
     """Bonferroni-adjusted p-values: ``min(1, p * n_tests)``; NaN entries are not counted as tests."""
-    p = np.asarray(pvalues, dtype=float)
-    m = n_tests if n_tests is not None else int(np.count_nonzero(~np.isnan(p)))
+    p = _check_pvalues(pvalues)
+    counted = int(np.count_nonzero(~np.isnan(p)))
+    if n_tests is None:
+        m = counted
+    elif isinstance(n_tests, bool) or not isinstance(n_tests, (int, np.integer)) or n_tests < 1:
+        raise ValueError(f"n_tests must be an integer >= 1, got {n_tests!r}")
+    elif n_tests < counted:
+        raise ValueError(f"n_tests={n_tests} is smaller than the {counted} p-values given; the family has at least "
+                         "as many tests as p-values")
+    else:
+        m = int(n_tests)
     return np.minimum(1.0, p * m)
+
+
+def _check_pvalues(pvalues) -> np.ndarray:
+    try:
+        p = np.asarray(pvalues, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError("pvalues must be numbers in [0, 1]") from None
+    bad = ~np.isnan(p) & ((p < 0) | (p > 1))
+    if bad.any():
+        raise ValueError(f"pvalues must be in [0, 1] (NaN marks a missing test), got {p[bad].ravel()[:3].tolist()}")
+    return p
 
 
 def holm(pvalues) -> np.ndarray:
     """Holm's step-down adjusted p-values over all non-NaN entries (any shape)."""
-    p = np.asarray(pvalues, dtype=float)
+    p = _check_pvalues(pvalues)
     flat = p.ravel()
     valid = np.flatnonzero(~np.isnan(flat))
     order = valid[np.argsort(flat[valid], kind="stable")]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Literal
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -31,7 +31,7 @@ from metaeval.stats.correlation import batch_corr
 from metaeval.data.datasets import Dataset
 from metaeval.data.scoring import rouge_matrices, system_scores
 from metaeval.stats.significance import PairwiseResult, pairwise_tests, williams_matrix
-from metaeval.metrics.variants import graham_variants, parse_variant
+from metaeval.metrics.variants import SystemVariant, graham_variants, parse_variant
 
 __all__ = [
     "HUMAN_SCORES",
@@ -154,7 +154,7 @@ def metric_scores(ds: Dataset, *, n_refs: int | None = None, sentences: str = "p
 def _options(name: str) -> dict:
     if name == BLEU:
         return {"method": "BLEU", "stemming": "", "stopwords": "", "aggregation": "", "statistic": ""}
-    v = parse_variant(name)
+    v = cast(SystemVariant, parse_variant(name))
     return {
         "method": v.rouge.measure.name,
         "stemming": "Y" if v.rouge.stem else "N",
@@ -169,7 +169,7 @@ def pairwise(
     names: list[str],
     human: np.ndarray,
     *,
-    test: Literal["williams", "perm-both", "boot-both"] = "williams",
+    test: str = "williams",
     coefficient: str = "pearson",
     n_resamples: int = 1000,
     rng=None,
@@ -272,7 +272,7 @@ def short_label(name: str) -> str:
     """Graham's Figure 3 labels: ``R-2 P ST1 RS1 A`` (method, statistic, stemming, stopword removal, mean/median)."""
     if name == BLEU:
         return "BLEU"
-    v = parse_variant(name)
+    v = cast(SystemVariant, parse_variant(name))
     r = v.rouge
     return f"{r.measure.name} {r.stat} ST{int(r.stem)} RS{int(r.stop)} {'A' if v.agg == 'mean' else 'M'}"
 

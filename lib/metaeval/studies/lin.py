@@ -37,7 +37,7 @@ def lin_variants(measures=None, *, stat: str = "R", settings: Sequence[str] = tu
     """(setting, measure name) -> summary-level RougeVariant."""
     measures = measures or lin_measures()
     return {
-        (s, m.name): RougeVariant(m, SETTINGS[s][0], SETTINGS[s][1], stat, "A")
+        (s, m.name): RougeVariant(m, SETTINGS[s][0], SETTINGS[s][1], stat, "A")  # type: ignore[arg-type]
         for s in settings
         for m in measures
     }

@@ -29,7 +29,8 @@ def save_figure(fig, folder: str | Path, name: str) -> list[Path]:
     for ext in ("png", "svg"):
         path = folder / f"{name}.{ext}"
         metadata = {"Date": None} if ext == "svg" else {"Software": None}
-        atomic_write(path, lambda tmp, ext=ext, metadata=metadata: fig.savefig(tmp, format=ext, metadata=metadata))
+        atomic_write(path, lambda tmp, ext=ext, metadata=metadata: fig.savefig(  # type: ignore[misc]
+            tmp, format=ext, metadata=metadata))
         paths.append(path)
     return paths
 

@@ -1,0 +1,148 @@
+"""Notebook parameters: their types (from the literals of the parameters cell) and their meanings (from the
+comment after each literal).
+
+A parameters cell holds only ``name = literal  # meaning`` lines. The literal's type is the parameter's type:
+``n_trials = 1000`` takes integers, ``alpha = 0.05`` numbers, ``ks = [0.1, 0.5]`` lists of numbers,
+``human = None`` anything (None means "from the dataset"). Overrides are checked against these types before
+anything runs, and the command line reads ``-p NAME VALUE`` by the parameter's type, so ``-p dataset 2021``
+is the string "2021" and ``-p n_trials 2.5`` is refused.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Parameter", "ParameterError", "parse_parameters_cell", "check_value", "parse_cli_value", "type_name"]
+
+
+class ParameterError(ValueError):
+    """A parameter override of the wrong type, or a parameters cell that is not ``name = literal`` lines."""
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    default: Any
+    help: str
+    line: int
+
+    @property
+    def type(self) -> str:
+        return type_name(self.default)
+
+
+def type_name(default: Any) -> str:
+    """The type a parameter takes, named from its default literal."""
+    if default is None:
+        return "any"
+    if isinstance(default, bool):
+        return "bool"
+    if isinstance(default, int):
+        return "int"
+    if isinstance(default, float):
+        return "float"
+    if isinstance(default, str):
+        return "str"
+    if isinstance(default, (list, tuple)):
+        inner = {type_name(v) for v in default}
+        if inner == {"int", "float"}:
+            inner = {"float"}
+        return f"list[{inner.pop()}]" if len(inner) == 1 else "list"
+    if isinstance(default, dict):
+        return "dict"
+    return type(default).__name__
+
+
+def parse_parameters_cell(source: str, where: str = "parameters cell") -> list[Parameter]:
+    """The parameters of a cell's source, in order, with their defaults and the comments after them."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise ParameterError(f"{where}: not valid Python (line {exc.lineno}): {exc.msg}") from None
+    comments: dict[int, str] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                comments[tok.start[0]] = tok.string.lstrip("#").strip()
+    except (tokenize.TokenError, IndentationError):  # pragma: no cover - ast.parse accepted it
+        pass
+    params = []
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            raise ParameterError(f"{where}: only `name = literal` lines are allowed (line {node.lineno})")
+        name = node.targets[0].id
+        try:
+            default = ast.literal_eval(node.value)
+        except ValueError:
+            raise ParameterError(f"{where}: parameter {name!r} (line {node.lineno}) is not a literal") from None
+        end = node.end_lineno or node.lineno
+        text = next((comments[n] for n in range(end, node.lineno - 1, -1) if n in comments), "")
+        params.append(Parameter(name, default, text, node.lineno))
+    return params
+
+
+def _fits(value: Any, default: Any) -> bool:
+    if default is None or value is None:
+        return True
+    if isinstance(default, bool):
+        return isinstance(value, bool)
+    if isinstance(default, int):
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(default, float):
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(default, str):
+        return isinstance(value, str)
+    if isinstance(default, (list, tuple)):
+        if not isinstance(value, (list, tuple)):
+            return False
+        kinds = {type_name(v) for v in default}
+        if not default or len(kinds) > 1 and kinds != {"int", "float"}:
+            return True
+        example = 0.0 if kinds == {"int", "float"} else default[0]
+        return all(_fits(v, example) for v in value)
+    if isinstance(default, dict):
+        return isinstance(value, dict)
+    return isinstance(value, type(default))
+
+
+def check_value(name: str, value: Any, default: Any, where: str = "") -> Any:
+    """``value`` if it has the type of ``default`` (an int is accepted for a float); else ParameterError.
+
+    None is accepted for every parameter: notebooks read None as "the default from the dataset", and for
+    ``output_dir`` as "the canonical folder".
+    """
+    if _fits(value, default):
+        if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
+        return value
+    prefix = f"{where}: " if where else ""
+    raise ParameterError(
+        f"{prefix}parameter {name!r} expects {type_name(default)} (default {default!r}), got {value!r} "
+        f"({type_name(value)})"
+    )
+
+
+def parse_cli_value(name: str, text: str, default: Any, where: str = "") -> Any:
+    """Read ``-p NAME TEXT`` by the parameter's type: text for a string parameter, YAML otherwise."""
+    import yaml
+
+    if isinstance(default, str) and text.strip().lower() not in ("null", "none", "~"):
+        return text
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        prefix = f"{where}: " if where else ""
+        raise ParameterError(f"{prefix}parameter {name!r}: cannot read {text!r} ({exc.__class__.__name__})") from None
+    if isinstance(value, str) and value.strip().lower() == "none":
+        value = None
+    return check_value(name, value, default, where)
+
+
+def check_parameters(declared: Mapping[str, Any], parameters: Mapping[str, Any], where: str = "") -> dict[str, Any]:
+    """Every override checked against its declared default's type (unknown names are the caller's concern)."""
+    return {k: check_value(k, v, declared[k], where) if k in declared else v for k, v in parameters.items()}

@@ -1,0 +1,1020 @@
+"""Study planning: how many documents, systems and annotations a human evaluation needs.
+
+Monte-Carlo power analysis for the two questions a new human study asks:
+
+* :func:`system_comparison_power` / :func:`system_pairs_power`: the power to separate two systems by
+  their per-document scores (paired bootstrap, paired permutation (sign flips) or paired t-test) when
+  ``size`` documents are judged, for one pair or every pair of a systems x documents score matrix;
+  :func:`binned_power` summarizes pairs by quintile of their score difference.
+* :func:`metric_comparison_power`: the power to find that metric X correlates with the human scores more
+  strongly than metric Y (Perm-Both, Boot-Both, Williams, ... at system/summary/global level) at other
+  numbers of systems and inputs, by resampling the systems and inputs of pilot data;
+  :func:`planned_comparison_power`: the same on synthetic data with a planned effect size (no pilot).
+* :func:`required_size`: the smallest size of a power table reaching a target power, with a Monte-Carlo
+  confidence interval.
+
+Every trial draws a new study from the pilot (or from the synthetic model) and runs the test on it; the
+rejection rate over ``n_trials`` trials estimates the power, with binomial standard error
+``se = sqrt(p (1 - p) / n_trials)``. Trials are vectorized: a chunk of trials is one array operation (the
+bootstrap counts of all trials and resamples, one batched product for all systems at once), never a
+Python loop per resample.
+
+Sampling from a pilot
+    Metric comparisons draw a size smaller than the pilot's *without* replacement (a sub-study of the
+    pilot), a size at least as large *with* replacement (``replace="auto"``; the result's ``sampling``
+    columns say which). System comparisons draw documents with replacement by default (documents of a new
+    study come from the population, not from the pilot's finite set: without replacement the tests turn
+    conservative by the factor 1 - size / M of the variance).
+    Near the pilot's own size, draws without replacement barely vary, so the estimate there mostly
+    restates the pilot's own result; and the pilot's observed effect is taken as the truth (plug-in), which
+    is optimistic when the pilot is small. A planned effect (:class:`PlannedEffect`) has neither problem.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from scipy import special, stats
+
+from metaeval.stats.correlation import (
+    check_coefficient,
+    check_level,
+    check_matrices,
+    constant,
+    constant_from_codes,
+    dense_codes,
+    level_corr,
+    mean_of_defined,
+    pearson_from_sums,
+    system_corr,
+)
+from metaeval.stats.resampling import check_n_resamples
+from metaeval.stats.significance import PERMUTATION_METHODS, _fair_bits, williams_pvalue
+
+__all__ = [
+    "METRIC_TESTS",
+    "SYSTEM_TESTS",
+    "PlannedEffect",
+    "binned_power",
+    "metric_comparison_power",
+    "planned_comparison_power",
+    "planned_metric_data",
+    "required_size",
+    "system_comparison_power",
+    "system_pairs_power",
+    "wilson_interval",
+]
+
+SYSTEM_TESTS = ("paired-bootstrap", "permutation", "t-test")
+METRIC_TESTS = ("perm-both", "perm-systems", "perm-inputs", "boot-both", "boot-systems", "boot-inputs", "williams")
+ALTERNATIVES = ("two-sided", "greater", "less")
+Replace = Literal["auto"] | bool
+
+# Memory budget (float64 elements) of the largest temporary array of one chunk of trials.
+_BUDGET = 4_000_000
+
+
+# ----------------------------------------------------------------------------------------------------
+# Validation and small helpers
+
+
+def _check_choice(name: str, value: object, allowed: Sequence[str]) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {tuple(allowed)}, got {value!r}")
+
+
+def _check_alpha(alpha: float) -> None:
+    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+
+
+def _check_trials(n_trials: int) -> None:
+    if not isinstance(n_trials, (int, np.integer)) or isinstance(n_trials, bool) or n_trials < 1:
+        raise ValueError(f"n_trials must be a positive integer, got {n_trials!r}")
+
+
+def _check_replace(replace: object) -> None:
+    if replace not in ("auto", True, False):
+        raise ValueError(f"replace must be 'auto', True or False, got {replace!r}")
+
+
+def _with_replacement(size: int, pilot: int, replace: object, what: str) -> bool:
+    if replace == "auto":
+        return size >= pilot
+    if not replace and size > pilot:
+        raise ValueError(f"cannot draw {size} {what} without replacement from a pilot of {pilot}; "
+                         "use replace=True or 'auto'")
+    return bool(replace)
+
+
+def _sampling(with_replacement: bool) -> str:
+    return "with replacement" if with_replacement else "without replacement"
+
+
+def _draw(rng: np.random.Generator, n_trials: int, pilot: int, size: int, replace: bool) -> np.ndarray:
+    """Indices (n_trials, size) into a pilot of ``pilot`` units, with or without replacement per trial."""
+    if replace:
+        return rng.integers(0, pilot, size=(n_trials, size))
+    # the first ``size`` of a uniformly random order: a simple random sample without replacement
+    return np.argsort(rng.random((n_trials, pilot)), axis=1)[:, :size]
+
+
+def _counts(idx: np.ndarray, n: int) -> np.ndarray:
+    """Multiplicities of 0..n-1 in each row of ``idx`` (any leading shape): array (..., n) of floats."""
+    lead = idx.shape[:-1]
+    rows = int(np.prod(lead))
+    flat = idx.reshape(rows, idx.shape[-1]) + n * np.arange(rows)[:, None]
+    return np.bincount(flat.ravel(), minlength=rows * n).reshape(*lead, n).astype(float)
+
+
+def _chunks(n_trials: int, per_trial: float):
+    step = max(1, int(_BUDGET // max(per_trial, 1)))
+    for start in range(0, n_trials, step):
+        yield start, min(n_trials, start + step)
+
+
+def _progress(iterable, enabled: bool, **kwargs):
+    if not enabled:
+        return iterable
+    from tqdm import tqdm
+
+    return tqdm(iterable, **kwargs)
+
+
+def _power_columns(rejections: np.ndarray, n_valid: np.ndarray | int) -> tuple[np.ndarray, np.ndarray]:
+    n = np.asarray(n_valid, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        power = rejections / n
+        se = np.sqrt(power * (1 - power) / n)
+    return power, se
+
+
+def wilson_interval(successes, trials, *, confidence_level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval of a binomial proportion (vectorized).
+
+    Examples
+    --------
+    >>> low, high = wilson_interval(50, 1000)
+    >>> round(float(low), 4), round(float(high), 4)
+    (0.0381, 0.0653)
+    """
+    k = np.asarray(successes, dtype=float)
+    n = np.asarray(trials, dtype=float)
+    q = special.ndtri(1 - (1 - confidence_level) / 2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = k / n
+        centre = (p + q * q / (2 * n)) / (1 + q * q / n)
+        half = q / (1 + q * q / n) * np.sqrt(p * (1 - p) / n + q * q / (4 * n * n))
+    return np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Separating two systems by their per-document scores
+
+
+def _tail(null: np.ndarray, observed: np.ndarray, alternative: str, tol: float) -> np.ndarray:
+    """Per trial and pair, how many null statistics (T, B, P) are at least as extreme as ``observed`` (T, P).
+
+    Statistics within ``tol`` of the threshold count as reaching it: means of the same documents summed in
+    different orders differ in the last bits, and discrete ratings make exact ties common.
+    """
+    obs = observed[:, None, :]
+    if alternative == "greater":
+        return np.count_nonzero(null >= obs - tol, axis=1)
+    if alternative == "less":
+        return np.count_nonzero(null <= obs + tol, axis=1)
+    return np.count_nonzero(np.abs(null) >= np.abs(obs) - tol, axis=1)
+
+
+def _pair_pvalues(
+    S: np.ndarray,
+    docs: np.ndarray,
+    ia: np.ndarray,
+    ib: np.ndarray,
+    test: str,
+    n_resamples: int,
+    alternative: str,
+    tol: float,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """p-values (T, P) of the paired tests of pairs (ia[p], ib[p]) on a chunk of trials.
+
+    ``S`` (K, M) holds the pilot scores of all K systems, ``docs`` (T, n) each trial's drawn pilot documents.
+    Resampled means are linear in the scores, so they are computed per *system*, not per pair: each
+    resample's weights are folded onto the M pilot documents (a resampled position counts for the pilot
+    document it was drawn from), and one matrix product (T*B, M) @ (M, K) gives every system's mean in every
+    resample of every trial; the P pair differences are taken afterwards.
+    """
+    T, n = docs.shape
+    K, M = S.shape
+    observed_means = _counts(docs, M) @ S.T / n  # (T, K)
+    observed = observed_means[:, ia] - observed_means[:, ib]  # (T, P)
+    if test == "t-test":
+        d = S[ia][:, docs] - S[ib][:, docs]  # (P, T, n)
+        sd = d.std(axis=-1, ddof=1).T
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t = observed / (sd / math.sqrt(n))
+        # the same difference in every document: a nonzero one is certain (t = +-inf, as a limit), a zero one
+        # carries no evidence (t = 0)
+        t = np.where(sd > tol, t, np.where(np.abs(observed) > tol, np.sign(observed) * np.inf, 0.0))
+        df = n - 1
+        if alternative == "greater":
+            return stats.t.sf(t, df)
+        if alternative == "less":
+            return stats.t.cdf(t, df)
+        return 2 * stats.t.sf(np.abs(t), df)
+    B = n_resamples
+    offsets = M * np.arange(T * B)[:, None]
+    if test == "paired-bootstrap":
+        # int32 indices: gathering with them is several times faster than with int64 ones
+        positions = rng.integers(0, n, size=(T, B, n), dtype=np.int32)
+        positions += (n * np.arange(T, dtype=np.int32))[:, None, None]
+        drawn = docs.astype(np.int32).ravel()[positions]  # the pilot document behind each resampled position
+        weights = np.bincount((drawn.reshape(T * B, n) + offsets).ravel(), minlength=T * B * M)
+    else:
+        # permutation of a paired design: flip the sign of each drawn document's difference
+        signs = 1.0 - 2.0 * _fair_bits(rng, (T * B, n))
+        flat = (np.broadcast_to(docs[:, None, :], (T, B, n)).reshape(T * B, n) + offsets).ravel()
+        weights = np.bincount(flat, weights=signs.ravel(), minlength=T * B * M)
+    # pair differences through a contrast matrix: a second small product instead of a fancy-index gather
+    contrast = np.zeros((K, len(ia)))
+    contrast[ia, np.arange(len(ia))] = 1.0
+    contrast[ib, np.arange(len(ia))] -= 1.0
+    null = ((weights.reshape(T * B, M).astype(float) @ S.T) @ contrast / n).reshape(T, B, len(ia))
+    if test == "paired-bootstrap":
+        # centring at the observed difference gives the null distribution (as metaeval.bootstrap_test)
+        null -= observed[:, None, :]
+        return _tail(null, observed, alternative, tol) / B
+    return (_tail(null, observed, alternative, tol) + 1) / (B + 1)
+
+
+def _check_sizes_1d(sizes) -> list[int]:
+    try:
+        out = [int(s) for s in sizes]
+    except (TypeError, ValueError):
+        raise TypeError(f"sizes must be a sequence of integers, got {sizes!r}") from None
+    if not out:
+        raise ValueError("sizes is empty")
+    if any(s < 2 or s != float(v) for s, v in zip(out, sizes)):
+        raise ValueError(f"sizes must be integers >= 2, got {list(sizes)!r}")
+    return out
+
+
+def _pairs_power(
+    S: np.ndarray,
+    ia: np.ndarray,
+    ib: np.ndarray,
+    *,
+    sizes,
+    test: str,
+    alpha: float,
+    n_trials: int,
+    n_resamples: int,
+    alternative: str,
+    replace: object,
+    rng,
+    progress: bool,
+) -> pd.DataFrame:
+    sizes = _check_sizes_1d(sizes)
+    _check_choice("test", test, SYSTEM_TESTS)
+    _check_choice("alternative", alternative, ALTERNATIVES)
+    _check_alpha(alpha)
+    _check_trials(n_trials)
+    check_n_resamples(n_resamples)
+    _check_replace(replace)
+    M = S.shape[1]
+    rng = np.random.default_rng(rng)
+    # ties are judged relative to the data's scale (see _tail)
+    tol = 1e-9 * max(float(np.abs(S).max()), 1e-300)
+    frames = []
+    children = rng.spawn(len(sizes))
+    for size, child in _progress(list(zip(sizes, children)), progress, desc="sizes"):
+        with_rep = _with_replacement(size, M, replace, "documents")
+        rejections = np.zeros(len(ia))
+        defined = np.zeros(len(ia))
+        per_trial = (len(ia) * size if test == "t-test" else n_resamples * max(size, M, len(ia)))
+        for start, stop in _chunks(n_trials, per_trial):
+            docs = _draw(child, stop - start, M, size, with_rep)  # (T, n)
+            p = _pair_pvalues(S, docs, ia, ib, test, n_resamples, alternative, tol, child)
+            rejections += np.count_nonzero(p < alpha, axis=0)
+            defined += np.count_nonzero(~np.isnan(p), axis=0)
+        if (defined < n_trials).any():
+            warnings.warn(
+                f"size {size}: the {test} was undefined in {int(n_trials * len(ia) - defined.sum())} trials "
+                "(all drawn differences equal); they count as not rejecting", RuntimeWarning, stacklevel=3)
+        power, se = _power_columns(rejections, n_trials)
+        frames.append(pd.DataFrame({"pair": np.arange(len(ia)), "size": size, "power": power, "se": se,
+                                    "sampling": _sampling(with_rep)}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def system_comparison_power(
+    a,
+    b,
+    *,
+    sizes: Sequence[int],
+    test: str = "paired-bootstrap",
+    alpha: float = 0.05,
+    n_trials: int = 1000,
+    rng: np.random.Generator | int | None = None,
+    n_resamples: int = 1000,
+    alternative: str = "two-sided",
+    replace: Replace = True,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Power to separate two systems by their per-document scores when ``size`` documents are judged.
+
+    Each trial draws ``size`` documents from the pilot documents (the columns of ``a`` and ``b``; with
+    replacement by default, see ``replace``), runs the paired test on the two systems' scores of those
+    documents, and rejects when p < ``alpha``. The pilot's mean difference is the effect (plug-in).
+
+    Parameters
+    ----------
+    a, b : array_like (M,)
+        Per-document scores (e.g. human ratings) of the two systems on the same M pilot documents.
+    sizes : sequence of int
+        Numbers of documents of the planned study (each >= 2).
+    test : {"paired-bootstrap", "permutation", "t-test"}
+        Paired bootstrap of the mean difference (p = share of centred resampled differences at least as
+        extreme as the observed one, as :func:`metaeval.bootstrap_test`), paired permutation (random sign
+        flips of the per-document differences, p = (count + 1) / (B + 1)), or the paired t-test
+        (:func:`scipy.stats.ttest_rel`).
+    alpha : float
+        Significance level.
+    n_trials : int
+        Simulated studies per size.
+    rng : Generator, int or None
+        Seed; each size draws from its own child generator.
+    n_resamples : int
+        Bootstrap resamples / sign flips per test.
+    alternative : {"two-sided", "greater", "less"}
+        "greater": H1 is mean(a) > mean(b).
+    replace : {True, "auto", False}
+        True (default): documents are drawn with replacement, as a new study draws new documents from the
+        population the pilot's documents represent. "auto": without replacement below the pilot's number of
+        documents (a sub-study of the pilot), with from it on. Draws without replacement make the tests
+        conservative by the finite-population factor (1 - size / M) of the variance: at d = 0, size 40 of
+        400 documents, a 5 % t-test rejects about 4 % of the time.
+    progress : bool
+        Show a progress bar over sizes.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``size``, ``power`` (rejection rate), ``se`` (its binomial standard error) and
+        ``sampling`` (how documents were drawn).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.normal(0.3, 1, 200); b = rng.normal(0, 1, 200)
+    >>> res = system_comparison_power(a, b, sizes=[10, 200], test="t-test", n_trials=200, rng=1)
+    >>> list(res.columns), bool(res.power.iloc[0] < res.power.iloc[1])
+    (['size', 'power', 'se', 'sampling'], True)
+    """
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    if a.ndim != 1 or a.shape != b.shape:
+        raise ValueError(f"a and b must be 1-D arrays of equal length, got shapes {a.shape} and {b.shape}")
+    if a.size < 2:
+        raise ValueError("a and b need at least 2 documents")
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError("a and b must be finite (drop the documents missing a score first)")
+    table = _pairs_power(np.vstack([a, b]), np.array([0]), np.array([1]), sizes=sizes, test=test, alpha=alpha,
+                         n_trials=n_trials, n_resamples=n_resamples, alternative=alternative, replace=replace,
+                         rng=rng, progress=progress)
+    return table.drop(columns="pair")
+
+
+def system_pairs_power(
+    S,
+    *,
+    sizes: Sequence[int],
+    test: str = "paired-bootstrap",
+    alpha: float = 0.05,
+    n_trials: int = 1000,
+    rng: np.random.Generator | int | None = None,
+    n_resamples: int = 1000,
+    alternative: str = "two-sided",
+    replace: Replace = True,
+    systems: Sequence[str] | None = None,
+    bins: int = 5,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """:func:`system_comparison_power` for every pair of systems of a systems x documents matrix.
+
+    All pairs of one trial share its documents and its resampling weights (each pair's test is still a
+    valid paired test; the pairs' estimates are correlated with each other, not biased). Each pair is
+    oriented so that ``difference`` = mean(system_a) - mean(system_b) >= 0 on the pilot.
+
+    Parameters
+    ----------
+    S : array_like (K, M)
+        Per-document scores of K systems on M documents (rows = systems).
+    systems : sequence of str, optional
+        Names of the K systems (default "0", "1", ...).
+    bins : int
+        Pairs are binned by quantiles of ``difference`` (5: quintiles) into ``difference_bin``.
+    sizes, test, alpha, n_trials, rng, n_resamples, alternative, replace, progress :
+        As in :func:`system_comparison_power`.
+
+    Returns
+    -------
+    DataFrame
+        One row per pair and size: ``system_a``, ``system_b``, ``difference``, ``difference_bin`` (1 = the
+        smallest differences), ``size``, ``power``, ``se``, ``sampling``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> S = rng.normal(size=(4, 60)) + np.arange(4)[:, None] * 0.3
+    >>> res = system_pairs_power(S, sizes=[20, 60], n_trials=100, n_resamples=200, rng=0)
+    >>> len(res), res.groupby("size").power.mean().is_monotonic_increasing
+    (12, True)
+    """
+    S = np.asarray(S, dtype=float)
+    if S.ndim != 2 or S.shape[0] < 2 or S.shape[1] < 2:
+        raise ValueError(f"S must be a systems x documents matrix with at least 2 of each, got shape {S.shape}")
+    if not np.isfinite(S).all():
+        raise ValueError("S must be finite (drop the documents missing a score first)")
+    K = S.shape[0]
+    names = [str(k) for k in range(K)] if systems is None else [str(s) for s in systems]
+    if len(names) != K:
+        raise ValueError(f"systems has {len(names)} names for {K} rows of S")
+    if not isinstance(bins, int) or bins < 1:
+        raise ValueError(f"bins must be a positive integer, got {bins!r}")
+    means = S.mean(axis=1)
+    pairs = [(i, j) if means[i] >= means[j] else (j, i) for i in range(K) for j in range(i + 1, K)]
+    ia = np.array([p[0] for p in pairs])
+    ib = np.array([p[1] for p in pairs])
+    table = _pairs_power(S, ia, ib, sizes=sizes, test=test, alpha=alpha, n_trials=n_trials,
+                         n_resamples=n_resamples, alternative=alternative, replace=replace, rng=rng,
+                         progress=progress)
+    diff = means[ia] - means[ib]
+    ranks = stats.rankdata(diff, method="ordinal")
+    # equal-count bins by rank (quantile cut points can coincide when differences tie)
+    bin_of = np.ceil(ranks * min(bins, len(diff)) / len(diff)).astype(int)
+    info = pd.DataFrame({"pair": np.arange(len(pairs)), "system_a": [names[i] for i in ia],
+                         "system_b": [names[j] for j in ib], "difference": diff, "difference_bin": bin_of})
+    table = info.merge(table, on="pair").drop(columns="pair")
+    return table[["system_a", "system_b", "difference", "difference_bin", "size", "power", "se", "sampling"]]
+
+
+def binned_power(table: pd.DataFrame) -> pd.DataFrame:
+    """Mean power per difference bin and size of a :func:`system_pairs_power` table.
+
+    Returns columns ``difference_bin``, ``size``, ``pairs``, ``difference_low``, ``difference_high``,
+    ``power`` (mean over the bin's pairs) and ``se`` (Monte-Carlo standard error of that mean, treating the
+    pairs' estimates as independent; they share documents, so it is a lower bound).
+    """
+    needed = {"difference_bin", "size", "difference", "power", "se"}
+    missing = needed - set(table.columns)
+    if missing:
+        raise ValueError(f"table lacks columns {sorted(missing)}; pass a system_pairs_power result")
+    g = table.groupby(["difference_bin", "size"])
+    out = g.agg(pairs=("power", "size"), difference_low=("difference", "min"),
+                difference_high=("difference", "max"), power=("power", "mean")).reset_index()
+    out["se"] = g["se"].apply(lambda s: float(np.sqrt((s**2).sum()) / len(s))).to_numpy()
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------
+# Comparing two metrics' correlations with the human scores
+
+
+def _standardize_batch(X: np.ndarray) -> np.ndarray:
+    """One z-score per trial over its whole matrix (as Perm-Both standardizes); NaN for a constant matrix."""
+    mean = X.mean(axis=(-2, -1), keepdims=True)
+    sd = X.std(axis=(-2, -1), keepdims=True)
+    # exact test, as significance._standardize: the sd of equal values such as 0.1 is ~1e-17, not 0
+    const = X.max(axis=(-2, -1), keepdims=True) == X.min(axis=(-2, -1), keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(const, np.nan, (X - mean) / np.where(const, 1.0, sd))
+
+
+def _perm_null(Xs, Ys, Z, coins, level, coefficient) -> np.ndarray:
+    """Permuted r(X', Z) - r(Y', Z) for trials (T, N, M) and coins (T, B, N, M): array (T, B).
+
+    The batched form of :func:`metaeval.significance.permutation_test`'s kernels (same fast paths)."""
+    if level == "system":
+        M = Xs.shape[-1]
+        shift = np.einsum("tbnm,tnm->tbn", coins, Ys - Xs) / M
+        zs = Z.mean(axis=-1)[:, None, :]
+        xs = Xs.mean(axis=-1)[:, None, :] + shift
+        ys = Ys.mean(axis=-1)[:, None, :] - shift
+        return system_corr(xs, zs, coefficient) - system_corr(ys, zs, coefficient)
+    if level == "summary" and coefficient == "pearson":
+        N = Xs.shape[-2]
+        centre = (Xs.mean(axis=-2, keepdims=True) + Ys.mean(axis=-2, keepdims=True)) / 2
+        Xc, Yc = Xs - centre, Ys - centre
+        Zc = Z - Z.mean(axis=-2, keepdims=True)
+        shift = np.einsum("tbnm,tnm->tbm", coins, Yc - Xc)
+        shift2 = np.einsum("tbnm,tnm->tbm", coins, Yc * Yc - Xc * Xc)
+        shiftz = np.einsum("tbnm,tnm->tbm", coins, (Yc - Xc) * Zc)
+        sz, szz = Zc.sum(axis=-2)[:, None], (Zc * Zc).sum(axis=-2)[:, None]
+        sx, sxx, sxz = Xc.sum(-2)[:, None], (Xc * Xc).sum(-2)[:, None], (Xc * Zc).sum(-2)[:, None]
+        sy, syy, syz = Yc.sum(-2)[:, None], (Yc * Yc).sum(-2)[:, None], (Yc * Zc).sum(-2)[:, None]
+        # exact constancy of each permuted column from integer codes of X's and Y's values together
+        codes = dense_codes(np.concatenate([Xs, Ys], axis=-2), axis=-2)
+        cx, cy = codes[:, :N], codes[:, N:]
+        c1 = np.einsum("tbnm,tnm->tbm", coins, cy - cx)
+        c2 = np.einsum("tbnm,tnm->tbm", coins, cy * cy - cx * cx)
+        x_const = constant_from_codes(N, cx.sum(-2)[:, None] + c1, (cx * cx).sum(-2)[:, None] + c2)
+        y_const = constant_from_codes(N, cy.sum(-2)[:, None] - c1, (cy * cy).sum(-2)[:, None] - c2)
+        z_ok = ~constant(np.swapaxes(Z, -1, -2))[:, None, :]
+
+        def exact(first, second):
+            def vectors(t, b, m):
+                swap = coins[t, b, :, m]
+                return np.where(swap, second[t, :, m], first[t, :, m]), Z[t, :, m]
+            return vectors
+
+        rx = pearson_from_sums(N, sx + shift, sz, sxx + shift2, szz, sxz + shiftz, defined=~x_const & z_ok,
+                               refine=exact(Xs, Ys))
+        ry = pearson_from_sums(N, sy - shift, sz, syy - shift2, szz, syz - shiftz, defined=~y_const & z_ok,
+                               refine=exact(Ys, Xs))
+        return mean_of_defined(rx) - mean_of_defined(ry)
+    Xp = np.where(coins, Ys[:, None], Xs[:, None])
+    Yp = np.where(coins, Xs[:, None], Ys[:, None])
+    return level_corr(Xp, Z[:, None], level, coefficient) - level_corr(Yp, Z[:, None], level, coefficient)
+
+
+def _boot_deltas(X, Y, Z, rows, cols, level, coefficient) -> np.ndarray:
+    """Resampled r(X*, Z*) - r(Y*, Z*) for trials (T, N, M), rows (T, B, N), cols (T, B, M): array (T, B).
+
+    The batched form of :func:`metaeval.resampling.bootstrap_ci`'s kernels (same fast paths)."""
+    T, N, M = X.shape
+    if level == "system":
+        counts = _counts(cols, M)  # (T, B, M)
+        zs = np.take_along_axis(np.einsum("tbm,tnm->tbn", counts, Z), rows, axis=-1) / M
+        out = []
+        for V in (X, Y):
+            vs = np.take_along_axis(np.einsum("tbm,tnm->tbn", counts, V), rows, axis=-1) / M
+            out.append(system_corr(vs, zs, coefficient))
+        return out[0] - out[1]
+    if level == "summary" and coefficient == "pearson":
+        counts = _counts(rows, N)  # (T, B, N)
+        icounts = counts.astype(np.int64)
+        Zc = Z - Z.mean(axis=-2, keepdims=True)
+        sz = np.einsum("tbn,tnm->tbm", counts, Zc)
+        szz = np.einsum("tbn,tnm->tbm", counts, Zc * Zc)
+        # constancy of a resampled column is decided exactly on integer codes of the values
+        cz = dense_codes(Z, axis=-2)
+        z_const = constant_from_codes(N, np.einsum("tbn,tnm->tbm", icounts, cz),
+                                      np.einsum("tbn,tnm->tbm", icounts, cz * cz))
+        out = []
+        for V in (X, Y):
+            Vc = V - V.mean(axis=-2, keepdims=True)
+            cv = dense_codes(V, axis=-2)
+            v_const = constant_from_codes(N, np.einsum("tbn,tnm->tbm", icounts, cv),
+                                          np.einsum("tbn,tnm->tbm", icounts, cv * cv))
+
+            def exact(t, b, m, V=V):
+                r = rows[t, b]  # (k, N)
+                return V[t[:, None], r, m[:, None]], Z[t[:, None], r, m[:, None]]
+
+            r = pearson_from_sums(N, np.einsum("tbn,tnm->tbm", counts, Vc), sz,
+                                  np.einsum("tbn,tnm->tbm", counts, Vc * Vc), szz,
+                                  np.einsum("tbn,tnm->tbm", counts, Vc * Zc), defined=~v_const & ~z_const,
+                                  refine=exact)
+            out.append(mean_of_defined(np.take_along_axis(r, cols, axis=-1)))
+        return out[0] - out[1]
+    t = np.arange(T)[:, None, None, None]
+    r, c = rows[:, :, :, None], cols[:, :, None, :]
+    return level_corr(X[t, r, c], Z[t, r, c], level, coefficient) - level_corr(Y[t, r, c], Z[t, r, c], level,
+                                                                                coefficient)
+
+
+def _resample_indices(rng, T, B, N, M, method):
+    rows = (rng.integers(0, N, size=(T, B, N)) if method in ("both", "systems")
+            else np.broadcast_to(np.arange(N), (T, B, N)))
+    cols = (rng.integers(0, M, size=(T, B, M)) if method in ("both", "inputs")
+            else np.broadcast_to(np.arange(M), (T, B, M)))
+    return rows, cols
+
+
+def _coins_batch(rng, T, B, N, M, method) -> np.ndarray:
+    if method == "both":
+        return _fair_bits(rng, (T, B, N, M)).astype(bool)
+    if method == "systems":
+        return np.broadcast_to(_fair_bits(rng, (T, B, N, 1)).astype(bool), (T, B, N, M))
+    if method == "inputs":
+        return np.broadcast_to(_fair_bits(rng, (T, B, 1, M)).astype(bool), (T, B, N, M))
+    row = _fair_bits(rng, (T, B, N, 1)).astype(bool)
+    col = _fair_bits(rng, (T, B, 1, M)).astype(bool)
+    return row ^ col
+
+
+def _metric_pvalues(X, Y, Z, test, level, coefficient, n_resamples, alternative, rng) -> np.ndarray:
+    """One-sided/two-sided p-values (T,) of the two-metric test on a chunk of trials (T, N, M)."""
+    T, N, M = Z.shape
+    if test == "williams":
+        r12 = level_corr(X, Z, level, coefficient)
+        r13 = level_corr(Y, Z, level, coefficient)
+        r23 = level_corr(X, Y, level, coefficient)
+        n = N * M if level == "global" else N
+        return np.asarray(williams_pvalue(r12, r13, r23, n, alternative)[1], dtype=float)
+    kind, _, method = test.partition("-")
+    eps = np.finfo(float).eps * 100
+    if kind == "perm":
+        Xs, Ys = _standardize_batch(X), _standardize_batch(Y)
+        observed = level_corr(Xs, Z, level, coefficient) - level_corr(Ys, Z, level, coefficient)
+        null = _perm_null(Xs, Ys, Z, _coins_batch(rng, T, n_resamples, N, M, method), level, coefficient)
+        gamma = np.abs(observed)[:, None] * eps  # as significance._tail_count
+        valid = ~np.isnan(null)
+        obs = observed[:, None]
+        if alternative == "greater":
+            hit = null >= obs - gamma
+        elif alternative == "less":
+            hit = null <= obs + gamma
+        else:
+            hit = np.abs(null) >= np.abs(obs) - gamma
+        count = np.count_nonzero(hit & valid, axis=1)
+        with np.errstate(invalid="ignore"):
+            return np.where(np.isnan(observed), np.nan, (count + 1) / (valid.sum(axis=1) + 1))
+    observed = level_corr(X, Z, level, coefficient) - level_corr(Y, Z, level, coefficient)
+    rows, cols = _resample_indices(rng, T, n_resamples, N, M, method)
+    shifted = _boot_deltas(X, Y, Z, rows, cols, level, coefficient) - observed[:, None]
+    gamma = np.abs(observed)[:, None] * eps
+    valid = ~np.isnan(shifted)
+    obs = observed[:, None]
+    if alternative == "greater":
+        hit = shifted >= obs - gamma
+    elif alternative == "less":
+        hit = shifted <= obs + gamma
+    else:
+        hit = np.abs(shifted) >= np.abs(obs) - gamma
+    n_valid = valid.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.count_nonzero(hit & valid, axis=1) / n_valid
+    return np.where(np.isnan(observed) | (n_valid == 0), np.nan, p)
+
+
+def _check_sizes_2d(sizes) -> list[tuple[int, int]]:
+    try:
+        out = [(int(n), int(m)) for n, m in sizes]
+    except (TypeError, ValueError):
+        raise TypeError(f"sizes must be a sequence of (n_systems, n_inputs) pairs, got {sizes!r}") from None
+    if not out:
+        raise ValueError("sizes is empty")
+    bad = [s for s in out if s[0] < 3 or s[1] < 3]
+    if bad:
+        raise ValueError(f"sizes need at least 3 systems and 3 inputs, got {bad}")
+    return out
+
+
+def _check_metric_options(test, level, coefficient, alpha, n_trials, n_resamples, alternative):
+    _check_choice("test", test, METRIC_TESTS + tuple(f"perm-{m}" for m in PERMUTATION_METHODS[3:]))
+    check_level(level)
+    check_coefficient(coefficient)
+    _check_alpha(alpha)
+    _check_trials(n_trials)
+    check_n_resamples(n_resamples)
+    _check_choice("alternative", alternative, ALTERNATIVES)
+    if test == "williams" and coefficient != "pearson":
+        warnings.warn("Williams' test assumes Pearson correlations; with rank coefficients it is approximate",
+                      RuntimeWarning, stacklevel=3)
+
+
+def _simulate(
+    draw: Callable[[np.random.Generator, int, int, int], tuple[np.ndarray, np.ndarray, np.ndarray]],
+    sizes: list[tuple[int, int]],
+    *,
+    test: str,
+    level: str,
+    coefficient: str,
+    alpha: float,
+    n_trials: int,
+    n_resamples: int,
+    alternative: str,
+    rng,
+    progress: bool,
+) -> pd.DataFrame:
+    rng = np.random.default_rng(rng)
+    rows = []
+    for (N, M), child in _progress(list(zip(sizes, rng.spawn(len(sizes)))), progress, desc="sizes"):
+        per_trial = N * M * (1 if test == "williams" else 3 * n_resamples)
+        rejections = undefined = 0
+        for start, stop in _chunks(n_trials, per_trial):
+            X, Y, Z = draw(child, stop - start, N, M)
+            p = _metric_pvalues(X, Y, Z, test, level, coefficient, n_resamples, alternative, child)
+            rejections += int(np.count_nonzero(p < alpha))
+            undefined += int(np.count_nonzero(np.isnan(p)))
+        if undefined:
+            warnings.warn(f"{N} systems x {M} inputs: the test was undefined in {undefined} of {n_trials} trials "
+                          "(a constant matrix or undefined correlations); they count as not rejecting",
+                          RuntimeWarning, stacklevel=3)
+        power, se = _power_columns(np.array(rejections, dtype=float), n_trials)
+        rows.append({"n_systems": N, "n_inputs": M, "power": float(power), "se": float(se)})
+    return pd.DataFrame(rows)
+
+
+def metric_comparison_power(
+    X,
+    Y,
+    Z,
+    *,
+    sizes: Sequence[tuple[int, int]],
+    test: str = "perm-both",
+    level: str = "system",
+    coefficient: str = "pearson",
+    alpha: float = 0.05,
+    n_trials: int = 1000,
+    rng: np.random.Generator | int | None = None,
+    n_resamples: int = 1000,
+    alternative: str = "greater",
+    replace: Replace = "auto",
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Power to find that metric X correlates with the human scores Z more strongly than metric Y, at other
+    numbers of systems and inputs, by resampling the systems and inputs of pilot data.
+
+    Each trial draws ``n_systems`` systems and ``n_inputs`` inputs of the pilot (each dimension without
+    replacement when smaller than the pilot's, with replacement from the pilot's size on: see ``replace``),
+    takes the three submatrices and runs ``test``; power is the rejection rate at ``alpha``. The pilot's
+    own difference in correlation is the effect whose detection is simulated.
+
+    Parameters
+    ----------
+    X, Y, Z : array_like (N, M)
+        Pilot scores of the two metrics and the human scores, systems x inputs.
+    sizes : sequence of (n_systems, n_inputs)
+        Planned study sizes.
+    test : {"perm-both", "perm-systems", "perm-inputs", "boot-both", "boot-systems", "boot-inputs", "williams"}
+        As :func:`metaeval.permutation_test`, :func:`metaeval.bootstrap_test`, :func:`metaeval.williams_test`.
+    level, coefficient :
+        As :func:`metaeval.correlate`.
+    alpha, n_trials, rng, n_resamples :
+        Significance level, simulated studies per size, seed (each size has its own child generator),
+        permutations/resamples per test.
+    alternative : {"greater", "less", "two-sided"}
+        "greater": H1 is r(X, Z) > r(Y, Z).
+    replace : {"auto", True, False}
+    progress : bool
+
+    Returns
+    -------
+    DataFrame
+        Columns ``n_systems``, ``n_inputs``, ``power``, ``se``, ``systems_sampling``, ``inputs_sampling``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> Z = rng.normal(size=(30, 20)); X = Z + rng.normal(size=(30, 20)); Y = Z + 3 * rng.normal(size=(30, 20))
+    >>> res = metric_comparison_power(X, Y, Z, sizes=[(5, 20), (30, 20)], test="williams", level="summary",
+    ...                               n_trials=200, rng=0)
+    >>> res[["n_systems", "n_inputs", "power", "systems_sampling"]]
+       n_systems  n_inputs  power     systems_sampling
+    0          5        20  0.000  without replacement
+    1         30        20  0.995     with replacement
+    """
+    _check_metric_options(test, level, coefficient, alpha, n_trials, n_resamples, alternative)
+    _check_replace(replace)
+    X, Y, Z = check_matrices("raise", X=X, Y=Y, Z=Z)
+    sizes = _check_sizes_2d(sizes)
+    N0, M0 = Z.shape
+    plan = [(_with_replacement(n, N0, replace, "systems"), _with_replacement(m, M0, replace, "inputs"))
+            for n, m in sizes]
+    by_size = dict(zip(sizes, plan))
+
+    def draw(child, T, N, M):
+        rep_s, rep_i = by_size[(N, M)]
+        r = _draw(child, T, N0, N, rep_s)[:, :, None]
+        c = _draw(child, T, M0, M, rep_i)[:, None, :]
+        return X[r, c], Y[r, c], Z[r, c]
+
+    table = _simulate(draw, sizes, test=test, level=level, coefficient=coefficient, alpha=alpha,
+                      n_trials=n_trials, n_resamples=n_resamples, alternative=alternative, rng=rng,
+                      progress=progress)
+    table["systems_sampling"] = [_sampling(p[0]) for p in plan]
+    table["inputs_sampling"] = [_sampling(p[1]) for p in plan]
+    return table
+
+
+@dataclass(frozen=True)
+class PlannedEffect:
+    """A planned effect for :func:`planned_comparison_power`: two metrics' population correlations.
+
+    The model is :func:`metaeval.datasets.synthetic`'s, with one metric per correlation pair: human
+    ``a_i + e_ij``; metric k ``b_ki + f_kij`` with system effects ``b_k = rho_sk a + sqrt(1 - rho_sk^2) u``
+    (one ``u`` shared by both metrics) and cell noise ``f_k = rho_ek e + sqrt(1 - rho_ek^2) g_k``
+    (independent ``g_k``), ``rho_ek`` solved from the summary correlation. With equal correlations both
+    metrics are exchangeable cell by cell, exactly ``synthetic(..., n_metrics=2)``: the null of Perm-Both.
+
+    Attributes
+    ----------
+    system_correlation : (float, float)
+        Population correlation of X's and Y's true system quality with the human one.
+    summary_correlation : (float, float)
+        Population within-input correlation of X and of Y with the human scores.
+    system_sd, noise_sd : float
+        Standard deviations of system quality and of cell noise (shared by all scores).
+    """
+
+    system_correlation: tuple[float, float]
+    summary_correlation: tuple[float, float]
+    system_sd: float = 1.0
+    noise_sd: float = 1.0
+
+    def __post_init__(self):
+        for arg in ("system_correlation", "summary_correlation"):
+            value = getattr(self, arg)
+            if len(value) != 2 or not all(-1 <= float(v) <= 1 for v in value):
+                raise ValueError(f"{arg} must be a pair of correlations in [-1, 1], got {value!r}")
+        if self.system_sd <= 0 or self.noise_sd <= 0:
+            raise ValueError("system_sd and noise_sd must be positive")
+        _ = self.cell_noise_correlation  # raises if a summary correlation is unreachable
+
+    @property
+    def cell_noise_correlation(self) -> tuple[float, float]:
+        s2, t2 = self.system_sd**2, self.noise_sd**2
+        out = []
+        for rs, rq in zip(self.system_correlation, self.summary_correlation):
+            rho_e = (rq * (s2 + t2) - rs * s2) / t2
+            if not -1 <= rho_e <= 1:
+                raise ValueError(
+                    f"summary_correlation={rq} cannot be reached with system_correlation={rs}, "
+                    f"system_sd={self.system_sd}, noise_sd={self.noise_sd} (needs a cell-noise correlation of "
+                    f"{rho_e:.3f}); change noise_sd or the correlations")
+            out.append(rho_e)
+        return out[0], out[1]
+
+    def system_correlation_finite(self, n_inputs: int) -> tuple[float, float]:
+        """Population correlation of system *means* over ``n_inputs`` inputs (what the system level sees)."""
+        s2, t2 = self.system_sd**2, self.noise_sd**2
+        return tuple(  # type: ignore[return-value]
+            (rs * s2 + re * t2 / n_inputs) / (s2 + t2 / n_inputs)
+            for rs, re in zip(self.system_correlation, self.cell_noise_correlation))
+
+
+def planned_metric_data(effect: PlannedEffect, n_trials: int, n_systems: int, n_inputs: int,
+                        rng: np.random.Generator | int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Draw ``n_trials`` synthetic studies of the planned effect: X, Y, Z each (n_trials, n_systems, n_inputs).
+
+    Examples
+    --------
+    >>> e = PlannedEffect(system_correlation=(0.9, 0.6), summary_correlation=(0.5, 0.3))
+    >>> X, Y, Z = planned_metric_data(e, 2, 16, 100, rng=0)
+    >>> X.shape
+    (2, 16, 100)
+    """
+    rng = np.random.default_rng(rng)
+    T, N, M = n_trials, n_systems, n_inputs
+    s, t = effect.system_sd, effect.noise_sd
+    (rx, ry), (ex, ey) = effect.system_correlation, effect.cell_noise_correlation
+    a = rng.standard_normal((T, N)) * s
+    u = rng.standard_normal((T, N)) * s
+    e = rng.standard_normal((T, N, M)) * t
+    g = rng.standard_normal((2, T, N, M)) * t
+    X = (rx * a + math.sqrt(1 - rx**2) * u)[:, :, None] + ex * e + math.sqrt(1 - ex**2) * g[0]
+    Y = (ry * a + math.sqrt(1 - ry**2) * u)[:, :, None] + ey * e + math.sqrt(1 - ey**2) * g[1]
+    return X, Y, a[:, :, None] + e
+
+
+def planned_comparison_power(
+    effect: PlannedEffect,
+    *,
+    sizes: Sequence[tuple[int, int]],
+    test: str = "perm-both",
+    level: str = "system",
+    coefficient: str = "pearson",
+    alpha: float = 0.05,
+    n_trials: int = 1000,
+    rng: np.random.Generator | int | None = None,
+    n_resamples: int = 1000,
+    alternative: str = "greater",
+    progress: bool = False,
+) -> pd.DataFrame:
+    """:func:`metric_comparison_power` without pilot data: each trial is a fresh synthetic study of the
+    planned effect (:class:`PlannedEffect`, the model of :func:`metaeval.datasets.synthetic`).
+
+    Returns
+    -------
+    DataFrame
+        Columns ``n_systems``, ``n_inputs``, ``power``, ``se``, and the planned correlations at the tested
+        level (``r_x``, ``r_y``: population values; at system level for the finite number of inputs).
+
+    Examples
+    --------
+    >>> e = PlannedEffect(system_correlation=(0.9, 0.6), summary_correlation=(0.4, 0.4))
+    >>> res = planned_comparison_power(e, sizes=[(5, 20), (30, 20)], test="williams", n_trials=200, rng=0)
+    >>> bool(res.power.iloc[0] < res.power.iloc[1])
+    True
+    """
+    if not isinstance(effect, PlannedEffect):
+        raise TypeError(f"effect must be a PlannedEffect, got {type(effect).__name__}")
+    _check_metric_options(test, level, coefficient, alpha, n_trials, n_resamples, alternative)
+    sizes = _check_sizes_2d(sizes)
+
+    def draw(child, T, N, M):
+        return planned_metric_data(effect, T, N, M, child)
+
+    table = _simulate(draw, sizes, test=test, level=level, coefficient=coefficient, alpha=alpha,
+                      n_trials=n_trials, n_resamples=n_resamples, alternative=alternative, rng=rng,
+                      progress=progress)
+    if level == "system":
+        finite = [effect.system_correlation_finite(m) for _, m in sizes]
+        table["r_x"], table["r_y"] = [f[0] for f in finite], [f[1] for f in finite]
+    else:
+        table["r_x"], table["r_y"] = effect.summary_correlation
+    return table
+
+
+# ----------------------------------------------------------------------------------------------------
+# Required size
+
+
+def required_size(
+    table: pd.DataFrame,
+    *,
+    target: float = 0.8,
+    size: str = "size",
+    by: str | Iterable[str] | None = None,
+    n_trials: int | None = None,
+    confidence_level: float = 0.95,
+) -> pd.DataFrame:
+    """The smallest size of a power table whose power reaches ``target``, with a Monte-Carlo CI.
+
+    The estimate is the first size (in increasing order) whose estimated power is >= ``target``. Its
+    interval runs from the first size whose power *could* reach the target (upper Wilson bound >= target)
+    to the first size from which it surely does (lower Wilson bound >= target), so it reflects the
+    Monte-Carlo error of the power estimates. Sizes are those of the grid: refine the grid around the
+    answer for a finer one.
+
+    Parameters
+    ----------
+    table : DataFrame
+        A power table (any function of this module): a size column, ``power`` and ``se``.
+    target : float
+        Target power.
+    size : str
+        The size column: ``"size"``, ``"n_inputs"`` or ``"n_systems"``.
+    by : str or list of str, optional
+        Columns identifying separate curves (e.g. ``["system_a", "system_b"]``, or ``"n_systems"`` when
+        the size is ``"n_inputs"``).
+    n_trials : int, optional
+        Trials per estimate; by default recovered from ``power`` and ``se``.
+    confidence_level : float
+
+    Returns
+    -------
+    DataFrame
+        One row per curve: the ``by`` columns, ``required`` (NaN if the target is not reached on the grid),
+        ``low``, ``high`` (NaN: not reached / not surely reached on the grid), ``power`` at ``required``,
+        ``reached`` and ``max_size`` (the grid's largest size).
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"size": [10, 20, 40, 80], "power": [0.2, 0.6, 0.82, 0.99]})
+    >>> t["se"] = np.sqrt(t.power * (1 - t.power) / 1000)
+    >>> required_size(t, target=0.8).loc[0, ["required", "low", "high"]].tolist()
+    [40.0, 40.0, 80.0]
+    """
+    if not 0 < target < 1:
+        raise ValueError(f"target must be in (0, 1), got {target!r}")
+    for col in (size, "power"):
+        if col not in table.columns:
+            raise ValueError(f"table has no column {col!r}; columns: {list(table.columns)}")
+    keys = [] if by is None else ([by] if isinstance(by, str) else list(by))
+    for col in keys:
+        if col not in table.columns:
+            raise ValueError(f"by: table has no column {col!r}")
+    groups = table.groupby(keys, sort=False) if keys else [((), table)]
+    rows = []
+    for key, block in groups:
+        block = block.sort_values(size)
+        power = block["power"].to_numpy(float)
+        if n_trials is not None:
+            trials = np.full(power.shape, float(n_trials))
+        else:
+            if "se" not in block.columns:
+                raise ValueError("table has no 'se' column; pass n_trials")
+            se = block["se"].to_numpy(float)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                trials = np.round(power * (1 - power) / se**2)
+            # power 0 or 1 has se 0: take the trials of the other rows
+            known = trials[np.isfinite(trials) & (trials > 0)]
+            fallback = float(np.median(known)) if known.size else np.nan
+            if np.isnan(fallback):
+                raise ValueError("cannot recover the number of trials from power and se; pass n_trials")
+            trials = np.where(np.isfinite(trials) & (trials > 0), trials, fallback)
+        low_b, high_b = wilson_interval(power * trials, trials, confidence_level=confidence_level)
+        sizes = block[size].to_numpy(float)
+
+        def first(mask, sizes=sizes):
+            hit = np.flatnonzero(mask)
+            return float(sizes[hit[0]]) if hit.size else np.nan
+
+        required = first(power >= target)
+        row = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        row.update(required=required, low=first(high_b >= target), high=first(low_b >= target),
+                   power=float(power[sizes == required][0]) if not np.isnan(required) else np.nan,
+                   reached=not np.isnan(required), max_size=float(sizes.max()))
+        rows.append(row)
+    return pd.DataFrame(rows)
