@@ -169,14 +169,7 @@ def start(
     resolved = None
     if human is not _UNSET:
         resolved = human if human is not None else ds.default_human
-    needed = list(dict.fromkeys([resolved, *scores]))
-    needed = [s for s in needed if s is not None]
-    if hasattr(ds, "require"):
-        ds = ds.require(scores=needed, texts=texts, incomplete=incomplete, purpose=purpose)  # type: ignore[arg-type]
-    else:  # pragma: no cover - before the dataset contract's require() existed
-        if texts and ds.texts is None:
-            raise datasets.DataError(f"dataset {ds.name!r} has no texts; {purpose} needs summaries and references")
-        for name in needed:
-            ds.matrix(name)
+    needed: list[str] = [s for s in dict.fromkeys([resolved, *scores]) if s is not None]
+    ds = ds.require(scores=needed, texts=texts, incomplete=incomplete, purpose=purpose)  # type: ignore[arg-type]
     out = _resolve_output_dir(paper, dataset, output_dir) if resolve else Path(output_dir or ".")
     return Session(paper=paper, dataset=ds, out=out, rng=np.random.default_rng(seed), seed=seed, human=resolved)
