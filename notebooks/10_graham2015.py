@@ -183,7 +183,7 @@ nb.report("\n".join([
     + ("neither difference is significant" if min(p_bleu_best, p_best_bleu) >= alpha
        else "the difference is significant")
     + " (Graham: not significant).",
-]))
+]), "figure3_summary.md")
 
 # %% [markdown]
 # ## Table 2: which options do the optimal ROUGE variants use?
@@ -205,12 +205,13 @@ fig, axes = plt.subplots(1, len(options), figsize=(12, 3.6), sharey=True,
                          gridspec_kw={"width_ratios": [8, 3, 2, 2, 2]})
 for axis, option in zip(axes, options):
     sns.barplot(data=long[long["option"] == option], x="value", y="share", hue="source", ax=axis,
-                legend=option == options[-1])
+                legend=option == options[0])
     axis.set_title(option)
     axis.set_xlabel("")
     axis.set_ylabel("% of the optimal ROUGE variants" if option == options[0] else "")
     axis.tick_params(axis="x", rotation=45)
-axes[-1].legend(title="", fontsize=8, loc="upper right")
+axes[0].set_ylim(0, 100)
+axes[0].legend(title="", fontsize=8, loc="upper left")
 fig.supxlabel("option value", fontsize=10)
 fig.suptitle(f"Table 2 on {ds.name}: options of the optimal ROUGE variants, ours vs Graham's")
 fig.tight_layout()
