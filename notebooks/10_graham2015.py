@@ -86,7 +86,7 @@ nb.report(
 #   rewards consecutive matches) and ROUGE-S4 / SU4 (word pairs at most 4 apart, SU adding unigrams), as precision,
 #   recall or F against the references pooled (ROUGE's `-f A`). A system's score is the mean or median over its
 #   summaries.
-# * **Sentence units.** ROUGE-L and W depend on where sentences end. Every notebook of this compendium splits texts
+# * **Sentence units.** ROUGE-L and W depend on where sentences end. This notebook (like notebook 30) splits texts
 #   at PTB sentence-final tokens (`.`, `!`, `?` standing alone), and every saved signature records it (`sent:ptb`),
 #   with the number of references (`nrefs:`) and the version, so a number can always be traced to its configuration.
 # * **BLEU** is corpus BLEU over a system's summaries (sacreBLEU, lowercased as ROUGE, texts already tokenized).
