@@ -243,9 +243,9 @@ def resolve_output_dir(notebook: str | os.PathLike, parameters: Mapping[str, Any
     Examples
     --------
     >>> resolve_output_dir("00").relative_to(project_root()).as_posix()
-    'results/00_summeval_check'
+    'results/dataset_check/summeval'
     >>> resolve_output_dir("00", {"seed": 3}).relative_to(project_root()).as_posix()
-    'results/runs/dataset_check/summeval/00_summeval_check/seed=3__1391dc1f'
+    'results/runs/dataset_check/summeval/00_dataset_check/seed=3__1391dc1f'
     """
     from metaeval.data.datasets import known_datasets
     from metaeval.run.session import default_output_dir as rule
