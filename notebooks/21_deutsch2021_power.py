@@ -86,7 +86,12 @@ print(f"{ds.name}: {len(ds.systems)} systems x {len(ds.inputs)} inputs; ROUGE-1 
 #   difference is at least the observed one — the +1 counts the observed arrangement itself, so p is never 0 and
 #   the test is exact. The null assumes exchangeability *cell by cell*; when two metrics differ by a whole
 #   system-level offset they are exchangeable only as whole systems, and cell-wise Perm-Both rejects too often
-#   (`tests/test_calibration.py` shows it; Perm-Systems stays valid there).
+#   (`tests/test_calibration.py` shows it; Perm-Systems stays valid there). nlpstats 0.0.1 swaps whole rows and
+#   then whole columns instead (a cell is swapped iff its row coin XOR its column coin came up), a different null
+#   whose system-level p-values differ up to 5× (`resample="rows-xor-columns"` reproduces it).
+#
+# **R_k's subsets** use one random order of each summary's tokens per trial and keep its first int(len · k)
+# tokens, so within a trial the subsets for different k are nested; each one alone is a uniform random subset.
 #
 # At k = 100% X and Y are identical: δ = 0, every bootstrap δ* = 0 ≥ 2 · 0 (p = 1), every permutation ties
 # (c = P, p = 1) and Williams' t is undefined (r(X, Y) = 1). No test can reject there.
