@@ -11,6 +11,7 @@
 #     language: python
 #     name: metaeval
 #   metaeval:
+#     datasets: [summeval, realsumm]
 #     main_table: figure3_power.csv
 #     paper: deutsch2021
 # ---
@@ -20,14 +21,14 @@ dataset = "summeval"        # a dataset WITH texts (summaries and references): s
 human = None                # the ground-truth score (None: the dataset's default human score)
 statistic = None            # ROUGE-1 statistic F | R | P (None: R on recall-oriented datasets such as REALSumm, else F)
 coefficient = "pearson"     # pearson | spearman | kendall
-ks = [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]   # fractions of summary tokens R_k keeps
-tests = ["boot-both", "perm-both", "williams"]
-levels = ["system", "summary"]
+ks = [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]  # fractions of summary tokens R_k keeps
+tests = ["boot-both", "perm-both", "williams"]  # the tests compared (the paper: these three)
+levels = ["system", "summary"]  # correlation levels
 n_trials = 1000             # R_k draws per k (the paper: 1000)
 n_resamples = 1000          # resamples per bootstrap / permutation test
-alpha = 0.05
+alpha = 0.05                # significance level of every test
 incomplete = "raise"        # missing cells of the human score: raise | drop-inputs | drop-systems
-seed = 0
+seed = 0                    # seed of the random generator (every resample and trial derives from it)
 output_dir = None           # None: results/deutsch2021/<dataset>
 
 # %% [markdown]

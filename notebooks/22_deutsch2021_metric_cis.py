@@ -11,6 +11,7 @@
 #     language: python
 #     name: metaeval
 #   metaeval:
+#     datasets: [summeval, realsumm]
 #     main_table: figure4_metric_cis.csv
 #     paper: deutsch2021
 # ---
@@ -26,9 +27,9 @@ ci_coefficient = "kendall"  # Figure 4 (the paper: Kendall)
 test_coefficient = "pearson"  # Figures 5-6 (the paper: Pearson)
 n_resamples = 1000          # bootstrap resamples per CI (Figure 4)
 n_permutations = 9999       # permutations per test (Figures 5-6); 1/(P+1) must be below alpha/(tests) for Figure 6
-alpha = 0.05
+alpha = 0.05                # significance level of the pairwise tests (before Bonferroni)
 incomplete = "raise"        # missing cells of the scores used: raise | drop-inputs | drop-systems
-seed = 0
+seed = 0                    # seed of the random generator (every resample and trial derives from it)
 output_dir = None           # None: results/deutsch2021/<dataset>
 
 # %% [markdown]

@@ -11,6 +11,7 @@
 #     language: python
 #     name: metaeval
 #   metaeval:
+#     datasets: [summeval, realsumm]
 #     main_table: appendix_table2_normality.csv
 #     paper: deutsch2021
 # ---
@@ -19,9 +20,9 @@
 dataset = "summeval"        # an embedded dataset (summeval, realsumm, ...) or a folder/JSONL file
 human = None                # the ground-truth score (None: the dataset's default human score)
 metrics = None              # score names (None: the paper's metrics as this dataset stores them)
-alpha = 0.05
+alpha = 0.05                # level of the Shapiro-Wilk tests
 incomplete = "raise"        # missing cells of the scores used: raise | drop-inputs | drop-systems
-seed = 0
+seed = 0                    # seed of the random generator (every resample and trial derives from it)
 output_dir = None           # None: results/deutsch2021/<dataset>
 
 # %% [markdown]
