@@ -176,6 +176,6 @@ def start(
         if texts and ds.texts is None:
             raise datasets.DataError(f"dataset {ds.name!r} has no texts; {purpose} needs summaries and references")
         for name in needed:
-            ds.matrix(name)
+            ds.matrix(name)  # type: ignore[arg-type]
     out = _resolve_output_dir(paper, dataset, output_dir) if resolve else Path(output_dir or ".")
     return Session(paper=paper, dataset=ds, out=out, rng=np.random.default_rng(seed), seed=seed, human=resolved)
