@@ -12,6 +12,7 @@ half-written analysis; a failure names the notebook and cell.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -656,10 +657,17 @@ def run_all(
             log_handle.write(time.strftime("%H:%M:%S ") + line + "\n")
             log_handle.flush()
 
+    times_file = _resources.project_root() / ".cache" / "run-all-times.json"
+    try:
+        last_times = json.loads(times_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        last_times = {}
     with tempfile.TemporaryDirectory(prefix="metaeval-run-all-") as work:
         runs = plan_all(only, work)
         total = len(runs)
         index = {run.label: i + 1 for i, run in enumerate(runs)}
+        # longest first (as timed by the previous run-all), so that the slowest run does not start last
+        queue = sorted(runs, key=lambda r: -float(last_times.get(r.label, 0.0)))
         started = time.perf_counter()
         say(f"running {total} notebook runs, {jobs} at a time")
         results: dict[str, dict] = {}
@@ -671,6 +679,7 @@ def run_all(
             results[run.label] = {"label": run.label, **status}
             if status["state"] == "cancelled":
                 return
+            last_times[run.label] = round(status.get("seconds", 0.0), 1)
             if status["state"] == "done":
                 rel = Path(status["output_dir"])
                 rel = rel.relative_to(project_root()) if rel.is_relative_to(project_root()) else rel
@@ -699,7 +708,7 @@ def run_all(
                 say(f"{tag(run)}: {text}, running for {_elapsed(time.perf_counter() - first_seen[run.label])}")
 
         try:
-            run_in_pool(_run_planned, runs, jobs, on_done=done, on_tick=progress, tick=tick)
+            run_in_pool(_run_planned, queue, jobs, on_done=done, on_tick=progress, tick=tick)
             states = [results[r.label]["state"] for r in runs if r.label in results]
             say(f"finished {states.count('done')} of {total} runs in {_elapsed(time.perf_counter() - started)}"
                 + (f"; {states.count('failed')} FAILED" if "failed" in states else "")
@@ -710,4 +719,9 @@ def run_all(
         finally:
             if log_handle:
                 log_handle.close()
+            try:
+                times_file.parent.mkdir(parents=True, exist_ok=True)
+                times_file.write_text(json.dumps(last_times, indent=1, sort_keys=True), encoding="utf-8")
+            except OSError:  # pragma: no cover - a read-only checkout only loses the ordering hint
+                pass
     return [results[r.label] for r in runs if r.label in results]
