@@ -243,10 +243,14 @@ def resolve_output_dir(notebook: str | os.PathLike, parameters: Mapping[str, Any
 
     Examples
     --------
-    >>> resolve_output_dir("00").relative_to(project_root()).as_posix()
-    'results/00_summeval_check'
-    >>> resolve_output_dir("00", {"seed": 3}).relative_to(project_root()).as_posix()
-    'results/runs/dataset_check/summeval/00_summeval_check/seed=3__1391dc1f'
+    >>> resolve_output_dir("10").relative_to(project_root()).as_posix()
+    'results/graham2015/summeval'
+    >>> resolve_output_dir("10", {"dataset": "realsumm"}).relative_to(project_root()).as_posix()
+    'results/graham2015/realsumm'
+    >>> resolve_output_dir("10", {"seed": 3}).relative_to(project_root()).as_posix()
+    'results/runs/graham2015/summeval/10_graham2015/seed=3__1391dc1f'
+    >>> resolve_output_dir("20", {"dataset": "realsumm"}).relative_to(project_root()).as_posix()
+    'results/deutsch2021/realsumm/20_deutsch2021_ci_simulation'
     """
     from metaeval.data.datasets import known_datasets
     from metaeval.run.session import default_output_dir as rule
