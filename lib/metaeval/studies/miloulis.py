@@ -63,6 +63,7 @@ __all__ = [
     "compare",
     "label",
     "options",
+    "chosen_configurations",
 ]
 
 #: The paper's embedding metrics among the features (ROUGE-WE is not one of them).
@@ -238,6 +239,34 @@ def learned_metrics(
             out[t][model] = res.predictions.reshape(shape)
             record(model, t, res)
     return out, pd.DataFrame(rows)
+
+
+def chosen_configurations(params: pd.DataFrame) -> pd.DataFrame:
+    """How often each configuration was chosen: one row per (model, target, configuration), with the count of folds.
+
+    Examples
+    --------
+    >>> p = pd.DataFrame({"model": ["ridge"] * 3, "target": ["t"] * 3, "fold": [0, 1, 2], "alpha": [1.0, 1.0, 10.0]})
+    >>> chosen_configurations(p)
+       model target configuration  folds
+    0  ridge      t       alpha=1      2
+    1  ridge      t      alpha=10      1
+    """
+    keys = [c for c in params.columns if c not in ("model", "target", "fold", "inner_mse", "spearman")]
+
+    def describe(row: pd.Series) -> str:
+        if isinstance(row.get("feature"), str):
+            return label(row["feature"]) + "".join(f" {v}" for v in options(row["feature"]).values() if v != "-")
+        return ", ".join(f"{k}={_number(row[k])}" for k in keys if k != "feature" and pd.notna(row[k]))
+
+    table = params.assign(configuration=params.apply(describe, axis=1))
+    counts = table.groupby(["model", "target", "configuration"], sort=False).size().rename("folds").reset_index()
+    return counts.sort_values(["model", "target", "folds"], ascending=[True, True, False], kind="mergesort",
+                              ignore_index=True)
+
+
+def _number(v: Any) -> Any:
+    return f"{v:g}" if isinstance(v, float) else v
 
 
 def _plain(v: Any) -> Any:
