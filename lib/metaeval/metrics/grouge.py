@@ -214,17 +214,18 @@ def parse_variant(text, **settings) -> GRougeVariant:
 @numba.njit(parallel=True, cache=True)
 def _ppr_block(indptr, indices, inv_deg, dangling, seed_col, seed_node, seed_w, k, alpha, iterations):  # pragma: no cover
     n = indptr.shape[0] - 1
-    V = np.zeros((n, k))
+    # the dtype of inv_deg (float64, or float32 for speed) is the dtype of the iteration
+    V = np.zeros((n, k), inv_deg.dtype)
     for e in range(seed_col.shape[0]):
         V[seed_node[e], seed_col[e]] += seed_w[e]
-    out = np.empty((n, k))
-    scaled = np.empty((n, k))
+    out = np.empty((n, k), inv_deg.dtype)
+    scaled = np.empty((n, k), inv_deg.dtype)
     for _ in range(iterations):
         for j in numba.prange(n):
             d = inv_deg[j]
             for c in range(k):
                 scaled[j, c] = V[j, c] * d
-        lost = np.zeros(k)
+        lost = np.zeros(k, inv_deg.dtype)
         for j in range(dangling.shape[0]):
             for c in range(k):
                 lost[c] += V[dangling[j], c]
@@ -252,7 +253,8 @@ def _graph_arrays(wn):
     return A.indptr.astype(np.int64), A.indices.astype(np.int64), inv, dangling
 
 
-def ppr(seeds, *, restart: float = 0.15, iterations: int = 30, adjacency=None, block: int = 128) -> np.ndarray:
+def ppr(seeds, *, restart: float = 0.15, iterations: int = 30, adjacency=None, block: int = 128,
+        dtype=np.float64) -> np.ndarray:
     """Personalized PageRank vectors, one column per seed set, on the WordNet graph (or ``adjacency``).
 
     Parameters
@@ -266,7 +268,9 @@ def ppr(seeds, *, restart: float = 0.15, iterations: int = 30, adjacency=None, b
     adjacency : scipy.sparse matrix, optional
         A symmetric 0/1 adjacency matrix to walk instead of WordNet's.
     block : int
-        Seed sets per sparse-times-dense block (memory: ``n_nodes x block`` float64, three times).
+        Seed sets per sparse-times-dense block (memory: ``n_nodes x block`` values, three times).
+    dtype : numpy float type
+        Arithmetic of the iteration: float64, or float32 (about twice as fast, values to ~1e-7 relative).
 
     Returns
     -------
@@ -306,13 +310,17 @@ def ppr(seeds, *, restart: float = 0.15, iterations: int = 30, adjacency=None, b
             raise ValueError(f"seeds[{q}] is empty")
         if s.min() < 0 or s.max() >= n:
             raise ValueError(f"seeds[{q}] has a node outside 0..{n - 1}")
-    out = np.empty((n, len(sets)))
-    alpha = 1.0 - float(restart)
+    dt = np.dtype(dtype)
+    if dt not in (np.dtype(np.float64), np.dtype(np.float32)):
+        raise ValueError(f"dtype must be float64 or float32, got {dt}")
+    out = np.empty((n, len(sets)), dt)
+    inv = inv.astype(dt)
+    alpha = dt.type(1.0 - float(restart))
     for start in range(0, len(sets), block):
         chunk = sets[start : start + block]
         col = np.concatenate([np.full(s.size, c, np.int64) for c, s in enumerate(chunk)])
         node = np.concatenate(chunk)
-        w = np.concatenate([np.full(s.size, 1.0 / s.size) for s in chunk])
+        w = np.concatenate([np.full(s.size, 1.0 / s.size, dt) for s in chunk])
         out[:, start : start + len(chunk)] = _ppr_block(indptr, indices, inv, dangling, col, node, w, len(chunk),
                                                         alpha, int(iterations))
     return out
@@ -366,25 +374,27 @@ class SenseVectors:
     ``topk`` is None), computed on demand in blocks and cached on disk (``cache=True``) as ``.npz`` shards
     under ``cache_dir()/grouge/<graph sha256>-r<restart>-i<iterations>-k<topk>/``.
 
-    ``idx[row]`` lists the row's dimensions by decreasing value (``-1`` pads), ``val[row]`` their values,
+    The iteration runs in ``dtype`` (float32 by default: 1.5 times faster than float64; the top dimensions
+    and their order are what WO uses). ``idx[row]`` lists the row's dimensions by decreasing value (``-1`` pads), ``val[row]`` their values,
     ``length[row]`` how many there are; ``row_of[node]`` is the row of a node (-1 until computed).
     """
 
     def __init__(self, *, restart: float = 0.15, iterations: int = 30, topk: int | None = DEFAULT_TOPK,
-                 cache: bool = True, progress: bool = False):
+                 cache: bool = True, progress: bool = False, dtype=np.float32):
         _check_topk(topk)
+        self.dtype = np.dtype(dtype)
         self.wn = _wordnet.load()
         self.restart, self.iterations, self.topk = float(restart), int(iterations), topk
         self.width = self.wn.n_nodes if topk is None else min(int(topk), self.wn.n_nodes)
         self.progress = progress
         self.row_of = np.full(self.wn.n_nodes, -1, np.int64)
         self.idx = np.zeros((0, self.width), np.int32)
-        self.val = np.zeros((0, self.width), np.float64)
+        self.val = np.zeros((0, self.width), self.dtype)
         self.length = np.zeros(0, np.int64)
         # the full vectors are too large to be worth caching on disk
         self.folder: Path | None = None
         if cache and topk is not None:
-            tag = f"{self.wn.sha256[:16]}-r{self.restart:g}-i{self.iterations}-k{self.width}"
+            tag = f"{self.wn.sha256[:16]}-r{self.restart:g}-i{self.iterations}-k{self.width}-{self.dtype.name}"
             self.folder = cache_dir() / "grouge" / tag
             self._load_shards()
 
@@ -405,7 +415,7 @@ class SenseVectors:
     def _append(self, nodes, idx, val, length) -> None:
         base = self.idx.shape[0]
         self.idx = np.concatenate([self.idx, idx.astype(np.int32)])
-        self.val = np.concatenate([self.val, val])
+        self.val = np.concatenate([self.val, val.astype(self.dtype)])
         self.length = np.concatenate([self.length, length])
         self.row_of[nodes] = base + np.arange(len(nodes))
 
@@ -423,7 +433,8 @@ class SenseVectors:
         shard_nodes, shard = [], []
         for start in range(0, todo.size, block):
             chunk = todo[start : start + block]
-            dense = ppr([[int(s)] for s in chunk], restart=self.restart, iterations=self.iterations, block=block)
+            dense = ppr([[int(s)] for s in chunk], restart=self.restart, iterations=self.iterations, block=block,
+                        dtype=self.dtype)
             idx, val, length = _truncate(dense, self.width)
             self._append(chunk, idx, val, length)
             shard_nodes.append(chunk)
@@ -462,7 +473,7 @@ class SenseVectors:
 def _truncate(dense: np.ndarray, width: int):
     k = dense.shape[1]
     idx = np.full((k, width), -1, np.int32)
-    val = np.zeros((k, width))
+    val = np.zeros((k, width), dense.dtype)
     length = np.zeros(k, np.int64)
     for c in range(k):
         col = dense[:, c]
@@ -517,7 +528,7 @@ def _pair_wo(rows_a, rows_b, idx, length, n_dims, harm, n_chunks):  # pragma: no
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _aggregate(rows, idx, val, length, width, acc, touched_mark):  # pragma: no cover - compiled
     """Dimensions of the sum of the given stored vectors, by decreasing value (ties by index), at most
     ``width`` of them. ``acc``/``touched_mark`` are zeroed scratch arrays, left zeroed."""
@@ -562,7 +573,7 @@ def _aggregate(rows, idx, val, length, width, acc, touched_mark):  # pragma: no 
     return res
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _wo_ranked(dims_a, dims_b, pos, harm):  # pragma: no cover - compiled
     for q in range(dims_a.shape[0]):
         pos[dims_a[q]] = q + 1
@@ -578,7 +589,7 @@ def _wo_ranked(dims_a, dims_b, pos, harm):  # pragma: no cover - compiled
     return acc / harm[cnt] if cnt > 0 else 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _with_oov(oov_dims, dims):  # pragma: no cover - compiled
     out = np.empty(oov_dims.shape[0] + dims.shape[0], np.int64)
     out[: oov_dims.shape[0]] = oov_dims
@@ -586,7 +597,7 @@ def _with_oov(oov_dims, dims):  # pragma: no cover - compiled
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _peer_sems(grams, w_ref, w_oov, ref_ptr, ref_rows, u_ptr, u_cols, peer_rows, pair, peer_oov_dims,
                idx, val, length, width, n_dims, harm, salt):  # pragma: no cover - compiled
     """Sem(g, P) for every gram g (rows of ``grams``: global word ids, -1 padding) against one peer P.
@@ -782,8 +793,10 @@ class _Engine:
         )
         w_oov = np.asarray(lex.oov_dim, np.int64)
         salt = np.random.default_rng(12345).integers(1, 1 << 61, 4099)
-        results = []
-        for peer_ids, grams in peers:
+        ref_ptr_a = np.asarray(ref_ptr, np.int64)
+
+        def one(job):
+            peer_ids, grams = job
             u_list = sorted({w for w in peer_ids if lex.senses[w]})
             u_ptr = [0]
             u_cols: list[int] = []
@@ -792,13 +805,20 @@ class _Engine:
                 u_ptr.append(len(u_cols))
             u_cols_a = np.asarray(u_cols, np.int64)
             peer_rows = col_rows[u_cols_a] if u_cols_a.size else np.zeros(0, np.int64)
-            sems = _peer_sems(
-                grams, w_ref, w_oov, np.asarray(ref_ptr, np.int64), ref_rows, np.asarray(u_ptr, np.int64),
+            return _peer_sems(
+                grams, w_ref, w_oov, ref_ptr_a, ref_rows, np.asarray(u_ptr, np.int64),
                 u_cols_a, peer_rows, pair, _oov_ranked(lex, peer_ids), store.idx, store.val, store.length,
                 store.width, n_dims, harm, salt,
             )
-            results.append(sems)
-        return results
+
+        # the kernel releases the GIL: one thread per core over the peers
+        workers = min(numba.get_num_threads(), len(peers))
+        if workers <= 1:
+            return [one(job) for job in peers]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(workers) as pool:
+            return list(pool.map(one, peers))
 
 
 _STORES: dict[tuple, SenseVectors] = {}

@@ -4,6 +4,7 @@ Examples::
 
     metaeval rouge in.jsonl out.jsonl                      # all 96 ROUGE-1.5.5 values per record
     metaeval rouge in.jsonl out.jsonl --methods R-1,R-L --refs AB --exceptions empty
+    metaeval grouge in.jsonl out.jsonl --methods G-1,G-2,G-SU4 --lam 0.5   # GRouge (WordNet PPR)
     metaeval run 00 -p seed 1 -p output_dir results/tmp    # one notebook with overrides
     metaeval run-all                                       # every notebook into results/
     metaeval sweep 20 results/sweeps/ci -p coefficient pearson,kendall -p n_trials 100 --workers 2
@@ -40,9 +41,14 @@ def _rouge_variants(args):
 
 
 def _read_rouge_input(path: Path):
-    ids, peers, refs, keys = [], [], [], []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
+    ids: list = []
+    peers, refs, keys = [], [], []
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise SystemExit(f"{path}:{lineno}: not UTF-8 text ({exc.reason} at byte {exc.start} of the line)")
             if not line.strip():
                 continue
             try:
@@ -100,45 +106,81 @@ def cmd_rouge(args) -> int:
     return 0
 
 
-def _parse_params(pairs):
+def cmd_grouge(args) -> int:
+    from metaeval._io import atomic_write
+    from metaeval.metrics.grouge import parse_variant, score
+
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    if not methods:
+        raise SystemExit("metaeval grouge: --methods is empty")
+    try:
+        variants = [parse_variant(m, lam=args.lam, stem=args.stem == "yes", stop=args.stop == "yes",
+                                  topk=None if args.topk == 0 else args.topk) for m in methods]
+    except ValueError as exc:
+        raise SystemExit(f"metaeval grouge: {exc}")
+    ids, peers, refs, _ = _read_rouge_input(Path(args.input))
+    try:
+        frame = score(peers, refs, variants, ids=ids, columns="signature", progress=args.progress)
+    except (TypeError, ValueError) as exc:
+        raise SystemExit(f"metaeval grouge: {exc}")
+    keys = [v.signature for v in variants]
+
+    def write(tmp: Path):
+        with open(tmp, "w", encoding="utf-8") as out:
+            for i, rec_id in enumerate(ids):
+                row = frame.iloc[i]
+                scores = {k: (None if math.isnan(row[k]) else float(row[k])) for k in keys}
+                out.write(json.dumps({"id": rec_id, "n_refs": len(refs[i]), "scores": scores}) + "\n")
+
+    atomic_write(Path(args.output), write)
+    print(f"wrote {len(ids)} records x {len(keys)} GRouge values to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _parse_params(pairs, notebook=None):
+    """``-p NAME VALUE`` pairs read by each parameter's declared type (text for strings, YAML otherwise)."""
     import yaml
 
+    from metaeval.run.params import parse_cli_value
+
+    declared = {}
+    if notebook is not None:
+        from metaeval.run.notebooks import notebook_parameters
+
+        declared = notebook_parameters(notebook)
     params = {}
     for name, value in pairs or []:
-        params[name] = yaml.safe_load(value)
+        if name in declared:
+            params[name] = parse_cli_value(name, value, declared[name], where=f"-p {name}")
+        else:
+            params[name] = yaml.safe_load(value)  # unknown names are refused by the runner, naming them
     return params
 
 
 def cmd_run(args) -> int:
-    from metaeval.run.notebooks import NotebookError, run_notebook
+    from metaeval.run.notebooks import run_notebook
 
-    try:
-        res = run_notebook(args.notebook, _parse_params(args.param), log_output=args.log)
-    except NotebookError as exc:
-        print(f"metaeval run: {exc}", file=sys.stderr)
-        return 1
+    res = run_notebook(args.notebook, _parse_params(args.param, args.notebook), log_output=args.log)
     print(f"{res.notebook}: {res.seconds:.1f} s -> {res.output_dir}")
     return 0
 
 
 def cmd_run_all(args) -> int:
-    from metaeval.run.notebooks import NotebookError, run_all
+    from metaeval.run.notebooks import run_all
 
-    try:
-        results = run_all(only=args.only)
-    except NotebookError as exc:
-        print(f"metaeval run-all: {exc}", file=sys.stderr)
-        return 1
-    for res in results:
-        print(f"{res.notebook}: {res.seconds:.1f} s -> {res.output_dir}")
-    return 0
+    results = run_all(only=args.only, jobs=args.jobs, log=args.log)
+    return 1 if any(r["state"] == "failed" for r in results) else 0
 
 
 def cmd_params(args) -> int:
-    from metaeval.run.notebooks import notebook_parameters
+    from metaeval.run.notebooks import find_notebook, parameter_docs
 
-    for name, value in notebook_parameters(args.notebook).items():
-        print(f"{name} = {value!r}")
+    params = parameter_docs(args.notebook)
+    print(f"{find_notebook(args.notebook).stem}: set with -p NAME VALUE (a value of the type shown)")
+    width = max((len(f"{p.name} = {p.default!r}") for p in params), default=0)
+    for p in params:
+        left = f"{p.name} = {p.default!r}".ljust(width)
+        print(f"  {left}  [{p.type}]" + (f"  {p.help}" if p.help else ""))
     return 0
 
 
@@ -150,18 +192,29 @@ def cmd_prepare_ci(args) -> int:
     from metaeval.run.notebooks import list_notebooks, materialize, notebooks_dir, notebook_parameters
 
     table = yaml.safe_load((notebooks_dir() / "ci_parameters.yml").read_text()) or {}
+    known = {p.stem for p in list_notebooks()}
+    stale = sorted(set(table) - known)
+    if stale:
+        raise SystemExit(f"ci_parameters.yml names notebooks that do not exist: {stale}")
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     for path in list_notebooks():
-        params = dict(table.get(path.stem, {}))
-        params.setdefault("output_dir", str(out / "results" / path.stem))
-        unknown = set(params) - set(notebook_parameters(path))
-        if unknown:
-            raise SystemExit(f"ci_parameters.yml: {path.stem} does not declare {sorted(unknown)}")
-        # the generated source stays outside `out`: nbval collects every .ipynb there
-        with tempfile.TemporaryDirectory(prefix="metaeval-ci-") as scratch:
-            source = materialize(path, scratch)
-            papermill.execute_notebook(str(source), str(out / source.name), parameters=params, prepare_only=True)
+        # one mapping of parameters = one run; a list of mappings = one run each (e.g. one per dataset)
+        entry = table.get(path.stem, {})
+        runs = entry if isinstance(entry, list) else [entry]
+        declared = notebook_parameters(path)
+        for k, run in enumerate(runs):
+            name = path.stem if k == 0 else f"{path.stem}__{k}"
+            params = dict(run or {})
+            params.setdefault("output_dir", str(out / "results" / name))
+            unknown = set(params) - set(declared)
+            if unknown:
+                raise SystemExit(f"ci_parameters.yml: {path.stem} does not declare {sorted(unknown)}")
+            # the generated source stays outside `out`: nbval collects every .ipynb there
+            with tempfile.TemporaryDirectory(prefix="metaeval-ci-") as scratch:
+                source = materialize(path, scratch)
+                papermill.execute_notebook(str(source), str(out / f"{name}.ipynb"), parameters=params,
+                                           prepare_only=True)
     return 0
 
 
@@ -174,7 +227,7 @@ def cmd_sweep(args) -> int:
         table = run_sweep(args.notebook, grid, args.output, workers=args.workers, scheduler=args.scheduler,
                           force=args.force)
     except SweepError as exc:
-        print(f"metaeval sweep: {exc}", file=sys.stderr)
+        print(f"metaeval sweep: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     print(f"collected {len(table)} rows into {Path(args.output) / 'sweep.csv'}")
     failures = Path(args.output) / "failures.csv"
@@ -249,6 +302,17 @@ def main(argv=None) -> int:
     p.add_argument("--no-round", action="store_true", help="unrounded values instead of ROUGE's 5 decimals")
     p.set_defaults(func=cmd_rouge)
 
+    p = sub.add_parser("grouge", help="GRouge (WordNet PPR semantic ROUGE): JSONL {id, peer, refs} -> {id, scores}")
+    p.add_argument("input")
+    p.add_argument("output")
+    p.add_argument("--methods", default="G-1,G-2,G-SU4", help="comma-separated, e.g. G-1,G-2,G-3,G-SU4")
+    p.add_argument("--lam", type=float, default=0.5, help="weight of the lexical match (1: ROUGE-N recall)")
+    p.add_argument("--stem", choices=["yes", "no"], default="yes")
+    p.add_argument("--stop", choices=["yes", "no"], default="no", help="stopword removal (lexical counts)")
+    p.add_argument("--topk", type=int, default=128, help="dimensions kept per PPR vector (0: all, slow)")
+    p.add_argument("--progress", action="store_true", help="show progress bars")
+    p.set_defaults(func=cmd_grouge)
+
     p = sub.add_parser("run", help="run one notebook with parameter overrides")
     p.add_argument("notebook", help="path, file name or number prefix, e.g. 00")
     p.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"))
@@ -257,6 +321,8 @@ def main(argv=None) -> int:
 
     p = sub.add_parser("run-all", help="run every notebook with its defaults into results/")
     p.add_argument("--only", nargs="*", help="only these notebooks")
+    p.add_argument("--jobs", "-j", type=int, default=1, help="notebooks run in parallel (e.g. the number of cores)")
+    p.add_argument("--log", help="append progress lines and the kernels' own diagnostics to this file")
     p.set_defaults(func=cmd_run_all)
 
     p = sub.add_parser("sweep", help="run a notebook over a parameter grid and collect its main table")
@@ -269,7 +335,7 @@ def main(argv=None) -> int:
     p.add_argument("--force", action="store_true", help="rerun finished combinations")
     p.set_defaults(func=cmd_sweep)
 
-    p = sub.add_parser("params", help="list a notebook's parameters and defaults")
+    p = sub.add_parser("params", help="list a notebook's parameters: default, type and meaning")
     p.add_argument("notebook")
     p.set_defaults(func=cmd_params)
 
@@ -301,7 +367,67 @@ def main(argv=None) -> int:
     p.set_defaults(func=cmd_card)
 
     args = parser.parse_args(argv)
-    return args.func(args)
+    return _dispatch(args)
+
+
+class _UserExit(SystemExit):
+    """Exit status 2 after a one-line message (already printed); ``str()`` is the message, for tests."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(2)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions that mean "the user gave something wrong": one line on stderr, exit status 2."""
+    import yaml
+
+    from metaeval._resources import ChecksumError
+    from metaeval.data.datasets import DataError
+    from metaeval.run.notebooks import NotebookError
+    from metaeval.run.outputs import OutputDirError
+    from metaeval.run.params import ParameterError
+    from metaeval.run.sweep import SweepError
+
+    return (OSError, UnicodeError, yaml.YAMLError, NotebookError, OutputDirError, ParameterError, SweepError,
+            DataError, ChecksumError)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+    if isinstance(exc, OSError) and exc.filename is not None:
+        reason = exc.strerror or str(exc)
+        return f"{exc.filename}: {reason}"
+    return str(exc)
+
+
+def _dispatch(args) -> int:
+    prefix = f"metaeval {args.command}"
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print(f"{prefix}: interrupted", file=sys.stderr)
+        return 130
+    except SystemExit as exc:
+        if isinstance(exc.code, str):
+            message = exc.code if exc.code.startswith("metaeval") else f"{prefix}: {exc.code}"
+            print(message, file=sys.stderr)
+            raise _UserExit(message) from None
+        raise
+    except Exception as exc:
+        from metaeval.run.notebooks import NotebookFailed
+
+        if isinstance(exc, NotebookFailed):
+            print(f"{prefix}: {exc}", file=sys.stderr)
+            return 1
+        if isinstance(exc, _user_errors()):
+            print(f"{prefix}: {' '.join(_describe(exc).split())}", file=sys.stderr)  # one line, always
+            return 2
+        raise
 
 
 if __name__ == "__main__":

@@ -5,7 +5,13 @@ Methods", as library calls used by the ``notebooks/2*_deutsch2021_*.py`` noteboo
 * :class:`RougeOneSubsampler` (R_k: ROUGE-1 on a random k% of a summary's tokens) and
   :func:`power_simulation` (Figure 3);
 * :func:`metric_cis`, :func:`pairwise_pvalues`, :func:`corrected` (Figures 4-6);
-* :func:`normality` (Appendix Table 2).
+* :func:`normality` (Appendix Table 2);
+* the paper's values (:data:`PAPER_TABLE1`, :data:`PAPER_TABLE2`), the metric set it used on each dataset
+  (:func:`paper_metrics`) and helpers to put our numbers next to them (:func:`compare_coverage`,
+  :func:`min_pvalue`).
+
+Deutsch, D., Dror, R., & Roth, D. (2021). A Statistical Analysis of Summarization Evaluation Metrics Using
+Resampling Methods. *Transactions of the ACL*, 9, 1132-1146. https://doi.org/10.1162/tacl_a_00417
 
 Every trial draws from its own child generator (``rng.spawn``), so results do not depend on how trials
 are scheduled.
@@ -37,15 +43,114 @@ __all__ = [
     "corrected",
     "normality",
     "CI_METHODS",
+    "METHOD_NAMES",
     "PAPER_TABLE1_FABBRI",
+    "PAPER_TABLE1_BHANDARI",
+    "PAPER_TABLE1",
+    "PAPER_TABLE2",
+    "PAPER_METRICS",
+    "DOI",
+    "paper_column",
+    "paper_metrics",
+    "compare_coverage",
+    "compare_normality",
+    "min_pvalue",
 ]
 
+DOI = "https://doi.org/10.1162/tacl_a_00417"
+
 CI_METHODS = ("fisher", "boot-systems", "boot-inputs", "boot-both")
+#: Display names of the CI methods and tests, as in the paper.
+METHOD_NAMES = {"fisher": "Fisher", "boot-systems": "Boot-Systems", "boot-inputs": "Boot-Inputs",
+                "boot-both": "Boot-Both", "perm-both": "Perm-Both", "perm-systems": "Perm-Systems",
+                "perm-inputs": "Perm-Inputs", "williams": "Williams"}
 #: Deutsch et al. (2021) Table 1, SummEval (Fabbri) column, QAEval-F1, Pearson.
 PAPER_TABLE1_FABBRI = {
     "system": {"fisher": 0.87, "boot-systems": 0.81, "boot-inputs": 0.70, "boot-both": 0.98},
     "summary": {"fisher": 1.00, "boot-systems": 0.73, "boot-inputs": 0.73, "boot-both": 0.93},
 }
+#: The same, REALSumm (Bhandari et al., 2020) column: QAEval-F1 against LitePyramid recall.
+PAPER_TABLE1_BHANDARI = {
+    "system": {"fisher": 0.85, "boot-systems": 0.80, "boot-inputs": 0.68, "boot-both": 0.94},
+    "summary": {"fisher": 1.00, "boot-systems": 0.72, "boot-inputs": 0.62, "boot-both": 0.88},
+}
+#: Table 1 per paper column (see :func:`paper_column`); 1000 trials each.
+PAPER_TABLE1 = {"summeval": PAPER_TABLE1_FABBRI, "realsumm": PAPER_TABLE1_BHANDARI}
+PAPER_TRIALS = 1000
+
+#: The paper's metric names (its Figures 4-6 and Appendix Table 2).
+PAPER_METRICS = ("AutoSummENG", "MeMoG", "NPowER", "BERTScore", "BEwTE", "METEOR", "MoverScore", "QAEval-F1",
+                 "ROUGE-1", "ROUGE-2", "ROUGE-L", "ROUGE-SU4", "S3")
+
+#: Appendix Table 2: (percentage of inputs whose per-input scores fail Shapiro-Wilk at 0.05, system-level
+#: Shapiro-Wilk p-value), per paper column; "human" is the ground truth (relevance / LitePyramid).
+PAPER_TABLE2 = {
+    "summeval": {
+        "human": (32.0, 0.52), "AutoSummENG": (33.0, 0.01), "MeMoG": (33.0, 0.01), "NPowER": (33.0, 0.01),
+        "BERTScore": (26.0, 0.15), "BEwTE": (37.0, 0.00), "METEOR": (27.0, 0.00), "MoverScore": (35.0, 0.00),
+        "QAEval-F1": (40.0, 0.01), "ROUGE-1": (32.0, 0.00), "ROUGE-2": (34.0, 0.00), "ROUGE-L": (26.0, 0.13),
+        "ROUGE-SU4": (32.0, 0.00), "S3": (26.0, 0.00),
+    },
+    "realsumm": {
+        "human": (75.0, 0.84), "AutoSummENG": (28.0, 0.55), "MeMoG": (28.0, 0.55), "NPowER": (28.0, 0.55),
+        "BERTScore": (28.0, 0.18), "BEwTE": (33.0, 0.68), "METEOR": (30.0, 0.61), "MoverScore": (31.0, 0.50),
+        "QAEval-F1": (45.0, 0.21), "ROUGE-1": (30.0, 0.91), "ROUGE-2": (61.0, 0.62), "ROUGE-L": (37.0, 0.12),
+        "ROUGE-SU4": (44.0, 0.84), "S3": (47.0, 0.66),
+    },
+}
+
+_PAPER_COLUMNS = {"summeval": "summeval", "fabbri2020": "summeval", "realsumm": "realsumm",
+                  "bhandari2020": "realsumm"}
+
+
+def paper_column(dataset_name: str) -> str | None:
+    """The paper's column for an embedded dataset (``"summeval"`` for summeval/fabbri2020, ``"realsumm"`` for
+    realsumm/bhandari2020), None for any other dataset (the paper has no values for it).
+
+    Examples
+    --------
+    >>> paper_column("fabbri2020"), paper_column("realsumm"), paper_column("/data/my-study")
+    ('summeval', 'realsumm', None)
+    """
+    return _PAPER_COLUMNS.get(str(dataset_name))
+
+
+def paper_metrics(score_names: Sequence[str], *, recall_oriented: bool) -> dict[str, str]:
+    """The paper's metric set as score names of a dataset: paper name -> score name, for those present.
+
+    As the authors' setup script: ROUGE and BEwT-E are the recall variants on recall-oriented datasets
+    (TAC, REALSumm; the paper's footnote 9) and F1 otherwise; BERTScore is recall, QAEval F1 and S3 the
+    responsiveness model everywhere.
+
+    Examples
+    --------
+    >>> paper_metrics(["rouge-1.f1", "rouge-1.recall", "qa-eval.f1", "s3.resp"], recall_oriented=True)
+    {'QAEval-F1': 'qa-eval.f1', 'ROUGE-1': 'rouge-1.recall', 'S3': 's3.resp'}
+    """
+    stat = "recall" if recall_oriented else "f1"
+    wanted = {
+        "AutoSummENG": "AutoSummENG", "MeMoG": "MeMoG", "NPowER": "NPowER", "BERTScore": "bertscore.recall",
+        "BEwTE": f"BEwTE.{stat}", "METEOR": "METEOR", "MoverScore": "MoverScore", "QAEval-F1": "qa-eval.f1",
+        "ROUGE-1": f"rouge-1.{stat}", "ROUGE-2": f"rouge-2.{stat}", "ROUGE-L": f"rouge-l.{stat}",
+        "ROUGE-SU4": f"rouge-su4.{stat}", "S3": "s3.resp",
+    }
+    present = set(score_names)
+    return {paper: name for paper, name in wanted.items() if name in present}
+
+
+def min_pvalue(n_resamples: int) -> float:
+    """The smallest p-value a permutation test with ``n_resamples`` permutations can return, 1 / (P + 1).
+
+    A Bonferroni-corrected cell can be significant only if this is below alpha / (number of tests).
+
+    Examples
+    --------
+    >>> min_pvalue(1000) > 0.05 / 210, min_pvalue(9999) < 0.05 / 210
+    (True, True)
+    """
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be positive, got {n_resamples}")
+    return 1.0 / (n_resamples + 1)
 
 
 def _progress(iterable, enabled: bool, **kwargs):
@@ -108,7 +213,7 @@ def ci_coverage_simulation(
     rng = np.random.default_rng(rng)
     rows = []
     for trial, child in enumerate(_progress(rng.spawn(n_trials), progress, desc="trials")):
-        sa, sb, ia, ib = split_halves(*X.shape, child)
+        sa, sb, ia, ib = split_halves(X.shape[0], X.shape[1], child)
         XA, ZA = X[np.ix_(sa, ia)], Z[np.ix_(sa, ia)]
         XB, ZB = X[np.ix_(sb, ib)], Z[np.ix_(sb, ib)]
         for level in levels:
@@ -132,10 +237,11 @@ def ci_coverage_simulation(
 def coverage_table(trials: pd.DataFrame, *, nominal: float = 0.95, alpha: float = 0.05) -> pd.DataFrame:
     """Coverage per level and method, its binomial SE, mean width, and the mark of Table 1.
 
-    ``best`` marks, per level, the method whose coverage is closest to ``nominal`` when a one-tailed
-    difference-of-proportions z-test finds its distance to ``nominal`` significantly smaller than every
-    other method's (it compares the proportions of trials "on target", 1 - |coverage - nominal| per trial
-    is not defined, so the test compares the coverages themselves in the direction of the gap).
+    ``best`` marks, per level, the method whose coverage is closest to ``nominal`` among the methods with
+    coverage below 1.0, when a one-tailed difference-of-proportions z-test finds its coverage significantly
+    different from every other method's (the paper's bold: "closest to 0.95 (and less than 1.0) and
+    significantly different"). Coverage of exactly 1.0 is degenerate: an interval that always contains the
+    target is too wide to be informative (Fisher's at the summary level), however close 1.0 is to 0.95.
     """
     g = trials.assign(width=trials["high"] - trials["low"]).groupby(["level", "method"], sort=False)
     table = g.agg(coverage=("contains", "mean"), too_high=("too_high", "mean"), too_low=("too_low", "mean"),
@@ -143,7 +249,10 @@ def coverage_table(trials: pd.DataFrame, *, nominal: float = 0.95, alpha: float 
     table["se"] = np.sqrt(table["coverage"] * (1 - table["coverage"]) / table["trials"])
     table["best"] = False
     for level, block in table.groupby("level", sort=False):
-        distance = (block["coverage"] - nominal).abs()
+        candidates = block[block["coverage"] < 1.0]
+        if candidates.empty:
+            continue
+        distance = (candidates["coverage"] - nominal).abs()
         best_idx = distance.idxmin()
         best = table.loc[best_idx]
         significant = True
@@ -157,6 +266,41 @@ def coverage_table(trials: pd.DataFrame, *, nominal: float = 0.95, alpha: float 
             significant &= bool(stats.norm.sf(z) < alpha)
         table.loc[best_idx, "best"] = significant
     return table
+
+
+def compare_coverage(table: pd.DataFrame, paper: Mapping[str, Mapping[str, float]], *,
+                     paper_trials: int = PAPER_TRIALS) -> pd.DataFrame:
+    """Table 1 next to the paper: ``paper``, ``difference`` (ours - paper) and ``z``, the difference in
+    units of its binomial standard error (both coverages are proportions over independent trials).
+
+    Variances p(1 - p) are floored at 1e-4 so that a coverage of exactly 1.0 on both sides gives z = 0
+    rather than 0 / 0.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"level": ["system"], "method": ["boot-both"], "coverage": [0.95], "trials": [1000]})
+    >>> compare_coverage(t, PAPER_TABLE1_BHANDARI)[["paper", "difference", "z"]].round(2).values.tolist()
+    [[0.94, 0.01, 0.98]]
+    """
+    out = table.copy()
+    out["paper"] = [paper.get(lv, {}).get(m, np.nan) for lv, m in zip(out["level"], out["method"])]
+    out["difference"] = out["coverage"] - out["paper"]
+    ours_var = np.maximum(out["coverage"] * (1 - out["coverage"]), 1e-4) / out["trials"]
+    paper_var = np.maximum(out["paper"] * (1 - out["paper"]), 1e-4) / paper_trials
+    out["z"] = out["difference"] / np.sqrt(ours_var + paper_var)
+    return out
+
+
+def compare_normality(table: pd.DataFrame, names: Mapping[str, str], column: str | None) -> pd.DataFrame:
+    """Appendix Table 2 next to the paper: ``names`` maps each score of ``table`` to the paper's row name
+    (``"human"`` for the ground truth); ``column`` is :func:`paper_column` (None: no paper values)."""
+    paper = PAPER_TABLE2.get(column or "", {})
+    out = table.copy()
+    out.insert(1, "paper_name", [names.get(s, "") for s in out["score"]])
+    values = [paper.get(names.get(s, ""), (np.nan, np.nan)) for s in out["score"]]
+    out["paper_summary_percent_rejected"] = [v[0] for v in values]
+    out["paper_system_pvalue"] = [v[1] for v in values]
+    return out
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -227,7 +371,7 @@ class RougeOneSubsampler:
         self.ref_len = np.diff(self.ref_off).astype(float)
         self.n_vocab = max(len(vocab), 1)
 
-    def sample(self, ks: Sequence[float], rng) -> np.ndarray:
+    def sample(self, ks: Sequence[float] | np.ndarray, rng) -> np.ndarray:
         """R_k for every k: array (len(ks), n_summaries). Each summary's tokens are put in one random order
         and R_k uses its first int(len * k) tokens (a uniformly random subset without replacement for each k;
         the subsets of one call are nested)."""
