@@ -100,7 +100,13 @@ class Card:
 
 def default_baselines(ds, exclude: Sequence[str] = ()) -> list[str]:
     """The dataset's standard metrics present in it: ROUGE-1/2/L and BERTScore (recall on recall-oriented
-    datasets, F1 otherwise), leaving out ``exclude``."""
+    datasets, F1 otherwise), leaving out ``exclude``.
+
+    Examples
+    --------
+    >>> default_baselines(_datasets.load("realsumm"), exclude=["rouge-l.recall"])
+    ['rouge-1.recall', 'rouge-2.recall', 'bertscore.recall']
+    """
     stat = "recall" if getattr(ds, "recall_oriented", False) else "f1"
     names = [f"{m}.{stat}" for m in _STANDARD]
     return [n for n in names if n in ds.score_names and n not in exclude]
