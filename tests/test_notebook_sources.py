@@ -26,7 +26,7 @@ def test_source_starts_with_a_literal_parameters_cell_and_declares_its_paper(pat
     first_cell = text[header_end:].split("# %%")[1]
     assert first_cell.startswith(' tags=["parameters"]'), f"{path.name}: the first cell must be the parameters cell"
     params = notebook_parameters(path)
-    assert "output_dir" in params and "seed" in params and "dataset" in params
+    assert "output_dir" in params and "seed" in params and ("dataset" in params or "datasets" in params)
     meta = notebook_metadata(path)
     assert meta.get("paper") and meta.get("main_table", "").endswith(".csv")
 

@@ -243,9 +243,9 @@ def resolve_output_dir(notebook: str | os.PathLike, parameters: Mapping[str, Any
     Examples
     --------
     >>> resolve_output_dir("00").relative_to(project_root()).as_posix()
-    'results/00_summeval_check'
+    'results/dataset_check/summeval'
     >>> resolve_output_dir("00", {"seed": 3}).relative_to(project_root()).as_posix()
-    'results/runs/dataset_check/summeval/00_summeval_check/seed=3__1391dc1f'
+    'results/runs/dataset_check/summeval/00_dataset_check/seed=3__1391dc1f'
     """
     from metaeval.data.datasets import known_datasets
     from metaeval.run.session import default_output_dir as rule
@@ -413,7 +413,8 @@ def run_notebook(
     if not log_output:
         if kernel_log is None:
             scratch_log = Path(tempfile.mkstemp(prefix="metaeval-kernel-", suffix=".log")[1])
-        engine["kernel_manager_class"] = _quiet_kernel_manager(Path(kernel_log or scratch_log))  # type: ignore[arg-type]
+        log_path = Path(kernel_log) if kernel_log else Path(str(scratch_log))
+        engine["kernel_manager_class"] = _quiet_kernel_manager(log_path)
     start = time.perf_counter()
     try:
         # papermill runs an .ipynb: generate it from the source outside the output folder
