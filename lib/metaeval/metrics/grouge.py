@@ -402,9 +402,19 @@ class SenseVectors:
 
     def _load_shards(self) -> None:
         assert self.folder is not None
-        if not self.folder.is_dir():
-            return
-        for path in sorted(self.folder.glob("shard-*.npz")):
+        # vectors cached with a larger top-K serve this one: their first ``width`` dimensions are the
+        # top ``width`` in the same order
+        head = f"{self.wn.sha256[:16]}-r{self.restart:g}-i{self.iterations}-k"
+        folders = []
+        for f in self.folder.parent.glob(f"{head}*-{self.dtype.name}") if self.folder.parent.is_dir() else []:
+            k = f.name[len(head):-len(self.dtype.name) - 1]
+            if k.isdigit() and int(k) >= self.width:
+                folders.append((f != self.folder, int(k), f))
+        for _, _, folder in sorted(folders):
+            self._load_folder(folder)
+
+    def _load_folder(self, folder: Path) -> None:
+        for path in sorted(folder.glob("shard-*.npz")):
             try:
                 with np.load(path) as z:
                     nodes, idx, val, length = z["nodes"], z["idx"], z["val"], z["length"]
@@ -412,7 +422,8 @@ class SenseVectors:
                 warnings.warn(f"ignoring unreadable GRouge cache file {path}: {exc}", GRougeWarning, stacklevel=2)
                 continue
             new = self.row_of[nodes] < 0
-            self._append(nodes[new], idx[new], val[new], length[new])
+            w = self.width
+            self._append(nodes[new], idx[new][:, :w], val[new][:, :w], np.minimum(length[new], w))
 
     def _append(self, nodes, idx, val, length) -> None:
         base = self.idx.shape[0]
