@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml requirements/constraints.txt
 setup: $(STAMP)
 
 results: setup
-	$(BIN)/metaeval run-all
+	$(BIN)/metaeval run-all --jobs 2 --log .cache/run-all.log
 
 test: setup
 	$(BIN)/ruff check lib tests notebooks
@@ -39,6 +39,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_datasets.py
 	$(BIN)/python benchmarks/bench_planning.py
 	$(BIN)/python benchmarks/bench_grouge.py
+	$(BIN)/python benchmarks/bench_embeddings.py
 
 clean-venv:
 	rm -rf $(VENV)

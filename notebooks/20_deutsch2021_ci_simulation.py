@@ -11,79 +11,166 @@
 #     language: python
 #     name: metaeval
 #   metaeval:
+#     datasets: [summeval, realsumm]
 #     main_table: table1_ci_coverage.csv
 #     paper: deutsch2021
 # ---
 
 # %% tags=["parameters"]
-dataset = "fabbri2020"
-ground_truth = "expert.relevance"
-metric = "qa-eval.f1"
-coefficient = "pearson"
-n_trials = 1000
-n_resamples = 1000
-confidence_level = 0.95
-seed = 0
-output_dir = "results/deutsch2021/fabbri2020"
+dataset = "summeval"        # an embedded dataset (summeval, realsumm, ...) or a folder/JSONL file
+human = None                # the ground-truth score (None: the dataset's default human score)
+metric = "qa-eval.f1"       # the metric whose correlation gets a CI (the paper: QAEval-F1)
+coefficient = "pearson"     # pearson | spearman | kendall
+n_trials = 1000             # random half-splits (the paper: 1000)
+n_resamples = 1000          # bootstrap resamples per interval (the paper: 1000)
+confidence_level = 0.95     # nominal level of every interval (the paper: 0.95)
+incomplete = "raise"        # missing cells of the scores used: raise | drop-inputs | drop-systems
+seed = 0                    # seed of the random generator (every resample and trial derives from it)
+output_dir = None           # None: results/deutsch2021/<dataset>
 
 # %% [markdown]
 # # 20 · Deutsch, Dror & Roth (2021), Table 1: which confidence interval covers?
 #
-# Each trial splits the systems and the inputs into random halves A and B, computes a 95% CI of the correlation on
-# the A-systems × A-inputs submatrix with Fisher's transform and with the three bootstraps (resampling systems,
-# inputs, or both), and checks whether the correlation on the disjoint B-systems × B-inputs submatrix falls
-# inside. A method that accounts for both sources of randomness should cover about 95% of the time. Defaults are
-# the paper's: QAEval-F1 against the mean expert relevance on SummEval, Pearson, 1000 trials, 1000 resamples.
+# **What the paper asked.** A metric is judged by the correlation of its scores with human scores over N systems
+# × M inputs (documents). That correlation is an estimate: with other systems or other documents it would
+# differ. How wide is its uncertainty, and which way of computing a 95% confidence interval (CI) is right for
+# summarization, where *both* the systems and the documents are samples?
+#
+# **How.** Four CI methods are compared in a simulation that needs no ground truth. Each trial splits the
+# systems *and* the inputs into random halves A and B, computes a 95% CI on the A-systems × A-inputs submatrix,
+# and checks whether the correlation measured on the disjoint B-systems × B-inputs submatrix falls inside.
+# A method that captures how much the correlation changes with new systems and new documents should cover about
+# 95% of the held-out correlations.
+#
+# *Citation:* Daniel Deutsch, Rotem Dror and Dan Roth (2021). A Statistical Analysis of Summarization Evaluation
+# Metrics Using Resampling Methods. *Transactions of the Association for Computational Linguistics* 9,
+# 1132–1146. [doi:10.1162/tacl_a_00417](https://doi.org/10.1162/tacl_a_00417)
 
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
+import seaborn as sns
 
 from metaeval import deutsch
-from metaeval.plotting import save_figure
 from metaeval.run.session import start
 
-nb = start("deutsch2021", dataset, output_dir=output_dir, seed=seed, scores=[metric, ground_truth])
+nb = start("deutsch2021", dataset, output_dir=output_dir, seed=seed, scores=[metric, human], incomplete=incomplete)
 ds, out, rng = nb.dataset, nb.out, nb.rng
-X, Z = ds.matrix(metric), ds.matrix(ground_truth)
+human = human or ds.default_human
+X, Z = ds.matrix(metric), ds.matrix(human)
+metric_name, human_name = ds.display_name(metric), ds.display_name(human)
+print(f"{ds.name}: {len(ds.systems)} systems x {len(ds.inputs)} inputs; {metric_name} against {human_name}, "
+      f"{coefficient}")
+
+# %% [markdown]
+# ## The four CI methods
+#
+# * **Fisher**: transform r with arctanh, add ±1.96/√(n − 3), transform back. It assumes normally distributed
+#   scores (see notebook 23) and needs an n. At the system level n is the number of systems; the summary-level
+#   correlation is an *average over inputs* of correlations over systems, so the reference code (and this
+#   library) also uses the number of systems there — which ignores that averaging over M inputs shrinks the
+#   variance, and makes the interval far too wide.
+# * **Boot-Systems**: resample the N systems (rows) with replacement, keep all inputs; recompute r; the 2.5 and
+#   97.5 percentiles of the resampled r are the CI. It treats the inputs as fixed.
+# * **Boot-Inputs**: resample the M inputs (columns), keep all systems. It treats the systems as fixed.
+# * **Boot-Both**: resample systems *and* inputs in each resample (the matrix of the sampled rows and columns).
+#   It is the only one of the four that lets both sources of randomness vary, which is what the held-out
+#   B × B correlation does.
+
+# %%
 trials = deutsch.ci_coverage_simulation(X, Z, n_trials=n_trials, n_resamples=n_resamples, coefficient=coefficient,
                                         confidence_level=confidence_level, rng=rng, progress=True)
 trials.to_csv(out / "table1_ci_simulation_trials.csv", index=False, float_format="%.6f")
 
 # %% [markdown]
-# ## Coverage per method and level, next to the paper
+# ## Table 1: coverage per method and level, next to the paper
 #
-# `best` marks the method closest to the nominal level when a one-tailed difference-of-proportions z-test (0.05)
-# separates it from every other method. The paper's values are Table 1's SummEval (Fabbri) column; the reference
-# implementation's values (the authors' code, 1000 trials) come from `tests/fixtures/stats/ci_simulation_fabbri.json`.
+# `coverage` is the share of trials whose interval contains the held-out correlation, `se` its binomial standard
+# error, `too_high` / `too_low` the shares where the whole interval lies above / below it, `mean_width` the
+# interval's mean width. **`best`** follows the paper's rule: the method closest to the nominal level *among
+# those below 1.0* that a one-tailed difference-of-proportions z-test (0.05) separates from every other method.
+# A coverage of exactly 1.0 is degenerate: an interval that always contains the target is too wide to say
+# anything, however close 100% is to 95%. `paper` is the paper's Table 1 value for this dataset (Fabbri et al. =
+# SummEval, Bhandari et al. = REALSumm) when this run has the paper's setting; `z` is our difference from it in
+# binomial standard errors (of both proportions, 1000 trials each in the paper).
 
 # %%
 table = deutsch.coverage_table(trials, nominal=confidence_level)
-paper = deutsch.PAPER_TABLE1_FABBRI
-default_run = ((dataset, metric, ground_truth, coefficient)
-               == ("fabbri2020", "qa-eval.f1", "expert.relevance", "pearson"))
-table["paper"] = [paper[lv][m] if default_run else np.nan for lv, m in zip(table["level"], table["method"])]
-table["difference_in_se"] = (table["coverage"] - table["paper"]) / np.sqrt(table["se"] ** 2 + 1e-12)
+column = deutsch.paper_column(ds.name)
+paper_setting = (column is not None and metric == "qa-eval.f1" and human == ds.default_human
+                 and coefficient == "pearson" and confidence_level == 0.95)
+table = deutsch.compare_coverage(table, deutsch.PAPER_TABLE1[column] if paper_setting else {})
+table.insert(2, "method_name", table["method"].map(deutsch.METHOD_NAMES))
 table.to_csv(out / "table1_ci_coverage.csv", index=False, float_format="%.4f")
-table.round(3)
+table.drop(columns="method").round(3)
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(9, 3.2), sharey=True)
-for ax, (level, block) in zip(axes, table.groupby("level", sort=False)):
-    ax.bar(block["method"], block["coverage"], yerr=1.96 * block["se"], color="#4C72B0", capsize=3, label="ours")
-    if default_run:
-        ax.scatter(block["method"], block["paper"], color="#C44E52", zorder=3, label="paper")
-    ax.axhline(confidence_level, color="grey", linestyle="--", linewidth=1)
-    ax.set_title(f"{level} level")
-    ax.set_ylim(0.5, 1.02)
-    ax.tick_params(axis="x", rotation=30)
-axes[0].set_ylabel("coverage")
-axes[0].legend(loc="lower left", fontsize=8)
-fig.tight_layout()
-save_figure(fig, out, "table1_ci_coverage")
+sns.set_theme(style="whitegrid", context="notebook")
+shown = table.assign(level=table["level"] + " level")
+grid = sns.catplot(data=shown, x="method_name", y="coverage", col="level", kind="bar", color="#4C72B0",
+                   height=3.4, aspect=1.2, errorbar=None, order=[deutsch.METHOD_NAMES[m] for m in deutsch.CI_METHODS])
+for ax, (_, block) in zip(grid.axes.flat, shown.groupby("level", sort=False)):
+    xs = np.arange(len(block))
+    ax.errorbar(xs, block["coverage"], yerr=1.96 * block["se"], fmt="none", ecolor="black", capsize=3)
+    if paper_setting:
+        ax.scatter(xs, block["paper"], color="#C44E52", zorder=3, label="paper (Table 1)")
+    ax.axhline(confidence_level, color="grey", linestyle="--", linewidth=1, label=f"nominal {confidence_level:.0%}")
+    ax.set_ylim(0.4, 1.03)
+    ax.tick_params(axis="x", rotation=20)
+grid.set_axis_labels("CI method", "coverage (share of trials)")
+grid.set_titles("{col_name}")
+grid.axes.flat[0].legend(loc="lower left", fontsize=8)
+grid.figure.suptitle(f"Table 1: 95% CI coverage, {metric_name} vs {human_name} ({ds.name}, {coefficient}, "
+                     f"{n_trials} trials; bars: ours ± 1.96 SE)", fontsize=10)
+grid.figure.tight_layout()
+nb.save_figure(grid.figure, "table1_ci_coverage")
 plt.show()
 
 # %% [markdown]
-# Boot-Both is the only method near the nominal level at both levels: resampling only systems or only inputs
-# ignores the other source of variance and gives intervals that are too narrow; Fisher's interval uses n = number
-# of systems at the summary level and is far too wide there.
+# ## What the numbers say
+#
+# Generated from the table above (and saved as `table1_conclusions.md`).
+
+# %%
+def pct(v):
+    return f"{100 * v:.1f}%"
+
+
+lines = []
+for level, block in table.groupby("level", sort=False):
+    block = block.set_index("method")
+    best = block.index[block["best"]].tolist()
+    Level = level.capitalize()
+    if best:
+        b = block.loc[best[0]]
+        lines.append(f"* **{Level} level:** {b['method_name']} covers {pct(b['coverage'])} of the held-out "
+                     f"correlations (± {pct(1.96 * b['se'])}), the closest to the nominal {confidence_level:.0%} "
+                     "among the non-degenerate methods and significantly different from every other method.")
+    else:
+        lines.append(f"* **{Level} level:** no method is both closest to {confidence_level:.0%} (below 100%) and "
+                     "significantly different from all others.")
+    for m in block.index[block["coverage"] >= 1.0]:
+        lines.append(f"  {block.loc[m, 'method_name']} covers every trial, with intervals "
+                     f"{block.loc[m, 'mean_width']:.2f} wide on average: degenerate, hence not the answer.")
+    short = block[(block["coverage"] < confidence_level - 3 * block["se"]) & ~block.index.isin(best)]
+    for m, row in short.iterrows():
+        side = "above" if row["too_high"] > row["too_low"] else "below"
+        lines.append(f"  {row['method_name']} covers only {pct(row['coverage'])}: its nominal "
+                     f"{confidence_level:.0%} interval works as an interval at the {pct(row['coverage'])} level; when "
+                     f"it misses, it mostly lies {side} the target ({pct(max(row['too_high'], row['too_low']))} of "
+                     "trials).")
+if paper_setting:
+    worst = table.loc[table["z"].abs().idxmax()]
+    beyond = table[table["z"].abs() > 3]
+    source = "Fabbri et al. = SummEval" if column == "summeval" else "Bhandari et al. = REALSumm"
+    lines.append(f"* **Against the paper** ({source} column): the largest difference is {worst['difference']:+.3f} "
+                 f"({worst['method_name']}, {worst['level']} level, z = {worst['z']:+.1f}); "
+                 + ("every cell is within 3 standard errors of the paper's." if beyond.empty
+                    else f"{len(beyond)} cell(s) differ by more than 3 standard errors."))
+    marked = [f"{r.method_name} ({r.level} level)" for r in table[table["best"]].itertuples()]
+    agree = sorted(table.loc[table["best"], "method"]) == ["boot-both", "boot-both"]
+    lines.append("* The paper marks Boot-Both at both levels; "
+                 + ("so does this run." if agree else f"this run marks {', '.join(marked) or 'no method'}."))
+else:
+    lines.append("* This run's setting is not one of the paper's Table 1 cells: there are no paper values to compare.")
+nb.report("\n".join(lines), "table1_conclusions.md")

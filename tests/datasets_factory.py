@@ -18,7 +18,8 @@ Formats (``FORMATS``):
                 running ``metaeval rouge`` on it (``{id, scores}``), + human ratings in Metrics JSONL
 ``rouge-fields`` the same with explicit ``instance_id``/``summarizer_id`` carried through ``metaeval rouge``
 ``summeval``    the embedded SummEval joined form (``references`` list, ``expert_annotations``, ``turker_annotations``)
-``realsumm``    the embedded REALSumm joined form (one ``reference`` string, ``litepyramid_recall``)
+                + a Metrics file of metric values, as the embedded ``summeval``
+``realsumm``    the embedded REALSumm joined form (one ``reference`` string, ``litepyramid_recall``) + a Metrics file
 ``yml``         ``both`` plus a ``dataset.yml`` (default human, display names, recall_oriented)
 
 The texts are built so that a better system (higher quality) copies more reference words and gets higher
@@ -35,7 +36,10 @@ import numpy as np
 
 FORMATS = ("texts", "scores", "both", "split", "sacrerouge", "rouge", "rouge-fields", "summeval", "realsumm", "yml")
 
-_VOCAB = ["the", "a", "council", "city", "river", "bridge", "storm", "rain", "police", "report", "school", "budget", "vote", "mayor", "court", "judge", "team", "game", "season", "player", "coach", "fans", "market", "price", "bank", "rate", "company", "workers", "strike", "union", "plan", "road"]
+_VOCAB = (
+    "the a council city river bridge storm rain police report school budget vote mayor court judge team "
+    "game season player coach fans market price bank rate company workers strike union plan road"
+).split(" ")
 
 
 @dataclass
@@ -54,6 +58,12 @@ class Expected:
     scores: dict[str, np.ndarray] = field(default_factory=dict)  # name -> N x M (systems x inputs)
     ratings: dict[str, np.ndarray] = field(default_factory=dict)  # name -> N x M x annotators
 
+    @property
+    def metrics(self) -> list[str]:
+        """The metric (non-human) scores, e.g. to pass as a notebook's ``metrics`` parameter."""
+        human = {"human.relevance", "expert.relevance", "turker.relevance", "litepyramid.recall"}
+        return sorted(n for n in self.scores if n not in human)
+
 
 def _sentences(rng: np.random.Generator, n: int, source: list[str] | None = None, keep: float = 0.0) -> list[str]:
     out = []
@@ -71,6 +81,14 @@ def _sentences(rng: np.random.Generator, n: int, source: list[str] | None = None
 def _write(path: Path, records: list[dict]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+
+def _write_metric_file(folder: Path, keys: list, cell_metrics) -> None:
+    # As the embedded summeval/realsumm: a joined texts file plus Deutsch-style metric files, merged on the keys
+    _write(folder / "metrics.jsonl", [
+        {"instance_id": i, "summarizer_id": s, "summarizer_type": "peer",
+         "metrics": {"metric": cell_metrics(si, ii)["metric"]}}
+        for si, s, ii, i in keys])
 
 
 def write_dataset(
@@ -208,8 +226,10 @@ def write_dataset(
              "expert_mean": {"relevance": float(ratings[si, ii].mean())},
              "expert_annotations": {"relevance": ratings[si, ii].tolist()},
              "turker_annotations": {"relevance": ratings[si, ii, ::-1].tolist()}} for si, s, ii, i in keys])
-        exp.scores = {"expert.relevance": ratings.mean(axis=2), "turker.relevance": ratings.mean(axis=2)}
+        exp.scores = {"expert.relevance": ratings.mean(axis=2), "turker.relevance": ratings.mean(axis=2),
+                      **metric_scores}
         exp.ratings = {"expert.relevance": ratings, "turker.relevance": ratings[:, :, ::-1]}
+        _write_metric_file(folder, keys, cell_metrics)
         return exp
     elif fmt == "realsumm":
         exp.human = "litepyramid.recall"
@@ -221,7 +241,8 @@ def write_dataset(
              "reference_raw": " ".join(f"<t> {x} </t>" for x in ref_sents[i][0]), "reference": joined(ref_sents[i][0]),
              "litepyramid_recall": float(pyr[si, ii]), "stored_metrics": {"rouge_1_recall": float(recall[si, ii])}}
             for si, s, ii, i in keys])
-        exp.scores = {"litepyramid.recall": pyr}
+        exp.scores = {"litepyramid.recall": pyr, **metric_scores}
+        _write_metric_file(folder, keys, cell_metrics)
         return exp
     if exp.scores and "human.relevance" in exp.scores:
         exp.ratings = {"human.relevance": ratings}

@@ -46,11 +46,11 @@ def test_rouge_cli_options_and_errors(tmp_path):
 def test_console_script_installed():
     result = subprocess.run([sys.executable, "-m", "metaeval", "params", "00"], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    assert "output_dir = 'results/00_summeval_check'" in result.stdout
+    assert "dataset = 'summeval'" in result.stdout and "output_dir = None" in result.stdout
 
 
 def test_runner_rejects_unknown_notebook_and_parameter():
-    with pytest.raises(NotebookError, match="unknown notebook 'zz'.*00_summeval_check"):
+    with pytest.raises(NotebookError, match="unknown notebook 'zz'.*00_dataset_check"):
         find_notebook("zz")
     with pytest.raises(NotebookError, match=r"does not declare parameter\(s\) \['coefficent'\]"):
         run_notebook("00", {"coefficent": "kendall"})
@@ -59,7 +59,7 @@ def test_runner_rejects_unknown_notebook_and_parameter():
 
 def test_failed_notebook_names_cell_and_leaves_nothing(tmp_path):
     out = tmp_path / "res"
-    with pytest.raises(NotebookError, match=r"00_summeval_check\.py failed in cell .*DataError"):
+    with pytest.raises(NotebookError, match=r"00_dataset_check\.py failed in cell .*DataError"):
         run_notebook("00", {"dataset": "no-such-dataset", "output_dir": str(out)})
     assert not out.exists() or not any(out.iterdir())
     assert not any(p.name.startswith(".partial") for p in tmp_path.iterdir())
@@ -77,5 +77,6 @@ def test_rerun_with_same_seed_reproduces_every_file_byte_for_byte(tmp_path):
     # the executed notebook records its output_dir, which differs between the two runs by design
     for h in hashes:
         h.pop("20_deutsch2021_ci_simulation.ipynb")
+        h.pop(".metaeval-run.json")  # it lists the executed notebook's sha256
     assert hashes[0] == hashes[1]
     assert {"table1_ci_coverage.csv", "table1_ci_coverage.png", "table1_ci_coverage.svg"} <= set(hashes[0])

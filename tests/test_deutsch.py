@@ -1,7 +1,10 @@
 """Deutsch et al. (2021) analyses: split logic, the R_k sampler, and the CI simulation against the fixture."""
 
 import numpy as np
+import pandas as pd
 import pytest
+
+import metaeval
 
 from conftest import load_json
 from metaeval import deutsch
@@ -51,18 +54,77 @@ def test_rk_recall_clips_by_reference_counts():
     assert sampler.full()[0] == 1.0  # a1 counted once (clipped), b2 once: 2 of 2 reference tokens
 
 
-def test_ci_simulation_matches_reference_implementation(fabbri):
-    """Table 1 (QAEval-F1, Pearson, 1000 trials) within 3 binomial SE of the authors' code's values."""
-    X, Z = fabbri.matrix("qa-eval.f1"), fabbri.matrix("expert.relevance")
+def _check_table1(X, Z, reference):
+    """Our Table 1 (1000 trials) within 3 binomial SE of ``reference[level][method]`` (1000 trials too)."""
     trials = deutsch.ci_coverage_simulation(X, Z, n_trials=1000, n_resamples=1000, rng=2021)
     table = deutsch.coverage_table(trials).set_index(["level", "method"])
     for level in ("system", "summary"):
-        for method, key in METHOD.items():
-            ref = SIM["results"][level][key]["contains"]
+        for method in deutsch.CI_METHODS:
+            ref = reference[level][method]
             ours = table.loc[(level, method), "coverage"]
             se = np.sqrt(max(ref * (1 - ref), 1e-4) / 1000 + max(ours * (1 - ours), 1e-4) / 1000)
             assert abs(ours - ref) <= 3 * se, (level, method, ours, ref)
+    # the paper's bold: Boot-Both at both levels (summary-level Fisher covers 100%, degenerate, not "best")
     assert table.loc[("system", "boot-both"), "best"] and table.loc[("summary", "boot-both"), "best"]
+    assert not table.loc[("summary", "fisher"), "best"]
+
+
+def test_ci_simulation_matches_reference_implementation(fabbri):
+    """Table 1, SummEval (QAEval-F1, Pearson, 1000 trials) against the authors' code's values."""
+    reference = {level: {m: SIM["results"][level][key]["contains"] for m, key in METHOD.items()}
+                 for level in ("system", "summary")}
+    _check_table1(fabbri.matrix("qa-eval.f1"), fabbri.matrix("expert.relevance"), reference)
+
+
+def test_ci_simulation_realsumm_matches_the_paper():
+    """Table 1, REALSumm (Bhandari et al.) column: the 8 cells against the paper (.85/.80/.68/.94 system,
+    1.00/.72/.62/.88 summary), QAEval-F1 vs LitePyramid recall."""
+    ds = metaeval.datasets.load("realsumm")
+    assert ds.default_human == "litepyramid.recall"
+    _check_table1(ds.matrix("qa-eval.f1"), ds.matrix(ds.default_human), deutsch.PAPER_TABLE1_BHANDARI)
+
+
+def test_best_mark_excludes_degenerate_full_coverage():
+    """Catches: a best rule that picks coverage 1.0 (the issue's summary-level Fisher)."""
+    rows = []
+    for method, covered in (("fisher", 1000), ("boot-both", 900), ("boot-inputs", 700)):
+        rows += [(t, "summary", method, 0.0, 1.0 if t < covered else 0.4, 0.5) for t in range(1000)]
+    trials = pd.DataFrame(rows, columns=["trial", "level", "method", "low", "high", "target"])
+    trials["contains"] = (trials["low"] <= trials["target"]) & (trials["target"] <= trials["high"])
+    trials["too_high"] = trials["low"] > trials["target"]
+    trials["too_low"] = trials["high"] < trials["target"]
+    table = deutsch.coverage_table(trials).set_index("method")
+    # |1.0 - 0.95| = 0.05 equals |0.90 - 0.95|: only the exclusion of 1.0 makes Boot-Both the answer
+    assert table["best"].to_dict() == {"fisher": False, "boot-both": True, "boot-inputs": False}
+
+
+@pytest.mark.parametrize("name", ["summeval", "realsumm"])
+def test_normality_matches_appendix_table2(name):
+    """Appendix Table 2, Fabbri and Bhandari columns (recall variants on REALSumm): every percentage exactly,
+    every system-level p-value to the paper's 2 decimals."""
+    ds = metaeval.datasets.load(name)
+    names = deutsch.paper_metrics(ds.score_names, recall_oriented=ds.recall_oriented)
+    names["human"] = ds.default_human
+    table = deutsch.normality({paper: ds.matrix(score) for paper, score in names.items()}).set_index("score")
+    paper = deutsch.PAPER_TABLE2[deutsch.paper_column(name)]
+    for row, (percent, pvalue) in paper.items():
+        if row not in table.index:
+            assert name == "realsumm" and row == "ROUGE-SU4"  # not in the REALSumm files
+            continue
+        assert table.loc[row, "summary_percent_rejected"] == pytest.approx(percent), row
+        assert abs(table.loc[row, "system_pvalue"] - pvalue) <= 0.005 + 1e-9, row
+
+
+def test_paper_helpers():
+    assert deutsch.paper_column("bhandari2020") == "realsumm" and deutsch.paper_column("x") is None
+    ds = metaeval.datasets.load("realsumm")
+    names = deutsch.paper_metrics(ds.score_names, recall_oriented=ds.recall_oriented)
+    assert names["ROUGE-2"] == "rouge-2.recall" and names["BEwTE"] == "BEwTE.recall" and "ROUGE-SU4" not in names
+    assert len(names) == 12
+    summeval = deutsch.paper_metrics(metaeval.datasets.load("summeval").score_names, recall_oriented=False)
+    assert summeval["ROUGE-SU4"] == "rouge-su4.f1" and len(summeval) == 13
+    # 1 / (P + 1) against Bonferroni over 15 x 14 ordered pairs: 1000 permutations cannot, 9999 can
+    assert deutsch.min_pvalue(1000) == 1 / 1001 > 0.05 / 210 > deutsch.min_pvalue(9999)
 
 
 def test_corrections_and_normality(fabbri):

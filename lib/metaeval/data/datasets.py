@@ -766,15 +766,17 @@ _LOADED: dict[tuple, Dataset] = {}
 _LOADED_MAX = 8
 
 
-def _load_cached(name: str, files: tuple[Path, ...], stat_key: tuple, policy: ReferenceRecords,
+def _load_cached(name: str, files: tuple[Path, ...], stat_key: tuple | None, policy: ReferenceRecords,
                  ignore: frozenset[str], description: str, meta_key: str, meta: Mapping[str, Any]) -> Dataset:
     """Read and merge the files, reusing the result of an identical earlier call in this process.
 
-    Keyed by every file's path, modification time and size, so a file changed since is read again. A
-    Dataset is immutable (frozen, matrices handed out as copies), so sharing it is safe.
+    Only embedded datasets whose sha256 was just verified are cached (``stat_key`` not None): their content is
+    known exactly. User files are always read again, since a rewrite within the file system's timestamp
+    granularity could otherwise be missed. A Dataset is immutable (frozen, matrices handed out as copies), so
+    sharing it is safe.
     """
     key = (name, stat_key, policy, ignore, description, meta_key)
-    hit = _LOADED.get(key)
+    hit = _LOADED.get(key) if stat_key is not None else None
     if hit is not None:
         return hit
     collector = _Collector()
@@ -789,9 +791,10 @@ def _load_cached(name: str, files: tuple[Path, ...], stat_key: tuple, policy: Re
             raise DataError(f"{file}: the file is empty (no JSON records); {_formats_hint()}")
     ds = _build(name, collector, DatasetInfo())
     ds = replace(ds, info=_info(name, meta, ds.score_names, files, description))
-    if len(_LOADED) >= _LOADED_MAX:
-        _LOADED.pop(next(iter(_LOADED)))
-    _LOADED[key] = ds
+    if stat_key is not None:
+        if len(_LOADED) >= _LOADED_MAX:
+            _LOADED.pop(next(iter(_LOADED)))
+        _LOADED[key] = ds
     return ds
 
 
@@ -849,7 +852,9 @@ def load(
     ignore = frozenset(ignore_fields) | frozenset(meta.get("ignore_fields", ()))
 
     meta_key = repr(sorted(meta.items()))
-    ds = _load_cached(name, tuple(files), _stat_key(files), policy, ignore, description, meta_key, meta)
+    cacheable = verify and name in _KNOWN
+    ds = _load_cached(name, tuple(files), _stat_key(files) if cacheable else None, policy, ignore, description,
+                      meta_key, meta)
     if incomplete == "keep-nan":
         return replace(ds, nan_ok=frozenset(ds.score_names))
     if incomplete in ("drop-inputs", "drop-systems"):

@@ -21,7 +21,7 @@ from metaeval.data.datasets import Dataset
 from metaeval.metrics.rouge import resolve_variants, score
 from metaeval.metrics.text import split_ptb_sentences
 
-__all__ = ["rouge_table", "rouge_matrices", "system_scores", "default_cache_dir"]
+__all__ = ["rouge_table", "rouge_matrices", "system_scores", "default_cache_dir", "scoring_signature"]
 
 
 def default_cache_dir() -> Path:
@@ -71,7 +71,7 @@ def rouge_table(
     """
     variants = resolve_variants(variants)
     summaries, references = _texts(ds, n_refs, sentences)
-    index = ds.texts.index
+    index = ds.texts.index  # type: ignore[union-attr]  # _texts raised if None
     key = None
     if cache:
         folder = default_cache_dir() if cache is True else Path(cache)
@@ -108,3 +108,26 @@ def system_scores(matrix: np.ndarray, agg: Literal["mean", "median"] = "mean") -
     if agg == "median":
         return np.median(matrix, axis=1)
     raise ValueError(f"agg must be 'mean' or 'median', got {agg!r}")
+
+
+def scoring_signature(signature: str, *, n_refs: int, sentences: str) -> str:
+    """The full signature of a ROUGE variant as scored on a dataset: the variant's signature, then the number
+    of references per summary, the sentence unit of ROUGE-L/W and the version (last, as sacreBLEU keeps it), so
+    one signature never labels two different values.
+
+    Examples
+    --------
+    >>> scoring_signature("rouge-l|stem:yes|stop:no|stat:F|refs:A", n_refs=11, sentences="ptb")  # doctest: +ELLIPSIS
+    'rouge-l|stem:yes|stop:no|stat:F|refs:A|nrefs:11|sent:ptb|version:1.5.5+metaeval-...'
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    if sentences not in ("lines", "ptb"):
+        raise ValueError(f"sentences must be 'lines' or 'ptb', got {sentences!r}")
+    if int(n_refs) < 1:
+        raise ValueError(f"n_refs must be at least 1, got {n_refs!r}")
+    try:
+        ours = version("metaeval")
+    except PackageNotFoundError:  # pragma: no cover - a tree that was never installed
+        ours = "unknown"
+    return f"{signature}|nrefs:{int(n_refs)}|sent:{sentences}|version:1.5.5+metaeval-{ours}"

@@ -21,19 +21,33 @@ Faithful to ROUGE-1.5.5.pl (see ``tests/fixtures/rouge155/README.md`` for the qu
 
 from __future__ import annotations
 
+import itertools
+import math
 import warnings
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numba
 import numpy as np
 import pandas as pd
+from numba import types
+from numba.extending import intrinsic
 
-from metaeval.metrics.text import process_tokens, split_sentences, tokenize
-from metaeval.metrics.variants import Measure, RougeVariant, parse_variant, rouge155_variants
+from metaeval.metrics.text import (
+    _stem_cached,
+    split_sentences,
+    stopwords,
+    tokenize_batch,
+)
+from metaeval.metrics.variants import (
+    Measure,
+    RougeVariant,
+    parse_variant,
+    rouge155_variants,
+)
 
-__all__ = ["score", "RougeWarning", "resolve_variants"]
+__all__ = ["RougeWarning", "resolve_variants", "score"]
 
 
 class RougeWarning(UserWarning):
@@ -74,33 +88,213 @@ def resolve_variants(variants) -> list[RougeVariant]:
 
 # ----------------------------------------------------------------------------------------------------
 # numba kernels
+#
+# Sizes: T texts, P (summary, reference) pairs, L tokens of a text, S sentences, V vocabulary types.
+# Every floating-point value that feeds a comparison, a tie or the 5-decimal rounding is computed with
+# the operations and in the order of ROUGE-1.5.5.pl: k^w comes from the C library's ``pow`` (a table
+# built with ``math.pow``, never numpy's vectorized power, whose SIMD versions differ by an ulp on some
+# CPUs), sums are taken left to right, and ``c + f(k+1) - f(k)`` is evaluated as Perl does.
+
+
+_HASH_MUL = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: multiply, keep the top bits
 
 
 @numba.njit(cache=True)
-def _clipped_hits(a_text, b_text, offs, codes, counts):  # pragma: no cover - compiled
-    """Sum over shared grams of min(count in a, count in b), for every pair (a_text[k], b_text[k])."""
-    out = np.zeros(a_text.shape[0], np.int64)
-    for k in range(a_text.shape[0]):
-        i, iend = offs[a_text[k]], offs[a_text[k] + 1]
-        j, jend = offs[b_text[k]], offs[b_text[k] + 1]
+def _ngram_position_codes(tok, text_tok, n, V):  # pragma: no cover - compiled
+    """Exact id of the n-gram starting at each position (its n token ids as base-V digits), -1 where it
+    would run past the end of its text. O(total tokens * n); the caller checks that V**n fits 63 bits."""
+    codes = np.full(tok.shape[0], -1, np.int64)
+    for t in range(text_tok.shape[0] - 1):
+        for i in range(text_tok[t], text_tok[t + 1] - n + 1):
+            c = 0
+            for k in range(n):
+                c = c * V + tok[i + k]
+            codes[i] = c
+    return codes
+
+
+@numba.njit(cache=True)
+def _hash_slot(keys, mask, shift, code):  # pragma: no cover - compiled
+    """Slot of ``code`` in an open-addressing table (Fibonacci hashing, linear probing): where it is, or the
+    empty slot (-1) where it would go."""
+    h = np.int64((np.uint64(code) * _HASH_MUL) >> shift)
+    while keys[h] != -1 and keys[h] != code:
+        h = (h + 1) & mask
+    return h
+
+
+@numba.njit(cache=True)
+def _gram_hits(peer_t, ref_t, tok, text_tok, pos_code, span, skip, drop_last, V):  # pragma: no cover
+    """Clipped hits sum_g min(count in peer, count in reference) for every (peer, reference) pair.
+
+    Grams: ``skip < 0``: the n-gram starting at each position (``pos_code``; ``span`` = n tokens; with
+    ``drop_last`` every unigram but the text's last); ``skip >= 0``: the skip-bigrams (i, j),
+    i < j <= i + skip + 1, id ``tok[i] * (V + 1) + tok[j] + 1``.
+
+    The peer's grams go into a hash table once per run of pairs with the same peer (pairs are grouped by
+    record); each reference gram then consumes one remaining peer occurrence, which is exactly the sum of
+    minima. Grams with a token absent from the peer are skipped before hashing. O(G_peer) per record +
+    O(G_ref) per pair expected time, O(max G_peer) memory."""
+    out = np.zeros(peer_t.shape[0], np.int64)
+    if peer_t.shape[0] == 0:
+        return out
+    max_g = 1
+    for k in range(peer_t.shape[0]):
+        p = peer_t[k]
+        L = text_tok[p + 1] - text_tok[p]
+        max_g = max(max_g, L * (skip + 1) if skip >= 0 else L)
+    bits = 1
+    while (1 << bits) < 2 * max_g:
+        bits += 1
+    size = 1 << bits
+    mask = size - 1
+    shift = np.uint64(64 - bits)
+    keys = np.full(size, -1, np.int64)
+    remaining = np.zeros(size, np.int64)
+    count = np.zeros(size, np.int64)
+    used = np.empty(size, np.int64)
+    n_used = 0
+    consumed = np.empty(size, np.int64)
+    in_peer = np.zeros(V, np.int64)
+    last_peer = -1
+    for k in range(peer_t.shape[0]):
+        p, r = peer_t[k], ref_t[k]
+        if p != last_peer:
+            for e in range(n_used):
+                keys[used[e]] = -1
+                count[used[e]] = 0
+            n_used = 0
+            stamp = k + 1
+            a, b = text_tok[p], text_tok[p + 1]
+            for i in range(a, b):
+                in_peer[tok[i]] = stamp
+            end = b - 1 if drop_last else b
+            for i in range(a, end):
+                if skip < 0:
+                    c = pos_code[i]
+                    if c < 0:
+                        continue
+                    h = _hash_slot(keys, mask, shift, c)
+                    if keys[h] == -1:
+                        keys[h] = c
+                        used[n_used] = h
+                        n_used += 1
+                    count[h] += 1
+                else:
+                    base = tok[i] * (V + 1) + 1
+                    for j in range(i + 1, min(b, i + skip + 2)):
+                        c = base + tok[j]
+                        h = _hash_slot(keys, mask, shift, c)
+                        if keys[h] == -1:
+                            keys[h] = c
+                            used[n_used] = h
+                            n_used += 1
+                        count[h] += 1
+            for e in range(n_used):
+                remaining[used[e]] = count[used[e]]
+            last_peer = p
+        stamp = in_peer[tok[text_tok[p]]] if text_tok[p + 1] > text_tok[p] else -1
+        a, b = text_tok[r], text_tok[r + 1]
+        end = b - 1 if drop_last else b
         hits = 0
-        while i < iend and j < jend:
-            ci, cj = codes[i], codes[j]
-            if ci == cj:
-                hits += min(counts[i], counts[j])
-                i += 1
-                j += 1
-            elif ci < cj:
-                i += 1
-            else:
-                j += 1
+        n_cons = 0
+        if n_used > 0:
+            for i in range(a, end):
+                if in_peer[tok[i]] != stamp:
+                    continue
+                if skip < 0:
+                    c = pos_code[i]
+                    if c < 0 or in_peer[tok[i + span - 1]] != stamp:
+                        continue
+                    h = _hash_slot(keys, mask, shift, c)
+                    if keys[h] == c and remaining[h] > 0:
+                        remaining[h] -= 1
+                        consumed[n_cons] = h
+                        n_cons += 1
+                        hits += 1
+                else:
+                    base = tok[i] * (V + 1) + 1
+                    for j in range(i + 1, min(b, i + skip + 2)):
+                        if in_peer[tok[j]] != stamp:
+                            continue
+                        h = _hash_slot(keys, mask, shift, base + tok[j])
+                        if keys[h] == base + tok[j] and remaining[h] > 0:
+                            remaining[h] -= 1
+                            consumed[n_cons] = h
+                            n_cons += 1
+                            hits += 1
+        for e in range(n_cons):
+            remaining[consumed[e]] += 1
         out[k] = hits
     return out
 
 
 @numba.njit(cache=True)
-def _mark_lcs(model, peer, mask, weighted, weight):  # pragma: no cover - compiled
-    """Mark the model positions of one LCS (weighted: ROUGE-W's WLCS, f(k) = k^weight) of model and peer,
+def _skip_matrix_hits(peer_t, ref_t, tok, text_tok, V, skip, su):  # pragma: no cover - compiled
+    """Skip-bigram hits (plus unigram hits with ``su``) for every pair without listing the pairs of tokens.
+
+    Only the S types present in both texts can match. For each text, C[b, a] counts the positions
+    i < j <= i + skip + 1 (any j > i when ``skip < 0``) with tokens a, b: a running count of the tokens in
+    the window before j is added to row b = tok[j]. Hits are sum min(C_peer, C_ref).
+    O(L_peer * S + L_ref * S + S^2) time and O(V + S^2) memory per pair, whatever the skip distance."""
+    out = np.zeros(peer_t.shape[0], np.int64)
+    local = np.full(V, -1, np.int64)
+    in_peer = np.zeros(V, np.int64)  # stamp k + 1 when the type occurs in pair k's peer
+    for k in range(peer_t.shape[0]):
+        p, r = peer_t[k], ref_t[k]
+        stamp = k + 1
+        for i in range(text_tok[p], text_tok[p + 1]):
+            in_peer[tok[i]] = stamp
+        S = 0
+        for i in range(text_tok[r], text_tok[r + 1]):
+            t = tok[i]
+            if in_peer[t] == stamp and local[t] < 0:
+                local[t] = S
+                S += 1
+        if S > 0:
+            cp = np.zeros(S * S, np.int64)
+            cr = np.zeros(S * S, np.int64)
+            up = np.zeros(S, np.int64)
+            ur = np.zeros(S, np.int64)
+            _window_counts(tok, text_tok[p], text_tok[p + 1], local, skip, S, cp, up)
+            _window_counts(tok, text_tok[r], text_tok[r + 1], local, skip, S, cr, ur)
+            hits = 0
+            for e in range(S * S):
+                hits += min(cp[e], cr[e])
+            if su:
+                for e in range(S):
+                    hits += min(up[e], ur[e])
+            out[k] = hits
+            for i in range(text_tok[r], text_tok[r + 1]):
+                local[tok[i]] = -1
+    return out
+
+
+@numba.njit(cache=True)
+def _window_counts(tok, a, b, local, skip, S, C, uni):  # pragma: no cover - compiled
+    """C[b * S + a] += number of tokens a in the skip window before each token b (shared types only);
+    ``uni`` counts the shared tokens of every position but the last."""
+    window = np.zeros(S, np.int64)
+    for j in range(a, b):
+        lj = local[tok[j]]
+        if skip >= 0:
+            drop = j - skip - 2
+            if drop >= a:
+                ld = local[tok[drop]]
+                if ld >= 0:
+                    window[ld] -= 1
+        if lj >= 0:
+            row = lj * S
+            for e in range(S):
+                C[row + e] += window[e]
+            window[lj] += 1
+            if j + 1 < b:
+                uni[lj] += 1
+
+
+@numba.njit(cache=True)
+def _lcs_mark_dp(model, peer, mask, weighted, weight):  # pragma: no cover - compiled
+    """Reference for the tests (the plain dynamic program with a direction table): mark the model positions of one LCS (weighted: ROUGE-W's WLCS, f(k) = k^weight) of model and peer,
     with ROUGE-1.5.5's tie-breaking (prefer "up" when c[i-1][j] >= c[i][j-1]). Integer LCS lengths are exact
     in float64, so one table type serves both."""
     m, n = model.shape[0], peer.shape[0]
@@ -125,11 +319,11 @@ def _mark_lcs(model, peer, mask, weighted, weight):  # pragma: no cover - compil
             else:
                 c[i, j] = c[i, j - 1]
                 b[i, j] = 3
-    _trace(b, m, n, mask)
+    _trace_dp(b, m, n, mask)
 
 
 @numba.njit(cache=True)
-def _trace(b, i, j, mask):  # pragma: no cover - compiled
+def _trace_dp(b, i, j, mask):  # pragma: no cover - compiled
     while i != 0 and j != 0:
         if b[i, j] == 1:
             i -= 1
@@ -141,55 +335,229 @@ def _trace(b, i, j, mask):  # pragma: no cover - compiled
             j -= 1
 
 
-@numba.njit(cache=True)
-def _find(sorted_ids, lo, hi, value):  # pragma: no cover - compiled
-    pos = lo + np.searchsorted(sorted_ids[lo:hi], value)
-    if pos < hi and sorted_ids[pos] == value:
-        return pos
-    return -1
+@intrinsic
+def _popcount(typingctx, x):  # pragma: no cover - compiled
+    """Number of set bits of a uint64 (LLVM's ctpop: one POPCNT instruction where the CPU has it)."""
+    if x != types.uint64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return types.uint64(types.uint64), codegen
 
 
 @numba.njit(cache=True)
-def _lcs_hits(peer_t, ref_t, tok, sent_off, text_sent, uni_off, uni_ids, uni_cnt, weighted, weight):  # pragma: no cover
-    """ROUGE-L hits (int) or ROUGE-W hits (float) for every (peer, reference) pair; model = reference."""
+def _lcs_prefix(Vrows, i, j, words):  # pragma: no cover - compiled
+    """c[i][j] from the bit rows: the zero bits of row i among the first j positions."""
+    ones = np.uint64(0)
+    full = j // 64
+    base = i * words
+    for w in range(full):
+        ones += _popcount(Vrows[base + w])
+    rest = j - full * 64
+    if rest > 0:
+        ones += _popcount(Vrows[base + full] & ((np.uint64(1) << np.uint64(rest)) - np.uint64(1)))
+    return j - np.int64(ones)
+
+
+@numba.njit(cache=True)
+def _lcs_mark_bits(model, peer, mask, slot, PM, Vrows, words):  # pragma: no cover - compiled
+    """:func:`_lcs_mark` with the lengths in bit-parallel form (Hyyro 2004): row i of the table is a
+    bit vector whose zero bits are the positions where c[i][.] increases, updated with one addition per
+    64 columns: O(m n / 64) to fill; the trace recomputes c[i-1][j] by popcount, O((m + n) n / 64).
+    ``slot[token]`` is the token's row in ``PM`` (its positions in ``peer``), or -1."""
+    m, n = model.shape[0], peer.shape[0]
+    allones = ~np.uint64(0)
+    for w in range(words):
+        Vrows[w] = allones
+    for i in range(1, m + 1):
+        sl = slot[model[i - 1]]
+        prev = (i - 1) * words
+        row = i * words
+        if sl < 0:
+            for w in range(words):
+                Vrows[row + w] = Vrows[prev + w]
+            continue
+        pm = sl * words
+        carry = np.uint64(0)
+        for w in range(words):
+            v = Vrows[prev + w]
+            u = v & PM[pm + w]
+            t = v + u
+            c1 = np.uint64(1) if t < v else np.uint64(0)
+            s = t + carry
+            c2 = np.uint64(1) if s < t else np.uint64(0)
+            carry = c1 | c2
+            Vrows[row + w] = s | (v & ~u)
+    i, j = m, n
+    cur = _lcs_prefix(Vrows, i, j, words)
+    while i != 0 and j != 0:
+        if model[i - 1] == peer[j - 1]:
+            i -= 1
+            j -= 1
+            mask[i] = 1
+            cur -= 1
+        else:
+            up = _lcs_prefix(Vrows, i - 1, j, words)
+            bit = (Vrows[i * words + (j - 1) // 64] >> np.uint64((j - 1) % 64)) & np.uint64(1)
+            left = cur - 1 + np.int64(bit)
+            if up >= left:
+                i -= 1
+                cur = up
+            else:
+                j -= 1
+                cur = left
+
+
+@numba.njit(cache=True)
+def _wlcs_mark(model, peer, mask, slot, c, run, fpow):  # pragma: no cover - compiled
+    """ROUGE-W's weighted LCS (f(k) = k^w from the table ``fpow``), marked as :func:`_lcs_mark_dp` does.
+
+    ``c + f(k+1) - f(k)`` is evaluated left to right, as the Perl expression. A row whose token does not
+    occur in ``peer`` (``slot[token] < 0``) below a non-decreasing row is a copy of it (each cell is
+    max(up, left) = up), so only rows with matches are scanned. O(m n) time, fewer in practice; ``c`` holds
+    the (m + 1)(n + 1) table (for the trace), ``run`` two rows of run lengths."""
+    m, n = model.shape[0], peer.shape[0]
+    W = n + 1
+    for j in range(W):
+        c[j] = 0.0
+        run[j] = 0
+    monotone = True  # row i - 1 is non-decreasing
+    for i in range(1, m + 1):
+        row = i * W
+        prev = row - W
+        rprev = ((i - 1) & 1) * W
+        rcur = (i & 1) * W
+        mi = model[i - 1]
+        if monotone and slot[mi] < 0:
+            for j in range(W):
+                c[row + j] = c[prev + j]
+                run[rcur + j] = 0
+            continue
+        running = 0.0
+        c[row] = 0.0
+        run[rcur] = 0
+        for j in range(1, W):
+            if mi == peer[j - 1]:
+                k = run[rprev + j - 1]
+                value = c[prev + j - 1] + fpow[k + 1] - fpow[k]
+                if value < running:
+                    monotone = False
+                running = value
+                run[rcur + j] = k + 1
+            else:
+                u = c[prev + j]
+                running = max(u, running)
+                run[rcur + j] = 0
+            c[row + j] = running
+        if slot[mi] < 0:
+            monotone = True
+        elif not monotone:
+            # a decrease in this row: recheck (the flag may be stale from an earlier row)
+            monotone = True
+            for j in range(1, W):
+                if c[row + j] < c[row + j - 1]:
+                    monotone = False
+                    break
+    i, j = m, n
+    while i != 0 and j != 0:
+        if model[i - 1] == peer[j - 1]:
+            i -= 1
+            j -= 1
+            mask[i] = 1
+        elif c[(i - 1) * W + j] >= c[i * W + j - 1]:
+            i -= 1
+        else:
+            j -= 1
+
+
+@numba.njit(cache=True)
+def _lcs_hits(peer_t, ref_t, tok, sent_off, text_sent, text_tok, V, weighted, fpow, max_len):  # pragma: no cover
+    """ROUGE-L hits (integers) or ROUGE-W hits for every (peer, reference) pair; model = reference.
+
+    Union LCS of each reference sentence against every summary sentence (marks only accumulate, so the
+    summary sentences can be the outer loop), hits clipped by the unigram counts of both texts.
+    ROUGE-L: O(sum over sentence pairs of m n / 64); ROUGE-W: O(sum m n). Tables sized by the longest
+    sentence, reused."""
     out = np.zeros(peer_t.shape[0], np.float64)
+    model_budget = np.zeros(V, np.int64)
+    peer_budget = np.zeros(V, np.int64)
+    maxw = (max_len + 63) // 64
+    cells = (max_len + 1) * (max_len + 1)
+    cf = np.zeros(cells if weighted else 1, np.float64)
+    run = np.zeros(2 * (max_len + 1) if weighted else 1, np.int32)
+    Vrows = np.zeros(1 if weighted else (max_len + 1) * maxw, np.uint64)
+    PM = np.zeros(1 if weighted else max_len * maxw, np.uint64)
+    slot = np.full(V, -1, np.int64)
+    longest_text = 0
+    for t in range(text_tok.shape[0] - 1):
+        longest_text = max(longest_text, text_tok[t + 1] - text_tok[t])
+    mask = np.zeros(longest_text + 1, np.int8)
     for k in range(peer_t.shape[0]):
         p, r = peer_t[k], ref_t[k]
-        mlo, mhi = uni_off[r], uni_off[r + 1]
-        plo, phi = uni_off[p], uni_off[p + 1]
-        model_budget = uni_cnt[mlo:mhi].copy()
-        peer_budget = uni_cnt[plo:phi].copy()
+        for e in range(text_tok[r], text_tok[r + 1]):
+            model_budget[tok[e]] += 1
+        for e in range(text_tok[p], text_tok[p + 1]):
+            peer_budget[tok[e]] += 1
+        r0 = text_tok[r]
+        mask[: text_tok[r + 1] - r0] = 0
+        for ps in range(text_sent[p], text_sent[p + 1]):
+            peer = tok[sent_off[ps] : sent_off[ps + 1]]
+            n = peer.shape[0]
+            if n == 0:
+                continue
+            words = (n + 63) // 64
+            n_slots = 0
+            for j in range(n):
+                t = peer[j]
+                if slot[t] < 0:
+                    slot[t] = n_slots
+                    if not weighted:
+                        for w in range(words):
+                            PM[n_slots * words + w] = np.uint64(0)
+                    n_slots += 1
+                if not weighted:
+                    PM[slot[t] * words + j // 64] |= np.uint64(1) << np.uint64(j % 64)
+            for s in range(text_sent[r], text_sent[r + 1]):
+                a, b = sent_off[s], sent_off[s + 1]
+                if a == b:
+                    continue
+                model = tok[a:b]
+                sub = mask[a - r0 : b - r0]
+                if weighted:
+                    _wlcs_mark(model, peer, sub, slot, cf, run, fpow)
+                else:
+                    _lcs_mark_bits(model, peer, sub, slot, PM, Vrows, words)
+            for j in range(n):
+                slot[peer[j]] = -1
         hit = 0.0
         for s in range(text_sent[r], text_sent[r + 1]):
-            model = tok[sent_off[s] : sent_off[s + 1]]
-            mask = np.zeros(model.shape[0], np.int8)
-            for ps in range(text_sent[p], text_sent[p + 1]):
-                peer = tok[sent_off[ps] : sent_off[ps + 1]]
-                _mark_lcs(model, peer, mask, weighted, weight)
-            run = 0
-            L = model.shape[0]
+            a, b = sent_off[s], sent_off[s + 1]
+            L = b - a
+            hit_len = 0
             for j in range(L):
-                if mask[j] != 1:
+                if mask[a - r0 + j] != 1:
                     continue
-                a = _find(uni_ids, mlo, mhi, model[j])
-                bb = _find(uni_ids, plo, phi, model[j])
-                if a < 0 or bb < 0 or model_budget[a - mlo] <= 0 or peer_budget[bb - plo] <= 0:
+                t = tok[a + j]
+                if model_budget[t] <= 0 or peer_budget[t] <= 0:
                     continue
                 if weighted:
                     # ROUGE-1.5.5 closes a run when the next position is not an LCS hit or at the end of
                     # the sentence; a clipped hit inside a run neither adds nor closes it.
-                    run += 1
-                    if j + 1 < L and mask[j + 1] == 0:
-                        hit += float(run) ** weight
-                        run = 0
-                    elif j + 1 == L:
-                        hit += float(run) ** weight
-                        run = 0
+                    hit_len += 1
+                    if (j + 1 < L and mask[a - r0 + j + 1] == 0) or j + 1 == L:
+                        hit += fpow[hit_len]
+                        hit_len = 0
                 else:
                     hit += 1.0
-                model_budget[a - mlo] -= 1
-                peer_budget[bb - plo] -= 1
+                model_budget[t] -= 1
+                peer_budget[t] -= 1
         out[k] = hit
+        for e in range(text_tok[r], text_tok[r + 1]):
+            model_budget[tok[e]] = 0
+        for e in range(text_tok[p], text_tok[p + 1]):
+            peer_budget[tok[e]] = 0
     return out
 
 
@@ -205,8 +573,83 @@ def _segment_sums(values, starts, ends):  # pragma: no cover - compiled
     return out
 
 
+@numba.njit(cache=True)
+def _first_best(keys, starts, ends):  # pragma: no cover - compiled
+    """Index of the first maximum of each segment, as Perl's ``$score > $best`` with best starting at -1
+    (NaN keys never win); -1 for an empty segment or one with only NaN."""
+    out = np.full(starts.shape[0], -1, np.int64)
+    for i in range(starts.shape[0]):
+        best = -1.0
+        for k in range(starts[i], ends[i]):
+            if keys[k] > best:
+                best = keys[k]
+                out[i] = k
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------
+# Exact arithmetic helpers
+
+
+def _libc_pow(x: np.ndarray, y: float) -> np.ndarray:
+    """``x ** y`` elementwise with the C library's ``pow`` (``math.pow``), as Perl's ``**`` computes it.
+
+    numpy's vectorized power can differ from it by an ulp (its SIMD paths depend on the CPU), enough to
+    break a tie or move a value across a rounding boundary."""
+    flat = np.asarray(x, dtype=float).ravel()
+    out = np.fromiter(map(math.pow, flat.tolist(), itertools.repeat(float(y))), float, flat.size)
+    return out.reshape(np.shape(x))
+
+
+def _pow_table(n: int, w: float) -> np.ndarray:
+    """k^w for k = 0..n with the C library's pow."""
+    return np.array([math.pow(k, w) for k in range(n + 1)], dtype=float)
+
+
+_SPLIT = 134217729.0  # 2^27 + 1, Dekker's splitting constant
+_ROUND_LIMIT = 1e9  # below it, x * 1e5 < 2^47 and the exact rounding below is valid
+
+
+def _round5(x) -> np.ndarray:
+    """Round like Perl's ``sprintf("%7.5f")`` and Python's ``float("%.5f" % x)``: the exact binary value
+    rounded to 5 decimals, exact ties to even, then the nearest double.
+
+    Vectorized: the product ``|x| * 1e5`` is split into its rounded value p and its exact error e (Dekker's
+    two-product; 1e5 has 17 significant bits, so the partial products are exact); the sign of
+    ``(p - floor(p) - 0.5) + e`` then decides the rounding exactly, and ``n / 1e5`` (a correctly rounded
+    division of exact integers) is the double that ``float()`` of the decimal string gives. Values
+    outside ``[-1e9, 1e9]`` (never a ROUGE score) take the string path.
+    """
+    x = np.asarray(x, dtype=float)
+    a = np.abs(x)
+    with np.errstate(invalid="ignore"):
+        p = a * 1e5
+        c = _SPLIT * a
+        hi = c - (c - a)
+        lo = a - hi
+        e = (hi * 1e5 - p) + lo * 1e5
+        k = np.floor(p)
+        s = ((p - k) - 0.5) + e
+        up = (s > 0) | ((s == 0) & (np.fmod(k, 2) == 1))
+        out = np.copysign((k + up) / 1e5, x)
+    odd = ~(a <= _ROUND_LIMIT)  # NaN, inf and huge values
+    if odd.any():
+        out[odd] = [v if math.isnan(v) else float(f"{v:.5f}") for v in x[odd].tolist()]
+    return out
+
+
 # ----------------------------------------------------------------------------------------------------
 # Text processing shared by all variants of one setting
+
+
+@dataclass
+class _Tokens:
+    """Every distinct text tokenized once, before stopword removal and stemming."""
+
+    tok: np.ndarray  # base token ids of all sentences, concatenated
+    sent_len: np.ndarray  # tokens per sentence
+    text_sent: np.ndarray  # sentence offsets per text (T + 1)
+    vocab: list[str]  # base id -> token
 
 
 @dataclass
@@ -218,88 +661,80 @@ class _Processed:
     vocab_size: int
 
 
-def _process(texts: list[tuple[str, ...]], stem: bool, stop: bool, exceptions: str) -> _Processed:
-    vocab: dict[str, int] = {}
-    tok: list[int] = []
-    sent_off = [0]
-    text_sent = [0]
-    text_tok = [0]
-    for sentences in texts:
-        for sentence in sentences:
-            for t in process_tokens(tokenize(sentence), stem=stem, stop=stop, exceptions=exceptions):
-                tok.append(vocab.setdefault(t, len(vocab)))
-            sent_off.append(len(tok))
-        text_sent.append(len(sent_off) - 1)
-        text_tok.append(len(tok))
+def _tokenize_texts(texts: list[tuple[str, ...]]) -> _Tokens:
+    """Tokenize every sentence of every text in one batch. O(total characters)."""
+    n_sent = np.fromiter(map(len, texts), np.int64, len(texts))
+    text_sent = np.zeros(len(texts) + 1, np.int64)
+    np.cumsum(n_sent, out=text_sent[1:])
+    tok, sent_len, vocab = tokenize_batch([s for t in texts for s in t])
+    return _Tokens(tok, sent_len, text_sent, vocab)
+
+
+def _process(base: _Tokens, stem: bool, stop: bool, exceptions: str) -> _Processed:
+    """Stopword removal then stemming, applied to the vocabulary (each type once), then mapped onto the
+    tokens. O(V) Python work (the stemmer's cache makes repeated calls cheap) + O(total tokens) numpy."""
+    vocab = base.vocab
+    if stem:
+        processed = [t if len(t) <= 3 else _stem_cached(t, exceptions) for t in vocab]
+    else:
+        processed = vocab
+    ids: dict[str, int] = {}
+    new_id = np.fromiter((ids.setdefault(t, len(ids)) for t in processed), np.int64, len(vocab))
+    tok = new_id[base.tok] if base.tok.size else base.tok
+    sent_len = base.sent_len
+    if stop:
+        sw = stopwords()
+        keep_type = np.fromiter((t not in sw for t in vocab), bool, len(vocab))
+        keep = keep_type[base.tok] if base.tok.size else np.zeros(0, bool)
+        sent_of = np.repeat(np.arange(sent_len.size), sent_len)
+        tok = tok[keep]
+        sent_len = np.bincount(sent_of[keep], minlength=sent_len.size).astype(np.int64)
+    sent_off = np.zeros(sent_len.size + 1, np.int64)
+    np.cumsum(sent_len, out=sent_off[1:])
     return _Processed(
-        np.asarray(tok, np.int64),
-        np.asarray(text_tok, np.int64),
-        np.asarray(sent_off, np.int64),
-        np.asarray(text_sent, np.int64),
-        max(len(vocab), 1),
+        np.ascontiguousarray(tok, np.int64), sent_off[base.text_sent], sent_off, base.text_sent, max(len(ids), 1)
     )
 
 
 def _dense(codes: np.ndarray) -> np.ndarray:
-    return np.unique(codes, return_inverse=True)[1].astype(np.int64)
+    return np.unique(codes, return_inverse=True)[1].astype(np.int64).ravel()
 
 
-def _gram_table(pr: _Processed, measure: Measure):
-    """Per text: sorted distinct gram ids with counts (CSR offsets), and the total gram count per text."""
-    T = pr.text_tok.shape[0] - 1
-    lengths = np.diff(pr.text_tok)
-    text_of = np.repeat(np.arange(T), lengths)
-    end_of = pr.text_tok[1:][text_of]  # exclusive end of each token's text
-    pos = np.arange(pr.tok.shape[0])
+def _position_codes(pr: _Processed, n: int) -> np.ndarray:
+    """Exact n-gram id at each token position (-1 where the n-gram would cross the end of its text)."""
     V = pr.vocab_size
-    if measure.kind == "n":
-        valid = pos + measure.n - 1 < end_of
-        codes = pr.tok.copy()
-        for k in range(1, measure.n):
-            # Exact ids for k+1-grams: rank (id of k-gram, next token) pairs; no overflow, no hashing.
-            nxt = np.where(pos + k < pr.tok.shape[0], np.roll(pr.tok, -k), 0)
-            codes = _dense(codes * V + nxt)
-        g_text, g_code = text_of[valid], codes[valid]
+    if n * math.log2(V + 1) < 62:
+        return _ngram_position_codes(pr.tok, pr.text_tok, n, V)
+    # Ids would overflow 64 bits: rank (id of the k-gram, next token) pairs instead, one order at a time.
+    T = pr.text_tok.shape[0] - 1
+    text_of = np.repeat(np.arange(T), np.diff(pr.text_tok))
+    end_of = pr.text_tok[1:][text_of]
+    pos = np.arange(pr.tok.shape[0])
+    codes = pr.tok.copy()
+    for k in range(1, n):
+        nxt = np.where(pos + k < pr.tok.shape[0], np.roll(pr.tok, -k), 0)
+        codes = _dense(codes * V + nxt)
+    return np.where(pos + n - 1 < end_of, codes, -1).astype(np.int64)
+
+
+# Skip distances from which the pair-free kernel is used: listing (skip + 1) pairs per token costs more
+# than counting the windows over the shared types.
+_SKIP_LIST_MAX = 32
+
+
+def _skip_totals(lengths: np.ndarray, skip: int, su: bool) -> np.ndarray:
+    """Number of skip-bigrams (+ unigrams but the last) of texts of the given lengths, in closed form."""
+    L = lengths.astype(np.int64)
+    if skip < 0 or skip + 1 >= L.max(initial=0):
+        pairs = L * (L - 1) // 2
     else:
-        parts_text, parts_code = [], []
-        max_gap = int(lengths.max(initial=0)) - 1 if measure.skip < 0 else measure.skip + 1
-        for d in range(1, max(max_gap, 0) + 1):
-            ok = pos + d < end_of
-            if not ok.any():
-                break
-            i = pos[ok]
-            parts_text.append(text_of[ok])
-            parts_code.append(pr.tok[i] * (V + 1) + pr.tok[i + d] + 1)
-        if measure.kind == "su":
-            # unigrams of every token but the last of its text (ROUGE's loop bound $i < $#tokens)
-            ok = pos + 1 < end_of
-            parts_text.append(text_of[ok])
-            parts_code.append(pr.tok[ok] * (V + 1))
-        g_text = np.concatenate(parts_text) if parts_text else np.zeros(0, np.int64)
-        g_code = np.concatenate(parts_code) if parts_code else np.zeros(0, np.int64)
-    return _count_table(g_text, g_code, T)
-
-
-def _count_table(g_text, g_code, T):
-    totals = np.bincount(g_text, minlength=T).astype(np.int64)
-    if g_code.size == 0:
-        return np.zeros(T + 1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), totals
-    order = np.lexsort((g_code, g_text))
-    t, c = g_text[order], g_code[order]
-    new = np.ones(t.shape[0], bool)
-    new[1:] = (t[1:] != t[:-1]) | (c[1:] != c[:-1])
-    starts = np.flatnonzero(new)
-    counts = np.diff(np.append(starts, t.shape[0]))
-    ut, uc = t[starts], c[starts]
-    offs = np.zeros(T + 1, np.int64)
-    np.add.at(offs, ut + 1, 1)
-    return np.cumsum(offs), uc.astype(np.int64), counts.astype(np.int64), totals
-
-
-def _round5(x: np.ndarray) -> np.ndarray:
-    """Round like Perl's sprintf("%7.5f"): correctly rounded decimal conversion of the binary value."""
-    flat = [float("%.5f" % v) if v == v else v for v in np.asarray(x, dtype=float).ravel().tolist()]
-    return np.asarray(flat, dtype=float).reshape(np.shape(x))
+        d = skip + 1
+        # sum_i min(d, L - 1 - i): d per position for the first L - d positions, then d - 1, ..., 0
+        long_ = L > d
+        pairs = np.where(long_, (L - d) * d + d * (d - 1) // 2, L * (L - 1) // 2)
+    if su:
+        pairs = pairs + np.maximum(L - 1, 0)
+    return pairs
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -341,13 +776,24 @@ def score(
     Returns
     -------
     pandas.DataFrame
-        One row per record, one column per variant.
+        One row per record, one column per variant (no rows for no records).
+
+    Notes
+    -----
+    Cost, with P (summary, reference) pairs, L tokens per text, G grams per text and m, n the lengths of
+    a reference and a summary sentence: tokenization O(total characters), once per distinct text;
+    stopwords and stemming O(vocabulary), once per type; ROUGE-N O(P G) after a per-text sort
+    O(G log G); ROUGE-S/SU with skip distance d <= 31 O(L d) grams per text likewise, beyond (and S*,
+    SU*) O(P (L S + S^2)) without listing pairs, S the types shared by the two texts; ROUGE-L and
+    ROUGE-W O(sum m n) per pair (one dynamic-programming table of (m + 1)(n + 1) cells, reused).
 
     Examples
     --------
     >>> score(["the cat sat on the mat"], [["the cat was on the mat"]], ["R-1|stem=0|stop=0|F", "R-L|stem=0|stop=0|R"])
        R-1|stem=0|stop=0|F  R-L|stem=0|stop=0|R
     0              0.83333              0.83333
+    >>> score([], []).shape
+    (0, 96)
     """
     if isinstance(summaries, (str, bytes)):
         raise TypeError("summaries must be a sequence of texts, not a single string")
@@ -365,31 +811,44 @@ def score(
     index = list(ids) if ids is not None else list(range(n_records))
     if len(index) != n_records:
         raise ValueError(f"ids has {len(index)} labels for {n_records} records")
+    name = (lambda v: v.key) if columns == "key" else (lambda v: v.signature)
 
-    # Distinct texts, each processed once per setting.
-    text_index: dict[tuple[str, ...], int] = {}
+    # Distinct texts, each split, tokenized and processed once per setting; the raw input is the key, so a
+    # text shared by many records (a reference) is split once.
+    raw_index: dict[object, int] = {}
     texts: list[tuple[str, ...]] = []
 
-    def intern(t) -> int:
-        if t not in text_index:
-            text_index[t] = len(texts)
-            texts.append(t)
-        return text_index[t]
+    def intern(t, where: str) -> int:
+        key = t if isinstance(t, str) or t is None else (tuple(t) if isinstance(t, list) else t)
+        try:
+            found = raw_index.get(key)
+        except TypeError:  # unhashable: _as_sentences says what is wrong with it
+            found, key = None, None
+        if found is None:
+            found = len(texts)
+            texts.append(_as_sentences(t, where))
+            if key is not None:
+                raw_index[key] = found
+        return found
 
     peer_text = np.empty(n_records, np.int64)
-    pair_rec, pair_ref = [], []
+    pair_rec_list: list[int] = []
+    pair_ref_list: list[int] = []
     for r, (summary, refs) in enumerate(zip(summaries, references)):
-        peer_text[r] = intern(_as_sentences(summary, f"summaries[{r}]"))
+        peer_text[r] = intern(summary, f"summaries[{r}]")
         if not isinstance(refs, (list, tuple)):
             raise TypeError(f"references[{r}] must be a list of reference texts, got {type(refs).__name__}")
         for q, ref in enumerate(refs):
-            pair_rec.append(r)
-            pair_ref.append(intern(_as_sentences(ref, f"references[{r}][{q}]")))
-    pair_rec = np.asarray(pair_rec, np.int64)
-    pair_ref = np.asarray(pair_ref, np.int64)
+            pair_rec_list.append(r)
+            pair_ref_list.append(intern(ref, f"references[{r}][{q}]"))
+    if n_records == 0:
+        return pd.DataFrame({name(v): np.zeros(0) for v in variant_list}, index=pd.Index(index))
+    pair_rec = np.asarray(pair_rec_list, np.int64)
+    pair_ref = np.asarray(pair_ref_list, np.int64)
     pair_peer = peer_text[pair_rec]
     n_refs = np.bincount(pair_rec, minlength=n_records)
-    rec_start = np.concatenate([[0], np.cumsum(n_refs)[:-1]]).astype(np.int64)
+    rec_start = np.zeros(n_records, np.int64)
+    np.cumsum(n_refs[:-1], out=rec_start[1:])
     rec_end = (rec_start + n_refs).astype(np.int64)
 
     results: dict[RougeVariant, np.ndarray] = {}
@@ -398,23 +857,27 @@ def score(
     for v in variant_list:
         by_setting[v.setting].append(v)
 
+    base = _tokenize_texts(texts)
     for (stem, stop, exceptions), vs in by_setting.items():
-        pr = _process(texts, stem, stop, exceptions)
-        unigram = _gram_table(pr, Measure("n", n=1))
+        pr = _process(base, stem, stop, exceptions)
+        shared: dict = {}
         for measure in sorted({v.measure for v in vs}):
-            stats = _pair_stats(pr, measure, unigram, pair_peer, pair_ref)
+            need_best = any(v.refs == "B" for v in vs if v.measure == measure)
+            stats = _pair_stats(pr, measure, pair_peer, pair_ref, shared, need_best)
+            groups: dict[tuple, dict[str, np.ndarray]] = {}
             for v in (v for v in vs if v.measure == measure):
-                values, why = _aggregate(stats, v, rec_start, rec_end, n_refs, rounding)
-                results[v] = values
-                for rec, reason in why:
-                    reasons[rec].add(reason)
+                # P, R and F of one reference mode and alpha come from the same sums: computed once
+                group = (v.refs, v.alpha)
+                if group not in groups:
+                    groups[group], why = _aggregate(stats, v.refs, v.alpha, rec_start, rec_end, n_refs, rounding)
+                    for rec, reason in why:
+                        reasons[rec].add(reason)
+                results[v] = groups[group][v.stat]
 
     if warn:
         for rec in sorted(reasons):
             warnings.warn(f"record {index[rec]!r}: {'; '.join(sorted(reasons[rec]))}", RougeWarning, stacklevel=2)
-    name = (lambda v: v.key) if columns == "key" else (lambda v: v.signature)
-    frame = pd.DataFrame({name(v): results[v] for v in variant_list}, index=index)
-    return frame
+    return pd.DataFrame({name(v): results[v] for v in variant_list}, index=index)
 
 
 @dataclass
@@ -427,75 +890,125 @@ class _PairStats:
     undefined: np.ndarray  # per pair: ROUGE gives no value (W with an empty reference)
 
 
-def _pair_stats(pr: _Processed, measure: Measure, unigram, pair_peer, pair_ref) -> _PairStats:
+def _pair_stats(pr: _Processed, measure: Measure, pair_peer, pair_ref, cache: dict, need_best: bool) -> _PairStats:
+    """Hits and counts of every (summary, reference) pair for one measure; ``cache`` holds what measures of
+    one setting share (skip-bigram hits: R-SU_d = R-S_d + unigrams but the last, as their ids differ)."""
+    no_undefined = np.zeros(pair_peer.shape, bool)
+    lengths = np.diff(pr.text_tok)
+    V = pr.vocab_size
     if measure.kind in ("n", "s", "su"):
-        offs, codes, counts, totals = unigram if measure == Measure("n", n=1) else _gram_table(pr, measure)
-        hits = _clipped_hits(pair_peer, pair_ref, offs, codes, counts).astype(float)
+        if measure.kind == "n":
+            hits = _gram_hits(pair_peer, pair_ref, pr.tok, pr.text_tok, _position_codes(pr, measure.n), measure.n,
+                              -1, False, V)
+            totals = np.maximum(lengths - measure.n + 1, 0)
+        else:
+            skip, su = measure.skip, measure.kind == "su"
+            if skip < 0 or skip >= _SKIP_LIST_MAX:
+                hits = _skip_matrix_hits(pair_peer, pair_ref, pr.tok, pr.text_tok, V, skip, su)
+            else:
+                if ("s", skip) not in cache:
+                    cache["s", skip] = _gram_hits(pair_peer, pair_ref, pr.tok, pr.text_tok, pr.tok, 2, skip, False, V)
+                hits = cache["s", skip]
+                if su:
+                    if "u" not in cache:
+                        cache["u"] = _gram_hits(pair_peer, pair_ref, pr.tok, pr.text_tok, pr.tok, 1, -1, True, V)
+                    hits = hits + cache["u"]
+            totals = _skip_totals(lengths, skip, su)
+        hits = hits.astype(float)
         model = totals[pair_ref].astype(float)
         peer = totals[pair_peer].astype(float)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            recall = np.where(model != 0, hits / np.where(model != 0, model, 1), 0.0)
-        return _PairStats(measure, hits, model, peer, _round5(recall), np.zeros(hits.shape, bool))
-    offs, codes, counts, totals = unigram
+        best = np.zeros(0)
+        if need_best:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                best = _round5(np.where(model != 0, hits / np.where(model != 0, model, 1), 0.0))
+        return _PairStats(measure, hits, model, peer, best, no_undefined)
     weighted = measure.kind == "w"
     w = measure.weight if weighted else 1.0
-    hits = _lcs_hits(pair_peer, pair_ref, pr.tok, pr.sent_off, pr.text_sent, offs, codes, counts, weighted, w)
-    sent_len = np.diff(pr.sent_off).astype(float)
+    sent_len = np.diff(pr.sent_off)
+    max_len = int(sent_len.max(initial=0))
+    fpow = _pow_table(max(max_len, int(lengths.max(initial=0))) + 1, w) if weighted else np.zeros(1)
+    _check_lcs_table(max_len, weighted)
+    hits = _lcs_hits(pair_peer, pair_ref, pr.tok, pr.sent_off, pr.text_sent, pr.text_tok, V, weighted, fpow, max_len)
     if weighted:
-        per_sentence = sent_len**w
-        base = _segment_sums(per_sentence, pr.text_sent[:-1], pr.text_sent[1:])
-        model_base = base[pair_ref]
+        # the reference's base sum_s len_s^w, added sentence by sentence as the Perl script does
+        text_base = _segment_sums(fpow[sent_len], pr.text_sent[:-1], pr.text_sent[1:])
+        model_base = text_base[pair_ref]
         undefined = model_base == 0
-        with np.errstate(invalid="ignore", divide="ignore"):
-            best = np.where(undefined, np.nan, (hits / np.where(undefined, 1, model_base)) ** (1 / w))
-        model = model_base**w
-        peer = totals[pair_peer].astype(float) ** w
+        best = np.zeros(0)
+        if need_best:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                ratio = hits / np.where(undefined, 1, model_base)
+            best = np.where(undefined, np.nan, _libc_pow(ratio, 1 / w))
+        # (sum len^w)^w per reference text and count^w per summary text (fpow holds k^w), then per pair
+        model = _libc_pow(text_base, w)[pair_ref]
+        peer = fpow[lengths][pair_peer]
         return _PairStats(measure, hits, model, peer, best, undefined)
-    base = np.diff(pr.text_tok).astype(float)  # sentence lengths summed = the reference's token count
-    model = base[pair_ref]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        best = np.where(model > 0, hits / np.where(model > 0, model, 1), 0.0)
-    return _PairStats(measure, hits, model, totals[pair_peer].astype(float), best, np.zeros(hits.shape, bool))
+    model = lengths[pair_ref].astype(float)  # sentence lengths summed = the reference's token count
+    best = np.zeros(0)
+    if need_best:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            best = np.where(model > 0, hits / np.where(model > 0, model, 1), 0.0)
+    return _PairStats(measure, hits, model, lengths[pair_peer].astype(float), best, no_undefined)
 
 
-def _aggregate(st: _PairStats, v: RougeVariant, rec_start, rec_end, n_refs, rounding: bool):
-    n_records = rec_start.shape[0]
+# Largest dynamic-programming table of ROUGE-L/W, in bytes (a longer sentence pair is refused).
+_LCS_TABLE_LIMIT = 2 * 1024**3
+
+
+def _check_lcs_table(max_len: int, weighted: bool) -> None:
+    """Refuse a ROUGE-W table (longest sentence + 1)^2 above ``_LCS_TABLE_LIMIT`` (ROUGE-L's bit rows are
+    64 times smaller)."""
+    size = (max_len + 1) ** 2 * (8 if weighted else 1 / 8)
+    if size > _LCS_TABLE_LIMIT:
+        raise ValueError(
+            f"ROUGE-{'W' if weighted else 'L'} on a sentence of {max_len} tokens needs a {size / 1024**3:.1f} GB "
+            f"table (limit {_LCS_TABLE_LIMIT / 1024**3:.0f} GB): give the texts one sentence per line, or leave "
+            "R-L/R-W out of variants"
+        )
+
+
+def _aggregate(st: _PairStats, refs: str, alpha: float, rec_start, rec_end, n_refs, rounding: bool):
+    """P, R and F per record for one reference mode and alpha, as ROUGE-1.5.5 computes them."""
     reasons = []
-    if v.refs == "A":
+    if refs == "A":
         hit = _segment_sums(st.hits, rec_start, rec_end)
         model = _segment_sums(st.model_count, rec_start, rec_end)
         peer = _segment_sums(st.peer_count, rec_start, rec_end)
     else:
-        hit, model, peer = np.zeros(n_records), np.zeros(n_records), np.zeros(n_records)
-        has = n_refs > 0
-        # first maximum wins, as the Perl "$score > $best" with best starting at -1
-        for r in np.flatnonzero(has):
-            seg = st.best_key[rec_start[r] : rec_end[r]]
-            k = rec_start[r] + int(np.argmax(np.where(np.isnan(seg), -np.inf, seg)))
-            hit[r], model[r], peer[r] = st.hits[k], st.model_count[k], st.peer_count[k]
+        best = _first_best(st.best_key, rec_start, rec_end)
+        found = best >= 0
+        take = np.where(found, best, 0)
+        zero = np.zeros(best.shape)
+        if st.hits.size:
+            hit = np.where(found, st.hits[take], zero)
+            model = np.where(found, st.model_count[take], zero)
+            peer = np.where(found, st.peer_count[take], zero)
+        else:
+            hit, model, peer = zero, zero, zero
     undefined = _segment_sums(st.undefined.astype(float), rec_start, rec_end) > 0
     with np.errstate(invalid="ignore", divide="ignore"):
         R = np.where(model != 0, hit / np.where(model != 0, model, 1), 0.0)
         P = np.where(peer != 0, hit / np.where(peer != 0, peer, 1), 0.0)
-        if st.measure.kind == "w":
-            inv = 1 / st.measure.weight
-            R = np.where(model != 0, R**inv, 0.0)
-            P = np.where(peer != 0, P**inv, 0.0)
+    if st.measure.kind == "w":
+        inv = 1 / st.measure.weight
+        R = np.where(model != 0, _libc_pow(R, inv), 0.0)
+        P = np.where(peer != 0, _libc_pow(P, inv), 0.0)
     if rounding:
         R, P = _round5(R), _round5(P)
-    a = v.alpha
-    denom = (1 - a) * P + a * R
+    denom = (1 - alpha) * P + alpha * R
     with np.errstate(invalid="ignore", divide="ignore"):
         F = np.where(denom > 0, (P * R) / np.where(denom > 0, denom, 1), 0.0)
     if rounding:
         F = _round5(F)
-    out = {"P": P, "R": R, "F": F}[v.stat].astype(float)
     no_refs = n_refs == 0
-    out[no_refs] = np.nan
-    out[undefined] = np.nan
+    out = {}
+    for stat, values in (("P", P), ("R", R), ("F", F)):
+        values = values.astype(float)
+        values[no_refs | undefined] = np.nan
+        out[stat] = values
     reasons += [(int(r), "no references: ROUGE gives no value") for r in np.flatnonzero(no_refs)]
     reasons += [
-        (int(r), f"{v.measure.name}: a reference has no countable tokens (ROUGE-1.5.5 dies dividing by zero)")
+        (int(r), f"{st.measure.name}: a reference has no countable tokens (ROUGE-1.5.5 dies dividing by zero)")
         for r in np.flatnonzero(undefined & ~no_refs)
     ]
     return out, reasons

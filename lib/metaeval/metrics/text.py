@@ -17,21 +17,26 @@ line; empty lines are skipped). Sentence boundaries matter only for ROUGE-L and 
 
 from __future__ import annotations
 
+import itertools
 import re
-from functools import lru_cache
+from collections.abc import Sequence
+from functools import cache, lru_cache
 from pathlib import Path
+
+import numpy as np
 
 from metaeval import _resources
 
 __all__ = [
-    "tokenize",
-    "split_sentences",
-    "stopwords",
     "exception_table",
     "porter_stem",
-    "rouge_stem",
     "process_tokens",
+    "rouge_stem",
     "split_ptb_sentences",
+    "split_sentences",
+    "stopwords",
+    "tokenize",
+    "tokenize_batch",
 ]
 
 _TOKEN = re.compile(r"[A-Za-z0-9]+")
@@ -75,7 +80,59 @@ def tokenize(sentence: str) -> list[str]:
     return [t.translate(_ASCII_LOWER) for t in _TOKEN.findall(sentence)]
 
 
-@lru_cache(maxsize=None)
+# Bytes that can be part of a token keep their value (after ASCII lower-casing), newlines stay sentence
+# separators, everything else becomes a space. Non-ASCII characters are encoded as bytes >= 0x80, which all
+# become spaces: the same split as ``tokenize`` on the characters.
+_TOKEN_BYTES = bytes(c if (48 <= c <= 57 or 97 <= c <= 122 or c == 10) else 32 for c in range(256))
+
+
+def tokenize_batch(sentences: Sequence[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """:func:`tokenize` for many sentences at once, as integer ids over a shared vocabulary.
+
+    One pass over all sentences in C (encode, ASCII lower-case, byte translation, split) instead of a
+    regular expression and a ``str.translate`` per token; about 10x faster than :func:`tokenize` in a loop.
+
+    Parameters
+    ----------
+    sentences : sequence of str
+        Sentences without newlines (a newline would end the sentence early: ``ValueError``).
+
+    Returns
+    -------
+    ids : ndarray of int64
+        The token ids of all sentences, concatenated.
+    lengths : ndarray of int64
+        Tokens per sentence (``lengths.sum() == ids.size``).
+    vocab : list of str
+        ``vocab[i]`` is the token of id ``i``, in order of first occurrence.
+
+    Examples
+    --------
+    >>> ids, lengths, vocab = tokenize_batch(["The cat's hat", "", "the HAT"])
+    >>> [vocab[i] for i in ids], lengths.tolist()
+    (['the', 'cat', 's', 'hat', 'the', 'hat'], [4, 0, 2])
+    """
+    n = len(sentences)
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), []
+    joined = "\n".join(sentences)
+    lines = joined.encode("utf-8", "surrogatepass").lower().translate(_TOKEN_BYTES).split(b"\n")
+    if len(lines) != n:
+        raise ValueError("sentences must not contain newlines (split the text into sentences first)")
+    tokens = [line.split() for line in lines]
+    lengths = np.fromiter(map(len, tokens), np.int64, n)
+    flat = list(itertools.chain.from_iterable(tokens))
+    first_seen: dict[bytes, int] = {}
+    # setdefault stores the position of each token's first occurrence; ranking those positions gives
+    # dense ids in order of first occurrence without a Python-level branch per token
+    raw = np.fromiter(map(first_seen.setdefault, flat, itertools.count()), np.int64, len(flat))
+    dense = np.zeros(len(flat), np.int64)
+    dense[np.fromiter(first_seen.values(), np.int64, len(first_seen))] = np.arange(len(first_seen))
+    vocab = [t.decode("ascii") for t in first_seen]
+    return dense[raw], lengths, vocab
+
+
+@cache
 def stopwords() -> frozenset[str]:
     """The SMART common-word list that ROUGE's ``-s`` removes (598 lines as shipped with ROUGE-1.5.5)."""
     path = _rouge_data() / "smart_common_words.txt"
@@ -83,7 +140,7 @@ def stopwords() -> frozenset[str]:
     return frozenset(line.rstrip("\n") for line in path.read_text(encoding="latin-1").splitlines(True))
 
 
-@lru_cache(maxsize=None)
+@cache
 def exception_table(kind: str = "full") -> dict[str, str]:
     """WordNet-2.0 morphological exceptions as ROUGE's ``WordNet-2.0.exc.db`` holds them.
 

@@ -103,7 +103,7 @@ def parse_measure(text: str) -> Measure:
     if m.group("w"):
         return Measure("w", weight=float(m.group("weight") or 1.2))
     skip = m.group("skip")
-    return Measure(m.group("s").lower(), skip=-1 if skip == "*" else int(skip))
+    return Measure(m.group("s").lower(), skip=-1 if skip == "*" else int(skip))  # type: ignore[arg-type]  # regex: s|su
 
 
 _YES = {"yes": True, "no": False, "1": True, "0": False}
@@ -225,8 +225,9 @@ def parse_variant(text: str) -> RougeVariant | SystemVariant:
     alpha = float(opts.pop("alpha", 0.5))
     if opts:
         raise ValueError(f"unknown option(s) {sorted(opts)} in variant {text!r}")
-    rv = RougeVariant(measure, stem, stop, stat.upper(), refs.upper(), exceptions, alpha)
-    return SystemVariant(rv, agg) if agg else rv
+    # the option values are checked by RougeVariant / SystemVariant.__post_init__
+    rv = RougeVariant(measure, stem, stop, stat.upper(), refs.upper(), exceptions, alpha)  # type: ignore[arg-type]
+    return SystemVariant(rv, agg) if agg else rv  # type: ignore[arg-type]
 
 
 GRAHAM_MEASURES = ("R-1", "R-2", "R-3", "R-4", "R-L", "R-W1.2", "R-S4", "R-SU4")
@@ -254,7 +255,7 @@ def rouge155_variants(
     With Graham's 8 measures these are the 96 values ROUGE-1.5.5 prints per summary (the golden files).
     """
     return [
-        RougeVariant(parse_measure(m), stem, stop, stat, refs, exceptions)
+        RougeVariant(parse_measure(m), stem, stop, stat, refs, exceptions)  # type: ignore[arg-type]  # checked there
         for m, stem, stop, stat in itertools.product(measures, (False, True), (False, True), ("P", "R", "F"))
     ]
 

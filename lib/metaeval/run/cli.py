@@ -8,6 +8,7 @@ Examples::
     metaeval run 00 -p seed 1 -p output_dir results/tmp    # one notebook with overrides
     metaeval run-all                                       # every notebook into results/
     metaeval sweep 20 results/sweeps/ci -p coefficient pearson,kendall -p n_trials 100 --workers 2
+    metaeval card my_metric.jsonl --dataset summeval --output card/  # report card of a new metric
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import sys
 import tempfile
 import warnings
 from pathlib import Path
+from typing import Any
 
 __all__ = ["main"]
 
@@ -40,9 +42,16 @@ def _rouge_variants(args):
 
 
 def _read_rouge_input(path: Path):
-    ids, peers, refs, keys = [], [], [], []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
+    ids: list[Any] = []
+    peers: list[Any] = []
+    refs: list[Any] = []
+    keys: list[Any] = []
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise SystemExit(f"{path}:{lineno}: not UTF-8 text ({exc.reason} at byte {exc.start} of the line)")
             if not line.strip():
                 continue
             try:
@@ -132,45 +141,53 @@ def cmd_grouge(args) -> int:
     return 0
 
 
-def _parse_params(pairs):
+def _parse_params(pairs, notebook=None):
+    """``-p NAME VALUE`` pairs read by each parameter's declared type (text for strings, YAML otherwise)."""
     import yaml
 
+    from metaeval.run.params import parse_cli_value
+
+    declared = {}
+    if notebook is not None:
+        from metaeval.run.notebooks import notebook_parameters
+
+        declared = notebook_parameters(notebook)
     params = {}
     for name, value in pairs or []:
-        params[name] = yaml.safe_load(value)
+        if name in declared:
+            params[name] = parse_cli_value(name, value, declared[name], where=f"-p {name}")
+        else:
+            params[name] = yaml.safe_load(value)  # unknown names are refused by the runner, naming them
     return params
 
 
 def cmd_run(args) -> int:
-    from metaeval.run.notebooks import NotebookError, run_notebook
+    from metaeval.run.notebooks import run_notebook
 
-    try:
-        res = run_notebook(args.notebook, _parse_params(args.param), log_output=args.log)
-    except NotebookError as exc:
-        print(f"metaeval run: {exc}", file=sys.stderr)
-        return 1
+    params = _parse_params(args.param, args.notebook)
+    res = run_notebook(args.notebook, params, log_output=args.log)
+    if params.get("output_dir") is None and "runs" in res.output_dir.parts:
+        print("not the notebook's canonical parameters: the canonical results are untouched", file=sys.stderr)
     print(f"{res.notebook}: {res.seconds:.1f} s -> {res.output_dir}")
     return 0
 
 
 def cmd_run_all(args) -> int:
-    from metaeval.run.notebooks import NotebookError, run_all
+    from metaeval.run.notebooks import run_all
 
-    try:
-        results = run_all(only=args.only)
-    except NotebookError as exc:
-        print(f"metaeval run-all: {exc}", file=sys.stderr)
-        return 1
-    for res in results:
-        print(f"{res.notebook}: {res.seconds:.1f} s -> {res.output_dir}")
-    return 0
+    results = run_all(only=args.only, jobs=args.jobs, log=args.log)
+    return 1 if any(r["state"] == "failed" for r in results) else 0
 
 
 def cmd_params(args) -> int:
-    from metaeval.run.notebooks import notebook_parameters
+    from metaeval.run.notebooks import find_notebook, parameter_docs
 
-    for name, value in notebook_parameters(args.notebook).items():
-        print(f"{name} = {value!r}")
+    params = parameter_docs(args.notebook)
+    print(f"{find_notebook(args.notebook).stem}: set with -p NAME VALUE (a value of the type shown)")
+    width = max((len(f"{p.name} = {p.default!r}") for p in params), default=0)
+    for p in params:
+        left = f"{p.name} = {p.default!r}".ljust(width)
+        print(f"  {left}  [{p.type}]" + (f"  {p.help}" if p.help else ""))
     return 0
 
 
@@ -182,18 +199,29 @@ def cmd_prepare_ci(args) -> int:
     from metaeval.run.notebooks import list_notebooks, materialize, notebooks_dir, notebook_parameters
 
     table = yaml.safe_load((notebooks_dir() / "ci_parameters.yml").read_text()) or {}
+    known = {p.stem for p in list_notebooks()}
+    stale = sorted(set(table) - known)
+    if stale:
+        raise SystemExit(f"ci_parameters.yml names notebooks that do not exist: {stale}")
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     for path in list_notebooks():
-        params = dict(table.get(path.stem, {}))
-        params.setdefault("output_dir", str(out / "results" / path.stem))
-        unknown = set(params) - set(notebook_parameters(path))
-        if unknown:
-            raise SystemExit(f"ci_parameters.yml: {path.stem} does not declare {sorted(unknown)}")
-        # the generated source stays outside `out`: nbval collects every .ipynb there
-        with tempfile.TemporaryDirectory(prefix="metaeval-ci-") as scratch:
-            source = materialize(path, scratch)
-            papermill.execute_notebook(str(source), str(out / source.name), parameters=params, prepare_only=True)
+        # one mapping of parameters = one run; a list of mappings = one run each (e.g. one per dataset)
+        entry = table.get(path.stem, {})
+        runs = entry if isinstance(entry, list) else [entry]
+        declared = notebook_parameters(path)
+        for k, run in enumerate(runs):
+            name = path.stem if k == 0 else f"{path.stem}__{k}"
+            params = dict(run or {})
+            params.setdefault("output_dir", str(out / "results" / name))
+            unknown = set(params) - set(declared)
+            if unknown:
+                raise SystemExit(f"ci_parameters.yml: {path.stem} does not declare {sorted(unknown)}")
+            # the generated source stays outside `out`: nbval collects every .ipynb there
+            with tempfile.TemporaryDirectory(prefix="metaeval-ci-") as scratch:
+                source = materialize(path, scratch)
+                papermill.execute_notebook(str(source), str(out / f"{name}.ipynb"), parameters=params,
+                                           prepare_only=True)
     return 0
 
 
@@ -206,13 +234,32 @@ def cmd_sweep(args) -> int:
         table = run_sweep(args.notebook, grid, args.output, workers=args.workers, scheduler=args.scheduler,
                           force=args.force)
     except SweepError as exc:
-        print(f"metaeval sweep: {exc}", file=sys.stderr)
+        print(f"metaeval sweep: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     print(f"collected {len(table)} rows into {Path(args.output) / 'sweep.csv'}")
     failures = Path(args.output) / "failures.csv"
     if failures.exists():
         print(f"some combinations failed: see {failures}", file=sys.stderr)
         return 1
+    return 0
+
+
+def cmd_card(args) -> int:
+    from metaeval.studies.card import make_card
+
+    options = {k: v for k, v in (("metric", args.metric), ("human", args.human), ("coefficient", args.coefficient),
+                                 ("n_resamples", args.n_resamples), ("planner_trials", args.planner_trials),
+                                 ("seed", args.seed)) if v is not None}
+    if args.baselines:
+        options["baselines"] = [b.strip() for b in args.baselines.split(",") if b.strip()]
+    output = args.output or f"card-{Path(args.scores).stem}-{args.dataset}"
+    try:
+        card = make_card(args.scores, dataset=args.dataset, output_dir=output, render=not args.no_html, **options)
+    except (ValueError, KeyError, FileNotFoundError, RuntimeError) as exc:
+        print(f"metaeval card: {exc}", file=sys.stderr)
+        return 2
+    print(card.summary)
+    print(f"card written to {output}", file=sys.stderr)
     return 0
 
 
@@ -281,6 +328,8 @@ def main(argv=None) -> int:
 
     p = sub.add_parser("run-all", help="run every notebook with its defaults into results/")
     p.add_argument("--only", nargs="*", help="only these notebooks")
+    p.add_argument("--jobs", "-j", type=int, default=1, help="notebooks run in parallel (e.g. the number of cores)")
+    p.add_argument("--log", help="append progress lines and the kernels' own diagnostics to this file")
     p.set_defaults(func=cmd_run_all)
 
     p = sub.add_parser("sweep", help="run a notebook over a parameter grid and collect its main table")
@@ -293,7 +342,7 @@ def main(argv=None) -> int:
     p.add_argument("--force", action="store_true", help="rerun finished combinations")
     p.set_defaults(func=cmd_sweep)
 
-    p = sub.add_parser("params", help="list a notebook's parameters and defaults")
+    p = sub.add_parser("params", help="list a notebook's parameters: default, type and meaning")
     p.add_argument("notebook")
     p.set_defaults(func=cmd_params)
 
@@ -308,8 +357,103 @@ def main(argv=None) -> int:
     p.add_argument("output")
     p.set_defaults(func=cmd_prepare_ci)
 
+    p = sub.add_parser("card", help="report card of a new metric: correlations, tests, planner (HTML + CSV)")
+    p.add_argument("scores", help="the metric's scores (any format metaeval.datasets.load reads), or the name "
+                                  "of a score of the dataset")
+    p.add_argument("--dataset", required=True, help="embedded dataset with human scores, e.g. summeval, realsumm")
+    p.add_argument("--baselines", help="comma-separated scores of the dataset to compare with "
+                                       "(default: its ROUGE-1/2/L and BERTScore)")
+    p.add_argument("--metric", help="which score of SCORES is the new metric (when it holds several)")
+    p.add_argument("--human", help="human score (default: the dataset's)")
+    p.add_argument("--coefficient", choices=["pearson", "spearman", "kendall"])
+    p.add_argument("--n-resamples", type=int, help="bootstrap resamples and permutations (default 1000)")
+    p.add_argument("--planner-trials", type=int, help="Monte-Carlo trials per planned size (default 200)")
+    p.add_argument("--seed", type=int)
+    p.add_argument("--output", help="output folder (default: card-<scores>-<dataset>)")
+    p.add_argument("--no-html", action="store_true", help="only the CSV tables, no executed notebook")
+    p.set_defaults(func=cmd_card)
+
     args = parser.parse_args(argv)
-    return args.func(args)
+    return _dispatch(args)
+
+
+class _UserExit(SystemExit):
+    """Exit status 2 after a one-line message (already printed); ``str()`` is the message, for tests."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(2)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions that mean "the user gave something wrong": one line on stderr, exit status 2."""
+    import yaml
+
+    from metaeval._resources import ChecksumError
+    from metaeval.data.datasets import DataError
+    from metaeval.run.notebooks import NotebookError
+    from metaeval.run.outputs import OutputDirError
+    from metaeval.run.params import ParameterError
+    from metaeval.run.sweep import SweepError
+
+    return (OSError, UnicodeError, yaml.YAMLError, NotebookError, OutputDirError, ParameterError, SweepError,
+            DataError, ChecksumError)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+    if isinstance(exc, OSError) and exc.filename is not None:
+        reason = exc.strerror or str(exc)
+        return f"{exc.filename}: {reason}"
+    return str(exc)
+
+
+class _Terminated(SystemExit):
+    """SIGTERM: stop like Ctrl-C (running notebooks clean up), exit status 143."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one cleanup, not two
+    raise _Terminated(128 + signum)
+
+
+def _dispatch(args) -> int:
+    import signal
+    import threading
+
+    prefix = f"metaeval {args.command}"
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        return args.func(args)
+    except _Terminated:
+        print(f"{prefix}: terminated", file=sys.stderr)
+        raise
+    except KeyboardInterrupt:
+        print(f"{prefix}: interrupted", file=sys.stderr)
+        return 130
+    except SystemExit as exc:
+        if isinstance(exc.code, str):
+            message = exc.code if exc.code.startswith("metaeval") else f"{prefix}: {exc.code}"
+            print(message, file=sys.stderr)
+            raise _UserExit(message) from None
+        raise
+    except Exception as exc:
+        from metaeval.run.notebooks import NotebookFailed
+
+        if isinstance(exc, NotebookFailed):
+            print(f"{prefix}: {exc}", file=sys.stderr)
+            return 1
+        if isinstance(exc, _user_errors()):
+            print(f"{prefix}: {' '.join(_describe(exc).split())}", file=sys.stderr)  # one line, always
+            return 2
+        raise
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any, Mapping
 
 from metaeval import _resources
@@ -30,14 +31,21 @@ __all__ = [
     "list_notebooks",
     "find_notebook",
     "notebook_parameters",
+    "parameter_docs",
     "notebook_metadata",
+    "parameter_help",
     "default_output_dir",
     "read_notebook",
     "materialize",
     "run_notebook",
+    "check_run",
+    "resolve_output_dir",
     "run_all",
+    "plan_all",
+    "PlannedRun",
     "output_path",
     "NotebookError",
+    "NotebookFailed",
     "RunResult",
 ]
 
@@ -65,6 +73,10 @@ def resolve_kernel(kernel_name: str | None = None) -> str:
 
 class NotebookError(RuntimeError):
     """A notebook failed or was asked for something it does not offer."""
+
+
+class NotebookFailed(NotebookError):
+    """A cell of the notebook raised: the message names the notebook, the cell and the error."""
 
 
 def project_root() -> Path:
@@ -172,6 +184,22 @@ def notebook_parameters(notebook: str | os.PathLike) -> dict[str, Any]:
     return defaults
 
 
+def parameter_docs(notebook: str | os.PathLike) -> list:
+    """The parameters of a notebook with type (from the literal) and meaning (the comment after it), as
+    :class:`metaeval.run.params.Parameter` in the order of the parameters cell."""
+    from metaeval.run.params import ParameterError, parse_parameters_cell
+
+    path = find_notebook(notebook)
+    cells = [c for c in read_notebook(path).cells
+             if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])]
+    if not cells:
+        raise NotebookError(f"{path.name} has no cell tagged 'parameters'")
+    try:
+        return parse_parameters_cell(cells[0].source, where=path.name)
+    except ParameterError as exc:
+        raise NotebookError(str(exc)) from None
+
+
 def default_output_dir(notebook: str | os.PathLike, dataset: Any = None) -> str:
     """``results/<paper>/<dataset>``: where a notebook writes when ``output_dir`` is None (the paper comes from
     the notebook metadata ``metaeval.paper``, the dataset name from the ``dataset`` parameter or path)."""
@@ -179,6 +207,96 @@ def default_output_dir(notebook: str | os.PathLike, dataset: Any = None) -> str:
 
     paper = notebook_metadata(notebook).get("paper") or find_notebook(notebook).stem
     return rule(paper, dataset if dataset is not None else "default")
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as parameter values (1000 == 1000.0, lists element-wise), but True != 1."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    try:
+        return bool(a == b)
+    except Exception:  # pragma: no cover - exotic literals
+        return False
+
+
+def _shared_paper(path: Path, paper: str) -> bool:
+    """True if another notebook declares the same paper (then each gets its own folder under the paper's)."""
+    for other in list_notebooks():
+        if other.resolve() != path.resolve() and notebook_metadata(other).get("paper") == paper:
+            return True
+    return False
+
+
+def resolve_output_dir(notebook: str | os.PathLike, parameters: Mapping[str, Any] | None = None) -> Path:
+    """The folder a run writes to when its ``output_dir`` is None or not given (absolute path).
+
+    * The canonical run (the notebook's defaults, on any dataset) writes to ``results/<paper>/<dataset>``,
+      where ``paper`` is the notebook metadata ``metaeval.paper`` (or the notebook's name); if several
+      notebooks declare the same paper, each gets ``results/<paper>/<dataset>/<notebook>``. A notebook whose
+      parameters cell names an ``output_dir`` keeps it for its default dataset.
+    * Any other parameters go to a new folder named from them,
+      ``results/runs/<paper>/<dataset>/<notebook>/<name=value__...__hash>``, never over the canonical results.
+      So does a dataset given as a path whose folder name is an embedded dataset's name.
+
+    Examples
+    --------
+    >>> resolve_output_dir("00").relative_to(project_root()).as_posix()
+    'results/dataset_check/summeval'
+    >>> resolve_output_dir("00", {"seed": 3}).relative_to(project_root()).as_posix()
+    'results/runs/dataset_check/summeval/00_dataset_check/seed=3__1391dc1f'
+    """
+    from metaeval.data.datasets import known_datasets
+    from metaeval.run.session import default_output_dir as rule
+    from metaeval.run.sweep import combination_dir
+
+    path = find_notebook(notebook)
+    declared = notebook_parameters(path)
+    parameters = dict(parameters or {})
+    paper = str(notebook_metadata(path).get("paper") or path.stem)
+    dataset = parameters.get("dataset", declared.get("dataset"))
+    changed = {k: v for k, v in parameters.items()
+               if k not in ("output_dir", "dataset") and k in declared and not _same(v, declared[k])}
+    dataset_text = "default" if dataset is None else str(dataset)
+    embedded = dataset_text in known_datasets()
+    name = Path(rule(paper, dataset_text)).name
+    if not embedded and name in known_datasets():
+        # a user's folder named like an embedded dataset must not replace that dataset's results
+        changed = {"dataset": dataset_text, **changed}
+    root = project_root()
+    if changed:
+        return root / "results" / "runs" / paper / name / path.stem / combination_dir(changed)
+    default_dir = declared.get("output_dir")
+    if isinstance(default_dir, str) and _same(dataset, declared.get("dataset")):
+        target = Path(default_dir)
+        return target if target.is_absolute() else root / target
+    folder = root / rule(paper, dataset_text)
+    return folder / path.stem if _shared_paper(path, paper) else folder
+
+
+def parameter_help(notebook: str | os.PathLike) -> dict[str, str]:
+    """What each parameter means: the comment on its line(s) in the ``parameters`` cell ("" if none)."""
+    import ast
+    import io
+    import tokenize
+
+    path = find_notebook(notebook)
+    cells = [c for c in read_notebook(path).cells
+             if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])]
+    if not cells:
+        raise NotebookError(f"{path.name} has no cell tagged 'parameters'")
+    source = cells[0].source
+    comments: dict[int, str] = {}
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.COMMENT:
+            comments[tok.start[0]] = tok.string.lstrip("#").strip()
+    meaning = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            lines = range(node.lineno, (node.end_lineno or node.lineno) + 1)
+            meaning[node.targets[0].id] = " ".join(comments[k] for k in lines if k in comments)
+    return meaning
 
 
 @dataclass(frozen=True)
@@ -189,23 +307,26 @@ class RunResult:
     seconds: float
 
 
-def run_notebook(
-    notebook: str | os.PathLike,
-    parameters: Mapping[str, Any] | None = None,
-    *,
-    kernel_name: str | None = None,
-    log_output: bool = False,
-    progress_bar: bool = False,
-) -> RunResult:
-    """Execute one notebook with parameter overrides; outputs appear atomically in its ``output_dir``.
+def _absolute(output_dir: str | os.PathLike) -> Path:
+    path = Path(output_dir).expanduser()
+    return path if path.is_absolute() else project_root() / path
+
+
+def check_run(notebook: str | os.PathLike, parameters: Mapping[str, Any] | None = None) -> tuple[Path, dict, Path]:
+    """Everything a run needs, checked before anything runs: the notebook, its parameters (known names,
+    typed values) and the output folder it may replace. Returns ``(path, parameters, final folder)``.
 
     Raises
     ------
     NotebookError
-        Unknown notebook or parameter (before anything runs), or a failed cell (which one, and the error).
+        Unknown notebook or parameter.
+    metaeval.run.params.ParameterError
+        A value of the wrong type for its parameter.
+    metaeval.run.outputs.OutputDirError
+        An output folder the runner may not replace.
     """
-    import papermill
-    from papermill.exceptions import PapermillExecutionError
+    from metaeval.run.outputs import check_target
+    from metaeval.run.params import check_parameters
 
     path = find_notebook(notebook)
     declared = notebook_parameters(path)
@@ -217,16 +338,83 @@ def run_notebook(
         )
     if "output_dir" not in declared:
         raise NotebookError(f"{path.name} must declare an output_dir parameter")
-    requested = parameters.get("output_dir", declared["output_dir"])
-    if requested is None:
-        requested = default_output_dir(path, parameters.get("dataset", declared.get("dataset")))
-    final = output_path(requested)
-    staging = final.parent / f".partial-{final.name}-{os.getpid()}"
-    if staging.exists():
-        shutil.rmtree(staging)
-    staging.mkdir(parents=True)
-    parameters["output_dir"] = str(staging)
+    parameters = check_parameters(declared, parameters, where=path.name)
+    requested = parameters.get("output_dir")
+    final = resolve_output_dir(path, parameters) if requested is None else _absolute(requested)
+    final = check_target(final, path.stem, given=requested)
+    return path, parameters, final
+
+
+def _quiet_kernel_manager(log_path: Path):
+    """A kernel manager whose kernel writes its own diagnostics (port notices, the KeyboardInterrupt it
+    prints when stopped, zmq shutdown noise) to ``log_path`` instead of the terminal: they are not errors of
+    the notebook, whose errors arrive as cell outputs."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class QuietKernelManager(AsyncKernelManager):
+        async def _async_launch_kernel(self, kernel_cmd, **kw):
+            handle = open(log_path, "ab")  # noqa: SIM115 - the kernel process owns it from here
+            kw.setdefault("stdout", handle)
+            kw.setdefault("stderr", handle)
+            try:
+                await super()._async_launch_kernel(kernel_cmd, **kw)
+            finally:
+                handle.close()
+
+    return QuietKernelManager
+
+
+def run_notebook(
+    notebook: str | os.PathLike,
+    parameters: Mapping[str, Any] | None = None,
+    *,
+    kernel_name: str | None = None,
+    log_output: bool = False,
+    progress_bar: bool = False,
+    kernel_log: str | os.PathLike | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> RunResult:
+    """Execute one notebook with parameter overrides; outputs appear atomically in its output folder.
+
+    The folder is ``output_dir`` if given, else :func:`resolve_output_dir` (the canonical results only for
+    the canonical parameters). It is replaced only if it is empty or holds a previous run of this notebook
+    that nobody changed (see :mod:`metaeval.run.outputs`). A failed run leaves that folder untouched and
+    keeps what it produced in ``<folder>.failed``, with ``FAILED.txt`` naming the cell. Ctrl-C stops the run,
+    removes its staging folder and raises KeyboardInterrupt.
+
+    Parameters
+    ----------
+    kernel_log : path, optional
+        Append the kernel's own stdout/stderr there (default: discarded unless ``log_output``).
+    progress : callable, optional
+        Called with the notebook's latest progress-bar position (``"trials 412/1000"``) as it runs.
+
+    Raises
+    ------
+    NotebookError
+        Unknown notebook or parameter, or an output folder it may not replace (before anything runs);
+        :class:`NotebookFailed` for a failed cell (which one, and the error).
+    """
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    from metaeval.run.outputs import check_target, keep_failed, staging_dir, swap_into_place, write_manifest
+
+    path, parameters, final = check_run(notebook, parameters)
+    declared = notebook_parameters(path)
+    effective = {**declared, **parameters}
+    final.parent.mkdir(parents=True, exist_ok=True)
+    staging = staging_dir(final)
     executed = staging / f"{path.stem}.ipynb"
+    engine: dict[str, Any] = {"shutdown_kernel": "immediate"}
+    if progress is not None:
+        engine["stderr_file"] = _ProgressRelay(progress)
+    scratch_log = None
+    if not log_output:
+        if kernel_log is None:
+            scratch_log = Path(tempfile.mkstemp(prefix="metaeval-kernel-", suffix=".log")[1])
+        log_path = Path(kernel_log) if kernel_log else Path(str(scratch_log))
+        engine["kernel_manager_class"] = _quiet_kernel_manager(log_path)
     start = time.perf_counter()
     try:
         # papermill runs an .ipynb: generate it from the source outside the output folder
@@ -235,30 +423,42 @@ def run_notebook(
             papermill.execute_notebook(
                 str(source),
                 str(executed),
-                parameters=parameters,
+                parameters={**parameters, "output_dir": str(staging)},
                 kernel_name=resolve_kernel(kernel_name),
                 cwd=str(project_root()),
                 log_output=log_output,
                 progress_bar=progress_bar,
                 # concurrent kernels (sweeps) must not contend for IPython's history database
                 extra_arguments=["--HistoryManager.enabled=False"],
-                )
+                **engine,
+            )
     except PapermillExecutionError as exc:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise NotebookError(
-            f"{path.name} failed in cell {exc.cell_index} (execution count {exc.exec_count}): "
-            f"{exc.ename}: {exc.evalue}"
-        ) from None
+        if exc.ename == "KeyboardInterrupt":  # Ctrl-C reached the kernel too: an interrupt, not a failure
+            shutil.rmtree(staging, ignore_errors=True)
+            raise KeyboardInterrupt from None
+        message = (f"{path.name} failed in cell {exc.cell_index} (execution count {exc.exec_count}): "
+                   f"{exc.ename}: {exc.evalue}")
+        try:
+            _retarget(executed, staging, final)
+        except Exception:  # pragma: no cover - keep what there is, as it is
+            pass
+        if scratch_log is not None and scratch_log.exists() and scratch_log.stat().st_size:
+            shutil.copyfile(scratch_log, staging / "kernel.log")
+        failed = keep_failed(staging, final, path.stem, effective, message)
+        shown = failed.relative_to(project_root()) if failed.is_relative_to(project_root()) else failed
+        raise NotebookFailed(f"{message} (what it produced is in {shown}; the previous results are untouched)"
+                             ) from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    finally:
+        if scratch_log is not None:
+            scratch_log.unlink(missing_ok=True)
     _retarget(executed, staging, final)
-    # swap the finished folder into place: the old result stays until the new one is complete
-    backup = final.parent / f".old-{final.name}-{os.getpid()}"
-    if final.exists():
-        os.replace(final, backup)
-    os.replace(staging, final)
-    shutil.rmtree(backup, ignore_errors=True)
+    write_manifest(staging, path.stem, effective)
+    # someone may have put files into the folder while the notebook ran: check again before replacing it
+    check_target(final, path.stem)
+    swap_into_place(staging, final)
     return RunResult(path.stem, final, final / executed.name, time.perf_counter() - start)
 
 
@@ -311,12 +511,203 @@ def _strip_progress(nb) -> None:
                 out["data"]["text/plain"] = _ADDRESS.sub(">", plain)
 
 
-def run_all(*, kernel_name: str | None = None, only: list[str] | None = None) -> list[RunResult]:
-    """Run every notebook with its default parameters (the README's main command)."""
-    from tqdm import tqdm
+_TQDM = re.compile(r"(?:([^\r\n|:]*?):\s*)?\d+%\|[^|\r\n]*\|\s*(\d+)/(\d+)")
 
-    results = []
+
+class _ProgressRelay:
+    """A file-like object for papermill's ``stderr_file``: passes the latest progress-bar position of the
+    notebook (tqdm on stderr) to ``callback`` as ``"trials 412/1000"``."""
+
+    def __init__(self, callback: Callable[[str], None]) -> None:
+        self.callback = callback
+
+    def write(self, text: str) -> int:
+        found = _TQDM.findall(text)
+        if found:
+            desc, done, total = found[-1]
+            desc = desc.strip() or "progress"
+            self.callback(f"{desc} {done}/{total}")
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One run of :func:`run_all`: a notebook on a dataset; ``optional`` runs may not apply to the dataset."""
+
+    notebook: str
+    dataset: str | None
+    parameters: dict
+    optional: bool
+    label: str
+    workdir: str
+
+
+EMBEDDED_RUN_DATASETS = ("summeval", "realsumm")
+
+
+def plan_all(only: list[str] | None = None, workdir: str | os.PathLike = ".") -> list[PlannedRun]:
+    """The runs of the default run: every notebook on every dataset its metadata ``metaeval.datasets`` lists;
+    a notebook without that list runs on its default dataset and is tried on the other embedded datasets
+    (``summeval``, ``realsumm``), where a failure means "does not apply" and is reported, not fatal."""
     books = [find_notebook(n) for n in only] if only else list_notebooks()
-    for path in tqdm(books, desc="notebooks", unit="nb"):
-        results.append(run_notebook(path, kernel_name=kernel_name))
-    return results
+    runs = []
+    for path in books:
+        declared = notebook_parameters(path)
+        default = declared.get("dataset")
+        listed = notebook_metadata(path).get("datasets")
+        choices: list[tuple[str | None, bool]]
+        if "dataset" not in declared:
+            choices = [(None, False)]
+        elif listed:
+            choices = [(str(d), False) for d in listed]
+        else:
+            choices = [(default, False)] + [(d, True) for d in EMBEDDED_RUN_DATASETS if d != default]
+        for dataset, optional in choices:
+            params: dict[str, Any] = {} if dataset is None or _same(dataset, default) else {"dataset": dataset}
+            label = path.stem + (f" ({dataset})" if dataset is not None else "")
+            runs.append(PlannedRun(str(path), dataset, params, optional, label, str(workdir)))
+    return runs
+
+
+def _run_planned(run: PlannedRun) -> dict[str, Any]:
+    """Run one planned notebook in a worker; returns a status (never raises but KeyboardInterrupt)."""
+    from metaeval.run.outputs import OutputDirError
+    from metaeval.run.params import ParameterError
+    from metaeval.run.pool import stopped
+
+    if stopped():
+        return {"state": "cancelled"}
+    work = Path(run.workdir)
+    key = re.sub(r"[^A-Za-z0-9_.-]+", "_", run.label)
+    progress_file, kernel_log = work / f"{key}.progress", work / f"{key}.kernel.log"
+
+    def progress(text: str) -> None:
+        progress_file.write_text(text, encoding="utf-8")
+
+    progress("started")
+    start = time.perf_counter()
+    try:
+        res = run_notebook(run.notebook, run.parameters, kernel_log=kernel_log, progress=progress)
+        return {"state": "done", "seconds": time.perf_counter() - start, "output_dir": str(res.output_dir)}
+    except (NotebookError, OutputDirError, ParameterError) as exc:
+        state = "failed"
+        if run.optional and isinstance(exc, NotebookFailed):
+            state = "not applicable"
+            _drop_failed(run)
+        return {"state": state, "seconds": time.perf_counter() - start, "error": str(exc)}
+
+
+def _drop_failed(run: PlannedRun) -> None:
+    """An optional run that does not apply to its dataset leaves no ``.failed`` folder behind."""
+    from metaeval.run.outputs import read_manifest
+
+    final = resolve_output_dir(run.notebook, run.parameters)
+    failed = final.parent / f"{final.name}.failed"
+    manifest = read_manifest(failed)
+    if manifest is not None and manifest.get("status") == "failed":
+        shutil.rmtree(failed, ignore_errors=True)
+    # and no empty folders made for it
+    results = project_root() / "results"
+    folder = final.parent
+    while folder != results and folder.is_relative_to(results) and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+        folder = folder.parent
+
+
+def _elapsed(seconds: float) -> str:
+    return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
+
+
+def run_all(
+    *,
+    kernel_name: str | None = None,
+    only: list[str] | None = None,
+    jobs: int = 1,
+    log: str | os.PathLike | None = None,
+    echo: Callable[[str], None] | None = None,
+    tick: float = 15.0,
+) -> list[dict[str, Any]]:
+    """The default run: every notebook on every dataset it applies to (:func:`plan_all`), ``jobs`` at a time.
+
+    Each run is announced on the terminal (``[3/14] 21_deutsch2021_power (realsumm): started``), its progress
+    relayed every ``tick`` seconds (``trials 412/1000, 2m10s``) and its end reported with the elapsed time;
+    ``log`` receives the same lines plus each kernel's own diagnostics. Returns one status per run
+    (``state``: done, failed, not applicable). Ctrl-C stops every run and raises KeyboardInterrupt.
+    """
+    from metaeval.run.pool import run_in_pool
+
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise NotebookError(f"jobs must be an integer >= 1, got {jobs!r}")
+    if kernel_name:
+        os.environ["METAEVAL_KERNEL"] = kernel_name
+    echo = echo or (lambda line: print(line, flush=True))
+    log_handle = None
+    if log is not None:
+        log_path = Path(log)
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        log_handle = open(log_path, "a", encoding="utf-8")  # noqa: SIM115 - closed in finally
+
+    def say(line: str) -> None:
+        echo(line)
+        if log_handle:
+            log_handle.write(time.strftime("%H:%M:%S ") + line + "\n")
+            log_handle.flush()
+
+    with tempfile.TemporaryDirectory(prefix="metaeval-run-all-") as work:
+        runs = plan_all(only, work)
+        total = len(runs)
+        index = {run.label: i + 1 for i, run in enumerate(runs)}
+        started = time.perf_counter()
+        say(f"running {total} notebook runs, {jobs} at a time")
+        results: dict[str, dict] = {}
+
+        def tag(run: PlannedRun) -> str:
+            return f"[{index[run.label]}/{total}] {run.label}"
+
+        def done(run: PlannedRun, status: dict) -> None:
+            results[run.label] = {"label": run.label, **status}
+            if status["state"] == "cancelled":
+                return
+            if status["state"] == "done":
+                rel = Path(status["output_dir"])
+                rel = rel.relative_to(project_root()) if rel.is_relative_to(project_root()) else rel
+                say(f"{tag(run)}: done in {_elapsed(status['seconds'])} -> {rel}")
+            elif status["state"] == "not applicable":
+                say(f"{tag(run)}: does not apply ({status['error'].split(' (what it produced')[0]})")
+            else:
+                say(f"{tag(run)}: FAILED after {_elapsed(status['seconds'])}: {status['error']}")
+            key = re.sub(r"[^A-Za-z0-9_.-]+", "_", run.label)
+            kernel_log = Path(work) / f"{key}.kernel.log"
+            if log_handle and kernel_log.exists() and kernel_log.stat().st_size:
+                log_handle.write(f"---- kernel diagnostics of {run.label} (not errors of the notebook) ----\n")
+                log_handle.write(kernel_log.read_text(encoding="utf-8", errors="replace"))
+                log_handle.write("---- end ----\n")
+
+        first_seen: dict[str, float] = {}
+
+        def progress() -> None:
+            for run in runs:
+                key = re.sub(r"[^A-Za-z0-9_.-]+", "_", run.label)
+                file = Path(work) / f"{key}.progress"
+                if run.label in results or not file.exists():
+                    continue
+                first_seen.setdefault(run.label, time.perf_counter())
+                text = file.read_text(encoding="utf-8").strip() or "started"
+                say(f"{tag(run)}: {text}, running for {_elapsed(time.perf_counter() - first_seen[run.label])}")
+
+        try:
+            run_in_pool(_run_planned, runs, jobs, on_done=done, on_tick=progress, tick=tick)
+            states = [results[r.label]["state"] for r in runs if r.label in results]
+            say(f"finished {states.count('done')} of {total} runs in {_elapsed(time.perf_counter() - started)}"
+                + (f"; {states.count('failed')} FAILED" if "failed" in states else "")
+                + (f"; {states.count('not applicable')} did not apply" if "not applicable" in states else ""))
+        except KeyboardInterrupt:
+            say(f"interrupted: {sum(r['state'] == 'done' for r in results.values())} runs finished and kept")
+            raise
+        finally:
+            if log_handle:
+                log_handle.close()
+    return [results[r.label] for r in runs if r.label in results]

@@ -28,6 +28,7 @@ __all__ = [
     "MANIFEST",
     "OutputDirError",
     "check_target",
+    "check_sweep_root",
     "write_manifest",
     "read_manifest",
     "clean_stale",
@@ -100,50 +101,105 @@ def _protected(target: Path) -> str | None:
     return None
 
 
-def check_target(folder: str | os.PathLike[str], notebook: str) -> Path:
+def _shown(names: list[str], total: int) -> str:
+    return ", ".join(names[:3]) + (f" and {total - 3} more" if total > 3 else "")
+
+
+def _git_restorable(target: Path, notebook: str) -> bool:
+    """True for a results folder of ``notebook`` written before manifests existed, whose files are all
+    tracked by git and unmodified: replacing it loses nothing that ``git checkout`` cannot restore."""
+    import subprocess
+
+    root = _resources.project_root().resolve()
+    if not target.is_relative_to(root / "results") or not (target / f"{notebook}.ipynb").is_file():
+        return False
+    try:
+        tracked = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--", str(target)],
+                                 capture_output=True, check=True, timeout=30).stdout.split(b"\0")
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "-z", "--untracked-files=all",
+                                "--ignored", "--", str(target)], capture_output=True, check=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    present = {(target / f).relative_to(root).as_posix() for f in _files(target)}
+    return bool(present) and present <= {t.decode() for t in tracked if t} and not dirty.strip(b"\0")
+
+
+def check_target(folder: str | os.PathLike[str], notebook: str, given: str | os.PathLike[str] | None = None) -> Path:
     """Return the resolved folder if a run of ``notebook`` may replace it; raise :class:`OutputDirError`.
 
-    Allowed: a folder that does not exist, an empty folder, or a folder holding exactly a previous run of
-    the same notebook (its manifest lists every file, each unchanged).
+    Allowed: a folder that does not exist, an empty folder, a folder holding exactly a previous run of the
+    same notebook (its manifest lists every file, each unchanged), or a results folder of that notebook
+    from before manifests whose files git tracks unmodified. ``given`` is the folder as the user wrote it.
     """
+    name = repr(str(given if given is not None else folder))
     target = Path(folder).expanduser().resolve()
+    if given is not None and str(given) != str(target):
+        name += f" ({target})"
     why = _protected(target)
     if why:
-        raise OutputDirError(f"refusing output_dir {str(folder)!r}: {why}; choose a new or empty folder")
+        raise OutputDirError(f"refusing output_dir {name}: {why}; choose a new or empty folder")
     if not target.exists():
         return target
     if not target.is_dir():
-        raise OutputDirError(f"refusing output_dir {str(folder)!r}: it is a file, not a folder")
-    present = _files(target)
-    if not present:
+        raise OutputDirError(f"refusing output_dir {name}: it is a file, not a folder")
+    entries = sorted(os.listdir(target))
+    if not entries or set(_files(target)) <= RUNNER_FILES:
         return target
     manifest = read_manifest(target)
     if manifest is None:
-        shown = ", ".join(present[:3]) + (f" and {len(present) - 3} more" if len(present) > 3 else "")
+        if _git_restorable(target, notebook):
+            return target
         raise OutputDirError(
-            f"refusing output_dir {str(folder)!r}: the folder is not empty and was not written by metaeval "
-            f"(no {MANIFEST}; it holds {shown}); a run replaces its whole folder, so choose a new or empty folder"
+            f"refusing output_dir {name}: the folder is not empty and was not written by metaeval "
+            f"(no {MANIFEST}; it holds {_shown(entries, len(entries))}); a run replaces its whole folder, so "
+            "choose a new or empty folder"
         )
     if manifest.get("notebook") != notebook:
         raise OutputDirError(
-            f"refusing output_dir {str(folder)!r}: it holds the results of notebook {manifest.get('notebook')!r}, "
+            f"refusing output_dir {name}: it holds the results of notebook {manifest.get('notebook')!r}, "
             f"not {notebook!r}; choose another folder"
         )
+    present = _files(target)
     listed = manifest["files"]
     extra = [f for f in present if f not in listed and f not in RUNNER_FILES]
     if extra:
-        shown = ", ".join(extra[:3]) + (f" and {len(extra) - 3} more" if len(extra) > 3 else "")
         raise OutputDirError(
-            f"refusing output_dir {str(folder)!r}: it holds files the previous run did not write ({shown}); "
-            "move them elsewhere first, a run replaces its whole folder"
+            f"refusing output_dir {name}: it holds files the previous run did not write "
+            f"({_shown(extra, len(extra))}); move them elsewhere first, a run replaces its whole folder"
         )
     changed = [f for f, digest in listed.items() if (target / f).is_file() and _sha256(target / f) != digest]
     if changed:
-        shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
         raise OutputDirError(
-            f"refusing output_dir {str(folder)!r}: files of the previous run were edited since ({shown}); "
-            "move them elsewhere first, a run replaces its whole folder"
+            f"refusing output_dir {name}: files of the previous run were edited since "
+            f"({_shown(changed, len(changed))}); move them elsewhere first, a run replaces its whole folder"
         )
+    return target
+
+
+def check_sweep_root(folder: str | os.PathLike[str], notebook: str) -> Path:
+    """The resolved sweep folder if a sweep of ``notebook`` may write there: new, empty, or a sweep folder of
+    the same notebook (``sweep.json``); a sweep never deletes its folder, but it writes ``sweep.csv``."""
+    target = Path(folder).expanduser().resolve()
+    why = _protected(target)
+    if why:
+        raise OutputDirError(f"refusing sweep folder {str(folder)!r}: {why}; choose a new or empty folder")
+    if not target.exists():
+        return target
+    if not target.is_dir():
+        raise OutputDirError(f"refusing sweep folder {str(folder)!r}: it is a file, not a folder")
+    entries = sorted(os.listdir(target))
+    if not entries:
+        return target
+    try:
+        previous = json.loads((target / "sweep.json").read_text(encoding="utf-8")).get("notebook")
+    except (OSError, ValueError, AttributeError):
+        raise OutputDirError(
+            f"refusing sweep folder {str(folder)!r}: it is not empty and holds no sweep (no sweep.json; it holds "
+            f"{_shown(entries, len(entries))}); choose a new or empty folder"
+        ) from None
+    if Path(str(previous)).stem != Path(notebook).stem:
+        raise OutputDirError(f"refusing sweep folder {str(folder)!r}: it holds a sweep of {previous!r}, not "
+                             f"{Path(notebook).name!r}; choose another folder")
     return target
 
 
@@ -161,7 +217,7 @@ def _pid_alive(pid: int) -> bool:
 
 def clean_stale(final: Path) -> list[Path]:
     """Remove staging and backup folders of ``final`` left by runs whose process is gone; returns them."""
-    removed = []
+    removed: list[Path] = []
     parent = final.parent
     if not parent.is_dir():
         return removed

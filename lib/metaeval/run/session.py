@@ -47,16 +47,26 @@ def _resolve_output_dir(paper: str, dataset: str | os.PathLike, output_dir: str 
     return notebooks.output_path(output_dir)
 
 
+_UNSET: Any = object()
+
+
 @dataclass
 class Session:
-    """What a notebook works with: the checked dataset, its output folder and its random generator."""
+    """What a notebook works with: the checked dataset, its output folder, its random generator and the human
+    score it evaluates against (``human``: the parameter, or the dataset's default human score)."""
 
     paper: str
     dataset: Any
     out: Path
     rng: np.random.Generator
     seed: int | None
+    human: str | None = None
     saved: list[Path] = field(default_factory=list)
+
+    def name(self, score: str) -> str:
+        """The display name of a score ("Relevance (expert)" for ``expert.relevance``)."""
+        display = getattr(self.dataset, "display_name", None)
+        return display(score) if display is not None else score
 
     def save_table(self, frame, name: str, **to_csv: Any) -> Path:
         """Write ``frame`` as ``<out>/<name>`` (CSV, atomically); keyword arguments go to ``to_csv``."""
@@ -75,9 +85,10 @@ class Session:
         self.saved.extend(paths)
         return paths
 
-    def report(self, text: str, name: str | None = None):
-        """Show generated Markdown in the notebook and, with ``name``, save it as ``<out>/<name>``."""
-        from IPython.display import Markdown
+    def report(self, text: str, name: str | None = None) -> None:
+        """Show generated Markdown in the notebook (also from inside a loop) and, with ``name``, save it as
+        ``<out>/<name>``."""
+        from IPython.display import Markdown, display
 
         if name is not None:
             from metaeval._io import atomic_write
@@ -85,7 +96,18 @@ class Session:
             path = self.out / name
             atomic_write(path, lambda tmp: Path(tmp).write_text(text.rstrip("\n") + "\n", encoding="utf-8"))
             self.saved.append(path)
-        return Markdown(text)
+        display(Markdown(text))
+
+
+def _show_figures_inline() -> None:
+    """In a Jupyter kernel, draw figures into the notebook (the saved files are rendered by Agg either way)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython is a dependency of the runner
+        return
+    shell = get_ipython()
+    if shell is not None and type(shell).__name__ == "ZMQInteractiveShell":
+        shell.run_line_magic("matplotlib", "inline")
 
 
 def start(
@@ -95,6 +117,7 @@ def start(
     output_dir: str | os.PathLike | None = None,
     seed: int | None = 0,
     texts: bool = False,
+    human: Any = _UNSET,
     scores: Sequence[str | None] = (),
     incomplete: str = "raise",
     purpose: str = "this analysis",
@@ -115,6 +138,9 @@ def start(
         Seed of the notebook's ``numpy.random.default_rng``.
     texts : bool
         The analysis needs summaries and references (raises a one-line ``DataError`` if the dataset has none).
+    human : str or None
+        Give it when the analysis uses a human score: the score's name, or None for the dataset's default human
+        score (``Session.human`` holds the resolved name; it must be complete like ``scores``).
     scores : sequence of str
         Scores the analysis uses; only these must be complete (None entries are ignored).
     incomplete : {"raise", "drop-inputs", "drop-systems", "keep-nan"}
@@ -127,22 +153,23 @@ def start(
     resolve : bool
         Create the output folder (False only for dry uses such as doctests).
     """
+    import seaborn as sns
+
     from metaeval.data import datasets
     from metaeval.studies.plotting import use_compendium_style
 
+    sns.set_theme(style="whitegrid", context="notebook", palette="deep")
     use_compendium_style()
+    _show_figures_inline()
     if quiet_rouge:
         from metaeval.metrics.rouge import RougeWarning
 
         warnings.simplefilter("ignore", RougeWarning)
     ds = datasets.load(dataset)
-    needed = [s for s in scores if s is not None]
-    if hasattr(ds, "require"):
-        ds = ds.require(scores=needed, texts=texts, incomplete=incomplete, purpose=purpose)
-    else:  # pragma: no cover - before the dataset contract's require() existed
-        if texts and ds.texts is None:
-            raise datasets.DataError(f"dataset {ds.name!r} has no texts; {purpose} needs summaries and references")
-        for name in needed:
-            ds.matrix(name)
+    resolved = None
+    if human is not _UNSET:
+        resolved = human if human is not None else ds.default_human
+    needed: list[str] = [s for s in dict.fromkeys([resolved, *scores]) if s is not None]
+    ds = ds.require(scores=needed, texts=texts, incomplete=incomplete, purpose=purpose)  # type: ignore[arg-type]
     out = _resolve_output_dir(paper, dataset, output_dir) if resolve else Path(output_dir or ".")
-    return Session(paper=paper, dataset=ds, out=out, rng=np.random.default_rng(seed), seed=seed)
+    return Session(paper=paper, dataset=ds, out=out, rng=np.random.default_rng(seed), seed=seed, human=resolved)

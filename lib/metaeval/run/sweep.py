@@ -21,7 +21,6 @@ import json
 import os
 import re
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -29,7 +28,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from metaeval.run.notebooks import (NotebookError, find_notebook, notebook_metadata, notebook_parameters, output_path,
+from metaeval.run.notebooks import (NotebookError, find_notebook, notebook_metadata, notebook_parameters,
                                     run_notebook)
 
 __all__ = ["SweepError", "load_grid", "parse_flags", "combinations", "combination_dir", "derive_seed", "run_sweep",
@@ -49,10 +48,17 @@ def load_grid(path: str | os.PathLike) -> dict[str, list]:
     path = Path(path)
     if not path.exists():
         raise SweepError(f"grid file {path} does not exist")
+    if path.is_dir():
+        raise SweepError(f"grid file {path} is a folder, not a YAML or JSON file")
     try:
-        grid = yaml.safe_load(path.read_text())  # YAML is a superset of JSON
+        grid = yaml.safe_load(path.read_text(encoding="utf-8"))  # YAML is a superset of JSON
+    except UnicodeDecodeError as exc:
+        raise SweepError(f"grid file {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except yaml.YAMLError as exc:
-        raise SweepError(f"grid file {path} is not valid YAML/JSON: {exc}") from None
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SweepError(f"grid file {path} is not valid YAML/JSON{where}: {problem}") from None
     if not isinstance(grid, dict):
         raise SweepError(f"grid file {path} must map parameter names to lists of values")
     return {str(k): v if isinstance(v, list) else [v] for k, v in grid.items()}
@@ -77,6 +83,14 @@ def combinations(grid: Mapping[str, list]) -> list[dict[str, Any]]:
             raise SweepError(f"grid parameter {name!r} has no values")
     names = sorted(grid)
     return [dict(zip(names, combo)) for combo in itertools.product(*(grid[n] for n in names))]
+
+
+def output_path_unsafe(output_dir: str | os.PathLike) -> Path:
+    """``output_dir`` made absolute (relative to the compendium root), without creating it."""
+    from metaeval.run.notebooks import project_root
+
+    path = Path(output_dir).expanduser()
+    return path if path.is_absolute() else project_root() / path
 
 
 def _key(params: Mapping[str, Any]) -> str:
@@ -110,14 +124,19 @@ class _Task:
 
 
 def _run_task(task: _Task) -> dict:
-    """Run one combination (in a worker process or on a Dask worker); never raises."""
+    """Run one combination (in a worker process or on a Dask worker); raises only KeyboardInterrupt."""
+    from metaeval.run.pool import stopped
+
+    if stopped():
+        return {"params": task.params, "folder": Path(task.folder).name, "state": "cancelled"}
     folder = Path(task.folder)
     start = time.perf_counter()
-    status = {"params": task.params, "folder": folder.name}
+    status: dict[str, Any] = {"params": task.params, "folder": folder.name}
     try:
         run_notebook(task.notebook, {**task.run_params, "output_dir": str(folder)}, kernel_name=_kernel())
         status.update(state="done", seconds=round(time.perf_counter() - start, 3))
-    except BaseException as exc:  # a failed combination is data for the report, not a crash of the sweep
+    except Exception as exc:  # a failed combination is data for the report, not a crash of the sweep
+        # (KeyboardInterrupt is not an Exception: Ctrl-C stops the sweep, it is not a failed combination)
         status.update(state="failed", error=f"{type(exc).__name__}: {exc}",
                       seconds=round(time.perf_counter() - start, 3))
         folder.mkdir(parents=True, exist_ok=True)
@@ -161,7 +180,17 @@ def run_sweep(
         raise SweepError("output_dir is set by the sweep for each combination; do not put it in the grid")
     if workers < 1:
         raise SweepError(f"workers must be >= 1, got {workers}")
-    root = output_path(output_dir)
+    from metaeval.run.outputs import OutputDirError, check_sweep_root
+    from metaeval.run.params import ParameterError, check_value
+
+    try:
+        for name, values in grid.items():
+            for value in values:
+                check_value(name, value, declared[name], where=f"grid of {path.name}")
+        root = check_sweep_root(output_path_unsafe(output_dir), path.name)
+    except (ParameterError, OutputDirError) as exc:
+        raise SweepError(str(exc)) from None
+    root.mkdir(parents=True, exist_ok=True)
     tasks, skipped = [], []
     for params in combos:
         run_params = dict(params)
@@ -188,15 +217,31 @@ def run_sweep(
                 if bar:
                     bar.update()
         else:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                for future in as_completed([pool.submit(_run_task, t) for t in tasks]):
-                    future.result()
-                    if bar:
-                        bar.update()
+            _run_pool(tasks, workers, bar)
+    except KeyboardInterrupt:
+        # Ctrl-C: the running combinations were stopped and cleaned up; keep what finished, and say so
+        if bar:
+            bar.close()
+            bar = None
+        try:
+            collect(root, path)
+        except Exception:  # pragma: no cover - nothing finished, or no main table: nothing to keep
+            pass
+        raise
     finally:
         if bar:
             bar.close()
     return collect(root, path)
+
+
+def _run_pool(tasks: list[_Task], workers: int, bar) -> None:
+    from metaeval.run.pool import run_in_pool
+
+    def done(task, status):
+        if bar and status.get("state") != "cancelled":
+            bar.update()
+
+    run_in_pool(_run_task, tasks, workers, on_done=done)
 
 
 def _run_dask(tasks, scheduler: str, bar) -> None:
@@ -207,13 +252,20 @@ def _run_dask(tasks, scheduler: str, bar) -> None:
         cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
         client = Client(cluster)
     else:
-        client = Client(scheduler)
+        try:
+            client = Client(scheduler, timeout=os.environ.get("METAEVAL_DASK_TIMEOUT", "10s"))
+        except (OSError, TimeoutError) as exc:
+            raise SweepError(f"cannot reach the Dask scheduler {scheduler!r}: {exc}") from None
+    futures = []
     try:
         futures = client.map(_run_task, tasks, pure=False)
         for future in dask_completed(futures):
             future.result()
             if bar:
                 bar.update()
+    except KeyboardInterrupt:
+        client.cancel(futures)
+        raise
     finally:
         client.close()
         if cluster is not None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from collections.abc import Callable
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, TypeGuard
 
 import numpy as np
 from scipy import special, stats
@@ -80,12 +80,13 @@ def check_matrices(nan_policy: str = "raise", **named: object) -> tuple[np.ndarr
         raise ValueError(f"nan_policy must be 'raise' or 'omit', got {nan_policy!r}")
     arrays = []
     first_name, first_shape = None, None
-    labels: tuple[str, object, object] | None = None
+    labels: tuple[str, Any, Any] | None = None
     for name, value in named.items():
         if _is_frame(value):
             # pandas labels carry meaning: align every frame on the first frame's labels, or refuse
+            frame: Any = value
             if labels is None:
-                labels = (name, value.index, value.columns)
+                labels = (name, frame.index, frame.columns)
             else:
                 value = _align(name, value, labels)
         try:
@@ -122,11 +123,11 @@ def check_matrices(nan_policy: str = "raise", **named: object) -> tuple[np.ndarr
     return tuple(arrays)
 
 
-def _is_frame(value: object) -> bool:
+def _is_frame(value: object) -> TypeGuard[Any]:
     return all(hasattr(value, a) for a in ("index", "columns", "reindex", "to_numpy"))
 
 
-def _align(name: str, frame, labels: tuple[str, object, object]):
+def _align(name: str, frame: Any, labels: tuple[str, Any, Any]) -> Any:
     first, index, columns = labels
     for axis, ours, theirs in (("systems (index)", frame.index, index), ("inputs (columns)", frame.columns, columns)):
         if len(ours) != len(theirs) or set(ours) != set(theirs):
@@ -457,7 +458,7 @@ def correlate(
     return r
 
 
-def effective_n(X, *, level: Level) -> int:
+def effective_n(X, *, level: str) -> int:
     """The sample size that Fisher's and Williams' formulas use at a level.
 
     System level: the number of systems with at least one score. Summary level: the largest number of

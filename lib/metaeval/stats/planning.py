@@ -46,6 +46,9 @@ from metaeval.stats.correlation import (
     check_coefficient,
     check_level,
     check_matrices,
+    constant,
+    constant_from_codes,
+    dense_codes,
     level_corr,
     mean_of_defined,
     pearson_from_sums,
@@ -489,8 +492,10 @@ def _standardize_batch(X: np.ndarray) -> np.ndarray:
     """One z-score per trial over its whole matrix (as Perm-Both standardizes); NaN for a constant matrix."""
     mean = X.mean(axis=(-2, -1), keepdims=True)
     sd = X.std(axis=(-2, -1), keepdims=True)
+    # exact test, as significance._standardize: the sd of equal values such as 0.1 is ~1e-17, not 0
+    const = X.max(axis=(-2, -1), keepdims=True) == X.min(axis=(-2, -1), keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(sd > 0, (X - mean) / np.where(sd > 0, sd, 1.0), np.nan)
+        return np.where(const, np.nan, (X - mean) / np.where(const, 1.0, sd))
 
 
 def _perm_null(Xs, Ys, Z, coins, level, coefficient) -> np.ndarray:
@@ -515,8 +520,25 @@ def _perm_null(Xs, Ys, Z, coins, level, coefficient) -> np.ndarray:
         sz, szz = Zc.sum(axis=-2)[:, None], (Zc * Zc).sum(axis=-2)[:, None]
         sx, sxx, sxz = Xc.sum(-2)[:, None], (Xc * Xc).sum(-2)[:, None], (Xc * Zc).sum(-2)[:, None]
         sy, syy, syz = Yc.sum(-2)[:, None], (Yc * Yc).sum(-2)[:, None], (Yc * Zc).sum(-2)[:, None]
-        rx = pearson_from_sums(N, sx + shift, sz, sxx + shift2, szz, sxz + shiftz)
-        ry = pearson_from_sums(N, sy - shift, sz, syy - shift2, szz, syz - shiftz)
+        # exact constancy of each permuted column from integer codes of X's and Y's values together
+        codes = dense_codes(np.concatenate([Xs, Ys], axis=-2), axis=-2)
+        cx, cy = codes[:, :N], codes[:, N:]
+        c1 = np.einsum("tbnm,tnm->tbm", coins, cy - cx)
+        c2 = np.einsum("tbnm,tnm->tbm", coins, cy * cy - cx * cx)
+        x_const = constant_from_codes(N, cx.sum(-2)[:, None] + c1, (cx * cx).sum(-2)[:, None] + c2)
+        y_const = constant_from_codes(N, cy.sum(-2)[:, None] - c1, (cy * cy).sum(-2)[:, None] - c2)
+        z_ok = ~constant(np.swapaxes(Z, -1, -2))[:, None, :]
+
+        def exact(first, second):
+            def vectors(t, b, m):
+                swap = coins[t, b, :, m]
+                return np.where(swap, second[t, :, m], first[t, :, m]), Z[t, :, m]
+            return vectors
+
+        rx = pearson_from_sums(N, sx + shift, sz, sxx + shift2, szz, sxz + shiftz, defined=~x_const & z_ok,
+                               refine=exact(Xs, Ys))
+        ry = pearson_from_sums(N, sy - shift, sz, syy - shift2, szz, syz - shiftz, defined=~y_const & z_ok,
+                               refine=exact(Ys, Xs))
         return mean_of_defined(rx) - mean_of_defined(ry)
     Xp = np.where(coins, Ys[:, None], Xs[:, None])
     Yp = np.where(coins, Xs[:, None], Ys[:, None])
@@ -538,15 +560,29 @@ def _boot_deltas(X, Y, Z, rows, cols, level, coefficient) -> np.ndarray:
         return out[0] - out[1]
     if level == "summary" and coefficient == "pearson":
         counts = _counts(rows, N)  # (T, B, N)
+        icounts = counts.astype(np.int64)
         Zc = Z - Z.mean(axis=-2, keepdims=True)
         sz = np.einsum("tbn,tnm->tbm", counts, Zc)
         szz = np.einsum("tbn,tnm->tbm", counts, Zc * Zc)
+        # constancy of a resampled column is decided exactly on integer codes of the values
+        cz = dense_codes(Z, axis=-2)
+        z_const = constant_from_codes(N, np.einsum("tbn,tnm->tbm", icounts, cz),
+                                      np.einsum("tbn,tnm->tbm", icounts, cz * cz))
         out = []
         for V in (X, Y):
             Vc = V - V.mean(axis=-2, keepdims=True)
+            cv = dense_codes(V, axis=-2)
+            v_const = constant_from_codes(N, np.einsum("tbn,tnm->tbm", icounts, cv),
+                                          np.einsum("tbn,tnm->tbm", icounts, cv * cv))
+
+            def exact(t, b, m, V=V):
+                r = rows[t, b]  # (k, N)
+                return V[t[:, None], r, m[:, None]], Z[t[:, None], r, m[:, None]]
+
             r = pearson_from_sums(N, np.einsum("tbn,tnm->tbm", counts, Vc), sz,
                                   np.einsum("tbn,tnm->tbm", counts, Vc * Vc), szz,
-                                  np.einsum("tbn,tnm->tbm", counts, Vc * Zc))
+                                  np.einsum("tbn,tnm->tbm", counts, Vc * Zc), defined=~v_const & ~z_const,
+                                  refine=exact)
             out.append(mean_of_defined(np.take_along_axis(r, cols, axis=-1)))
         return out[0] - out[1]
     t = np.arange(T)[:, None, None, None]

@@ -288,7 +288,7 @@ def bootstrap_ci(
     *,
     level: str = "system",
     coefficient: str = "pearson",
-    resample: Resample = "both",
+    resample: str = "both",
     n_resamples: int = 9999,
     confidence_level: float = 0.95,
     rng: np.random.Generator | int | None = None,

@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 from scipy import stats
@@ -117,7 +117,7 @@ class PairwiseResult:
 
     def not_outperformed(self, alpha: float = 0.05) -> np.ndarray:
         """Boolean per metric: no other metric is significantly better at ``alpha``."""
-        return ~(self.pvalues < alpha).any(axis=0)
+        return np.asarray(~(self.pvalues < alpha).any(axis=0))
 
     def to_frame(self):
         import pandas as pd
@@ -289,7 +289,7 @@ def permutation_test(
         Xs, Ys, Z = np.nan_to_num(Xs), np.nan_to_num(Ys), np.nan_to_num(Z)
     rng = np.random.default_rng(rng)
     observed = float(level_corr(Xs, Z, level, coefficient, w) - level_corr(Ys, Z, level, coefficient, w))
-    batch = batch or max(1, auto_batch(*X.shape, level, coefficient) // 2)
+    batch = batch or max(1, auto_batch(X.shape[0], X.shape[1], level, coefficient) // 2)
     # All coins are drawn first, in one fixed order, so that chunking cannot change the result.
     coins = _coins(rng, n_resamples, X.shape, resample)
     null = np.empty(n_resamples)
@@ -353,8 +353,8 @@ def bootstrap_test(
     N, M = X.shape
     check_memory(n_resamples, batch, n_resamples * (8.0 * (N + M) + 24), _per_resample(N, M, level, coefficient))
     observed = float(level_corr(X, Z, level, coefficient, w) - level_corr(Y, Z, level, coefficient, w))
-    rows, cols = draw_indices(*X.shape, n_resamples, resample, rng)
-    batch = batch or auto_batch(*X.shape, level, coefficient)
+    rows, cols = draw_indices(X.shape[0], X.shape[1], n_resamples, resample, rng)
+    batch = batch or auto_batch(X.shape[0], X.shape[1], level, coefficient)
     rx, ry = resampled_corr([X, Y], Z, rows, cols, level, coefficient, batch, w)
     deltas = rx - ry
     valid = deltas[~np.isnan(deltas)]
@@ -443,9 +443,7 @@ def pairwise_tests(
     metrics: Mapping[str, np.ndarray] | Sequence[np.ndarray],
     Z,
     *,
-    test: Literal[
-        "perm-both", "perm-systems", "perm-inputs", "boot-both", "boot-systems", "boot-inputs", "williams"
-    ] = "perm-both",
+    test: str = "perm-both",
     level: str = "system",
     coefficient: str = "pearson",
     n_resamples: int = 9999,
@@ -512,8 +510,8 @@ def pairwise_tests(
     kind, _, method = test.partition("-")
     if kind == "boot":
         check_resample(method)
-        rows, cols = draw_indices(*Z.shape, n_resamples, method, rng)
-        batch = batch or auto_batch(*Z.shape, level, coefficient)
+        rows, cols = draw_indices(Z.shape[0], Z.shape[1], n_resamples, method, rng)
+        batch = batch or auto_batch(Z.shape[0], Z.shape[1], level, coefficient)
         samples = resampled_corr(mats, Z, rows, cols, level, coefficient, batch, aggs=aggs)
         dropped = 0
         for i, j in pairs:
@@ -529,7 +527,7 @@ def pairwise_tests(
     check_resample(method, PERMUTATION_METHODS)
     coins = _coins(rng, n_resamples, Z.shape, method)
     std = [_standardize(m) for m in mats]
-    batch = batch or max(1, auto_batch(*Z.shape, level, coefficient) // 2)
+    batch = batch or max(1, auto_batch(Z.shape[0], Z.shape[1], level, coefficient) // 2)
     iterator = pairs
     if progress:
         from tqdm import tqdm

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Literal
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -31,7 +31,7 @@ from metaeval.stats.correlation import batch_corr
 from metaeval.data.datasets import Dataset
 from metaeval.data.scoring import rouge_matrices, system_scores
 from metaeval.stats.significance import PairwiseResult, pairwise_tests, williams_matrix
-from metaeval.metrics.variants import graham_variants, parse_variant
+from metaeval.metrics.variants import SystemVariant, graham_variants, parse_variant
 
 __all__ = [
     "HUMAN_SCORES",
@@ -154,7 +154,7 @@ def metric_scores(ds: Dataset, *, n_refs: int | None = None, sentences: str = "p
 def _options(name: str) -> dict:
     if name == BLEU:
         return {"method": "BLEU", "stemming": "", "stopwords": "", "aggregation": "", "statistic": ""}
-    v = parse_variant(name)
+    v = cast(SystemVariant, parse_variant(name))
     return {
         "method": v.rouge.measure.name,
         "stemming": "Y" if v.rouge.stem else "N",
@@ -169,7 +169,7 @@ def pairwise(
     names: list[str],
     human: np.ndarray,
     *,
-    test: Literal["williams", "perm-both", "boot-both"] = "williams",
+    test: str = "williams",
     coefficient: str = "pearson",
     n_resamples: int = 1000,
     rng=None,
@@ -272,7 +272,7 @@ def short_label(name: str) -> str:
     """Graham's Figure 3 labels: ``R-2 P ST1 RS1 A`` (method, statistic, stemming, stopword removal, mean/median)."""
     if name == BLEU:
         return "BLEU"
-    v = parse_variant(name)
+    v = cast(SystemVariant, parse_variant(name))
     r = v.rouge
     return f"{r.measure.name} {r.stat} ST{int(r.stem)} RS{int(r.stop)} {'A' if v.agg == 'mean' else 'M'}"
 
@@ -280,3 +280,134 @@ def short_label(name: str) -> str:
 def rank_correlation(a, b) -> float:
     """Kendall tau-b between two rankings/score vectors (how much a ranking changes)."""
     return float(batch_corr(np.asarray(a, float), np.asarray(b, float), "kendall"))
+
+
+# ----------------------------------------------------------------------------------------------------
+# Dataset-agnostic human scores (the notebook's `human` and `quality` parameters) and the paper's values
+
+#: Graham's combinations of a coverage score and a linguistic-quality score (Table 4), in the paper's order.
+COMBINATIONS = ("arithmetic", "geometric", "harmonic", "coverage", "quality")
+
+#: Graham (2015) on DUC-2004, for comparison with ours.
+PAPER = {
+    "bleu_r": 0.797,  # Table 1: BLEU has the highest correlation with the human score
+    "best_rouge_r": 0.786,  # Table 1: mean ROUGE-2 precision, stemmed, stopwords removed
+    "worst_rouge_r": 0.293,
+    "n_metrics": 193,
+    "n_optimal_rouge": 80,  # Table 2's percentages are multiples of 1/80
+    "bleu_optimal": True,
+    "systems_not_outperformed": ("DPP", "ICSISumm", "RegSum"),  # Figure 4, of 12 systems
+    "n_systems": 12,
+}
+#: Table 2: percentage of the optimal ROUGE variants that use each option value.
+PAPER_TABLE2 = {
+    ("method", "R-3"): 28.7, ("method", "R-2"): 25.0, ("method", "R-4"): 18.8, ("method", "R-1"): 7.5,
+    ("method", "R-L"): 7.5, ("method", "R-W1.2"): 7.5, ("method", "R-S4"): 2.5, ("method", "R-SU4"): 2.5,
+    ("stemming", "N"): 53.8, ("stemming", "Y"): 46.2,
+    ("stopwords", "kept"): 56.2, ("stopwords", "removed"): 43.8,
+    ("statistic", "P"): 52.5, ("statistic", "F"): 25.0, ("statistic", "R"): 22.5,
+    ("aggregation", "A"): 63.7, ("aggregation", "M"): 36.3,
+}
+#: Table 3: Hong et al.'s 12 systems scored by the best variant and by the conventional one (DUC-2004).
+PAPER_TABLE3 = {
+    "DPP": (8.498, 9.62), "ICSISumm": (8.317, 9.78), "RegSum": (8.187, 9.75), "Submodular": (8.047, 9.35),
+    "CLASSY11": (7.717, 9.20), "CLASSY04": (7.690, 8.96), "OCCAMS_V": (7.643, 9.76), "GreedyKL": (6.918, 8.53),
+    "FreqSum": (6.838, 8.11), "TsSum": (6.671, 8.15), "Centroid": (6.660, 7.97), "LexRank": (6.655, 7.47),
+}
+#: Table 4, BLEU's and the recommended variant's correlation with each human combination (DUC-2004).
+PAPER_TABLE4 = {
+    BLEU: {"arithmetic": 0.797, "geometric": 0.901, "harmonic": 0.936, "coverage": 0.944, "quality": 0.642},
+    GRAHAM_BEST_VARIANT: {"arithmetic": 0.786, "geometric": 0.870, "harmonic": 0.887, "coverage": 0.878,
+                          "quality": 0.660},
+}
+
+#: What the short labels of :func:`short_label` stand for (Graham's Figure 3 key).
+LABEL_KEY = ("R-n: ROUGE-n; R-L / R-W1.2: longest / weighted common subsequence; R-S4 / R-SU4: skip-bigrams "
+             "(+ unigrams) within 4 words; P / R / F: precision / recall / F; ST1 / ST0: stemmed / not; "
+             "RS1 / RS0: stopwords removed / kept; A / M: mean / median over a system's summaries")
+
+
+def paper_ranking_tau() -> float:
+    """Kendall tau between the two system rankings of Graham's Table 3 (best vs conventional variant).
+
+    >>> round(paper_ranking_tau(), 3)
+    0.758
+    """
+    best, conventional = zip(*PAPER_TABLE3.values())
+    return rank_correlation(best, conventional)
+
+
+def quality_scores(ds: Dataset, human: str) -> list[str]:
+    """The default "linguistic quality" scores for Table 4: the dataset's other human scores from the same
+    annotators as ``human`` (same name prefix before the first dot), e.g. expert coherence, consistency and
+    fluency for ``expert.relevance`` on SummEval; empty when the dataset has no other such score."""
+    group = human.partition(".")[0]
+    return [s for s in getattr(ds, "human_scores", []) if s != human and s.partition(".")[0] == group]
+
+
+def missing_inputs(ds: Dataset, scores: list[str]) -> str | None:
+    """Why an optional section cannot run on these scores (unknown or incomplete), or None if it can."""
+    for name in scores:
+        if name not in ds.score_names:
+            return f"dataset {ds.name!r} has no score {name!r}"
+        missing = int(np.isnan(ds.matrix(name, allow_nan=True)).sum())
+        if missing:
+            return f"score {name!r} is missing in {missing} of {ds.shape[0] * ds.shape[1]} cells"
+    return None
+
+
+def combined_human(ds: Dataset, which: str, *, coverage: str, quality: list[str]) -> np.ndarray:
+    """Graham's human score combinations (Table 4), an N x M matrix.
+
+    ``coverage`` is a score name; ``quality`` the score names averaged into linguistic quality. ``which`` is
+    ``arithmetic`` (Graham's gold standard, (coverage + quality) / 2), ``geometric``, ``harmonic``,
+    ``coverage`` or ``quality``. Geometric and harmonic means need non-negative scores.
+    """
+    if which not in COMBINATIONS:
+        raise ValueError(f"which must be one of {COMBINATIONS}, got {which!r}")
+    if not quality:
+        raise ValueError("quality must name at least one score")
+    cov = ds.matrix(coverage)
+    qual = np.mean([ds.matrix(q) for q in quality], axis=0)
+    if which == "coverage":
+        return cov
+    if which == "quality":
+        return qual
+    if which == "arithmetic":
+        return (cov + qual) / 2
+    if (cov < 0).any() or (qual < 0).any():
+        raise ValueError(f"the {which} mean needs non-negative scores; {coverage} or the quality scores are negative")
+    if which == "geometric":
+        return np.sqrt(cov * qual)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(cov + qual > 0, 2 * cov * qual / (cov + qual), 0.0)
+
+
+def combinations_table(
+    scores: MetricScores,
+    ds: Dataset,
+    names: list[str],
+    *,
+    coverage: str,
+    quality: list[str],
+    coefficient: str = "pearson",
+    test: str = "williams",
+    alpha: float = 0.05,
+    n_resamples: int = 1000,
+    rng=None,
+) -> pd.DataFrame:
+    """Table 4: the correlation of each metric in ``names`` with every human combination, and whether it is
+    optimal (not significantly outperformed by any of all the metrics) under that combination.
+
+    Columns are a MultiIndex (combination, ``r`` / ``optimal``); rows are ``names``.
+    """
+    rng = np.random.default_rng(rng)
+    rows = {}
+    for which in COMBINATIONS:
+        human = combined_human(ds, which, coverage=coverage, quality=quality)
+        table, _ = variant_table(scores, human, coefficient=coefficient, test=test, alpha=alpha,
+                                 n_resamples=n_resamples, rng=rng)
+        table = table.set_index("variant")
+        rows[(which, "r")] = table.loc[names, "r"]
+        rows[(which, "optimal")] = table.loc[names, "optimal"]
+    return pd.DataFrame(rows)

@@ -37,7 +37,7 @@ def lin_variants(measures=None, *, stat: str = "R", settings: Sequence[str] = tu
     """(setting, measure name) -> summary-level RougeVariant."""
     measures = measures or lin_measures()
     return {
-        (s, m.name): RougeVariant(m, SETTINGS[s][0], SETTINGS[s][1], stat, "A")
+        (s, m.name): RougeVariant(m, SETTINGS[s][0], SETTINGS[s][1], stat, "A")  # type: ignore[arg-type]
         for s in settings
         for m in measures
     }
@@ -165,3 +165,70 @@ def critical_sample_size(summary: pd.DataFrame, r_crit: float, coefficient: str 
     (NaN if none does)."""
     ok = summary[summary[f"{coefficient}_M"] - summary[f"{coefficient}_dCI"] / 2 > r_crit]
     return float(ok["size"].min()) if len(ok) else float("nan")
+
+
+# ----------------------------------------------------------------------------------------------------
+# The paper's values and dataset-agnostic defaults
+
+_LIN_ORDER = ("R-1", "R-2", "R-3", "R-4", "R-5", "R-6", "R-7", "R-8", "R-9", "R-L", "R-S*", "R-S4", "R-S9",
+              "R-SU*", "R-SU4", "R-SU9", "R-W1.2")
+_T1_1REF = {  # DUC 2001, 100-word single-document task, 1 reference: CASE, STEM, STOP
+    "R-1": (0.76, 0.76, 0.84), "R-2": (0.84, 0.84, 0.83), "R-3": (0.82, 0.83, 0.80), "R-4": (0.81, 0.81, 0.77),
+    "R-5": (0.79, 0.79, 0.75), "R-6": (0.76, 0.77, 0.71), "R-7": (0.73, 0.74, 0.65), "R-8": (0.69, 0.71, 0.61),
+    "R-9": (0.65, 0.67, 0.59), "R-L": (0.83, 0.83, 0.83), "R-S*": (0.74, 0.74, 0.80), "R-S4": (0.84, 0.85, 0.84),
+    "R-S9": (0.84, 0.85, 0.84), "R-SU*": (0.74, 0.74, 0.81), "R-SU4": (0.84, 0.84, 0.85),
+    "R-SU9": (0.84, 0.84, 0.85), "R-W1.2": (0.85, 0.85, 0.85),
+}
+_T1_3REFS = {  # the same task with 3 references
+    "R-1": (0.80, 0.78, 0.84), "R-2": (0.87, 0.87, 0.86), "R-3": (0.86, 0.86, 0.85), "R-4": (0.84, 0.84, 0.83),
+    "R-5": (0.83, 0.83, 0.81), "R-6": (0.81, 0.81, 0.79), "R-7": (0.79, 0.80, 0.76), "R-8": (0.78, 0.78, 0.72),
+    "R-9": (0.76, 0.76, 0.69), "R-L": (0.86, 0.86, 0.86), "R-S*": (0.78, 0.77, 0.82), "R-S4": (0.87, 0.88, 0.87),
+    "R-S9": (0.87, 0.88, 0.87), "R-SU*": (0.78, 0.77, 0.83), "R-SU4": (0.87, 0.87, 0.87),
+    "R-SU9": (0.87, 0.87, 0.87), "R-W1.2": (0.87, 0.87, 0.87),
+}
+
+#: Lin's Table 1, DUC 2001 100-word single-document summaries (12 systems): Pearson r of each measure with
+#: mean coverage, ``(references, setting, measure) -> r`` for 1 and 3 references.
+PAPER_TABLE1_DUC2001 = {
+    (refs, setting, measure): values[k]
+    for refs, table in ((1, _T1_1REF), (3, _T1_3REFS))
+    for measure, values in table.items()
+    for k, setting in enumerate(SETTINGS)
+}
+
+#: Lin's critical sample sizes on the same task (Section 5): documents needed until mean r - dCI/2 exceeds
+#: the critical r (0.576 for 12 systems; Lin tried 1 to 136 documents in steps of 5),
+#: ``(measure, references) -> documents``.
+PAPER_CRITICAL_SIZES = {("R-1", 1): 86, ("R-1", 3): 71, ("R-SU4", 1): 86, ("R-SU4", 3): 66}
+PAPER_N_SYSTEMS = 12
+
+
+def default_ref_counts(n_references: int, *, at_most: int = 3) -> list[int]:
+    """Lin's 1, 2, 3 references, limited to what the dataset has.
+
+    >>> default_ref_counts(11), default_ref_counts(1)
+    ([1, 2, 3], [1])
+    """
+    if n_references < 1:
+        raise ValueError(f"the dataset needs at least one reference per input, got {n_references}")
+    return list(range(1, min(at_most, n_references) + 1))
+
+
+def mark(row) -> str:
+    """A visible mark for the wide measure table: ``0.843 ▲`` best in its column, ``0.838 =`` statistically
+    indistinguishable from the best, ``0.612`` significantly worse.
+
+    >>> mark({"r": 0.8431, "best": True, "indistinguishable": True})
+    '0.843 ▲'
+    >>> mark({"r": 0.81, "best": False, "indistinguishable": True}), mark({"r": 0.6, "best": False,
+    ...                                                                   "indistinguishable": False})
+    ('0.810 =', '0.600')
+    """
+    if row["best"]:
+        return f"{row['r']:.3f} ▲"
+    return f"{row['r']:.3f} =" if row["indistinguishable"] else f"{row['r']:.3f}"
+
+
+#: The key to :func:`mark`, printed under the table.
+MARK_KEY = ("▲ best measure of its column; = not significantly worse than the best (one-sided paired bootstrap "
+            "test over documents); no mark: significantly worse than the best")

@@ -29,12 +29,14 @@ def save_figure(fig, folder: str | Path, name: str) -> list[Path]:
     for ext in ("png", "svg"):
         path = folder / f"{name}.{ext}"
         metadata = {"Date": None} if ext == "svg" else {"Software": None}
-        atomic_write(path, lambda tmp, ext=ext, metadata=metadata: fig.savefig(tmp, format=ext, metadata=metadata))
+        atomic_write(path, lambda tmp, ext=ext, metadata=metadata: fig.savefig(  # type: ignore[misc]
+            tmp, format=ext, metadata=metadata))
         paths.append(path)
     return paths
 
 
-def significance_heatmap(pvalues, *, alpha: float = 0.05, labels=None, title: str = "", ax=None, corrected=None):
+def significance_heatmap(pvalues, *, alpha: float = 0.05, labels=None, title: str = "", ax=None, corrected=None,
+                         what: str = "metric", key: str | None = None):
     """Pairwise test outcomes as a heatmap: cell (i, j) is coloured when row i significantly beats column j.
 
     Parameters
@@ -45,6 +47,10 @@ def significance_heatmap(pvalues, *, alpha: float = 0.05, labels=None, title: st
         Significance level; cells with p >= alpha stay blank.
     corrected : array (K, K) of bool, optional
         Cells that stay significant after a multiple-comparison correction get a dot.
+    what : str
+        What the rows and columns are ("metric", "system"), for the axis labels.
+    key : str, optional
+        A key to the labels' abbreviations, printed under the figure.
     """
     import matplotlib.pyplot as plt
     import numpy as np
@@ -63,15 +69,20 @@ def significance_heatmap(pvalues, *, alpha: float = 0.05, labels=None, title: st
     ax.set_yticks(range(K), labels, fontsize=8)
     ax.set_xticks(np.arange(-0.5, K, 1), minor=True)
     ax.set_yticks(np.arange(-0.5, K, 1), minor=True)
+    ax.grid(False, which="major")  # a theme's major grid would cut through the cells
     ax.grid(which="minor", color="#dddddd", linewidth=0.5)
     ax.tick_params(which="minor", length=0)
     if corrected is not None:
         ii, jj = np.nonzero(np.asarray(corrected) & (p < alpha))
         ax.scatter(jj, ii, s=6, c="white", marker="o")
-    ax.set_xlabel("column metric (loses)")
-    ax.set_ylabel("row metric (wins)")
+    ax.set_xlabel(f"column {what} (loses)")
+    ax.set_ylabel(f"row {what} (wins)")
+    if key:
+        import textwrap
+
+        ax.figure.text(0.01, 0.005, textwrap.fill(f"Key: {key}", 110), fontsize=7, va="bottom", ha="left")
     if title:
         ax.set_title(title, fontsize=10)
     ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="p-value (significant cells)")
-    ax.figure.tight_layout()
+    ax.figure.tight_layout(rect=(0, 0.06 if key else 0, 1, 1))
     return ax

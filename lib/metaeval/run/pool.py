@@ -1,0 +1,79 @@
+"""Worker processes for notebook runs (``run-all --jobs``, sweeps), stoppable with Ctrl-C.
+
+Ctrl-C (SIGINT to this process, or to the whole terminal process group) stops every running notebook
+(each removes its staging folder), starts no further task, keeps what finished, and raises
+KeyboardInterrupt here. Workers ignore a second SIGINT so that it cannot interrupt the cleanup of the first.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import Any
+
+__all__ = ["run_in_pool", "stopped"]
+
+_STOP: Any = None  # a multiprocessing Event in worker processes, set when the pool is interrupted
+
+
+def stopped() -> bool:
+    """True in a worker once the pool was interrupted: queued tasks must not start."""
+    return _STOP is not None and _STOP.is_set()
+
+
+def _worker_init(stop: Any) -> None:
+    global _STOP
+    _STOP = stop
+
+    def interrupt(signum, frame):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, interrupt)
+
+
+def run_in_pool(
+    fn: Callable[[Any], Any],
+    tasks: Iterable[Any],
+    workers: int,
+    on_done: Callable[[Any, Any], None] | None = None,
+    on_tick: Callable[[], None] | None = None,
+    tick: float = 10.0,
+) -> list[Any]:
+    """``fn(task)`` for every task in ``workers`` processes; ``on_done(task, result)`` as each finishes (in
+    this process), ``on_tick()`` every ``tick`` seconds while tasks run. Exceptions of ``fn`` propagate."""
+    tasks = list(tasks)
+    stop = multiprocessing.get_context().Event()
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, initargs=(stop,))
+    futures: dict[Future, Any] = {pool.submit(fn, t): t for t in tasks}
+    results: list[Any] = []
+    pending = set(futures)
+    try:
+        while pending:
+            done, pending = wait(pending, timeout=tick, return_when=FIRST_COMPLETED)
+            for future in done:
+                result = future.result()
+                results.append(result)
+                if on_done:
+                    on_done(futures[future], result)
+            if not done and on_tick:
+                on_tick()
+    except BaseException:
+        stop.set()  # tasks already handed to a worker do not start either
+        for future in futures:
+            future.cancel()
+        # Ctrl-C in a terminal reaches every process of the group, `kill -INT` only this one: pass it on
+        for proc in list(getattr(pool, "_processes", {}).values()):
+            try:
+                os.kill(proc.pid, signal.SIGINT)
+            except OSError:
+                pass
+        # let the running notebooks stop their kernels and remove their staging folders
+        wait([f for f in futures if not f.cancelled()], timeout=60)
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    return results

@@ -1,0 +1,151 @@
+# ---
+# jupyter:
+#   jupytext:
+#     notebook_metadata_filter: kernelspec,metaeval,-jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python (metaeval)
+#     language: python
+#     name: metaeval
+#   metaeval:
+#     datasets:
+#     - summeval
+#     - realsumm
+#     main_table: correlations.csv
+#     paper: card
+# ---
+
+# %% tags=["parameters"]
+scores = "qa-eval.f1"  # the new metric's scores: a file metaeval.datasets.load reads, or a score of the dataset
+dataset = "summeval"  # embedded dataset with human judgments: summeval | realsumm
+metric = None  # which score of `scores` is the new metric (None: the only one)
+baselines = None  # scores of the dataset to compare with (None: its ROUGE-1/2/L and BERTScore)
+human = None  # human score (None: the dataset's default)
+coefficient = "pearson"  # pearson | spearman | kendall
+n_resamples = 1000  # Boot-Both resamples per CI, Perm-Both permutations per test
+confidence_level = 0.95
+alpha = 0.05  # family-wise level of the tests against the baselines (Bonferroni)
+target_power = 0.8  # power the planner aims at
+planner_inputs = [0.5, 1, 2, 4, 8]  # planned numbers of documents, as multiples of the dataset's
+planner_trials = 200  # Monte-Carlo trials per planned size
+planner_resamples = 200  # permutations per planner test
+seed = 0
+output_dir = None  # None: results/card/<dataset>/
+
+# %% [markdown]
+# # 61 · Report card of a metric
+#
+# One card for one metric on one dataset with human judgments: how well it correlates with the humans at the
+# system, summary and global level, with 95 % Boot-Both confidence intervals (systems and inputs resampled,
+# the method Deutsch et al. (2021) found best calibrated), next to the dataset's standard metrics; whether it
+# is significantly better or worse than each of them (Perm-Both, both directions, Bonferroni over the
+# baselines); whether the scores look normal (which decides whether Williams' test and Fisher intervals can
+# be trusted); and, for every comparison the data cannot decide, how many documents a new study with the same
+# systems would need (the planner, `metaeval.planning`). Everything below is computed by
+# `metaeval.card.card_tables`; `metaeval card SCORES --dataset NAME` renders this notebook to HTML.
+
+# %%
+import matplotlib.pyplot as plt
+import seaborn as sns
+
+from metaeval import card as cards
+from metaeval.run.session import start
+
+nb = start("card", dataset, output_dir=output_dir, seed=seed)
+name = nb.dataset.display_name
+card = cards.card_tables(
+    scores, dataset=dataset, metric=metric, baselines=baselines, human=human, coefficient=coefficient,
+    n_resamples=n_resamples, confidence_level=confidence_level, alpha=alpha, target_power=target_power,
+    planner_inputs=planner_inputs, planner_trials=planner_trials, planner_resamples=planner_resamples, seed=seed)
+files = card.write(nb.out)
+nb.report(card.summary)
+
+# %% [markdown]
+# ## Provenance
+#
+# The dataset, the analysis signature (every setting that changes a number), the score signatures and the seeds.
+# Row *k* of stage *s* of the tables below draws from `numpy.random.default_rng([seed, s, k])` (its `seed`
+# column), so any single number can be reproduced with one library call.
+
+# %%
+prov = card.provenance
+nb.report("\n".join([
+    f"* dataset: `{prov['dataset']}` ({prov['shape'][0]} systems × {prov['shape'][1]} inputs), human score "
+    f"`{prov['human']}`; new metric `{prov['metric']}` from `{prov['scores']}`",
+    f"* signature: `{prov['signature']}`",
+    "* score signatures: " + ", ".join(f"`{v}`" for v in prov["score_signatures"].values()),
+    f"* seeds: {prov['seeding']}; metaeval {prov['metaeval']}, numpy {prov['numpy']}",
+]))
+
+# %% [markdown]
+# ## Correlations with Boot-Both confidence intervals
+
+# %%
+corr = card.correlations
+levels = list(dict.fromkeys(corr["level"]))
+fig, axes = plt.subplots(1, len(levels), figsize=(4.2 * len(levels), 0.45 * corr["metric"].nunique() + 1.6),
+                         sharey=True, squeeze=False)
+for ax, level in zip(axes[0], levels):
+    block = corr[corr["level"] == level].iloc[::-1]
+    for y, row in enumerate(block.itertuples()):
+        ax.errorbar(row.r, y, xerr=[[row.r - row.low], [row.high - row.r]], fmt="o", capsize=3,
+                    color="#C44E52" if row.role == "new" else "#4C72B0")
+    ax.set_yticks(range(len(block)), [name(m) for m in block["metric"]])
+    ax.axvline(0, color="grey", linewidth=0.8)
+    ax.set_xlabel(f"{coefficient.capitalize()} r with {name(card.human)}")
+    ax.set_title(f"{level} level")
+fig.suptitle(f"{card.dataset}: {name(card.metric)} (red) and the baselines, {confidence_level:.0%} Boot-Both CIs")
+fig.tight_layout()
+nb.save_figure(fig, "correlations")
+plt.show()
+corr.drop(columns="seed").round(3)
+
+# %% [markdown]
+# ## Perm-Both tests against each baseline
+#
+# `p_new_better`: one-sided p-value of "the new metric correlates more strongly"; `p_baseline_better`: the other
+# direction, from the same permutations; both Bonferroni-corrected over the baselines of a level.
+
+# %%
+tests = card.tests
+if len(tests):
+    grid = tests.pivot(index="baseline", columns="level", values="p_new_better_bonferroni")
+    grid.index = [name(b) for b in grid.index]
+    fig, ax = plt.subplots(figsize=(1.6 * grid.shape[1] + 3, 0.5 * grid.shape[0] + 1.5))
+    sns.heatmap(grid, vmin=0, vmax=1, cmap="rocket_r", annot=True, fmt=".3f",
+                cbar_kws={"label": "Bonferroni p (new metric better)"}, ax=ax)
+    ax.set_xlabel("level")
+    ax.set_ylabel("baseline")
+    ax.set_title(f"Is {name(card.metric)} better? (alpha = {alpha})")
+    fig.tight_layout()
+    nb.save_figure(fig, "tests")
+    plt.show()
+tests.drop(columns="seed").round(4)
+
+# %% [markdown]
+# ## Normality (Deutsch et al., 2021, Appendix)
+#
+# Shapiro-Wilk p-value of each score's system-level values, and the share of inputs whose scores across systems
+# fail the test.
+
+# %%
+card.normality.round(4)
+
+# %% [markdown]
+# ## Documents needed for the undecided comparisons
+#
+# For each comparison that is not significant, the planner resamples this dataset (same systems, more or fewer
+# documents) and runs Perm-Both at the Bonferroni-corrected level; `documents_needed` is the smallest number of
+# documents tried whose power reaches the target (`ci_low`–`ci_high`: its Monte-Carlo interval; empty when no
+# size tried reaches it).
+
+# %%
+planner = card.planner
+if len(planner):
+    nb.report("\n".join(line for line in card.summary.splitlines() if line.startswith("- Planner")))
+else:
+    nb.report("Every comparison with a baseline is significant at this sample size: nothing left to plan.")
+planner.drop(columns="seed")
