@@ -161,7 +161,8 @@ def features(ds: Dataset, *, embeddings: str | Embeddings = DEFAULT_EMBEDDINGS, 
     """
     summaries, references = _texts(ds)
     emb = load(embeddings)
-    rouge = rouge_table(ds, rouge155_variants(), cache=cache)
+    # sorted by signature as graham.metric_scores asks for them: the same cache entry serves both
+    rouge = rouge_table(ds, sorted(rouge155_variants(), key=lambda v: v.signature), cache=cache)
     n_refs = {len(r) for r in references}
     bleu = sentence_bleu(summaries, references)
     emb_frame, diff = _embedding_scores(summaries, references, emb, cache)
