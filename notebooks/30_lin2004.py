@@ -11,6 +11,9 @@
 #     language: python
 #     name: metaeval
 #   metaeval:
+#     datasets:
+#     - summeval
+#     - realsumm
 #     main_table: tables1-3_measures.csv
 #     paper: lin2004
 # ---

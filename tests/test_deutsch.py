@@ -98,6 +98,23 @@ def test_best_mark_excludes_degenerate_full_coverage():
     assert table["best"].to_dict() == {"fisher": False, "boot-both": True, "boot-inputs": False}
 
 
+@pytest.mark.parametrize("name", ["summeval", "realsumm"])
+def test_normality_matches_appendix_table2(name):
+    """Appendix Table 2, Fabbri and Bhandari columns (recall variants on REALSumm): every percentage exactly,
+    every system-level p-value to the paper's 2 decimals."""
+    ds = metaeval.datasets.load(name)
+    names = deutsch.paper_metrics(ds.score_names, recall_oriented=ds.recall_oriented)
+    names["human"] = ds.default_human
+    table = deutsch.normality({paper: ds.matrix(score) for paper, score in names.items()}).set_index("score")
+    paper = deutsch.PAPER_TABLE2[deutsch.paper_column(name)]
+    for row, (percent, pvalue) in paper.items():
+        if row not in table.index:
+            assert name == "realsumm" and row == "ROUGE-SU4"  # not in the REALSumm files
+            continue
+        assert table.loc[row, "summary_percent_rejected"] == pytest.approx(percent), row
+        assert abs(table.loc[row, "system_pvalue"] - pvalue) <= 0.005 + 1e-9, row
+
+
 def test_paper_helpers():
     assert deutsch.paper_column("bhandari2020") == "realsumm" and deutsch.paper_column("x") is None
     ds = metaeval.datasets.load("realsumm")

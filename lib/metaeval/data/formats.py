@@ -416,6 +416,7 @@ def read_dataset_yml(path: Path) -> dict[str, Any]:
         raise DataError(f"{path}: key 'display_names' must map score names to strings")
     if meta.get("reference_records", "raise") not in ("raise", "skip", "as-systems"):
         raise DataError(
-            f"{path}: key 'reference_records' must be 'raise', 'skip' or 'as-systems', got {meta['reference_records']!r}"
+            f"{path}: key 'reference_records' must be 'raise', 'skip' or 'as-systems', "
+            f"got {meta['reference_records']!r}"
         )
     return meta
