@@ -30,7 +30,8 @@ compare_coefficient = "kendall"  # Perm-Both / Boot-Both comparisons (Deutsch et
 n_resamples = 1000           # permutations / bootstrap samples of the comparisons
 embeddings = "glove-6b-50d"  # or a path to a GloVe / word2vec file
 top_k = 12                   # rows shown per table (all rows are saved)
-seed = 0
+incomplete = "raise"         # missing cells of the human scores: raise | drop-inputs | drop-systems | keep-nan
+seed = 0                     # seed of the folds, the networks and the resampling tests
 output_dir = None            # None: results/miloulis2019/<dataset>/
 
 # %% [markdown]
@@ -64,13 +65,14 @@ import seaborn as sns
 from IPython.display import Markdown, display
 
 from metaeval import miloulis
+from metaeval.datasets import load as load_dataset
 from metaeval.run.session import start
 
-nb = start("miloulis2019", dataset, output_dir=output_dir, seed=seed, texts=True,
-           scores=[human] if isinstance(human, str) else list(human or []),
+humans = [human] if isinstance(human, str) else list(human or miloulis.default_humans(load_dataset(dataset)))
+nb = start("miloulis2019", dataset, output_dir=output_dir, seed=seed, texts=True, incomplete=incomplete, scores=humans,
            purpose="the Miloulis analysis (it scores the summaries)", quiet_rouge=True)
 ds, out, rng = nb.dataset, nb.out, nb.rng
-targets = miloulis.human_targets(ds, human)
+targets = miloulis.human_targets(ds, humans)
 feats = miloulis.features(ds, embeddings=embeddings)
 print(f"{ds.name}: {len(ds.systems)} systems x {len(ds.inputs)} inputs, {feats.frame.shape[1]} features, "
       f"human scores: {', '.join(targets)}; BLEU [{feats.bleu_signature}]")

@@ -55,6 +55,7 @@ from metaeval.stats.significance import bootstrap_test, permutation_test, willia
 __all__ = [
     "EMBEDDING_FEATURES",
     "Features",
+    "default_humans",
     "human_targets",
     "features",
     "learned_metrics",
@@ -73,6 +74,15 @@ BLEU = "bleu"
 MEAN = "mean"
 
 
+def default_humans(ds: Dataset) -> list[str]:
+    """The dataset's human scores (``ds.human_scores``), only the expert ones if it has experts and others."""
+    names = list(ds.human_scores)
+    if not names:
+        raise ValueError(f"dataset {ds.name!r} declares no human scores; pass human=...")
+    experts = [n for n in names if n.startswith("expert.")]
+    return experts or names
+
+
 def human_targets(ds: Dataset, human: str | Sequence[str] | None = None) -> dict[str, np.ndarray]:
     """Human score name -> N x M matrix; with several scores, ``"mean"`` (their mean) is added.
 
@@ -81,11 +91,7 @@ def human_targets(ds: Dataset, human: str | Sequence[str] | None = None) -> dict
     measures).
     """
     if human is None:
-        names = list(ds.human_scores)
-        if not names:
-            raise ValueError(f"dataset {ds.name!r} declares no human scores; pass human=...")
-        experts = [n for n in names if n.startswith("expert.")]
-        names = experts or names
+        names = default_humans(ds)
     else:
         names = [human] if isinstance(human, str) else list(human)
         if not names:
@@ -161,7 +167,8 @@ def features(ds: Dataset, *, embeddings: str | Embeddings = DEFAULT_EMBEDDINGS, 
     """
     summaries, references = _texts(ds)
     emb = load(embeddings)
-    rouge = rouge_table(ds, rouge155_variants(), cache=cache)
+    # sorted by signature as graham.metric_scores asks for them: the same cache entry serves both
+    rouge = rouge_table(ds, sorted(rouge155_variants(), key=lambda v: v.signature), cache=cache)
     n_refs = {len(r) for r in references}
     bleu = sentence_bleu(summaries, references)
     emb_frame, diff = _embedding_scores(summaries, references, emb, cache)
