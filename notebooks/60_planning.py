@@ -242,14 +242,21 @@ need = pd.concat(needs, ignore_index=True)
 nb.save_table(pairs, "pair_power.csv", index=False, float_format="%.4f")
 nb.save_table(need, "pair_documents_needed.csv", index=False, float_format="%.4f")
 binned = pd.concat([planning.binned_power(t).assign(dataset=n) for n, t in pairs.groupby("dataset", sort=False)])
-binned["difference range"] = [f"Q{b}: {lo:.2f}-{hi:.2f}" for b, lo, hi in
-                              zip(binned.difference_bin, binned.difference_low, binned.difference_high)]
-grid = sns.relplot(data=binned, x="size", y="power", hue="difference range", col="dataset", kind="line", marker="o",
-                   height=3.4, aspect=1.2, facet_kws={"sharex": True})
-for ax in grid.axes.flat:
+labels = {b: f"Q{b}" + (" (smallest)" if b == 1 else " (largest)" if b == binned.difference_bin.max() else "")
+          for b in sorted(binned.difference_bin.unique())}
+binned["difference quintile"] = binned.difference_bin.map(labels)
+grid = sns.relplot(data=binned, x="size", y="power", hue="difference quintile", col="dataset", kind="line",
+                   marker="o", palette="viridis", height=3.4, aspect=1.2, facet_kws={"sharex": True})
+for ax, (name, block) in zip(grid.axes.flat, binned.groupby("dataset", sort=False)):
     ax.axhline(target_power, color="grey", linestyle="--", linewidth=0.8)
+    ranges = block.drop_duplicates("difference_bin")
+    spans = [f"Q{b}: {lo:.2f}-{hi:.2f}" for b, lo, hi in
+             zip(ranges.difference_bin, ranges.difference_low, ranges.difference_high)]
+    ax.set_title(f"{name} ({pilots[name][0].display_name(pilots[name][1])}), differences\n"
+                 + ", ".join(spans[:3]) + "\n" + ", ".join(spans[3:]), fontsize=8)
 grid.set_axis_labels("documents judged", f"power ({pair_test}, alpha = {alpha})")
-grid.figure.suptitle("Separating two systems: mean power of the pairs in each quintile of their difference", y=1.03)
+grid.figure.suptitle("Separating two systems: mean power of the pairs in each quintile of their difference")
+grid.figure.subplots_adjust(top=0.74)
 nb.save_figure(grid.figure, "pair_power")
 plt.show()
 

@@ -571,7 +571,7 @@ def plan_all(only: list[str] | None = None, workdir: str | os.PathLike = ".") ->
         else:
             choices = [(default, False)] + [(d, True) for d in EMBEDDED_RUN_DATASETS if d != default]
         for dataset, optional in choices:
-            params = {} if dataset is None or _same(dataset, default) else {"dataset": dataset}
+            params: dict[str, Any] = {} if dataset is None or _same(dataset, default) else {"dataset": dataset}
             label = path.stem + (f" ({dataset})" if dataset is not None else "")
             runs.append(PlannedRun(str(path), dataset, params, optional, label, str(workdir)))
     return runs
