@@ -11,6 +11,9 @@
 #     language: python
 #     name: metaeval
 #   metaeval:
+#     datasets:
+#     - summeval
+#     - realsumm
 #     main_table: table1_variants.csv
 #     paper: graham2015
 # ---
@@ -70,9 +73,9 @@ n_systems, n_inputs = ds.shape
 nb.report(
     f"**Data.** {ds.name}: {n_systems} systems × {n_inputs} inputs, {k_refs} reference(s) per summary, human score "
     f"**{nb.name(human)}** (`{human}`). {scores.system.shape[1]} metrics: 192 ROUGE variants computed exactly as "
-    f"ROUGE-1.5.5 does, and BLEU (`{scores.bleu_signature}`). (Graham: DUC-2004, {graham.PAPER['n_systems']} "
-    "systems of Hong et al. plus the DUC participants, 4 references, human score = mean of coverage and "
-    "linguistic quality.)"
+    f"ROUGE-1.5.5 does, and BLEU (`{scores.bleu_signature}`). (Graham: the DUC-2004 multi-document task, human "
+    "score = mean of coverage and linguistic quality; Table 3 re-ranks the "
+    f"{graham.PAPER['n_systems']} systems of Hong et al. 2014.)"
 )
 
 # %% [markdown]
@@ -83,7 +86,7 @@ nb.report(
 #   rewards consecutive matches) and ROUGE-S4 / SU4 (word pairs at most 4 apart, SU adding unigrams), as precision,
 #   recall or F against the references pooled (ROUGE's `-f A`). A system's score is the mean or median over its
 #   summaries.
-# * **Sentence units.** ROUGE-L and W depend on where sentences end. Every notebook of this compendium splits texts
+# * **Sentence units.** ROUGE-L and W depend on where sentences end. This notebook (like notebook 30) splits texts
 #   at PTB sentence-final tokens (`.`, `!`, `?` standing alone), and every saved signature records it (`sent:ptb`),
 #   with the number of references (`nrefs:`) and the version, so a number can always be traced to its configuration.
 # * **BLEU** is corpus BLEU over a system's summaries (sacreBLEU, lowercased as ROUGE, texts already tokenized).
@@ -180,7 +183,7 @@ nb.report("\n".join([
     + ("neither difference is significant" if min(p_bleu_best, p_best_bleu) >= alpha
        else "the difference is significant")
     + " (Graham: not significant).",
-]))
+]), "figure3_summary.md")
 
 # %% [markdown]
 # ## Table 2: which options do the optimal ROUGE variants use?
@@ -202,12 +205,13 @@ fig, axes = plt.subplots(1, len(options), figsize=(12, 3.6), sharey=True,
                          gridspec_kw={"width_ratios": [8, 3, 2, 2, 2]})
 for axis, option in zip(axes, options):
     sns.barplot(data=long[long["option"] == option], x="value", y="share", hue="source", ax=axis,
-                legend=option == options[-1])
+                legend=option == options[0])
     axis.set_title(option)
     axis.set_xlabel("")
     axis.set_ylabel("% of the optimal ROUGE variants" if option == options[0] else "")
     axis.tick_params(axis="x", rotation=45)
-axes[-1].legend(title="", fontsize=8, loc="upper right")
+axes[0].set_ylim(0, 100)
+axes[0].legend(title="", fontsize=8, loc="upper left")
 fig.supxlabel("option value", fontsize=10)
 fig.suptitle(f"Table 2 on {ds.name}: options of the optimal ROUGE variants, ours vs Graham's")
 fig.tight_layout()

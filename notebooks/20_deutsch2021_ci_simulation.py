@@ -11,6 +11,7 @@
 #     language: python
 #     name: metaeval
 #   metaeval:
+#     datasets: [summeval, realsumm]
 #     main_table: table1_ci_coverage.csv
 #     paper: deutsch2021
 # ---
@@ -22,9 +23,9 @@ metric = "qa-eval.f1"       # the metric whose correlation gets a CI (the paper:
 coefficient = "pearson"     # pearson | spearman | kendall
 n_trials = 1000             # random half-splits (the paper: 1000)
 n_resamples = 1000          # bootstrap resamples per interval (the paper: 1000)
-confidence_level = 0.95
+confidence_level = 0.95     # nominal level of every interval (the paper: 0.95)
 incomplete = "raise"        # missing cells of the scores used: raise | drop-inputs | drop-systems
-seed = 0
+seed = 0                    # seed of the random generator (every resample and trial derives from it)
 output_dir = None           # None: results/deutsch2021/<dataset>
 
 # %% [markdown]

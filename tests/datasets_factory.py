@@ -36,7 +36,10 @@ import numpy as np
 
 FORMATS = ("texts", "scores", "both", "split", "sacrerouge", "rouge", "rouge-fields", "summeval", "realsumm", "yml")
 
-_VOCAB = ["the", "a", "council", "city", "river", "bridge", "storm", "rain", "police", "report", "school", "budget", "vote", "mayor", "court", "judge", "team", "game", "season", "player", "coach", "fans", "market", "price", "bank", "rate", "company", "workers", "strike", "union", "plan", "road"]
+_VOCAB = (
+    "the a council city river bridge storm rain police report school budget vote mayor court judge team "
+    "game season player coach fans market price bank rate company workers strike union plan road"
+).split(" ")
 
 
 @dataclass
@@ -83,7 +86,8 @@ def _write(path: Path, records: list[dict]) -> None:
 def _write_metric_file(folder: Path, keys: list, cell_metrics) -> None:
     # As the embedded summeval/realsumm: a joined texts file plus Deutsch-style metric files, merged on the keys
     _write(folder / "metrics.jsonl", [
-        {"instance_id": i, "summarizer_id": s, "summarizer_type": "peer", "metrics": {"metric": cell_metrics(si, ii)["metric"]}}
+        {"instance_id": i, "summarizer_id": s, "summarizer_type": "peer",
+         "metrics": {"metric": cell_metrics(si, ii)["metric"]}}
         for si, s, ii, i in keys])
 
 

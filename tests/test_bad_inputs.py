@@ -674,3 +674,101 @@ def test_ctrl_c_stops_a_single_run(tmp_path):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "interrupted" in err
     assert list(tmp_path.iterdir()) == []
+
+
+# ----------------------------------------------------------------------------------------------------
+# Crashes (fixed in metrics/rouge.py) and silent loss of user data (fixed in the loaders), end to end
+
+
+@pytest.mark.parametrize("content", [b"", b"\n  \n\n"])
+def test_rouge_cli_on_empty_input_writes_an_empty_output(content, tmp_path):
+    """It died with SIGSEGV in a numba kernel; a subprocess, so that a crash cannot take pytest down."""
+    src = _rouge_input(tmp_path, content)
+    out = tmp_path / "out.jsonl"
+    proc = subprocess.run([sys.executable, "-m", "metaeval", "rouge", str(src), str(out)], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-1000:]
+    assert out.read_bytes() == b""
+    assert "wrote 0 records" in proc.stderr
+
+
+def test_rouge_score_of_nothing_is_an_empty_table():
+    from metaeval.metrics.rouge import score
+
+    frame = score([], [])
+    assert frame.shape == (0, 96)
+
+
+def test_rouge_w_best_reference_tie_is_cpu_independent(tmp_path):
+    """pow() 1 ulp off made a fully matched sentence score 1 + 2**-52 and broke first-reference-wins."""
+    src = _rouge_input(tmp_path, b'{"id": "x", "peer": "a b c d e f g", "refs": ["a", "a b c d e f g"]}\n')
+    out = tmp_path / "out.jsonl"
+    assert cli(["rouge", str(src), str(out), "--methods", "R-W1.2,R-W1.5", "--refs", "B", "--stem", "no",
+                "--stop", "no"]) == 0
+    scores = json.loads(out.read_text())["scores"]
+    for w in ("1.2", "1.5"):
+        assert [scores[f"R-W{w}|stem=0|stop=0|{s}|f=B"] for s in "PRF"] == [0.14286, 1.0, 0.25]
+
+
+def _metrics_file(tmp_path, change=None) -> Path:
+    records = [{"instance_id": f"i{i}", "summarizer_id": f"s{s}", "summarizer_type": "peer",
+                "metrics": {"m": i + s, "h": i * s}} for i in range(3) for s in range(3)]
+    if change:
+        change(records)
+    path = tmp_path / "metrics.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+@pytest.mark.parametrize("kind", ["Peer", None, "PEER "])
+def test_a_record_that_is_not_exactly_peer_is_an_error_not_skipped(kind, tmp_path):
+    path = _metrics_file(tmp_path, lambda rs: rs[4].update(summarizer_type=kind))
+    with pytest.raises(metaeval.datasets.DataError,
+                       match=r"metrics\.jsonl:5: field 'summarizer_type' must be exactly \"peer\""):
+        metaeval.datasets.load(path)
+
+
+def test_flattened_name_collision_is_an_error(tmp_path):
+    path = _metrics_file(tmp_path, lambda rs: rs[0].update(metrics={"x": {"y": 1}, "x.y": 2}))
+    with pytest.raises(metaeval.datasets.DataError, match=r"metrics\.jsonl:1: score name 'x\.y' occurs twice"):
+        metaeval.datasets.load(path)
+
+
+def test_a_complete_file_loads_every_record(tmp_path):
+    ds = metaeval.datasets.load(_metrics_file(tmp_path))
+    np.testing.assert_array_equal(ds.matrix("m"), np.add.outer(np.arange(3), np.arange(3)).T)
+
+
+def test_empty_dataset_paths_are_refused():
+    with pytest.raises(metaeval.datasets.DataError, match="name_or_path is empty"):
+        metaeval.datasets.load("")
+
+
+def _start_long_run(tmp_path):
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "metaeval", "run", "20", "-p", "n_trials", "5000",
+                             "-p", "output_dir", str(out)], stderr=subprocess.PIPE, text=True)
+    start = time.time()
+    while not list(tmp_path.glob(".partial-*")) and time.time() - start < 120:
+        time.sleep(0.2)
+    time.sleep(4)
+    return proc
+
+
+@pytest.mark.slow
+def test_sigterm_stops_a_run_and_cleans_up(tmp_path):
+    proc = _start_long_run(tmp_path)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and "terminated" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_staging_left_by_sigkill_is_removed_by_the_next_run(tmp_path):
+    proc = _start_long_run(tmp_path)
+    proc.kill()
+    proc.wait()
+    assert [p.name for p in tmp_path.iterdir()] == [f".partial-out-{proc.pid}"]
+    nbrun.run_notebook("20", {"n_trials": 2, "n_resamples": 20, "output_dir": str(tmp_path / "out")})
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]

@@ -154,7 +154,8 @@ def test_a_system_missing_from_one_file_is_not_dropped(tmp_path):
     ds = load(tmp_path)
     assert ds.systems == ("x", "y", "z") and ds.has_texts
     assert ds.describe().set_index("score").loc["m", ["complete", "missing"]].tolist() == [4, 2]
-    with pytest.raises(DataError, match=r"score 'm' of dataset .* is missing in 2 of 6 cells, e\.g\. \(z, a\), \(z, b\)"):
+    with pytest.raises(DataError, match=r"score 'm' of dataset .* is missing in 2 of 6 cells, "
+                                        r"e\.g\. \(z, a\), \(z, b\)"):
         ds.matrix("m")
     with pytest.raises(DataError, match=r"'m' \(2 cells\) missing in 2 of 6 cells .*; notebook 99 needs them "
                                         r"complete: pass incomplete='drop-inputs', 'drop-systems' or 'keep-nan'"):
@@ -197,7 +198,8 @@ def test_same_value_from_two_files_is_merged_different_is_an_error(tmp_path):
 def test_conflicting_texts_are_errors(tmp_path):
     _write(tmp_path / "a.jsonl", [_rec("a", "x", summary="one")])
     _write(tmp_path / "b.jsonl", [_rec("a", "x", summary="two")])
-    with pytest.raises(DataError, match=r"b\.jsonl:1: duplicate summary for system 'x', input 'a' with a different text"):
+    with pytest.raises(DataError, match=r"b\.jsonl:1: duplicate summary for system 'x', input 'a' "
+                                        r"with a different text"):
         load(tmp_path)
     _write(tmp_path / "b.jsonl", [{"instance_id": "a", "references": ["r1"]}, _rec("a", "x", references=["r2"])])
     with pytest.raises(DataError, match=r"references for system 'x', input 'a' differ from the input's references"):
@@ -240,7 +242,8 @@ def test_null_score_is_a_missing_cell_reported_on_use(tmp_path):
     ({"instance_id": "a", "summarizer_id": "x"}, "the record holds no summary, references or scores"),
     ({"instance_id": "a", "summarizer_id": "x", "summary": 5}, ("field 'summary' must be a string, a list of sentence "
                                                               "strings or {\"text\": ...}, got int")),
-    ({"instance_id": "a", "summarizer_id": "x", "summary": {"txt": "s"}}, "field 'summary' is an object without 'text'"),
+    ({"instance_id": "a", "summarizer_id": "x", "summary": {"txt": "s"}},
+     "field 'summary' is an object without 'text'"),
     ({"instance_id": "a", "summarizer_id": "x", "summary": "s", "peer": "s"}, "fields 'summary' and 'peer' both give"),
     ({"instance_id": "a", "summarizer_id": "x", "references": []}, "field 'references' is an empty list"),
     ({"instance_id": "a", "summarizer_id": "x", "references": "r"}, "field 'references' must be a list of references"),
@@ -251,7 +254,8 @@ def test_null_score_is_a_missing_cell_reported_on_use(tmp_path):
     ({"instance_id": "a", "summarizer_id": "x", "metrics": {"m": True}}, "score 'm' is True, expected a number"),
     ({"instance_id": "a", "summarizer_id": "x", "metrics": {"m": []}}, "score 'm' is an empty list"),
     ({"instance_id": "a", "summarizer_id": "x", "metrics": {"m": [1, None]}}, "score 'm' is None, expected a number"),
-    ({"instance_id": "a", "summarizer_id": "x", "metrics": [1]}, "field 'metrics' must be an object of scores, got list"),
+    ({"instance_id": "a", "summarizer_id": "x", "metrics": [1]},
+     "field 'metrics' must be an object of scores, got list"),
     ({"instance_id": "a", "summarizer_id": "x", "metrics": {"": 1}}, "field 'metrics' holds an empty score name"),
 ])
 def test_malformed_record_names_file_line_and_field(tmp_path, record, words):
@@ -287,7 +291,8 @@ def test_non_utf8_file_names_file_and_line(tmp_path):
     good = json.dumps(_rec("a", "x", summary="caf\u00e9")) + "\n"
     (tmp_path / "m.jsonl").write_bytes(good.encode() + good.replace("\u00e9", "E").encode()
                                        + json.dumps(_rec("b", "x", summary="caf")).encode()[:-3] + b"\xe9\"}\n")
-    with pytest.raises(DataError, match=r"m\.jsonl:3: not UTF-8 text \(byte 0xe9 at column \d+\); save the file as UTF-8"):
+    with pytest.raises(DataError, match=r"m\.jsonl:3: not UTF-8 text \(byte 0xe9 at column \d+\); "
+                                        r"save the file as UTF-8"):
         load(tmp_path)
 
 
@@ -349,7 +354,8 @@ def test_require_drop_inputs_and_keep_nan(tmp_path):
 
 def test_require_everything_missing_raises(tmp_path):
     _write(tmp_path / "m.jsonl", [_rec("a", "x", metrics={"m": 1}), _rec("b", "y", metrics={"n": 1})])
-    with pytest.raises(DataError, match=r"every one of the 2 inputs misses some of 'm' \(3 cells\) and 'n' \(3 cells\)"):
+    with pytest.raises(DataError, match=r"every one of the 2 inputs misses some of "
+                                        r"'m' \(3 cells\) and 'n' \(3 cells\)"):
         load(tmp_path).require(scores=["m", "n"], incomplete="drop-inputs")
 
 
@@ -466,7 +472,8 @@ def test_embedded_loads_are_cached_user_files_are_reread(tmp_path):
 def test_folder_of_folders_names_the_subfolders(tmp_path):
     (tmp_path / "one").mkdir()
     _write(tmp_path / "one" / "m.jsonl", _grid())
-    with pytest.raises(DataError, match=r"directory holds no \*\.jsonl files \(its subfolders one do: load one of them\)"):
+    with pytest.raises(DataError, match=r"directory holds no \*\.jsonl files "
+                                        r"\(its subfolders one do: load one of them\)"):
         load(tmp_path)
     with pytest.raises(DataError, match=r"unknown dataset 'bad\\x00path': not a known name"):
         load("bad\0path")
@@ -491,3 +498,13 @@ def test_summeval_expert_mean_is_checked_or_loaded(tmp_path):
     rec["expert_mean"] = {"relevance": 7 / 3, "coherence": 4.5}  # a mean without annotations is not lost
     _write(tmp_path / "m.jsonl", [rec])
     assert load(tmp_path).matrix("expert.coherence")[0, 0] == 4.5
+
+
+def test_null_texts_are_missing_texts(tmp_path):
+    _write(tmp_path / "t.jsonl", [{"id": "a::x", "peer": None, "refs": ["r"]}, {"id": "a::y", "peer": "s", "refs": ["r"]},
+                                  _rec("b", "x", summary="s", references=None, metrics={"m": 1})])
+    ds = load(tmp_path)
+    assert ds.texts is not None and not ds.has_texts
+    assert ds.summaries().tolist() == [[None, "s"], ["s", None]]
+    with pytest.raises(DataError, match=r"texts missing in 3 of 4 cells"):
+        ds.require(texts=True)

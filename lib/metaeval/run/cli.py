@@ -9,6 +9,8 @@ Examples::
     metaeval run-all                                       # every notebook into results/
     metaeval sweep 20 results/sweeps/ci -p coefficient pearson,kendall -p n_trials 100 --workers 2
     metaeval card my_metric.jsonl --dataset summeval --output card/  # report card of a new metric
+    metaeval datasets                                      # the embedded datasets
+    metaeval describe realsumm                             # systems, inputs, texts, scores and their coverage
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import sys
 import tempfile
 import warnings
 from pathlib import Path
+from typing import Any
 
 __all__ = ["main"]
 
@@ -41,8 +44,10 @@ def _rouge_variants(args):
 
 
 def _read_rouge_input(path: Path):
-    ids: list = []
-    peers, refs, keys = [], [], []
+    ids: list[Any] = []
+    peers: list[Any] = []
+    refs: list[Any] = []
+    keys: list[Any] = []
     with open(path, "rb") as fh:
         for lineno, raw in enumerate(fh, 1):
             try:
@@ -118,7 +123,7 @@ def cmd_grouge(args) -> int:
                                   topk=None if args.topk == 0 else args.topk) for m in methods]
     except ValueError as exc:
         raise SystemExit(f"metaeval grouge: {exc}")
-    ids, peers, refs, _ = _read_rouge_input(Path(args.input))
+    ids, peers, refs, passthrough = _read_rouge_input(Path(args.input))
     try:
         frame = score(peers, refs, variants, ids=ids, columns="signature", progress=args.progress)
     except (TypeError, ValueError) as exc:
@@ -130,7 +135,8 @@ def cmd_grouge(args) -> int:
             for i, rec_id in enumerate(ids):
                 row = frame.iloc[i]
                 scores = {k: (None if math.isnan(row[k]) else float(row[k])) for k in keys}
-                out.write(json.dumps({"id": rec_id, "n_refs": len(refs[i]), "scores": scores}) + "\n")
+                record = {"id": rec_id, **passthrough[i], "n_refs": len(refs[i]), "scores": scores}
+                out.write(json.dumps(record) + "\n")
 
     atomic_write(Path(args.output), write)
     print(f"wrote {len(ids)} records x {len(keys)} GRouge values to {args.output}", file=sys.stderr)
@@ -160,7 +166,10 @@ def _parse_params(pairs, notebook=None):
 def cmd_run(args) -> int:
     from metaeval.run.notebooks import run_notebook
 
-    res = run_notebook(args.notebook, _parse_params(args.param, args.notebook), log_output=args.log)
+    params = _parse_params(args.param, args.notebook)
+    res = run_notebook(args.notebook, params, log_output=args.log)
+    if params.get("output_dir") is None and "runs" in res.output_dir.parts:
+        print("not the notebook's canonical parameters: the canonical results are untouched", file=sys.stderr)
     print(f"{res.notebook}: {res.seconds:.1f} s -> {res.output_dir}")
     return 0
 
@@ -405,10 +414,29 @@ def _describe(exc: BaseException) -> str:
     return str(exc)
 
 
+class _Terminated(SystemExit):
+    """SIGTERM: stop like Ctrl-C (running notebooks clean up), exit status 143."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one cleanup, not two
+    raise _Terminated(128 + signum)
+
+
 def _dispatch(args) -> int:
+    import signal
+    import threading
+
     prefix = f"metaeval {args.command}"
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return args.func(args)
+    except _Terminated:
+        print(f"{prefix}: terminated", file=sys.stderr)
+        raise
     except KeyboardInterrupt:
         print(f"{prefix}: interrupted", file=sys.stderr)
         return 130

@@ -243,9 +243,9 @@ def resolve_output_dir(notebook: str | os.PathLike, parameters: Mapping[str, Any
     Examples
     --------
     >>> resolve_output_dir("00").relative_to(project_root()).as_posix()
-    'results/00_summeval_check'
+    'results/dataset_check/summeval'
     >>> resolve_output_dir("00", {"seed": 3}).relative_to(project_root()).as_posix()
-    'results/runs/dataset_check/summeval/00_summeval_check/seed=3__1391dc1f'
+    'results/runs/dataset_check/summeval/00_dataset_check/seed=3__1391dc1f'
     """
     from metaeval.data.datasets import known_datasets
     from metaeval.run.session import default_output_dir as rule
@@ -413,7 +413,8 @@ def run_notebook(
     if not log_output:
         if kernel_log is None:
             scratch_log = Path(tempfile.mkstemp(prefix="metaeval-kernel-", suffix=".log")[1])
-        engine["kernel_manager_class"] = _quiet_kernel_manager(Path(kernel_log or scratch_log))
+        log_path = Path(kernel_log) if kernel_log else Path(str(scratch_log))
+        engine["kernel_manager_class"] = _quiet_kernel_manager(log_path)
     start = time.perf_counter()
     try:
         # papermill runs an .ipynb: generate it from the source outside the output folder
@@ -557,6 +558,7 @@ def plan_all(only: list[str] | None = None, workdir: str | os.PathLike = ".") ->
         declared = notebook_parameters(path)
         default = declared.get("dataset")
         listed = notebook_metadata(path).get("datasets")
+        choices: list[tuple[str | None, bool]]
         if "dataset" not in declared:
             choices = [(None, False)]
         elif listed:
@@ -564,7 +566,7 @@ def plan_all(only: list[str] | None = None, workdir: str | os.PathLike = ".") ->
         else:
             choices = [(default, False)] + [(d, True) for d in EMBEDDED_RUN_DATASETS if d != default]
         for dataset, optional in choices:
-            params = {} if dataset is None or _same(dataset, default) else {"dataset": dataset}
+            params: dict[str, Any] = {} if dataset is None or _same(dataset, default) else {"dataset": dataset}
             label = path.stem + (f" ({dataset})" if dataset is not None else "")
             runs.append(PlannedRun(str(path), dataset, params, optional, label, str(workdir)))
     return runs

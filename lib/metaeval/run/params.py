@@ -131,7 +131,8 @@ def parse_cli_value(name: str, text: str, default: Any, where: str = "") -> Any:
     """Read ``-p NAME TEXT`` by the parameter's type: text for a string parameter, YAML otherwise."""
     import yaml
 
-    if isinstance(default, str) and text.strip().lower() not in ("null", "none", "~"):
+    textual = isinstance(default, str) or name in ("output_dir", "dataset")  # paths and names stay text
+    if textual and text.strip().lower() not in ("null", "none", "~"):
         return text
     try:
         value = yaml.safe_load(text)

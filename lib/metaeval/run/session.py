@@ -6,10 +6,9 @@ and returns a :class:`Session` holding the dataset, the output folder and the ra
 helpers to save tables, figures and generated text there.
 
 >>> from metaeval.run.session import start
->>> nb = start("demo", "fabbri2020", output_dir=None, seed=0, scores=["expert.relevance"],
-...            resolve=False)                                                   # doctest: +SKIP
->>> nb.dataset.shape                                                            # doctest: +SKIP
-(16, 100)
+>>> nb = start("demo", "fabbri2020", output_dir=None, seed=0, scores=["expert.relevance"], resolve=False)
+>>> nb.dataset.shape, nb.dataset.default_human
+((16, 100), 'expert.relevance')
 """
 
 from __future__ import annotations
@@ -85,9 +84,10 @@ class Session:
         self.saved.extend(paths)
         return paths
 
-    def report(self, text: str, name: str | None = None):
-        """Show generated Markdown in the notebook and, with ``name``, save it as ``<out>/<name>``."""
-        from IPython.display import Markdown
+    def report(self, text: str, name: str | None = None) -> None:
+        """Show generated Markdown in the notebook (also from inside a loop) and, with ``name``, save it as
+        ``<out>/<name>``."""
+        from IPython.display import Markdown, display
 
         if name is not None:
             from metaeval._io import atomic_write
@@ -95,7 +95,7 @@ class Session:
             path = self.out / name
             atomic_write(path, lambda tmp: Path(tmp).write_text(text.rstrip("\n") + "\n", encoding="utf-8"))
             self.saved.append(path)
-        return Markdown(text)
+        display(Markdown(text))
 
 
 def _show_figures_inline() -> None:
@@ -168,14 +168,7 @@ def start(
     resolved = None
     if human is not _UNSET:
         resolved = human if human is not None else ds.default_human
-    needed = list(dict.fromkeys([resolved, *scores]))
-    needed = [s for s in needed if s is not None]
-    if hasattr(ds, "require"):
-        ds = ds.require(scores=needed, texts=texts, incomplete=incomplete, purpose=purpose)  # type: ignore[arg-type]
-    else:  # pragma: no cover - before the dataset contract's require() existed
-        if texts and ds.texts is None:
-            raise datasets.DataError(f"dataset {ds.name!r} has no texts; {purpose} needs summaries and references")
-        for name in needed:
-            ds.matrix(name)
+    needed: list[str] = [s for s in dict.fromkeys([resolved, *scores]) if s is not None]
+    ds = ds.require(scores=needed, texts=texts, incomplete=incomplete, purpose=purpose)  # type: ignore[arg-type]
     out = _resolve_output_dir(paper, dataset, output_dir) if resolve else Path(output_dir or ".")
     return Session(paper=paper, dataset=ds, out=out, rng=np.random.default_rng(seed), seed=seed, human=resolved)

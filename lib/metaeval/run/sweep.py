@@ -131,7 +131,7 @@ def _run_task(task: _Task) -> dict:
         return {"params": task.params, "folder": Path(task.folder).name, "state": "cancelled"}
     folder = Path(task.folder)
     start = time.perf_counter()
-    status: dict = {"params": task.params, "folder": folder.name}
+    status: dict[str, Any] = {"params": task.params, "folder": folder.name}
     try:
         run_notebook(task.notebook, {**task.run_params, "output_dir": str(folder)}, kernel_name=_kernel())
         status.update(state="done", seconds=round(time.perf_counter() - start, 3))

@@ -84,8 +84,9 @@ def check_matrices(nan_policy: str = "raise", **named: object) -> tuple[np.ndarr
     for name, value in named.items():
         if _is_frame(value):
             # pandas labels carry meaning: align every frame on the first frame's labels, or refuse
+            frame: Any = value
             if labels is None:
-                labels = (name, value.index, value.columns)
+                labels = (name, frame.index, frame.columns)
             else:
                 value = _align(name, value, labels)
         try:
@@ -126,7 +127,7 @@ def _is_frame(value: object) -> TypeGuard[Any]:
     return all(hasattr(value, a) for a in ("index", "columns", "reindex", "to_numpy"))
 
 
-def _align(name: str, frame, labels: tuple[str, Any, Any]):
+def _align(name: str, frame: Any, labels: tuple[str, Any, Any]) -> Any:
     first, index, columns = labels
     for axis, ours, theirs in (("systems (index)", frame.index, index), ("inputs (columns)", frame.columns, columns)):
         if len(ours) != len(theirs) or set(ours) != set(theirs):
@@ -418,8 +419,8 @@ def correlate(
     X,
     Z,
     *,
-    level: Level = "system",
-    coefficient: Coefficient = "pearson",
+    level: str = "system",
+    coefficient: str = "pearson",
     nan_policy: Literal["raise", "omit"] = "raise",
 ) -> float:
     """Correlation between metric scores X and human scores Z (both N systems x M inputs).

@@ -1,0 +1,75 @@
+"""The batched power simulation (shared draws, all k at once) against the one-test-at-a-time path.
+
+Both paths draw R_k from the same child generator, so each trial compares the same matrices; only the
+resampling draws differ (Williams draws nothing and must agree exactly). Per trial, two p-values of the
+same test from independent draws of B resamples differ by Monte-Carlo noise with sd sqrt(2 p (1 - p) / B);
+over many trials the rejection rates must agree within their binomial error.
+"""
+
+import numpy as np
+import pytest
+
+import metaeval
+from metaeval import deutsch
+
+
+@pytest.fixture(scope="module")
+def setting():
+    ds = metaeval.datasets.load("summeval")
+    Z = ds.matrix("expert.relevance")
+    refs = [r[0] for r in ds.texts["references"]]
+    sampler = deutsch.RougeOneSubsampler(ds.texts["summary"].tolist(), refs, stem=True, stop=False, stat="F")
+    return sampler.full(), sampler, Z
+
+
+def _both(setting, **kw):
+    full, sampler, Z = setting
+    new = deutsch.power_simulation(full, sampler, Z, **kw)
+    old = deutsch.power_simulation(full, sampler, Z, batched=False, **kw)
+    return new.merge(old, on=["trial", "k", "level", "test"], suffixes=("_new", "_old"))
+
+
+def test_batched_pvalues_agree_per_trial(setting):
+    B = 400
+    both = _both(setting, ks=(0.1, 0.5, 1.0), n_trials=4, n_resamples=B, rng=11)
+    assert len(both) == 4 * 3 * 2 * 3
+    will = both[both["test"] == "williams"]
+    np.testing.assert_allclose(will["pvalue_new"], will["pvalue_old"], rtol=1e-12, atol=0, equal_nan=True)
+    res = both[both["test"] != "williams"]
+    p = res["pvalue_old"].to_numpy()
+    # independent draws of the same resampling test: |p_new - p_old| within 5 sd of their difference
+    bound = 5 * np.sqrt(2 * p * (1 - p) / B) + 3 / B
+    diff = np.abs(res["pvalue_new"].to_numpy() - p)
+    assert (diff <= bound).all(), res[diff > bound]
+    # k = 1 (R_k = ROUGE-1): every resampled difference is 0, so both paths give p = 1 for these tests
+    at1 = res[res["k"] == 1.0]
+    assert (at1["pvalue_new"] == 1.0).all() and (at1["pvalue_old"] == 1.0).all()
+
+
+def test_batched_does_not_depend_on_chunks(setting, monkeypatch):
+    full, sampler, Z = setting
+    kw = dict(ks=(0.2, 0.6), n_trials=2, n_resamples=150, rng=3)
+    ref = deutsch.power_simulation(full, sampler, Z, **kw)
+    original = deutsch._BatchedPowerTrial.__init__
+
+    def small_chunks(self, *args):
+        original(self, *args)
+        self.chunk = 37
+
+    monkeypatch.setattr(deutsch._BatchedPowerTrial, "__init__", small_chunks)
+    chunked = deutsch.power_simulation(full, sampler, Z, **kw)
+    np.testing.assert_allclose(chunked["pvalue"], ref["pvalue"], rtol=0, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.slow
+def test_batched_rejection_table_agrees_with_single_tests(setting):
+    """The rejection table of 150 trials at the paper's settings (all k, 1000 resamples) from both paths:
+    each rate within 4 standard errors of the difference of two independent binomial proportions (the
+    trials share R_k, so this is conservative)."""
+    both = _both(setting, n_trials=150, n_resamples=1000, rng=2021)
+    table = both.groupby(["level", "test", "k"])[["reject_new", "reject_old"]].mean()
+    n = both.groupby(["level", "test", "k"]).size()
+    pooled = (table["reject_new"] + table["reject_old"]) / 2
+    se = np.sqrt(2 * pooled * (1 - pooled) / n)
+    gap = (table["reject_new"] - table["reject_old"]).abs()
+    assert (gap <= 4 * se + 1 / n).all(), table[gap > 4 * se + 1 / n]
