@@ -11,12 +11,15 @@
 #     language: python
 #     name: metaeval
 #   metaeval:
+#     datasets:
+#     - summeval
+#     - realsumm
 #     main_table: metric_power.csv
 #     paper: planning
 # ---
 
 # %% tags=["parameters"]
-datasets = ["summeval", "realsumm"]  # embedded datasets (or paths) used as pilot studies
+dataset = "summeval"  # the pilot study: an embedded dataset or the path of your own
 metric_x = "qa-eval.f1"  # the metric expected to correlate better with the human scores
 metric_y = None  # the one it is compared with; None: ROUGE-2 (recall on recall-oriented datasets, F1 otherwise)
 human = None  # human score; None: each dataset's default
@@ -37,7 +40,7 @@ n_resamples = 200  # permutations / resamples per test of the metric comparison
 pair_trials = 1000  # simulated studies per size of the system comparison
 pair_resamples = 1000  # bootstrap resamples per system comparison test
 seed = 0
-output_dir = "results/planning"
+output_dir = None  # None: results/planning/<dataset>/
 
 # %% [markdown]
 # # 60 · Planning the next human evaluation: how many systems and documents?
@@ -71,20 +74,16 @@ import metaeval
 from metaeval import planning
 from metaeval.run.session import start
 
-nb = start("planning", datasets[0], output_dir=output_dir, seed=seed)
-out, rng = nb.out, nb.rng
-
-
 def baseline_of(ds):
     return metric_y or ("rouge-2.recall" if ds.recall_oriented else "rouge-2.f1")
 
 
-pilots = {}
-for name in datasets:
-    ds = metaeval.datasets.load(name)
-    h = human or ds.default_human
-    ds = ds.require(scores=[h, metric_x, baseline_of(ds)], purpose="the planner's pilot")
-    pilots[name] = (ds, h)
+pilot = metaeval.datasets.load(dataset)
+nb = start("planning", dataset, output_dir=output_dir, seed=seed, human=human,
+           scores=[metric_x, baseline_of(pilot)], purpose="the planner's pilot")
+out, rng = nb.out, nb.rng
+# one pilot per run (run-all plans on every embedded dataset); the tables carry a dataset column
+pilots = {pilot.name: (nb.dataset, nb.human)}
 designs = list(itertools.product(systems_grid, inputs_grid))
 nb.report("\n".join(
     f"* pilot **{name}**: {ds.shape[0]} systems × {ds.shape[1]} documents; X = {ds.display_name(metric_x)}, "
