@@ -1150,11 +1150,11 @@ def _lexical_counts(proc: list[list[str]], measure: Measure, pair_peer: np.ndarr
     """ROUGE's clipped hits sum_g min(c_ref(g), c_peer(g)) and the reference's gram count, per pair."""
     vocab: dict[str, int] = {}
     ids = [np.asarray([vocab.setdefault(w, len(vocab)) for w in toks], np.int64) for toks in proc]
-    rows = []
+    rows: list[np.ndarray] = []
     for t_ids in ids:
         pos = _occurrences(t_ids.shape[0], measure)
         rows.append(np.where(pos >= 0, t_ids[np.clip(pos, 0, None)] if t_ids.size else pos, -1).reshape(pos.shape))
-    lengths = np.asarray([r.shape[0] for r in rows], np.int64)
+    lengths = np.asarray([len(r) for r in rows], np.int64)
     stacked = np.concatenate(rows) if rows else np.zeros((0, 1), np.int64)
     if stacked.shape[0]:
         _, codes = np.unique(stacked, axis=0, return_inverse=True)
