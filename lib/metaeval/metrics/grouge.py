@@ -1184,6 +1184,9 @@ def _semantic_sums(texts, raw_ids, lex, store, measures, pair_peer, pair_ref, se
     by_refset: dict[tuple[int, ...], list[int]] = {}
     for p, ks in by_peer.items():
         by_refset.setdefault(tuple(sorted({int(pair_ref[k]) for k in ks})), []).append(p)
+    # every sense at once: full blocks of seeds, one progress bar
+    store.ensure({s for p in by_peer for w in raw_ids[p].tolist() for s in lex.senses[w]}
+                 | {s for t in pair_ref.tolist() for w in raw_ids[t].tolist() for s in lex.senses[w]})
     engine = _Engine(store, lex)
     occ_cache: dict[tuple[int, Measure], np.ndarray] = {}
 
