@@ -51,7 +51,10 @@ Differences from the paper's system (UKB + ADW):
 * ``topk``: by default every PPR vector (single sense, and each text's aggregate) keeps its ``topk``
   largest dimensions, which makes WO a function of the head of the distribution and makes the metric fast.
   ``topk=None`` keeps every dimension (exact; slow: only for small inputs). The difference is measured in
-  ``tests/test_grouge.py`` (random sense pairs and SummEval summaries);
+  ``tests/test_grouge.py``: on 2000 random sense pairs, top-128 WO differs from the exact WO by 0.25 on
+  average (the exact WO of unrelated senses sits near 0.27, because the whole tail of both vectors is
+  ranked; truncated, near 0.01) while the two rank the pairs alike (Spearman 0.61): truncation keeps the
+  order of similarities, which is what alignment uses, not their scale;
 * lemma lookup by WordNet's morphology without POS tagging (all parts of speech), as ADW does for raw text.
 
 Examples
