@@ -92,7 +92,7 @@ if importlib.util.find_spec("metaeval.metrics.embeddings") is not None:
         from metaeval import embeddings
 
         we = embeddings.score(ds.texts["summary"].tolist(), [list(r) for r in ds.texts["references"]],
-                              ["rouge-we-1", "rouge-we-2", "rouge-we-su4"])
+                              ["rouge-we-1|stat:R", "rouge-we-2|stat:R", "rouge-we-su4|stat:R"])
         for col, name in zip(we.columns, ["ROUGE-WE-1", "ROUGE-WE-2", "ROUGE-WE-SU4"]):
             metrics[name] = np.asarray(we[col], dtype=float).reshape(len(ds.systems), len(ds.inputs))
     except Exception as exc:  # noqa: BLE001 - an optional comparison must not stop the GRouge analysis

@@ -94,7 +94,6 @@ def test_centroids_hand_computed():
     c3 = np.array([1.0, 1.0])  # emu
     frame = score(["cat cat dog", "emu"], [["dog emu"], ["dog emu", "cat cat dog"]],
                   ["cent-c", "cent-e"], embeddings=e, columns="name")
-
     def cos(a, b):
         return a @ b / np.linalg.norm(a) / np.linalg.norm(b)
 

@@ -79,13 +79,7 @@ import pandas as pd
 
 from metaeval._io import atomic_write, cache_dir
 from metaeval.metrics import wordnet as _wordnet
-from metaeval.metrics.rouge import (
-    _as_sentences,
-    _clipped_hits,
-    _gram_table,
-    _process,
-    _segment_sums,
-)
+from metaeval.metrics.text import process_tokens, split_sentences
 from metaeval.metrics.text import stopwords, tokenize
 from metaeval.metrics.variants import Measure
 
@@ -402,9 +396,19 @@ class SenseVectors:
 
     def _load_shards(self) -> None:
         assert self.folder is not None
-        if not self.folder.is_dir():
-            return
-        for path in sorted(self.folder.glob("shard-*.npz")):
+        # vectors cached with a larger top-K serve this one: their first ``width`` dimensions are the
+        # top ``width`` in the same order
+        head = f"{self.wn.sha256[:16]}-r{self.restart:g}-i{self.iterations}-k"
+        folders = []
+        for f in self.folder.parent.glob(f"{head}*-{self.dtype.name}") if self.folder.parent.is_dir() else []:
+            k = f.name[len(head):-len(self.dtype.name) - 1]
+            if k.isdigit() and int(k) >= self.width:
+                folders.append((f != self.folder, int(k), f))
+        for _, _, folder in sorted(folders):
+            self._load_folder(folder)
+
+    def _load_folder(self, folder: Path) -> None:
+        for path in sorted(folder.glob("shard-*.npz")):
             try:
                 with np.load(path) as z:
                     nodes, idx, val, length = z["nodes"], z["idx"], z["val"], z["length"]
@@ -412,7 +416,8 @@ class SenseVectors:
                 warnings.warn(f"ignoring unreadable GRouge cache file {path}: {exc}", GRougeWarning, stacklevel=2)
                 continue
             new = self.row_of[nodes] < 0
-            self._append(nodes[new], idx[new], val[new], length[new])
+            w = self.width
+            self._append(nodes[new], idx[new][:, :w], val[new][:, :w], np.minimum(length[new], w))
 
     def _append(self, nodes, idx, val, length) -> None:
         base = self.idx.shape[0]
@@ -1084,21 +1089,19 @@ def _score_impl(
     for v in vs:
         by_setting.setdefault((v.stem, v.stop, v.topk, v.restart, v.iterations), []).append(v)
     for (stem_, stop_, topk_, restart_, iter_), group in by_setting.items():
-        pr = _process(texts, stem_, stop_, "full")
         sw = stopwords()
-        raw = []  # unstemmed tokens aligned with pr's tokens
+        raw = []  # unstemmed tokens, one to one with the ROUGE tokens
+        proc = []  # ROUGE-1.5.5 tokens (stopwords removed, stemmed, as the options say)
         for t in texts:
             toks = [w for s in t for w in tokenize(s)]
-            raw.append([w for w in toks if w not in sw] if stop_ else toks)
+            kept = [w for w in toks if w not in sw] if stop_ else toks
+            raw.append(kept)
+            proc.append(process_tokens(kept, stem=stem_, stop=False))
         store = _store(restart_, iter_, topk_, cache, progress)
         lex = _Lexicon(store)
         raw_ids = [np.asarray(lex.ids(toks), np.int64) for toks in raw]
         measures = sorted({v.measure for v in group})
-        lexical = {}
-        for m in measures:
-            offs, codes, counts, totals = _gram_table(pr, m)
-            hits = _clipped_hits(pair_peer, pair_ref, offs, codes, counts).astype(float)
-            lexical[m] = (hits, totals[pair_ref].astype(float))
+        lexical = {m: _lexical_counts(proc, m, pair_peer, pair_ref) for m in measures}
         need_sem = want_parts or any(v.lam < 1.0 for v in group)
         sem_sums = {m: np.zeros(pair_rec.shape[0]) for m in measures}
         if need_sem:
@@ -1127,6 +1130,49 @@ def _score_impl(
         for rec in np.flatnonzero(n_refs == 0):
             warnings.warn(f"record {index[rec]!r}: no references: GRouge gives no value", GRougeWarning, stacklevel=2)
     return vs, results, parts, index
+
+
+def _as_sentences(text, where: str) -> tuple[str, ...]:
+    if text is None:
+        return ()
+    if isinstance(text, str):
+        return tuple(split_sentences(text))
+    if isinstance(text, (list, tuple)) and all(isinstance(s, str) for s in text):
+        return tuple(line for s in text for line in split_sentences(s))
+    raise TypeError(f"{where} must be a string or a list of sentence strings, got {type(text).__name__}")
+
+
+def _segment_sums(values: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    return np.asarray([float(np.sum(values[a:b])) for a, b in zip(starts.tolist(), ends.tolist())], dtype=float)
+
+
+def _lexical_counts(proc: list[list[str]], measure: Measure, pair_peer: np.ndarray, pair_ref: np.ndarray):
+    """ROUGE's clipped hits sum_g min(c_ref(g), c_peer(g)) and the reference's gram count, per pair."""
+    vocab: dict[str, int] = {}
+    ids = [np.asarray([vocab.setdefault(w, len(vocab)) for w in toks], np.int64) for toks in proc]
+    rows = []
+    for t_ids in ids:
+        pos = _occurrences(t_ids.shape[0], measure)
+        rows.append(np.where(pos >= 0, t_ids[np.clip(pos, 0, None)] if t_ids.size else pos, -1).reshape(pos.shape))
+    lengths = np.asarray([r.shape[0] for r in rows], np.int64)
+    stacked = np.concatenate(rows) if rows else np.zeros((0, 1), np.int64)
+    if stacked.shape[0]:
+        _, codes = np.unique(stacked, axis=0, return_inverse=True)
+        codes = codes.ravel()
+    else:
+        codes = np.zeros(0, np.int64)
+    bounds = np.concatenate([[0], np.cumsum(lengths)])
+    table = []
+    for k in range(len(rows)):
+        u, c = np.unique(codes[bounds[k]:bounds[k + 1]], return_counts=True)
+        table.append((u, c))
+    hits = np.zeros(pair_peer.shape[0])
+    for k, (p, r) in enumerate(zip(pair_peer.tolist(), pair_ref.tolist())):
+        up, cp = table[p]
+        ur, cr = table[r]
+        _, ip, ir = np.intersect1d(up, ur, assume_unique=True, return_indices=True)
+        hits[k] = float(np.minimum(cp[ip], cr[ir]).sum())
+    return hits, lengths[pair_ref].astype(float)
 
 
 def _semantic_sums(texts, raw_ids, lex, store, measures, pair_peer, pair_ref, sem_sums, progress) -> None:

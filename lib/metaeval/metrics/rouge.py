@@ -294,7 +294,8 @@ def _window_counts(tok, a, b, local, skip, S, C, uni):  # pragma: no cover - com
 
 @numba.njit(cache=True)
 def _lcs_mark_dp(model, peer, mask, weighted, weight):  # pragma: no cover - compiled
-    """Reference for the tests (the plain dynamic program with a direction table): mark the model positions of one LCS (weighted: ROUGE-W's WLCS, f(k) = k^weight) of model and peer,
+    """Reference for the tests (the plain dynamic program with a direction table): mark the model positions of one
+    LCS (weighted: ROUGE-W's WLCS, f(k) = k^weight) of model and peer,
     with ROUGE-1.5.5's tie-breaking (prefer "up" when c[i-1][j] >= c[i][j-1]). Integer LCS lengths are exact
     in float64, so one table type serves both."""
     m, n = model.shape[0], peer.shape[0]

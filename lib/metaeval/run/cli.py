@@ -9,6 +9,8 @@ Examples::
     metaeval run-all                                       # every notebook into results/
     metaeval sweep 20 results/sweeps/ci -p coefficient pearson,kendall -p n_trials 100 --workers 2
     metaeval card my_metric.jsonl --dataset summeval --output card/  # report card of a new metric
+    metaeval datasets                                      # the embedded datasets
+    metaeval describe realsumm                             # systems, inputs, texts, scores and their coverage
 """
 
 from __future__ import annotations

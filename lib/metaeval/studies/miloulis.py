@@ -182,8 +182,7 @@ def features(ds: Dataset, *, embeddings: str | Embeddings = DEFAULT_EMBEDDINGS, 
         raise ValueError("features: undefined centroids (a text without any word that has a vector)")
     N, M = ds.shape
     groups = np.tile(np.arange(M), N)
-    cells = ds.texts.index if ds.texts is not None else pd.MultiIndex.from_tuples([], names=["system", "input"])
-    if list(cells.get_level_values("input")) != [ds.inputs[g] for g in groups]:
+    if list(ds.texts.index.get_level_values("input")) != [ds.inputs[g] for g in groups]:  # type: ignore[union-attr]
         raise ValueError(f"dataset {ds.name!r}: texts are not in the systems x inputs cell order of its matrices")
     signature = bleu_signature(min(n_refs))
     if len(n_refs) > 1:
