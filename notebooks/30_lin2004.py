@@ -63,6 +63,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
+from scipy import stats
 
 from metaeval import lin
 from metaeval.data.scoring import scoring_signature
@@ -166,6 +167,30 @@ if len(above):
                  "adds noise to the system means, which pulls resampled correlations down when r is close to 1; "
                  "percentile intervals do not correct that bias.")
 nb.report("\n".join(lines), "tables1-3_summary.md")
+
+# %% [markdown]
+# ### Next to Lin's DUC 2001 values
+#
+# Our correlation, Lin's (DUC 2001 100-word single-document summaries; his 3-reference column is set against our
+# several-references column) and the difference, for the measures Lin reports. The rank agreement (Kendall tau over
+# the measures) says whether the measures come out in the same order, which is what a reader choosing a measure
+# needs, even where the levels differ.
+
+# %%
+compare = table.dropna(subset=["paper_duc2001"]).assign(difference=lambda t: t["r"] - t["paper_duc2001"])
+nb.save_table(compare[["references", "setting", "measure", "r", "paper_duc2001", "difference"]],
+              "tables1-3_vs_paper.csv", index=False, float_format="%.4f")
+lines = []
+for (n_refs, setting), block in compare.groupby(["references", "setting"], sort=False):
+    tau = stats.kendalltau(block["r"], block["paper_duc2001"]).statistic
+    order = ("in a similar order" if tau > 0.3 else "in a largely opposite order" if tau < -0.3
+             else "in an unrelated order")
+    lines.append(f"* {n_refs} ref, {setting}: ours minus Lin's r is {block['difference'].mean():+.3f} on average "
+                 f"(from {block['difference'].min():+.3f} to {block['difference'].max():+.3f}); the measures come "
+                 f"out {order} (Kendall tau = {tau:.2f}).")
+nb.report("\n".join(lines), "tables1-3_vs_paper.md")
+compare.pivot_table(index="measure", columns=["references", "setting"], values=["r", "paper_duc2001", "difference"],
+                    sort=False).reindex([m for m in measures if m in set(compare["measure"])]).round(3)
 
 # %% [markdown]
 # ## Tables 3-6: the correlation as a function of sample size and number of references

@@ -11,12 +11,15 @@
 #     language: python
 #     name: metaeval
 #   metaeval:
+#     datasets:
+#     - summeval
+#     - realsumm
 #     main_table: metric_power.csv
 #     paper: planning
 # ---
 
 # %% tags=["parameters"]
-datasets = ["summeval", "realsumm"]  # embedded datasets (or paths) used as pilot studies
+dataset = "summeval"  # the pilot study: an embedded dataset or the path of your own
 metric_x = "qa-eval.f1"  # the metric expected to correlate better with the human scores
 metric_y = None  # the one it is compared with; None: ROUGE-2 (recall on recall-oriented datasets, F1 otherwise)
 human = None  # human score; None: each dataset's default
@@ -37,7 +40,7 @@ n_resamples = 200  # permutations / resamples per test of the metric comparison
 pair_trials = 1000  # simulated studies per size of the system comparison
 pair_resamples = 1000  # bootstrap resamples per system comparison test
 seed = 0
-output_dir = "results/planning"
+output_dir = None  # None: results/planning/<dataset>/
 
 # %% [markdown]
 # # 60 · Planning the next human evaluation: how many systems and documents?
@@ -71,20 +74,16 @@ import metaeval
 from metaeval import planning
 from metaeval.run.session import start
 
-nb = start("planning", datasets[0], output_dir=output_dir, seed=seed)
-out, rng = nb.out, nb.rng
-
-
 def baseline_of(ds):
     return metric_y or ("rouge-2.recall" if ds.recall_oriented else "rouge-2.f1")
 
 
-pilots = {}
-for name in datasets:
-    ds = metaeval.datasets.load(name)
-    h = human or ds.default_human
-    ds = ds.require(scores=[h, metric_x, baseline_of(ds)], purpose="the planner's pilot")
-    pilots[name] = (ds, h)
+pilot = metaeval.datasets.load(dataset)
+nb = start("planning", dataset, output_dir=output_dir, seed=seed, human=human,
+           scores=[metric_x, baseline_of(pilot)], purpose="the planner's pilot")
+out, rng = nb.out, nb.rng
+# one pilot per run (run-all plans on every embedded dataset); the tables carry a dataset column
+pilots = {pilot.name: (nb.dataset, nb.human)}
 designs = list(itertools.product(systems_grid, inputs_grid))
 nb.report("\n".join(
     f"* pilot **{name}**: {ds.shape[0]} systems × {ds.shape[1]} documents; X = {ds.display_name(metric_x)}, "
@@ -242,14 +241,21 @@ need = pd.concat(needs, ignore_index=True)
 nb.save_table(pairs, "pair_power.csv", index=False, float_format="%.4f")
 nb.save_table(need, "pair_documents_needed.csv", index=False, float_format="%.4f")
 binned = pd.concat([planning.binned_power(t).assign(dataset=n) for n, t in pairs.groupby("dataset", sort=False)])
-binned["difference range"] = [f"Q{b}: {lo:.2f}-{hi:.2f}" for b, lo, hi in
-                              zip(binned.difference_bin, binned.difference_low, binned.difference_high)]
-grid = sns.relplot(data=binned, x="size", y="power", hue="difference range", col="dataset", kind="line", marker="o",
-                   height=3.4, aspect=1.2, facet_kws={"sharex": True})
-for ax in grid.axes.flat:
+labels = {b: f"Q{b}" + (" (smallest)" if b == 1 else " (largest)" if b == binned.difference_bin.max() else "")
+          for b in sorted(binned.difference_bin.unique())}
+binned["difference quintile"] = binned.difference_bin.map(labels)
+grid = sns.relplot(data=binned, x="size", y="power", hue="difference quintile", col="dataset", kind="line",
+                   marker="o", palette="viridis", height=3.4, aspect=1.2, facet_kws={"sharex": True})
+for ax, (name, block) in zip(grid.axes.flat, binned.groupby("dataset", sort=False)):
     ax.axhline(target_power, color="grey", linestyle="--", linewidth=0.8)
+    ranges = block.drop_duplicates("difference_bin")
+    spans = [f"Q{b}: {lo:.2f}-{hi:.2f}" for b, lo, hi in
+             zip(ranges.difference_bin, ranges.difference_low, ranges.difference_high)]
+    ax.set_title(f"{name} ({pilots[name][0].display_name(pilots[name][1])}), differences\n"
+                 + ", ".join(spans[:3]) + "\n" + ", ".join(spans[3:]), fontsize=8)
 grid.set_axis_labels("documents judged", f"power ({pair_test}, alpha = {alpha})")
-grid.figure.suptitle("Separating two systems: mean power of the pairs in each quintile of their difference", y=1.03)
+grid.figure.suptitle("Separating two systems: mean power of the pairs in each quintile of their difference")
+grid.figure.subplots_adjust(top=0.74)
 nb.save_figure(grid.figure, "pair_power")
 plt.show()
 

@@ -11,6 +11,9 @@
 #     language: python
 #     name: metaeval
 #   metaeval:
+#     datasets:
+#     - summeval
+#     - realsumm
 #     main_table: correlations.csv
 #     paper: card
 # ---

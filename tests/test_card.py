@@ -141,3 +141,17 @@ def test_make_card_renders_html_and_cli(tmp_path):
     assert not list(tmp_path.glob(".partial-*"))
     assert main(["card", "qa-eval.f1", "--dataset", "realsumm", "--baselines", "nope", "--no-html",
                  "--output", str(tmp_path / "bad")]) == 2
+
+
+def test_make_card_from_a_relative_user_path(tmp_path, monkeypatch):
+    # the notebook runs in the compendium root: a path relative to the caller's folder must still be found
+    ds = metaeval.datasets.load("realsumm")
+    _write_metrics_jsonl(tmp_path / "mine.jsonl", ds, "my-metric", ds.matrix("js-2"), ds.systems, ds.inputs)
+    monkeypatch.chdir(tmp_path)
+    card = C.make_card("mine.jsonl", dataset="realsumm", output_dir="out", n_resamples=30, planner_trials=5,
+                       planner_resamples=10, planner_inputs=[1])
+    assert (tmp_path / "out" / "card.html").exists()
+    assert card.provenance["scores"] == str(tmp_path / "mine.jsonl")
+    assert card.metric == "my-metric.score"
+    with pytest.raises(TypeError, match="render=False"):
+        C.make_card(ds, dataset="realsumm", output_dir="x")

@@ -122,3 +122,12 @@ def test_bad_input():
         cross_validate(X, y[:-1], groups, model="ridge")
     with pytest.raises(ValueError, match="lacks \\['depth'"):
         cross_validate(X, y, groups, model="mlp", folds=2, grid=[{"width": 4, "alpha": 1.0}])
+
+
+def test_parallel_folds_give_the_same_result():
+    rng, groups, X = grouped_data(n_groups=20, per_group=5, p=3, seed=7)
+    y = X[:, 1] + 0.3 * rng.normal(size=len(X))
+    serial = cross_validate(X, y, groups, model="ridge", folds=4, rng=3)
+    parallel = cross_validate(X, y, groups, model="ridge", folds=4, rng=3, n_jobs=2)
+    np.testing.assert_array_equal(serial.predictions, parallel.predictions)
+    assert serial.params == parallel.params

@@ -498,3 +498,13 @@ def test_summeval_expert_mean_is_checked_or_loaded(tmp_path):
     rec["expert_mean"] = {"relevance": 7 / 3, "coherence": 4.5}  # a mean without annotations is not lost
     _write(tmp_path / "m.jsonl", [rec])
     assert load(tmp_path).matrix("expert.coherence")[0, 0] == 4.5
+
+
+def test_null_texts_are_missing_texts(tmp_path):
+    _write(tmp_path / "t.jsonl", [{"id": "a::x", "peer": None, "refs": ["r"]}, {"id": "a::y", "peer": "s", "refs": ["r"]},
+                                  _rec("b", "x", summary="s", references=None, metrics={"m": 1})])
+    ds = load(tmp_path)
+    assert ds.texts is not None and not ds.has_texts
+    assert ds.summaries().tolist() == [[None, "s"], ["s", None]]
+    with pytest.raises(DataError, match=r"texts missing in 3 of 4 cells"):
+        ds.require(texts=True)

@@ -94,7 +94,9 @@ def test_centroids_hand_computed():
     c3 = np.array([1.0, 1.0])  # emu
     frame = score(["cat cat dog", "emu"], [["dog emu"], ["dog emu", "cat cat dog"]],
                   ["cent-c", "cent-e"], embeddings=e, columns="name")
-    cos = lambda a, b: a @ b / np.linalg.norm(a) / np.linalg.norm(b)
+    def cos(a, b):
+        return a @ b / np.linalg.norm(a) / np.linalg.norm(b)
+
     assert frame.loc[0, "cent-c"] == pytest.approx(cos(c1, c2), abs=1e-12)
     assert frame.loc[0, "cent-e"] == pytest.approx(-np.linalg.norm(c1 - c2), abs=1e-12)
     # several references: the mean over references

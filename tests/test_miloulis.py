@@ -79,3 +79,21 @@ def test_learned_metrics_shapes_and_names():
     assert set(out["mean"]) == {"MEAN-ROUGE", "MEAN-CENT", "ridge", "best-single"}
     assert all(m.shape == (N, M) for d in out.values() for m in d.values())
     assert set(params.loc[params["model"] == "best-single", "feature"]) <= {"f0", "f1"}
+
+
+def test_features_of_a_small_grid(summeval):
+    ds = summeval.subset(systems=summeval.systems[:3], inputs=summeval.inputs[:4])
+    feats = miloulis.features(ds, cache=False)
+    assert feats.frame.shape == (12, 96 + 1 + 9) and feats.shape == (3, 4)
+    assert feats.centroid_difference.shape == (12, 50)
+    assert feats.groups.tolist() == [0, 1, 2, 3] * 3
+    assert feats.bleu_signature.startswith("nrefs:11|case:lc")
+    # the ROUGE columns are metaeval.rouge's values, the embedding columns metaeval.embeddings'
+    import metaeval
+
+    summaries = ds.texts["summary"].tolist()
+    refs = [list(r) for r in ds.texts["references"]]
+    wmd = metaeval.embeddings.score(summaries, refs, ["wmd"]).iloc[:, 0].to_numpy()
+    np.testing.assert_allclose(feats.frame.filter(like="wmd|").iloc[:, 0].to_numpy(), wmd)
+    mats = feats.matrices()
+    assert mats["bleu"].shape == (3, 4) and mats["bleu"][1, 2] == feats.frame["bleu"].iloc[1 * 4 + 2]

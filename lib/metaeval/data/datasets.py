@@ -723,7 +723,9 @@ def _build(name: str, c: _Collector, info: DatasetInfo) -> Dataset:
                     f"at {shared_entry[1]}"
                 )
             refs[s_index[s] * m + i_index[i]] = own
-        texts = pd.DataFrame({"summary": summaries, "references": refs}, index=index)
+        # object dtype: a missing text stays None (pandas 3 would infer a string column holding NaN)
+        texts = pd.DataFrame({"summary": pd.Series(summaries, index=index, dtype=object),
+                              "references": pd.Series(refs, index=index, dtype=object)})
 
     return Dataset(name, tuple(systems), tuple(inputs), scores, ratings, texts, info)
 

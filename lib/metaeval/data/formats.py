@@ -192,6 +192,8 @@ def _reference_list(record: Mapping[str, Any], where: str) -> list[str] | None:
         return None
     name = present[0]
     value = record[name]
+    if value is None:
+        return None
     if name == "reference":
         return [_text(value, name, where)]
     if not isinstance(value, list):
@@ -313,7 +315,8 @@ def parse_record(
     present = [f for f in ("summary", "peer") if f in record]
     if len(present) > 1:
         raise DataError(f"{where}: fields 'summary' and 'peer' both give the summary; give only one")
-    summary = _text(record[present[0]], present[0], where) if present else None
+    # null is an absent text (metaeval rouge scores a null peer as empty): reported by has_texts / require
+    summary = _text(record[present[0]], present[0], where) if present and record[present[0]] is not None else None
     references = _reference_list(record, where)
 
     flat: dict[str, Any] = {}

@@ -250,7 +250,8 @@ def cross_validate(
         Seed of every random choice; the same seed gives the same result.
     grid : sequence of dict, optional
         Hyper-parameter configurations searched by the inner CV (default :data:`MLP_GRID` /
-        :data:`RIDGE_GRID`; ``"small"``: :data:`MLP_GRID_SMALL`); MLP keys ``depth``, ``width``, ``alpha``, ``early_stopping`` (``max_iter``).
+        :data:`RIDGE_GRID`; ``"small"``: :data:`MLP_GRID_SMALL`); MLP keys ``depth``, ``width``, ``alpha``,
+        ``early_stopping`` (``max_iter``).
     inner_folds : int
         Folds of the inner grouped CV (default 3).
     n_jobs : int
@@ -282,7 +283,9 @@ def cross_validate(
     Y = Y.reshape(Y.shape[0], -1)
     g = np.asarray(groups)
     if not (X.shape[0] == Y.shape[0] == g.shape[0]):
-        raise ValueError(f"features, targets and groups need the same rows, got {X.shape[0]}, {Y.shape[0]}, {g.shape[0]}")
+        raise ValueError(
+            f"features, targets and groups need the same rows, got {X.shape[0]}, {Y.shape[0]}, {g.shape[0]}"
+        )
     _check_finite(X, feature_names, "features")
     _check_finite(Y, target_names, "targets")
     if not (isinstance(folds, (int, np.integer)) and folds >= 2):

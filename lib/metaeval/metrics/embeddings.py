@@ -333,7 +333,9 @@ class EmbeddingVariant:
         return (int(m.group("n")), 0) if m.group("n") else (0, int(m.group("skip")))
 
     def signature(self, emb_name: str, dim: int) -> str:
-        yn = lambda b: "yes" if b else "no"
+        def yn(b: bool) -> str:
+            return "yes" if b else "no"
+
         head = f"{self.name}|emb:{emb_name}|dim:{dim}"
         if self.family == "cent":
             return f"{head}|stop:{yn(self.stop)}|idf:texts|refs:mean"

@@ -9,6 +9,8 @@ Examples::
     metaeval run-all                                       # every notebook into results/
     metaeval sweep 20 results/sweeps/ci -p coefficient pearson,kendall -p n_trials 100 --workers 2
     metaeval card my_metric.jsonl --dataset summeval --output card/  # report card of a new metric
+    metaeval datasets                                      # the embedded datasets
+    metaeval describe realsumm                             # systems, inputs, texts, scores and their coverage
 """
 
 from __future__ import annotations
@@ -121,7 +123,7 @@ def cmd_grouge(args) -> int:
                                   topk=None if args.topk == 0 else args.topk) for m in methods]
     except ValueError as exc:
         raise SystemExit(f"metaeval grouge: {exc}")
-    ids, peers, refs, _ = _read_rouge_input(Path(args.input))
+    ids, peers, refs, passthrough = _read_rouge_input(Path(args.input))
     try:
         frame = score(peers, refs, variants, ids=ids, columns="signature", progress=args.progress)
     except (TypeError, ValueError) as exc:
@@ -133,7 +135,8 @@ def cmd_grouge(args) -> int:
             for i, rec_id in enumerate(ids):
                 row = frame.iloc[i]
                 scores = {k: (None if math.isnan(row[k]) else float(row[k])) for k in keys}
-                out.write(json.dumps({"id": rec_id, "n_refs": len(refs[i]), "scores": scores}) + "\n")
+                record = {"id": rec_id, **passthrough[i], "n_refs": len(refs[i]), "scores": scores}
+                out.write(json.dumps(record) + "\n")
 
     atomic_write(Path(args.output), write)
     print(f"wrote {len(ids)} records x {len(keys)} GRouge values to {args.output}", file=sys.stderr)

@@ -6,10 +6,9 @@ and returns a :class:`Session` holding the dataset, the output folder and the ra
 helpers to save tables, figures and generated text there.
 
 >>> from metaeval.run.session import start
->>> nb = start("demo", "fabbri2020", output_dir=None, seed=0, scores=["expert.relevance"],
-...            resolve=False)                                                   # doctest: +SKIP
->>> nb.dataset.shape                                                            # doctest: +SKIP
-(16, 100)
+>>> nb = start("demo", "fabbri2020", output_dir=None, seed=0, scores=["expert.relevance"], resolve=False)
+>>> nb.dataset.shape, nb.dataset.default_human
+((16, 100), 'expert.relevance')
 """
 
 from __future__ import annotations

@@ -419,8 +419,8 @@ def correlate(
     X,
     Z,
     *,
-    level: Level = "system",
-    coefficient: Coefficient = "pearson",
+    level: str = "system",
+    coefficient: str = "pearson",
     nan_policy: Literal["raise", "omit"] = "raise",
 ) -> float:
     """Correlation between metric scores X and human scores Z (both N systems x M inputs).

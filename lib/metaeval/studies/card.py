@@ -100,7 +100,13 @@ class Card:
 
 def default_baselines(ds, exclude: Sequence[str] = ()) -> list[str]:
     """The dataset's standard metrics present in it: ROUGE-1/2/L and BERTScore (recall on recall-oriented
-    datasets, F1 otherwise), leaving out ``exclude``."""
+    datasets, F1 otherwise), leaving out ``exclude``.
+
+    Examples
+    --------
+    >>> default_baselines(_datasets.load("realsumm"), exclude=["rouge-l.recall"])
+    ['rouge-1.recall', 'rouge-2.recall', 'bertscore.recall']
+    """
     stat = "recall" if getattr(ds, "recall_oriented", False) else "f1"
     names = [f"{m}.{stat}" for m in _STANDARD]
     return [n for n in names if n in ds.score_names and n not in exclude]
@@ -456,7 +462,14 @@ def make_card(
     from nbconvert import HTMLExporter
     from papermill.exceptions import PapermillExecutionError
 
+    if isinstance(scores, _datasets.Dataset):
+        raise TypeError("with render=True, scores must be a path or a score name (the notebook loads it); "
+                        "pass render=False to card a loaded Dataset")
+    if Path(scores).exists():
+        # the notebook runs in the compendium root: a relative path must not change meaning
+        scores = str(Path(scores).resolve())
     source = _card_notebook()
+    out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".partial-{out.name}-", dir=out.parent))
     try:
@@ -464,8 +477,7 @@ def make_card(
         nb.metadata["kernelspec"] = {"name": _kernel_name(), "display_name": "Python 3", "language": "python"}
         template = staging / "card_template.ipynb"
         nbformat.write(nb, str(template))
-        params = {"scores": str(scores) if not isinstance(scores, _datasets.Dataset) else scores.name,
-                  "dataset": dataset, "output_dir": str(staging), **options}
+        params = {"scores": str(scores), "dataset": dataset, "output_dir": str(staging), **options}
         if params.get("baselines") is not None:
             params["baselines"] = list(params["baselines"])
         executed = staging / "card.ipynb"

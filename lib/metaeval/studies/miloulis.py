@@ -55,6 +55,7 @@ from metaeval.stats.significance import bootstrap_test, permutation_test, willia
 __all__ = [
     "EMBEDDING_FEATURES",
     "Features",
+    "default_humans",
     "human_targets",
     "features",
     "learned_metrics",
@@ -63,6 +64,7 @@ __all__ = [
     "compare",
     "label",
     "options",
+    "chosen_configurations",
 ]
 
 #: The paper's embedding metrics among the features (ROUGE-WE is not one of them).
@@ -70,6 +72,15 @@ EMBEDDING_FEATURES = ("cent-c", "cent-e", "rwmd-l-e", "rwmd-r-e", "rwmd-m-e", "r
                       "wmd")
 BLEU = "bleu"
 MEAN = "mean"
+
+
+def default_humans(ds: Dataset) -> list[str]:
+    """The dataset's human scores (``ds.human_scores``), only the expert ones if it has experts and others."""
+    names = list(ds.human_scores)
+    if not names:
+        raise ValueError(f"dataset {ds.name!r} declares no human scores; pass human=...")
+    experts = [n for n in names if n.startswith("expert.")]
+    return experts or names
 
 
 def human_targets(ds: Dataset, human: str | Sequence[str] | None = None) -> dict[str, np.ndarray]:
@@ -80,11 +91,7 @@ def human_targets(ds: Dataset, human: str | Sequence[str] | None = None) -> dict
     measures).
     """
     if human is None:
-        names = list(ds.human_scores)
-        if not names:
-            raise ValueError(f"dataset {ds.name!r} declares no human scores; pass human=...")
-        experts = [n for n in names if n.startswith("expert.")]
-        names = experts or names
+        names = default_humans(ds)
     else:
         names = [human] if isinstance(human, str) else list(human)
         if not names:
@@ -160,7 +167,8 @@ def features(ds: Dataset, *, embeddings: str | Embeddings = DEFAULT_EMBEDDINGS, 
     """
     summaries, references = _texts(ds)
     emb = load(embeddings)
-    rouge = rouge_table(ds, rouge155_variants(), cache=cache)
+    # sorted by signature as graham.metric_scores asks for them: the same cache entry serves both
+    rouge = rouge_table(ds, sorted(rouge155_variants(), key=lambda v: v.signature), cache=cache)
     n_refs = {len(r) for r in references}
     bleu = sentence_bleu(summaries, references)
     emb_frame, diff = _embedding_scores(summaries, references, emb, cache)
@@ -174,6 +182,8 @@ def features(ds: Dataset, *, embeddings: str | Embeddings = DEFAULT_EMBEDDINGS, 
         raise ValueError("features: undefined centroids (a text without any word that has a vector)")
     N, M = ds.shape
     groups = np.tile(np.arange(M), N)
+    if list(ds.texts.index.get_level_values("input")) != [ds.inputs[g] for g in groups]:  # type: ignore[union-attr]
+        raise ValueError(f"dataset {ds.name!r}: texts are not in the systems x inputs cell order of its matrices")
     signature = bleu_signature(min(n_refs))
     if len(n_refs) > 1:
         signature += f" (references per summary: {sorted(n_refs)})"
@@ -238,6 +248,34 @@ def learned_metrics(
             out[t][model] = res.predictions.reshape(shape)
             record(model, t, res)
     return out, pd.DataFrame(rows)
+
+
+def chosen_configurations(params: pd.DataFrame) -> pd.DataFrame:
+    """How often each configuration was chosen: one row per (model, target, configuration), with the count of folds.
+
+    Examples
+    --------
+    >>> p = pd.DataFrame({"model": ["ridge"] * 3, "target": ["t"] * 3, "fold": [0, 1, 2], "alpha": [1.0, 1.0, 10.0]})
+    >>> chosen_configurations(p)
+       model target configuration  folds
+    0  ridge      t       alpha=1      2
+    1  ridge      t      alpha=10      1
+    """
+    keys = [c for c in params.columns if c not in ("model", "target", "fold", "inner_mse", "spearman")]
+
+    def describe(row: pd.Series) -> str:
+        if isinstance(row.get("feature"), str):
+            return label(row["feature"]) + "".join(f" {v}" for v in options(row["feature"]).values() if v != "-")
+        return ", ".join(f"{k}={_number(row[k])}" for k in keys if k != "feature" and pd.notna(row[k]))
+
+    table = params.assign(configuration=params.apply(describe, axis=1))
+    counts = table.groupby(["model", "target", "configuration"], sort=False).size().rename("folds").reset_index()
+    return counts.sort_values(["model", "target", "folds"], ascending=[True, True, False], kind="mergesort",
+                              ignore_index=True)
+
+
+def _number(v: Any) -> Any:
+    return f"{v:g}" if isinstance(v, float) else v
 
 
 def _plain(v: Any) -> Any:
