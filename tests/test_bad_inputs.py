@@ -329,7 +329,7 @@ from pathlib import Path  # noqa: E402
 
 from metaeval.run import notebooks as nbrun  # noqa: E402
 from metaeval.run.cli import main as cli  # noqa: E402
-from metaeval.run.outputs import MANIFEST, OutputDirError, check_target, clean_stale  # noqa: E402
+from metaeval.run.outputs import OutputDirError, check_target, clean_stale, manifest_name  # noqa: E402
 from metaeval.run.params import ParameterError, parse_cli_value  # noqa: E402
 
 ROOT = nbrun.project_root()
@@ -390,8 +390,10 @@ def test_runner_refuses_a_file_as_output_dir(tmp_path):
 
 def test_runner_refuses_another_notebooks_results(tmp_path):
     (tmp_path / "table.csv").write_text("a\n1\n")
-    (tmp_path / MANIFEST).write_text(json.dumps({"notebook": "30_lin2004", "files": {"table.csv": "0"}}))
-    with pytest.raises(OutputDirError, match="holds the results of notebook '30_lin2004', not '23_deutsch"):
+    (tmp_path / manifest_name("30_lin2004")).write_text(
+        json.dumps({"notebook": "30_lin2004", "paper": "lin2004", "files": {"table.csv": "0"}}))
+    with pytest.raises(OutputDirError, match="holds the results of notebook '30_lin2004' .another paper than "
+                                             "'deutsch2021'., not '23_deutsch"):
         nbrun.check_run("23", {"output_dir": str(tmp_path)})
 
 
@@ -416,22 +418,25 @@ def finished_run(tmp_path_factory):
     return out
 
 
+STEM23 = nbrun.find_notebook("23").stem
+
+
 def test_a_run_leaves_a_manifest_of_what_it_wrote(finished_run):
-    manifest = json.loads((finished_run / MANIFEST).read_text())
-    assert manifest["notebook"].startswith("23_") and manifest["status"] == "done"
-    assert set(manifest["files"]) == set(_tree(finished_run)) - {MANIFEST}
-    assert manifest["files"] == {k: v for k, v in _tree(finished_run).items() if k != MANIFEST}
+    name = manifest_name(STEM23)
+    manifest = json.loads((finished_run / name).read_text())
+    assert manifest["notebook"] == STEM23 and manifest["status"] == "done" and manifest["paper"] == "deutsch2021"
+    assert manifest["files"] == {k: v for k, v in _tree(finished_run).items() if k != name}
 
 
 def test_a_run_may_replace_its_own_previous_run(finished_run):
-    assert check_target(finished_run, json.loads((finished_run / MANIFEST).read_text())["notebook"]) == finished_run
+    assert check_target(finished_run, STEM23) == finished_run
 
 
 def test_a_previous_run_with_an_added_file_is_not_replaced(finished_run):
     extra = finished_run / "my_notes.md"
     extra.write_text("mine")
     try:
-        with pytest.raises(OutputDirError, match=r"files the previous run did not write \(my_notes\.md\)"):
+        with pytest.raises(OutputDirError, match=r"files no previous run wrote \(my_notes\.md\)"):
             nbrun.run_notebook("23", {"output_dir": str(finished_run)})
         assert extra.read_text() == "mine"
     finally:
@@ -454,12 +459,30 @@ def test_failed_run_keeps_previous_results_and_its_own_in_failed_folder(finished
     with pytest.raises(nbrun.NotebookFailed, match=r"failed in cell \d+ .*DataError.*\.failed.*untouched"):
         nbrun.run_notebook("23", {"output_dir": str(finished_run), "dataset": "no-such-dataset"})
     assert _tree(finished_run) == before
-    failed = finished_run.parent / f"{finished_run.name}.failed"
+    failed = finished_run.parent / f"{finished_run.name}.{STEM23}.failed"
     note = (failed / "FAILED.txt").read_text()
     assert "failed in cell" in note and "no-such-dataset" in note
-    assert json.loads((failed / MANIFEST).read_text())["status"] == "failed"
+    assert json.loads((failed / manifest_name(STEM23)).read_text())["status"] == "failed"
     assert any(p.suffix == ".ipynb" for p in failed.iterdir())  # the executed notebook, up to the failing cell
     assert not [p for p in finished_run.parent.iterdir() if p.name.startswith(".partial")]
+
+
+def test_notebooks_of_one_paper_share_a_folder_each_replacing_only_its_files(finished_run, tmp_path):
+    shared = tmp_path / "deutsch"
+    nbrun.run_notebook("23", {"output_dir": str(shared)})
+    mine = _tree(shared)
+    nbrun.run_notebook("20", {"output_dir": str(shared), "n_trials": 2, "n_resamples": 20})
+    both = _tree(shared)
+    assert {k: v for k, v in both.items() if k in mine} == mine  # 23's files kept, byte for byte
+    stem20 = nbrun.find_notebook("20").stem
+    assert f"{stem20}.ipynb" in both and manifest_name(stem20) in both
+    nbrun.run_notebook("23", {"output_dir": str(shared)})  # a rerun of 23 keeps 20's files
+    again = _tree(shared)
+    assert {k: v for k, v in again.items() if k in both and k not in mine} == {
+        k: v for k, v in both.items() if k not in mine}
+    (shared / "mine.txt").write_text("x")
+    with pytest.raises(OutputDirError, match=r"files no previous run wrote \(mine\.txt\)"):
+        nbrun.check_run("20", {"output_dir": str(shared)})
 
 
 def test_stale_staging_of_killed_runs_is_cleaned_live_ones_kept(tmp_path):
@@ -480,7 +503,12 @@ def test_stale_staging_of_killed_runs_is_cleaned_live_ones_kept(tmp_path):
 
 def test_safe_reruns_never_write_over_canonical_results():
     canonical = nbrun.resolve_output_dir("23")
-    assert canonical == ROOT / nbrun.notebook_parameters("23")["output_dir"]
+    declared = nbrun.notebook_parameters("23")["output_dir"]
+    if declared is None:  # results/<paper>/<dataset>, shared by the notebooks of the paper (20-23)
+        dataset = nbrun.notebook_parameters("23")["dataset"]
+        assert canonical == ROOT / "results" / "deutsch2021" / dataset
+    else:
+        assert canonical == ROOT / declared
     other = nbrun.resolve_output_dir("23", {"seed": 5})
     assert other.relative_to(ROOT).parts[:2] == ("results", "runs")
     assert other.name.startswith("seed=5__")

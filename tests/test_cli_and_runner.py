@@ -77,6 +77,33 @@ def test_rerun_with_same_seed_reproduces_every_file_byte_for_byte(tmp_path):
     # the executed notebook records its output_dir, which differs between the two runs by design
     for h in hashes:
         h.pop("20_deutsch2021_ci_simulation.ipynb")
-        h.pop(".metaeval-run.json")  # it lists the executed notebook's sha256
+        h.pop(".metaeval-run.20_deutsch2021_ci_simulation.json")  # it lists the executed notebook's sha256
     assert hashes[0] == hashes[1]
     assert {"table1_ci_coverage.csv", "table1_ci_coverage.png", "table1_ci_coverage.svg"} <= set(hashes[0])
+
+
+def test_run_all_in_parallel_names_each_run_and_logs(tmp_path, monkeypatch):
+    from metaeval.run.notebooks import plan_all, run_all
+
+    monkeypatch.setenv("METAEVAL_ROOT", str(tmp_path))
+    planned = [(r.label, r.optional) for r in plan_all(["23"])]
+    assert planned[0][1] is False  # the default or first listed dataset must work
+    assert {label.split(" ")[1] for label, _ in planned} >= {"(summeval)", "(realsumm)"}
+    lines: list[str] = []
+    log = tmp_path / "run.log"
+    results = run_all(only=["23"], jobs=2, log=log, echo=lines.append, tick=1.0)
+    states = {r["label"]: r["state"] for r in results}
+    assert states[planned[0][0]] == "done"
+    assert set(states.values()) <= {"done", "not applicable"}
+    total = len(planned)
+    assert lines[0] == f"running {total} notebook runs, 2 at a time"
+    assert any(line.startswith(f"[1/{total}] 23_deutsch2021_normality") and "done in" in line for line in lines)
+    assert lines[-1].startswith(f"finished {list(states.values()).count('done')} of {total} runs in")
+    text = log.read_text()
+    assert "kernel diagnostics of 23_deutsch2021_normality" in text and "not errors of the notebook" in text
+    done = [r for r in results if r["state"] == "done"]
+    for r in done:
+        assert list((tmp_path / r["output_dir"]).glob(".metaeval-run.23_*.json"))
+    # runs that do not apply leave no folder behind
+    leftovers = [p for p in (tmp_path / "results").rglob("*") if p.is_dir() and not any(p.iterdir())]
+    assert leftovers == []

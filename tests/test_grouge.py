@@ -334,3 +334,12 @@ def test_a_larger_topk_cache_serves_a_smaller_one(tmp_path, monkeypatch, wn):
     fresh.ensure(nodes)
     for n in nodes:
         np.testing.assert_array_equal(small.dense(n), fresh.dense(n))
+
+
+@pytest.mark.slow
+def test_exact_mode_keeps_the_raining_pouring_order():
+    """topk=None (every dimension): measured 0.767 (pouring) vs 0.453 (expensive) on 2026-11-21."""
+    base = "it is raining heavily"
+    near = grouge.similarity(base, "it is pouring", topk=None, cache=False)
+    far = grouge.similarity(base, "it is expensive", topk=None, cache=False)
+    assert near > far + 0.1

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -23,10 +24,19 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("wheel")
+    # Build from a clean copy of the source files (tracked, or new and not ignored): a developer's stale
+    # build/ folder or egg-info would otherwise leak old files into the wheel.
+    src = tmp / "src"
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            check=True, capture_output=True).stdout.decode().split("\0")
+    for rel in filter(None, listed):
+        origin = ROOT / rel
+        if origin.is_file():
+            (src / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(origin, src / rel)
     wheels = tmp / "dist"
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", str(ROOT), "-w",
-         str(wheels)],
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", str(src), "-w", str(wheels)],
         check=True, capture_output=True, text=True,
     )
     (wheel,) = wheels.glob("metaeval-*.whl")

@@ -51,7 +51,10 @@ Differences from the paper's system (UKB + ADW):
 * ``topk``: by default every PPR vector (single sense, and each text's aggregate) keeps its ``topk``
   largest dimensions, which makes WO a function of the head of the distribution and makes the metric fast.
   ``topk=None`` keeps every dimension (exact; slow: only for small inputs). The difference is measured in
-  ``tests/test_grouge.py`` (random sense pairs and SummEval summaries);
+  ``tests/test_grouge.py``: on 2000 random sense pairs, top-128 WO differs from the exact WO by 0.25 on
+  average (the exact WO of unrelated senses sits near 0.27, because the whole tail of both vectors is
+  ranked; truncated, near 0.01) while the two rank the pairs alike (Spearman 0.61): truncation keeps the
+  order of similarities, which is what alignment uses, not their scale;
 * lemma lookup by WordNet's morphology without POS tagging (all parts of speech), as ADW does for raw text.
 
 Examples
@@ -1150,11 +1153,11 @@ def _lexical_counts(proc: list[list[str]], measure: Measure, pair_peer: np.ndarr
     """ROUGE's clipped hits sum_g min(c_ref(g), c_peer(g)) and the reference's gram count, per pair."""
     vocab: dict[str, int] = {}
     ids = [np.asarray([vocab.setdefault(w, len(vocab)) for w in toks], np.int64) for toks in proc]
-    rows = []
+    rows: list[np.ndarray] = []
     for t_ids in ids:
         pos = _occurrences(t_ids.shape[0], measure)
         rows.append(np.where(pos >= 0, t_ids[np.clip(pos, 0, None)] if t_ids.size else pos, -1).reshape(pos.shape))
-    lengths = np.asarray([r.shape[0] for r in rows], np.int64)
+    lengths = np.asarray([len(r) for r in rows], np.int64)
     stacked = np.concatenate(rows) if rows else np.zeros((0, 1), np.int64)
     if stacked.shape[0]:
         _, codes = np.unique(stacked, axis=0, return_inverse=True)
@@ -1184,6 +1187,9 @@ def _semantic_sums(texts, raw_ids, lex, store, measures, pair_peer, pair_ref, se
     by_refset: dict[tuple[int, ...], list[int]] = {}
     for p, ks in by_peer.items():
         by_refset.setdefault(tuple(sorted({int(pair_ref[k]) for k in ks})), []).append(p)
+    # every sense at once: full blocks of seeds, one progress bar
+    store.ensure({s for p in by_peer for w in raw_ids[p].tolist() for s in lex.senses[w]}
+                 | {s for t in pair_ref.tolist() for w in raw_ids[t].tolist() for s in lex.senses[w]})
     engine = _Engine(store, lex)
     occ_cache: dict[tuple[int, Measure], np.ndarray] = {}
 

@@ -12,6 +12,7 @@ half-written analysis; a failure names the notebook and cell.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -221,31 +222,27 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
-def _shared_paper(path: Path, paper: str) -> bool:
-    """True if another notebook declares the same paper (then each gets its own folder under the paper's)."""
-    for other in list_notebooks():
-        if other.resolve() != path.resolve() and notebook_metadata(other).get("paper") == paper:
-            return True
-    return False
-
-
 def resolve_output_dir(notebook: str | os.PathLike, parameters: Mapping[str, Any] | None = None) -> Path:
     """The folder a run writes to when its ``output_dir`` is None or not given (absolute path).
 
     * The canonical run (the notebook's defaults, on any dataset) writes to ``results/<paper>/<dataset>``,
-      where ``paper`` is the notebook metadata ``metaeval.paper`` (or the notebook's name); if several
-      notebooks declare the same paper, each gets ``results/<paper>/<dataset>/<notebook>``. A notebook whose
-      parameters cell names an ``output_dir`` keeps it for its default dataset.
+      where ``paper`` is the notebook metadata ``metaeval.paper`` (or the notebook's name); notebooks of one
+      paper share that folder, each replacing only its own files. A notebook whose parameters cell names an
+      ``output_dir`` keeps it for its default dataset.
     * Any other parameters go to a new folder named from them,
       ``results/runs/<paper>/<dataset>/<notebook>/<name=value__...__hash>``, never over the canonical results.
       So does a dataset given as a path whose folder name is an embedded dataset's name.
 
     Examples
     --------
-    >>> resolve_output_dir("00").relative_to(project_root()).as_posix()
-    'results/dataset_check/summeval'
-    >>> resolve_output_dir("00", {"seed": 3}).relative_to(project_root()).as_posix()
-    'results/runs/dataset_check/summeval/00_dataset_check/seed=3__1391dc1f'
+    >>> resolve_output_dir("10").relative_to(project_root()).as_posix()
+    'results/graham2015/summeval'
+    >>> resolve_output_dir("10", {"dataset": "realsumm"}).relative_to(project_root()).as_posix()
+    'results/graham2015/realsumm'
+    >>> resolve_output_dir("10", {"seed": 3}).relative_to(project_root()).as_posix()
+    'results/runs/graham2015/summeval/10_graham2015/seed=3__1391dc1f'
+    >>> resolve_output_dir("20", {"dataset": "realsumm"}).relative_to(project_root()).as_posix()
+    'results/deutsch2021/realsumm'
     """
     from metaeval.data.datasets import known_datasets
     from metaeval.run.session import default_output_dir as rule
@@ -271,8 +268,7 @@ def resolve_output_dir(notebook: str | os.PathLike, parameters: Mapping[str, Any
     if isinstance(default_dir, str) and _same(dataset, declared.get("dataset")):
         target = Path(default_dir)
         return target if target.is_absolute() else root / target
-    folder = root / rule(paper, dataset_text)
-    return folder / path.stem if _shared_paper(path, paper) else folder
+    return root / rule(paper, dataset_text)
 
 
 def parameter_help(notebook: str | os.PathLike) -> dict[str, str]:
@@ -341,8 +337,12 @@ def check_run(notebook: str | os.PathLike, parameters: Mapping[str, Any] | None 
     parameters = check_parameters(declared, parameters, where=path.name)
     requested = parameters.get("output_dir")
     final = resolve_output_dir(path, parameters) if requested is None else _absolute(requested)
-    final = check_target(final, path.stem, given=requested)
+    final = check_target(final, path.stem, given=requested, paper=_paper(path))
     return path, parameters, final
+
+
+def _paper(path: Path) -> str:
+    return str(notebook_metadata(path).get("paper") or path.stem)
 
 
 def _quiet_kernel_manager(log_path: Path):
@@ -398,7 +398,7 @@ def run_notebook(
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
-    from metaeval.run.outputs import check_target, keep_failed, staging_dir, swap_into_place, write_manifest
+    from metaeval.run.outputs import keep_failed, staging_dir, swap_into_place, write_manifest
 
     path, parameters, final = check_run(notebook, parameters)
     declared = notebook_parameters(path)
@@ -444,7 +444,7 @@ def run_notebook(
             pass
         if scratch_log is not None and scratch_log.exists() and scratch_log.stat().st_size:
             shutil.copyfile(scratch_log, staging / "kernel.log")
-        failed = keep_failed(staging, final, path.stem, effective, message)
+        failed = keep_failed(staging, final, path.stem, effective, message, paper=_paper(path))
         shown = failed.relative_to(project_root()) if failed.is_relative_to(project_root()) else failed
         raise NotebookFailed(f"{message} (what it produced is in {shown}; the previous results are untouched)"
                              ) from None
@@ -455,10 +455,12 @@ def run_notebook(
         if scratch_log is not None:
             scratch_log.unlink(missing_ok=True)
     _retarget(executed, staging, final)
-    write_manifest(staging, path.stem, effective)
-    # someone may have put files into the folder while the notebook ran: check again before replacing it
-    check_target(final, path.stem)
-    swap_into_place(staging, final)
+    write_manifest(staging, path.stem, effective, paper=_paper(path))
+    try:
+        swap_into_place(staging, final, path.stem, paper=_paper(path))
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     return RunResult(path.stem, final, final / executed.name, time.perf_counter() - start)
 
 
@@ -602,11 +604,12 @@ def _run_planned(run: PlannedRun) -> dict[str, Any]:
 
 def _drop_failed(run: PlannedRun) -> None:
     """An optional run that does not apply to its dataset leaves no ``.failed`` folder behind."""
-    from metaeval.run.outputs import read_manifest
+    from metaeval.run.outputs import failed_dir, read_manifest
 
     final = resolve_output_dir(run.notebook, run.parameters)
-    failed = final.parent / f"{final.name}.failed"
-    manifest = read_manifest(failed)
+    stem = find_notebook(run.notebook).stem
+    failed = failed_dir(final, stem)
+    manifest = read_manifest(failed, stem)
     if manifest is not None and manifest.get("status") == "failed":
         shutil.rmtree(failed, ignore_errors=True)
     # and no empty folders made for it
@@ -656,10 +659,17 @@ def run_all(
             log_handle.write(time.strftime("%H:%M:%S ") + line + "\n")
             log_handle.flush()
 
+    times_file = _resources.project_root() / ".cache" / "run-all-times.json"
+    try:
+        last_times = json.loads(times_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        last_times = {}
     with tempfile.TemporaryDirectory(prefix="metaeval-run-all-") as work:
         runs = plan_all(only, work)
         total = len(runs)
         index = {run.label: i + 1 for i, run in enumerate(runs)}
+        # longest first (as timed by the previous run-all), so that the slowest run does not start last
+        queue = sorted(runs, key=lambda r: -float(last_times.get(r.label, 0.0)))
         started = time.perf_counter()
         say(f"running {total} notebook runs, {jobs} at a time")
         results: dict[str, dict] = {}
@@ -671,6 +681,7 @@ def run_all(
             results[run.label] = {"label": run.label, **status}
             if status["state"] == "cancelled":
                 return
+            last_times[run.label] = round(status.get("seconds", 0.0), 1)
             if status["state"] == "done":
                 rel = Path(status["output_dir"])
                 rel = rel.relative_to(project_root()) if rel.is_relative_to(project_root()) else rel
@@ -699,7 +710,7 @@ def run_all(
                 say(f"{tag(run)}: {text}, running for {_elapsed(time.perf_counter() - first_seen[run.label])}")
 
         try:
-            run_in_pool(_run_planned, runs, jobs, on_done=done, on_tick=progress, tick=tick)
+            run_in_pool(_run_planned, queue, jobs, on_done=done, on_tick=progress, tick=tick)
             states = [results[r.label]["state"] for r in runs if r.label in results]
             say(f"finished {states.count('done')} of {total} runs in {_elapsed(time.perf_counter() - started)}"
                 + (f"; {states.count('failed')} FAILED" if "failed" in states else "")
@@ -710,4 +721,9 @@ def run_all(
         finally:
             if log_handle:
                 log_handle.close()
+            try:
+                times_file.parent.mkdir(parents=True, exist_ok=True)
+                times_file.write_text(json.dumps(last_times, indent=1, sort_keys=True), encoding="utf-8")
+            except OSError:  # pragma: no cover - a read-only checkout only loses the ordering hint
+                pass
     return [results[r.label] for r in runs if r.label in results]

@@ -1,14 +1,15 @@
 """Output folders of notebook runs: the runner only ever replaces what it wrote itself.
 
-Every finished run leaves a manifest, ``.metaeval-run.json``, in its folder: the notebook, the parameters and
-the sha256 of every file the run wrote. Before a run replaces a folder, :func:`check_target` makes sure that
-the folder is empty, or holds exactly a previous run of the same notebook (the manifest's files, unchanged,
-and nothing else). Anything else is refused with a message that says why: the compendium root or a folder
-above it, a non-empty folder the runner did not write, another notebook's results, files added or edited by
-hand. Nothing is ever deleted that the runner cannot prove it wrote.
+Every finished run leaves a manifest, ``.metaeval-run.<notebook>.json``, in its folder: the notebook, its
+paper, the parameters and the sha256 of every file the run wrote. Before a run replaces its files,
+:func:`check_target` makes sure that the folder is empty, or holds only previous runs (the manifests' files,
+this notebook's unchanged). Notebooks of the same paper may share a folder (``results/deutsch2021/summeval``):
+a run then replaces only its own files and keeps the others'. Anything else is refused with a message that
+says why: the compendium root or a folder above it, a non-empty folder the runner did not write, another
+paper's results, files added or edited by hand. Nothing is ever deleted that the runner cannot prove it wrote.
 
 A run is staged in ``.partial-<name>-<pid>`` next to its folder and renamed into place when every cell
-succeeded. A failed run keeps what it produced in ``<name>.failed`` (with ``FAILED.txt`` naming the cell);
+succeeded. A failed run keeps what it produced in ``<name>.<notebook>.failed`` (``FAILED.txt`` names the cell);
 staging folders left by a killed run (SIGTERM, SIGKILL, power loss) are removed by the next run.
 """
 
@@ -35,12 +36,27 @@ __all__ = [
     "staging_dir",
     "keep_failed",
     "swap_into_place",
+    "manifest_name",
+    "read_manifests",
+    "failed_dir",
 ]
 
-MANIFEST = ".metaeval-run.json"
+MANIFEST_PREFIX = ".metaeval-run."
 FAILED_NOTE = "FAILED.txt"
 #: Files the running layer writes next to a run's outputs (sweep bookkeeping); they are the runner's own.
-RUNNER_FILES = frozenset({MANIFEST, "_sweep_status.json"})
+RUNNER_FILES = frozenset({"_sweep_status.json"})
+
+
+def manifest_name(notebook: str) -> str:
+    """The manifest file of ``notebook``'s run in a folder."""
+    return f"{MANIFEST_PREFIX}{notebook}.json"
+
+
+MANIFEST = manifest_name("<notebook>")
+
+
+def _is_runner_file(name: str) -> bool:
+    return name in RUNNER_FILES or ("/" not in name and name.startswith(MANIFEST_PREFIX) and name.endswith(".json"))
 
 
 class OutputDirError(ValueError):
@@ -55,27 +71,38 @@ def _sha256(path: Path) -> str:
     return _resources.sha256(path)
 
 
-def read_manifest(folder: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """The manifest of a run folder, or None if it has none (or an unreadable one)."""
-    path = Path(folder) / MANIFEST
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) and isinstance(data.get("files"), dict) else None
+def read_manifests(folder: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+    """The manifests of the runs in a folder, by notebook (unreadable ones are left out)."""
+    found = {}
+    for path in Path(folder).glob(f"{MANIFEST_PREFIX}*.json"):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("files"), dict) and isinstance(data.get("notebook"), str):
+            found[data["notebook"]] = data
+    return found
+
+
+def read_manifest(folder: str | os.PathLike[str], notebook: str | None = None) -> dict[str, Any] | None:
+    """The manifest of ``notebook``'s run in a folder (or of its only run), or None."""
+    found = read_manifests(folder)
+    if notebook is not None:
+        return found.get(notebook)
+    return next(iter(found.values())) if len(found) == 1 else None
 
 
 def write_manifest(folder: str | os.PathLike[str], notebook: str, parameters: Mapping[str, Any],
-                   status: str = "done") -> Path:
+                   status: str = "done", paper: str | None = None) -> Path:
     """Record every file now in ``folder`` (with its sha256) as written by a run of ``notebook``.
 
     The manifest holds no time stamp, so a rerun with the same seeds writes the same bytes.
     """
     folder = Path(folder)
-    files = {name: _sha256(folder / name) for name in _files(folder) if name not in RUNNER_FILES}
+    files = {name: _sha256(folder / name) for name in _files(folder) if not _is_runner_file(name)}
     params = {k: v for k, v in parameters.items() if k != "output_dir"}
-    data = {"notebook": notebook, "status": status, "parameters": params, "files": files}
-    path = folder / MANIFEST
+    data = {"notebook": notebook, "paper": paper, "status": status, "parameters": params, "files": files}
+    path = folder / manifest_name(notebook)
     path.write_text(json.dumps(data, indent=1, sort_keys=True, default=str) + "\n", encoding="utf-8")
     return path
 
@@ -124,12 +151,14 @@ def _git_restorable(target: Path, notebook: str) -> bool:
     return bool(present) and present <= {t.decode() for t in tracked if t} and not dirty.strip(b"\0")
 
 
-def check_target(folder: str | os.PathLike[str], notebook: str, given: str | os.PathLike[str] | None = None) -> Path:
-    """Return the resolved folder if a run of ``notebook`` may replace it; raise :class:`OutputDirError`.
+def check_target(folder: str | os.PathLike[str], notebook: str, given: str | os.PathLike[str] | None = None,
+                 paper: str | None = None) -> Path:
+    """Return the resolved folder if a run of ``notebook`` may write there; raise :class:`OutputDirError`.
 
-    Allowed: a folder that does not exist, an empty folder, a folder holding exactly a previous run of the
-    same notebook (its manifest lists every file, each unchanged), or a results folder of that notebook
-    from before manifests whose files git tracks unmodified. ``given`` is the folder as the user wrote it.
+    Allowed: a folder that does not exist, an empty folder, a folder holding only previous runs (this
+    notebook's files unchanged; other notebooks' runs only if they are of the same ``paper``, and they are
+    kept), or a results folder of that notebook from before manifests whose files git tracks unmodified.
+    ``given`` is the folder as the user wrote it.
     """
     name = repr(str(given if given is not None else folder))
     target = Path(folder).expanduser().resolve()
@@ -143,10 +172,11 @@ def check_target(folder: str | os.PathLike[str], notebook: str, given: str | os.
     if not target.is_dir():
         raise OutputDirError(f"refusing output_dir {name}: it is a file, not a folder")
     entries = sorted(os.listdir(target))
-    if not entries or set(_files(target)) <= RUNNER_FILES:
+    present = [f for f in _files(target) if not _is_runner_file(f)] if entries else []
+    manifests = read_manifests(target)
+    if not present and not manifests:
         return target
-    manifest = read_manifest(target)
-    if manifest is None:
+    if not manifests:
         if _git_restorable(target, notebook):
             return target
         raise OutputDirError(
@@ -154,24 +184,26 @@ def check_target(folder: str | os.PathLike[str], notebook: str, given: str | os.
             f"(no {MANIFEST}; it holds {_shown(entries, len(entries))}); a run replaces its whole folder, so "
             "choose a new or empty folder"
         )
-    if manifest.get("notebook") != notebook:
+    others = {nb: m for nb, m in manifests.items() if nb != notebook}
+    strangers = [nb for nb, m in others.items() if paper is None or m.get("paper") != paper]
+    if strangers:
         raise OutputDirError(
-            f"refusing output_dir {name}: it holds the results of notebook {manifest.get('notebook')!r}, "
-            f"not {notebook!r}; choose another folder"
+            f"refusing output_dir {name}: it holds the results of notebook {strangers[0]!r}"
+            + (f" (another paper than {paper!r})" if paper else "") + f", not {notebook!r}; choose another folder"
         )
-    present = _files(target)
-    listed = manifest["files"]
-    extra = [f for f in present if f not in listed and f not in RUNNER_FILES]
+    owned = {f for m in manifests.values() for f in m["files"]}
+    extra = [f for f in present if f not in owned]
     if extra:
         raise OutputDirError(
-            f"refusing output_dir {name}: it holds files the previous run did not write "
-            f"({_shown(extra, len(extra))}); move them elsewhere first, a run replaces its whole folder"
+            f"refusing output_dir {name}: it holds files no previous run wrote "
+            f"({_shown(extra, len(extra))}); move them elsewhere first, a run replaces what it wrote"
         )
-    changed = [f for f, digest in listed.items() if (target / f).is_file() and _sha256(target / f) != digest]
+    own = manifests.get(notebook, {"files": {}})["files"]
+    changed = [f for f, digest in own.items() if (target / f).is_file() and _sha256(target / f) != digest]
     if changed:
         raise OutputDirError(
             f"refusing output_dir {name}: files of the previous run were edited since "
-            f"({_shown(changed, len(changed))}); move them elsewhere first, a run replaces its whole folder"
+            f"({_shown(changed, len(changed))}); move them elsewhere first, a run replaces what it wrote"
         )
     return target
 
@@ -240,26 +272,74 @@ def staging_dir(final: Path) -> Path:
     return staging
 
 
-def swap_into_place(staging: Path, final: Path) -> None:
-    """Replace ``final`` by ``staging``: the old results stay until the new ones are complete."""
-    backup = final.parent / f".old-{final.name}-{os.getpid()}"
-    if final.exists():
-        os.replace(final, backup)
-    os.replace(staging, final)
-    shutil.rmtree(backup, ignore_errors=True)
+class _FolderLock:
+    """An exclusive lock on the parent folder (``flock`` on its descriptor: no lock file is left behind)
+    while runs sharing a folder swap their files in."""
+
+    def __init__(self, final: Path) -> None:
+        self.path = final.parent
+        self.fd: int | None = None
+
+    def __enter__(self) -> _FolderLock:
+        try:
+            import fcntl
+
+            self.fd = os.open(self.path, os.O_RDONLY)
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        except (ImportError, OSError):  # pragma: no cover - no flock (Windows): runs of one folder in sequence
+            pass
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
 
 
-def keep_failed(staging: Path, final: Path, notebook: str, parameters: Mapping[str, Any], message: str) -> Path:
-    """Move a failed run's staging folder to ``<final>.failed`` (replacing an older failed run of the same
-    folder, which the runner wrote) with ``FAILED.txt`` saying which cell failed and why."""
-    failed = final.parent / f"{final.name}.failed"
+def swap_into_place(staging: Path, final: Path, notebook: str, paper: str | None = None) -> None:
+    """Replace ``notebook``'s files in ``final`` by the run in ``staging``; other runs of the folder (same
+    paper) are carried over unchanged. The old results stay until the new ones are complete."""
+    with _FolderLock(final):
+        if final.exists():
+            check_target(final, notebook, paper=paper)  # again: files may have appeared while the notebook ran
+            for other, manifest in read_manifests(final).items():
+                if other == notebook:
+                    continue
+                clash = [f for f in manifest["files"] if (staging / f).exists()]
+                if clash:
+                    raise OutputDirError(f"{notebook} and {other} both write {_shown(clash, len(clash))} into "
+                                         f"{final}; give one of them another output_dir")
+                for f in [*manifest["files"], manifest_name(other)]:
+                    source, copy = final / f, staging / f
+                    if source.exists():
+                        copy.parent.mkdir(parents=True, exist_ok=True)
+                        try:
+                            os.link(source, copy)
+                        except OSError:
+                            shutil.copy2(source, copy)
+        backup = final.parent / f".old-{final.name}-{os.getpid()}"
+        if final.exists():
+            os.replace(final, backup)
+        os.replace(staging, final)
+        shutil.rmtree(backup, ignore_errors=True)
+
+
+def failed_dir(final: Path, notebook: str) -> Path:
+    """Where a failed run of ``notebook`` for ``final`` keeps what it produced."""
+    return final.parent / f"{final.name}.{notebook}.failed"
+
+
+def keep_failed(staging: Path, final: Path, notebook: str, parameters: Mapping[str, Any], message: str,
+                paper: str | None = None) -> Path:
+    """Move a failed run's staging folder to ``<final>.<notebook>.failed`` (replacing an older failed run,
+    which the runner wrote) with ``FAILED.txt`` saying which cell failed and why."""
+    failed = failed_dir(final, notebook)
     (staging / FAILED_NOTE).write_text(message.rstrip("\n") + "\n", encoding="utf-8")
-    write_manifest(staging, notebook, parameters, status="failed")
+    write_manifest(staging, notebook, parameters, status="failed", paper=paper)
     if failed.exists():
-        old = read_manifest(failed)
+        old = read_manifest(failed, notebook)
         if old is None or old.get("status") != "failed":
-            # not ours: leave it, and keep the failed run in its staging folder's place instead
-            failed = final.parent / f"{final.name}.failed-{os.getpid()}"
+            # not ours: leave it, and keep the failed run under another name
+            failed = final.parent / f"{failed.name}-{os.getpid()}"
         else:
             shutil.rmtree(failed)
     os.replace(staging, failed)

@@ -29,7 +29,12 @@ def _worker_init(stop: Any) -> None:
     _STOP = stop
 
     def interrupt(signum, frame):
+        import logging
+
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # the stopped kernel leaves nbclient's pending reads failing with DeadKernelError, which asyncio logs
+        # as a traceback when they are collected: expected after an interrupt, and not an error to show
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, interrupt)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+import numba
 import numpy as np
 
 from metaeval.stats.correlation import (
@@ -177,6 +178,83 @@ def auto_batch(n_systems: int, n_inputs: int, level: str, coefficient: str, budg
     return int(max(1, min(10_000, budget // (4 * per))))
 
 
+@numba.njit(cache=True)
+def _pair_sign_tables(X, Z):  # pragma: no cover - compiled
+    """For every input m and pair of systems i < j (in ``np.triu_indices`` order): sign(X[i] - X[j]) *
+    sign(Z[i] - Z[j]) and whether each sign is non-zero, as (M, P) int64 arrays (P = N (N - 1) / 2)."""
+    N, M = X.shape
+    P = N * (N - 1) // 2
+    prod = np.empty((M, P), np.int64)
+    tx = np.empty((M, P), np.int64)
+    tz = np.empty((M, P), np.int64)
+    for m in range(M):
+        p = 0
+        for i in range(N):
+            for j in range(i + 1, N):
+                sx = (X[i, m] > X[j, m]) - (X[i, m] < X[j, m])
+                sz = (Z[i, m] > Z[j, m]) - (Z[i, m] < Z[j, m])
+                prod[m, p] = sx * sz
+                tx[m, p] = sx != 0
+                tz[m, p] = sz != 0
+                p += 1
+    return prod, tx, tz
+
+
+@numba.njit(cache=True)
+def _kendall_summary_boot(X, Z, rows, cols):  # pragma: no cover - compiled
+    """Per-input Kendall tau-b of X with Z on every bootstrap resample: array (B, M), entry (b, j) for the
+    drawn input ``cols[b, j]`` over the drawn systems ``rows[b]``; NaN where X or Z is constant.
+
+    Two drawn copies of one system tie in both variables, so a pair of distinct systems (i, j) drawn
+    w_i and w_j times counts w_i w_j times: S = sum w_i w_j sx sz, n_x = sum w_i w_j [sx != 0] (likewise
+    n_z), exact integers, and tau = S / sqrt(n_x) / sqrt(n_z) as :func:`~metaeval.correlation.batch_corr`
+    computes it. Each drawn input is computed once per resample. O(N^2 M) for the tables, then
+    O(B N^2 / 2) per distinct drawn input."""
+    N, M = X.shape
+    B = rows.shape[0]
+    prod, tx, tz = _pair_sign_tables(X, Z)
+    out = np.empty((B, cols.shape[1]))
+    w = np.zeros(N, np.int64)
+    pw = np.empty(N * (N - 1) // 2, np.int64)
+    tau = np.empty(M)
+    done = np.full(M, -1, np.int64)
+    for b in range(B):
+        w[:] = 0
+        for i in range(N):
+            w[rows[b, i]] += 1
+        p = 0
+        for i in range(N):
+            for j in range(i + 1, N):
+                pw[p] = w[i] * w[j]
+                p += 1
+        for jj in range(cols.shape[1]):
+            m = cols[b, jj]
+            if done[m] != b:
+                s = 0
+                nx = 0
+                nz = 0
+                for q in range(pw.shape[0]):
+                    s += pw[q] * prod[m, q]
+                    nx += pw[q] * tx[m, q]
+                    nz += pw[q] * tz[m, q]
+                if nx > 0 and nz > 0:
+                    t = s / np.sqrt(np.float64(nx)) / np.sqrt(np.float64(nz))
+                    tau[m] = min(1.0, max(-1.0, t))
+                else:
+                    tau[m] = np.nan
+                done[m] = b
+            out[b, jj] = tau[m]
+    return out
+
+
+def _mean_over_inputs(per_input: np.ndarray) -> np.ndarray:
+    """The summary-level mean of :func:`~metaeval.correlation.level_corr`: defined inputs only."""
+    count = np.count_nonzero(~np.isnan(per_input), axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.nansum(per_input, axis=-1) / count
+    return np.where(count > 0, r, np.nan)
+
+
 def resampled_corr(
     mats: list[np.ndarray],
     Z: np.ndarray,
@@ -205,6 +283,14 @@ def resampled_corr(
             counts = taken.sum(axis=1)
             with np.errstate(invalid="ignore", divide="ignore"):
                 out[k] = np.where(counts > 0, sums / counts, np.nan)
+        return out
+    if level == "summary" and coefficient == "kendall" and w is None and set(aggs) == {"mean"}:
+        # Per-input Kendall over resampled systems: concordant/discordant counts from pair-sign tables and the
+        # systems' multiplicities, in a compiled kernel (the same integers and formula as batch_corr).
+        rows_c, cols_c = np.ascontiguousarray(rows), np.ascontiguousarray(cols)
+        Zf = np.ascontiguousarray(Z, dtype=float)
+        for k, X in enumerate(mats):
+            out[k] = _mean_over_inputs(_kendall_summary_boot(np.ascontiguousarray(X, dtype=float), Zf, rows_c, cols_c))
         return out
     if level == "summary" and coefficient == "pearson" and w is None and set(aggs) == {"mean"}:
         # Per-input Pearson over resampled systems needs only sums over the drawn rows: row multiplicities

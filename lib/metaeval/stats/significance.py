@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+import numba
 import numpy as np
 from scipy import stats
 
@@ -33,6 +34,7 @@ from metaeval.stats.correlation import (
 from metaeval._warnings import warn_degenerate
 from metaeval.stats.resampling import (
     RESAMPLE_METHODS,
+    _mean_over_inputs,
     _per_resample,
     auto_batch,
     check_memory,
@@ -185,6 +187,66 @@ def _coins(rng, n_resamples: int, shape: tuple[int, int], method: str) -> np.nda
     return row ^ col
 
 
+@numba.njit(cache=True)
+def _kendall_summary_perm(Xs, Ys, Z, coins):  # pragma: no cover - compiled
+    """Per-input Kendall tau-b with Z of the two permuted matrices (X's cells swapped with Y's where
+    ``coins[b, m, n]``) on every permutation: arrays (B, M) for X and for Y; NaN where a column is constant.
+
+    For each input and pair of systems i < j, the sign of the difference of the permuted X values takes
+    one of four values according to the two coins (X or Y in each cell); a table holds its product with
+    Z's sign and whether it is non-zero, and the permuted Y uses the opposite coins. Counts are exact
+    integers and tau = S / sqrt(n_x) / sqrt(n_z) as :func:`~metaeval.correlation.batch_corr` computes it.
+    O(M N^2) tables, O(B M N^2 / 2) look-ups."""
+    N, M = Xs.shape
+    B = coins.shape[0]
+    P = N * (N - 1) // 2
+    prod4 = np.empty((M, P, 4), np.int64)
+    tied4 = np.empty((M, P, 4), np.int64)
+    nz = np.zeros(M, np.int64)
+    for m in range(M):
+        p = 0
+        for i in range(N):
+            for j in range(i + 1, N):
+                sz = (Z[i, m] > Z[j, m]) - (Z[i, m] < Z[j, m])
+                for ci in range(2):
+                    for cj in range(2):
+                        a = Ys[i, m] if ci else Xs[i, m]
+                        b = Ys[j, m] if cj else Xs[j, m]
+                        sx = (a > b) - (a < b)
+                        prod4[m, p, 2 * ci + cj] = sx * sz
+                        tied4[m, p, 2 * ci + cj] = sx != 0
+                nz[m] += sz != 0
+                p += 1
+    out_x = np.empty((B, M))
+    out_y = np.empty((B, M))
+    for b in range(B):
+        for m in range(M):
+            c = coins[b, m]
+            s_x = 0
+            s_y = 0
+            n_x = 0
+            n_y = 0
+            p = 0
+            for i in range(N):
+                ci = 2 * np.int64(c[i])
+                for j in range(i + 1, N):
+                    k = ci + c[j]
+                    s_x += prod4[m, p, k]
+                    n_x += tied4[m, p, k]
+                    s_y += prod4[m, p, 3 - k]
+                    n_y += tied4[m, p, 3 - k]
+                    p += 1
+            if n_x > 0 and nz[m] > 0:
+                out_x[b, m] = min(1.0, max(-1.0, s_x / np.sqrt(np.float64(n_x)) / np.sqrt(np.float64(nz[m]))))
+            else:
+                out_x[b, m] = np.nan
+            if n_y > 0 and nz[m] > 0:
+                out_y[b, m] = min(1.0, max(-1.0, s_y / np.sqrt(np.float64(n_y)) / np.sqrt(np.float64(nz[m]))))
+            else:
+                out_y[b, m] = np.nan
+    return out_x, out_y
+
+
 def _permutation_deltas(Xs, Ys, Z, coins, level, coefficient, w, agg_x="mean", agg_y="mean") -> np.ndarray:
     if level == "system" and w is None and agg_x == agg_y == "mean":
         # A permuted system mean is mean(Xs) + (coins . (Ys - Xs)) / M per row: one batched product,
@@ -229,6 +291,13 @@ def _permutation_deltas(Xs, Ys, Z, coins, level, coefficient, w, agg_x="mean", a
         ry = pearson_from_sums(N, Yc.sum(0) - shift, sz, (Yc * Yc).sum(0) - shift2, szz, (Yc * Zc).sum(0) - shiftz,
                                defined=~y_const & z_ok, refine=exact_y)
         return mean_of_defined(rx) - mean_of_defined(ry)
+    if level == "summary" and coefficient == "kendall" and w is None:
+        # Compiled: concordant/discordant counts of both permuted matrices from per-pair sign tables.
+        rx, ry = _kendall_summary_perm(
+            np.ascontiguousarray(Xs, dtype=float), np.ascontiguousarray(Ys, dtype=float),
+            np.ascontiguousarray(Z, dtype=float), np.ascontiguousarray(coins.transpose(0, 2, 1), dtype=np.uint8),
+        )
+        return _mean_over_inputs(rx) - _mean_over_inputs(ry)
     Xp = np.where(coins, Ys, Xs)
     Yp = np.where(coins, Xs, Ys)
     return level_corr(Xp, Z, level, coefficient, w, agg=agg_x) - level_corr(Yp, Z, level, coefficient, w, agg=agg_y)

@@ -25,7 +25,7 @@ import pandas as pd
 
 from metaeval._io import atomic_write, cache_dir
 from metaeval.metrics import grouge
-from metaeval.stats.correlation import correlate
+from metaeval.stats.correlation import Coefficient, Level, correlate
 from metaeval.stats.resampling import bootstrap_ci
 from metaeval.stats.significance import bootstrap_test, permutation_test, williams_test
 
@@ -101,8 +101,8 @@ def rouge_counterpart(measure: str, *, stem: bool = True, stop: bool = False) ->
 
 
 def correlation_table(metrics: Mapping[str, np.ndarray], humans: Mapping[str, np.ndarray], *,
-                      coefficients: Sequence[str] = ("pearson", "spearman", "kendall"),
-                      level: str = "system") -> pd.DataFrame:
+                      coefficients: Sequence[Coefficient] = ("pearson", "spearman", "kendall"),
+                      level: Level = "system") -> pd.DataFrame:
     """Correlation of every metric (rows) with every human score and coefficient (columns ``(human, coef)``).
 
     The frame's ``attrs["best"]`` holds, per column, the metric with the highest value.
@@ -118,7 +118,7 @@ def correlation_table(metrics: Mapping[str, np.ndarray], humans: Mapping[str, np
 
 
 def comparison_table(pairs: Sequence[tuple[str, str]], metrics: Mapping[str, np.ndarray], Z: np.ndarray, *,
-                     levels: Sequence[str] = ("system", "summary"), coefficient: str = "pearson",
+                     levels: Sequence[Level] = ("system", "summary"), coefficient: Coefficient = "pearson",
                      n_resamples: int = 1000, confidence_level: float = 0.95,
                      rng: np.random.Generator | int | None = None) -> pd.DataFrame:
     """Each (metric, baseline) pair at each level: both correlations with Boot-Both CIs, and the one-sided
@@ -151,7 +151,7 @@ def comparison_table(pairs: Sequence[tuple[str, str]], metrics: Mapping[str, np.
 
 
 def lam_curve(parts: tuple[np.ndarray, np.ndarray], Z: np.ndarray, lams: Sequence[float], *,
-              level: str = "system", coefficient: str = "pearson", n_resamples: int = 1000,
+              level: Level = "system", coefficient: Coefficient = "pearson", n_resamples: int = 1000,
               confidence_level: float = 0.95, rng: np.random.Generator | int | None = None) -> pd.DataFrame:
     """Correlation of GRouge(lam) with ``Z`` and its Boot-Both interval, for each lam.
 
