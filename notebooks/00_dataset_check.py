@@ -50,8 +50,14 @@ import seaborn as sns
 
 from metaeval.run.session import start
 
-nb = start("dataset_check", dataset, output_dir=output_dir, seed=seed, human=human, incomplete=incomplete,
-           purpose="the dataset check (system means of the human score)")
+# the human score is optional here: a texts-only dataset is checked too (its human sections say why they skip)
+from metaeval.datasets import load
+
+if human is None and not load(dataset).human_scores:
+    nb = start("dataset_check", dataset, output_dir=output_dir, seed=seed)
+else:
+    nb = start("dataset_check", dataset, output_dir=output_dir, seed=seed, human=human, incomplete=incomplete,
+               purpose="the dataset check (system means of the human score)")
 ds, out, human = nb.dataset, nb.out, nb.human
 print(ds.summary_text())
 
@@ -72,8 +78,9 @@ lines = [
     + (f"texts present, {ds.n_references} reference(s) per input (the minimum over inputs)."
        if ds.has_texts else "no texts (scores only): notebooks that score summaries (10, 21, 30) cannot run on it."),
     f"* {len(coverage)} scores, {int(coverage['human'].sum())} of them human judgments "
-    f"({', '.join(ds.display_name(s) for s in ds.human_scores) or 'none'}); the default human score is "
-    f"{ds.display_name(human)}.",
+    f"({', '.join(ds.display_name(s) for s in ds.human_scores) or 'none'}); "
+    + (f"the default human score is {ds.display_name(human)}." if human else
+       "without a human score no metric can be evaluated on it (name one with default_human in dataset.yml)."),
     ("* Every score is complete." if incomplete_scores.empty else
      f"* {len(incomplete_scores)} score(s) miss cells: "
      + ", ".join(f"{r.score} ({r.missing} of {n_cells})" for r in incomplete_scores.itertuples())
@@ -89,29 +96,34 @@ nb.report("\n".join(lines), "dataset_summary.md")
 
 # %%
 humans = [s for s in ds.human_scores if s in ds.score_names]
-table = pd.DataFrame({s: ds.system_scores(s) for s in humans}).sort_values(human, ascending=False)
-table.index.name = "system"
-nb.save_table(table, "system_scores.csv", float_format="%.6f")
+if human is None:
+    nb.report(f"Skipped: {ds.name} has no human score, so there are no system-level human scores to show.")
+    table = pd.DataFrame()
+else:
+    table = pd.DataFrame({s: ds.system_scores(s) for s in humans}).sort_values(human, ascending=False)
+    table.index.name = "system"
+    nb.save_table(table, "system_scores.csv", float_format="%.6f")
 table.rename(columns=ds.display_name).round(3)
 
 # %%
-frame = table[human].rename("score").reset_index()
-fig, ax = plt.subplots(figsize=(max(6.0, 0.38 * len(frame) + 1.5), 3.4))
-sns.barplot(data=frame, x="system", y="score", color="#4C72B0", ax=ax)
-ax.set_xlabel("system (sorted by the score)")
-ax.set_ylabel(f"mean {ds.display_name(human)}")
-ax.set_title(f"{ds.name}: system-level {ds.display_name(human)} ({ds.shape[1]} inputs per system)")
-ax.tick_params(axis="x", rotation=90)
-fig.tight_layout()
-nb.save_figure(fig, "system_scores")
-plt.show()
-spread = table[human]
-nb.report(
-    f"The {len(spread)} systems' mean {ds.display_name(human)} ranges from {spread.min():.3f} "
-    f"({spread.idxmin()}) to {spread.max():.3f} ({spread.idxmax()}); the middle half of the systems lies within "
-    f"{spread.quantile(0.75) - spread.quantile(0.25):.3f} of each other, so metrics must separate systems whose "
-    "human scores are that close."
-)
+if human is not None:
+    frame = table[human].rename("score").reset_index()
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.38 * len(frame) + 1.5), 3.4))
+    sns.barplot(data=frame, x="system", y="score", color="#4C72B0", ax=ax)
+    ax.set_xlabel("system (sorted by the score)")
+    ax.set_ylabel(f"mean {ds.display_name(human)}")
+    ax.set_title(f"{ds.name}: system-level {ds.display_name(human)} ({ds.shape[1]} inputs per system)")
+    ax.tick_params(axis="x", rotation=90)
+    fig.tight_layout()
+    nb.save_figure(fig, "system_scores")
+    plt.show()
+    spread = table[human]
+    nb.report(
+        f"The {len(spread)} systems' mean {ds.display_name(human)} ranges from {spread.min():.3f} "
+        f"({spread.idxmin()}) to {spread.max():.3f} ({spread.idxmax()}); the middle half of the systems lies within "
+        f"{spread.quantile(0.75) - spread.quantile(0.25):.3f} of each other, so metrics must separate systems whose "
+        "human scores are that close."
+    )
 
 # %% [markdown]
 # ## How the human scores agree with each other

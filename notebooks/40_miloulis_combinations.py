@@ -23,7 +23,7 @@ dataset = "summeval"         # embedded dataset or path with texts and human sco
 human = None                 # None: every human score of the dataset (experts only if it has experts and crowd)
 folds = 10                   # outer folds, grouped by input (document)
 inner_folds = 2              # inner grouped CV that chooses the MLP / ridge hyper-parameters
-grid = "small"               # MLP search: "small" (2 configurations) or a list of {depth, width, alpha, ...}
+grid = None                  # MLP search: None or "small" (2 configurations), or a list of {depth, width, alpha, ...}
 levels = ["global", "summary", "system"]  # "global" (all summaries pooled) is the paper's level
 alpha = 0.05                 # Williams' test (bullets) and the conclusions
 compare_coefficient = "kendall"  # Perm-Both / Boot-Both comparisons (Deutsch et al. use Kendall)
@@ -84,7 +84,7 @@ print(f"{ds.name}: {len(ds.systems)} systems x {len(ds.inputs)} inputs, {feats.f
 # folds (for best-single: the variant chosen on the training folds).
 
 # %%
-learned, params = miloulis.learned_metrics(feats, targets, folds=folds, rng=rng, grid=grid, inner_folds=inner_folds)
+learned, params = miloulis.learned_metrics(feats, targets, folds=folds, rng=rng, grid=grid or "small", inner_folds=inner_folds)
 nb.save_table(params, "chosen_hyperparameters.csv", index=False)
 miloulis.chosen_configurations(params).style.set_uuid("params").hide(axis="index")
 
