@@ -120,3 +120,14 @@ def test_scoring_signature_separates_configurations():
         scoring_signature(sig, n_refs=1, sentences="nltk")
     with pytest.raises(ValueError, match="n_refs must be at least 1"):
         scoring_signature(sig, n_refs=0, sentences="ptb")
+
+
+def test_interactive_run_never_writes_into_the_canonical_results(tmp_path, monkeypatch):
+    # output_dir None outside the runner (JupyterLab): beside results/<paper>/<dataset>, never in it, because
+    # the runner refuses canonical folders it did not write (a hand run there would block `make results`).
+    from metaeval.run.session import start
+
+    monkeypatch.setenv("METAEVAL_ROOT", str(tmp_path))
+    nb = start("graham2015", "summeval", output_dir=None)
+    assert nb.out == tmp_path / "results" / "runs" / "graham2015" / "summeval" / "interactive"
+    assert not (tmp_path / "results" / "graham2015").exists()

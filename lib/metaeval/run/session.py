@@ -42,7 +42,12 @@ def _resolve_output_dir(paper: str, dataset: str | os.PathLike, output_dir: str 
     from metaeval.run import notebooks
 
     if output_dir is None:
-        output_dir = default_output_dir(paper, dataset)
+        # `metaeval run` always passes a folder (the canonical one for the notebook's defaults), so None means
+        # the notebook runs by hand (JupyterLab). Its outputs then go beside the canonical results, never into
+        # them: the runner owns `results/<paper>/<dataset>/` and refuses folders it did not write.
+        canonical = default_output_dir(paper, dataset).removeprefix("results/")
+        output_dir = Path("results") / "runs" / canonical / "interactive"
+        print(f"output_dir is None: outputs of this interactive run go to {output_dir}/")
     return notebooks.output_path(output_dir)
 
 
