@@ -32,14 +32,12 @@ test: setup
 test-slow: setup
 	$(BIN)/python -m pytest -q -m slow tests
 
+# One markdown report, printed and saved as benchmarks/REPORT.md. report.py measures ROUGE, the statistics
+# and the power study against their anchors, and runs and quotes every other benchmarks/bench_*.py (a new
+# benchmark only needs to be a script there).
 bench: setup
 	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[bench]"
-	$(BIN)/python benchmarks/bench_stats.py
-	$(BIN)/python benchmarks/bench_rouge.py
-	$(BIN)/python benchmarks/bench_datasets.py
-	$(BIN)/python benchmarks/bench_planning.py
-	$(BIN)/python benchmarks/bench_grouge.py
-	$(BIN)/python benchmarks/bench_embeddings.py
+	$(BIN)/python benchmarks/report.py
 
 clean-venv:
 	rm -rf $(VENV)

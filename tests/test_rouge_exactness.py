@@ -237,3 +237,22 @@ def test_long_texts_unlimited_skip_bigrams_by_hand():
     # the first half's pairs: 499,500 of 1,999,000 (R); SU adds 999 of 1,999 unigrams
     frame = score([half], [[text]], ["R-S*|stem=0|stop=0|R", "R-SU*|stem=0|stop=0|R"], rounding=False)
     assert frame.iloc[0].tolist() == [499_500 / 1_999_000, (499_500 + 999) / (1_999_000 + 1999)]
+
+
+def test_sorted_gram_tables_give_the_same_hits(summeval_texts):
+    # metaeval.metrics.grouge counts lexical hits with _gram_table + _clipped_hits: they must agree with
+    # the hashed counts of score()
+    from metaeval.metrics.variants import parse_measure
+
+    peers, refs = summeval_texts
+    texts = [R._as_sentences(t, "t") for t in peers] + [R._as_sentences(t, "t") for rs in refs for t in rs]
+    pr = R._process(texts, True, False, "full")
+    pair_peer = np.repeat(np.arange(len(peers)), [len(rs) for rs in refs]).astype(np.int64)
+    pair_ref = np.arange(len(peers), len(texts), dtype=np.int64)
+    for name in ("R-1", "R-2", "R-4", "R-S4", "R-SU4", "R-S*", "R-SU*"):
+        m = parse_measure(name)
+        offs, codes, counts, totals = R._gram_table(pr, m)
+        hits = R._clipped_hits(pair_peer, pair_ref, offs, codes, counts)
+        stats = R._pair_stats(pr, m, pair_peer, pair_ref, {}, False)
+        np.testing.assert_array_equal(hits, stats.hits, err_msg=name)
+        np.testing.assert_array_equal(totals[pair_ref], stats.model_count, err_msg=name)

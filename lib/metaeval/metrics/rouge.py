@@ -294,8 +294,8 @@ def _window_counts(tok, a, b, local, skip, S, C, uni):  # pragma: no cover - com
 
 @numba.njit(cache=True)
 def _lcs_mark_dp(model, peer, mask, weighted, weight):  # pragma: no cover - compiled
-    """Reference for the tests (the plain dynamic program with a direction table): mark the model positions of one
-    LCS (weighted: ROUGE-W's WLCS, f(k) = k^weight) of model and peer,
+    """Reference for the tests (the plain dynamic program with a direction table): mark the model positions
+    of one LCS (weighted: ROUGE-W's WLCS, f(k) = k^weight) of model and peer,
     with ROUGE-1.5.5's tie-breaking (prefer "up" when c[i-1][j] >= c[i][j-1]). Integer LCS lengths are exact
     in float64, so one table type serves both."""
     m, n = model.shape[0], peer.shape[0]
@@ -671,9 +671,12 @@ def _tokenize_texts(texts: list[tuple[str, ...]]) -> _Tokens:
     return _Tokens(tok, sent_len, text_sent, vocab)
 
 
-def _process(base: _Tokens, stem: bool, stop: bool, exceptions: str) -> _Processed:
+def _process(base: _Tokens | list[tuple[str, ...]], stem: bool, stop: bool, exceptions: str) -> _Processed:
     """Stopword removal then stemming, applied to the vocabulary (each type once), then mapped onto the
-    tokens. O(V) Python work (the stemmer's cache makes repeated calls cheap) + O(total tokens) numpy."""
+    tokens. O(V) Python work (the stemmer's cache makes repeated calls cheap) + O(total tokens) numpy.
+    ``base`` may also be the texts themselves (tuples of sentences), tokenized first."""
+    if not isinstance(base, _Tokens):
+        base = _tokenize_texts(list(base))
     vocab = base.vocab
     if stem:
         processed = [t if len(t) <= 3 else _stem_cached(t, exceptions) for t in vocab]
@@ -736,6 +739,110 @@ def _skip_totals(lengths: np.ndarray, skip: int, su: bool) -> np.ndarray:
     if su:
         pairs = pairs + np.maximum(L - 1, 0)
     return pairs
+
+
+# ----------------------------------------------------------------------------------------------------
+# Per-text gram tables: sorted distinct grams with counts (used by metaeval.metrics.grouge)
+
+
+@numba.njit(cache=True)
+def _skip_codes(tok, text_tok, skip, su, V):  # pragma: no cover - compiled
+    """Skip-bigram ids ``a * (V + 1) + b + 1`` of the pairs (i, j), i < j <= i + skip + 1, grouped by text;
+    with ``su`` also unigram ids ``a * (V + 1)`` of every token but the last (ROUGE's ``$i < $#tokens``).
+
+    O(sum_t L_t * (skip + 1)) time and memory."""
+    T = text_tok.shape[0] - 1
+    off = np.zeros(T + 1, np.int64)
+    for t in range(T):
+        L = text_tok[t + 1] - text_tok[t]
+        cnt = 0
+        for i in range(L):
+            cnt += min(skip + 1, L - 1 - i)
+        if su and L > 0:
+            cnt += L - 1
+        off[t + 1] = off[t] + cnt
+    codes = np.empty(off[T], np.int64)
+    w = 0
+    for t in range(T):
+        a, b = text_tok[t], text_tok[t + 1]
+        for i in range(a, b):
+            base = tok[i] * (V + 1)
+            for j in range(i + 1, min(b, i + skip + 2)):
+                codes[w] = base + tok[j] + 1
+                w += 1
+            if su and i + 1 < b:
+                codes[w] = base
+                w += 1
+    return codes, off
+
+
+@numba.njit(cache=True)
+def _sorted_counts(codes, off):  # pragma: no cover - compiled
+    """Per text: its distinct codes, sorted, with their counts (CSR). O(sum_t G_t log G_t) for G_t codes."""
+    T = off.shape[0] - 1
+    out_codes = np.empty(codes.shape[0], np.int64)
+    out_counts = np.empty(codes.shape[0], np.int64)
+    out_off = np.zeros(T + 1, np.int64)
+    w = 0
+    for t in range(T):
+        seg = np.sort(codes[off[t] : off[t + 1]])
+        k = 0
+        G = seg.shape[0]
+        while k < G:
+            c = seg[k]
+            run = 1
+            k += 1
+            while k < G and seg[k] == c:
+                run += 1
+                k += 1
+            out_codes[w] = c
+            out_counts[w] = run
+            w += 1
+        out_off[t + 1] = w
+    return out_off, out_codes[:w].copy(), out_counts[:w].copy()
+
+
+@numba.njit(cache=True)
+def _clipped_hits(a_text, b_text, offs, codes, counts):  # pragma: no cover - compiled
+    """Sum over shared grams of min(count in a, count in b), for every pair (a_text[k], b_text[k]).
+
+    A merge of the two sorted code lists: O(G_a + G_b) per pair."""
+    out = np.zeros(a_text.shape[0], np.int64)
+    for k in range(a_text.shape[0]):
+        i, iend = offs[a_text[k]], offs[a_text[k] + 1]
+        j, jend = offs[b_text[k]], offs[b_text[k] + 1]
+        hits = 0
+        while i < iend and j < jend:
+            ci, cj = codes[i], codes[j]
+            if ci == cj:
+                hits += min(counts[i], counts[j])
+                i += 1
+                j += 1
+            elif ci < cj:
+                i += 1
+            else:
+                j += 1
+        out[k] = hits
+    return out
+
+
+def _gram_table(pr: _Processed, measure: Measure):
+    """Per text: sorted distinct gram ids with counts (CSR offsets ``offs``, ``codes``, ``counts``), and the
+    total gram count per text; :func:`_clipped_hits` merges two texts' lists. ROUGE-N and ROUGE-S/SU only.
+    O(sum_t G_t log G_t) for G_t grams of text t."""
+    lengths = np.diff(pr.text_tok)
+    if measure.kind == "n":
+        pos = _position_codes(pr, measure.n)
+        codes = pos[pos >= 0]
+        off = np.zeros(lengths.size + 1, np.int64)
+        np.cumsum(np.maximum(lengths - measure.n + 1, 0), out=off[1:])
+    elif measure.kind in ("s", "su"):
+        skip = measure.skip if measure.skip >= 0 else int(lengths.max(initial=0))
+        codes, off = _skip_codes(pr.tok, pr.text_tok, skip, measure.kind == "su", pr.vocab_size)
+    else:
+        raise ValueError(f"_gram_table counts n-grams and skip-bigrams, not {measure.name}")
+    offs, uniq, counts = _sorted_counts(codes, off)
+    return offs, uniq, counts, np.diff(off)
 
 
 # ----------------------------------------------------------------------------------------------------
