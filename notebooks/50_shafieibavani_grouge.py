@@ -51,13 +51,13 @@ import numpy as np
 import pandas as pd
 
 from metaeval import shafieibavani as sb
-from metaeval.data.datasets import display_name
 from metaeval.data.scoring import rouge_matrices
 from metaeval.run.session import start
 
 nb = start("shafieibavani", dataset, output_dir=output_dir, seed=seed, texts=True,
            purpose="the GRouge analysis (it scores the summaries with ROUGE and GRouge)", quiet_rouge=True)
 ds, out, rng = nb.dataset, nb.out, nb.rng
+display_name = ds.display_name  # the dataset's names (dataset.yml), not the generic defaults
 if n_inputs is not None:
     ds = ds.subset(inputs=list(ds.inputs)[:n_inputs])
 all_humans = list(getattr(ds, "human_scores", []) or [])
