@@ -15,7 +15,7 @@
 #     - summeval
 #     - realsumm
 #     main_table: summary.csv
-#     paper: miloulis2019
+#     paper: miloulis
 # ---
 
 # %% tags=["parameters"]
@@ -32,10 +32,10 @@ embeddings = "glove-6b-50d"  # or a path to a GloVe / word2vec file
 top_k = 12                   # rows shown per table (all rows are saved)
 incomplete = "raise"         # missing cells of the human scores: raise | drop-inputs | drop-systems | keep-nan
 seed = 0                     # seed of the folds, the networks and the resampling tests
-output_dir = None            # None: results/miloulis2019/<dataset>/
+output_dir = None            # None: results/miloulis/<dataset>/
 
 # %% [markdown]
-# # 40 · Miloulis et al. (2019): learned combinations of ROUGE variants, honestly cross-validated
+# # 40 · Miloulis et al.: learned combinations of ROUGE variants, honestly cross-validated
 #
 # Miloulis et al. scored summaries with 96 ROUGE variants (8 methods × stemming × stopword removal × P/R/F,
 # summary level), BLEU, two word-embedding centroid metrics (CENT-C/E) and six relaxed word mover's distances,
@@ -56,6 +56,11 @@ output_dir = None            # None: results/miloulis2019/<dataset>/
 # * the exact word mover's distance (WMD) joins the six relaxed ones; GloVe 6B has 50 dimensions here (the
 #   paper: 200), see `metaeval.embeddings`;
 # * Perm-Both and Boot-Both (Deutsch et al., 2021) test whether S-ROUGE beats best-single and ridge.
+#
+# **Paper.** V. Miloulis, P. Malakasiotis, I. Pavlopoulos and I. Androutsopoulos. *Summarization evaluation with
+# ROUGE combinations.* Manuscript, Athens University of Economics and Business (AUEB NLP Group); the text we have
+# names no venue or year, and we know of no DOI or anthology entry (see `CITATION.cff`). Deutsch, Dror & Roth
+# (2021), TACL 9, 1132-1146, https://doi.org/10.1162/tacl_a_00417, for the resampling tests.
 
 # %%
 import matplotlib.pyplot as plt
@@ -69,7 +74,7 @@ from metaeval.datasets import load as load_dataset
 from metaeval.run.session import start
 
 humans = [human] if isinstance(human, str) else list(human or miloulis.default_humans(load_dataset(dataset)))
-nb = start("miloulis2019", dataset, output_dir=output_dir, seed=seed, texts=True, incomplete=incomplete, scores=humans,
+nb = start("miloulis", dataset, output_dir=output_dir, seed=seed, texts=True, incomplete=incomplete, scores=humans,
            purpose="the Miloulis analysis (it scores the summaries)", quiet_rouge=True)
 ds, out, rng = nb.dataset, nb.out, nb.rng
 targets = miloulis.human_targets(ds, humans)

@@ -11,6 +11,7 @@
 #     language: python
 #     name: metaeval
 #   metaeval:
+#     datasets: [summeval, realsumm]
 #     main_table: tables4_correlations.csv
 #     paper: shafieibavani
 # ---
@@ -29,7 +30,7 @@ lams = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
 n_inputs = None               # use only the first n inputs (None: all)
 alpha = 0.05
 seed = 0
-output_dir = "results/shafieibavani/summeval"
+output_dir = None             # None: results/shafieibavani/<dataset>/
 
 # %% [markdown]
 # # 50 · ShafieiBavani et al., *GRouge*: a WordNet personalized-PageRank semantic ROUGE, with proper statistics
@@ -42,6 +43,11 @@ output_dir = "results/shafieibavani/summeval"
 # tables on the embedded data with the library's implementation (`metaeval.grouge`, documented there with its
 # differences from the paper's UKB setup), then adds Deutsch et al.'s Perm-Both and Boot-Both statistics, the
 # summary level, and the correlation as a function of `lam`.
+#
+# **Paper.** E. ShafieiBavani, M. Ebrahimi, R. Wong and F. Chen (2017). *A Semantically Motivated Approach to
+# Compute ROUGE Scores.* Technical report UNSW-CSE-TR-201706, arXiv:1710.07441,
+# https://doi.org/10.48550/arXiv.1710.07441. Statistics: Deutsch, Dror & Roth (2021), TACL 9, 1132-1146,
+# https://doi.org/10.1162/tacl_a_00417; Williams test as in Graham (2015), https://aclanthology.org/D15-1013.
 
 # %%
 import importlib.util

@@ -1,4 +1,4 @@
-"""Learned combinations of metric scores, honestly cross-validated (Miloulis et al., 2019).
+"""Learned combinations of metric scores, honestly cross-validated (Miloulis et al.).
 
 :func:`cross_validate` turns per-summary features (e.g. the 96 ROUGE variants, BLEU, centroid and word
 mover's metrics) into *out-of-fold* predictions of human scores, which can then be treated as one more

@@ -1,4 +1,4 @@
-"""Miloulis et al. (2019), "Learned combinations of ROUGE variants": the analysis as library calls.
+"""Miloulis et al., "Learned combinations of ROUGE variants": the analysis as library calls.
 
 The paper scores every summary with 96 ROUGE variants (8 methods x stemming x stopwords x P/R/F, summary
 level), BLEU, two centroid metrics and six relaxed word mover's distances, trains deep MLPs on them
