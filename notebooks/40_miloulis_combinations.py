@@ -89,7 +89,8 @@ print(f"{ds.name}: {len(ds.systems)} systems x {len(ds.inputs)} inputs, {feats.f
 # folds (for best-single: the variant chosen on the training folds).
 
 # %%
-learned, params = miloulis.learned_metrics(feats, targets, folds=folds, rng=rng, grid=grid or "small", inner_folds=inner_folds)
+learned, params = miloulis.learned_metrics(feats, targets, folds=folds, rng=rng, grid=grid or "small",
+                                           inner_folds=inner_folds)
 nb.save_table(params, "chosen_hyperparameters.csv", index=False)
 miloulis.chosen_configurations(params).style.set_uuid("params").hide(axis="index")
 
