@@ -74,6 +74,7 @@ import numba
 import numpy as np
 import pandas as pd
 
+from metaeval.metrics._inputs import check_records
 from metaeval.metrics.text import process_tokens, tokenize
 
 __all__ = [
@@ -424,15 +425,7 @@ class _Records:
 
 
 def _records(summaries: Sequence, references: Sequence) -> _Records:
-    if isinstance(summaries, (str, bytes)):
-        raise TypeError("summaries must be a sequence of texts, not a single string")
-    if isinstance(references, (str, bytes)):
-        raise TypeError("references must be a sequence of reference lists, not a single string")
-    summaries, references = list(summaries), list(references)
-    if len(summaries) != len(references):
-        raise ValueError(
-            f"summaries and references must have the same length, got {len(summaries)} and {len(references)}"
-        )
+    summaries, references = check_records(summaries, references)
     index: dict[str, int] = {}
     texts: list[str] = []
 

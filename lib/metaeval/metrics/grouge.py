@@ -80,6 +80,7 @@ import numba
 import numpy as np
 import pandas as pd
 
+from metaeval.metrics._inputs import check_records
 from metaeval._io import atomic_write, cache_dir
 from metaeval.metrics import wordnet as _wordnet
 from metaeval.metrics.text import process_tokens, split_sentences
@@ -1046,15 +1047,7 @@ def _score_impl(
     want_parts: bool = False,
 ) -> tuple:
     """The work of :func:`score` and :func:`score_parts`."""
-    if isinstance(summaries, (str, bytes)):
-        raise TypeError("summaries must be a sequence of texts, not a single string")
-    if isinstance(references, (str, bytes)):
-        raise TypeError("references must be a sequence of reference lists, not a single string")
-    summaries, references = list(summaries), list(references)
-    if len(summaries) != len(references):
-        raise ValueError(
-            f"summaries and references must have the same length, got {len(summaries)} and {len(references)}"
-        )
+    summaries, references = check_records(summaries, references)
     if columns not in ("signature", "name"):
         raise ValueError(f"columns must be 'signature' or 'name', got {columns!r}")
     vs = _resolve(variants, lam, stem, stop, topk, restart, iterations)

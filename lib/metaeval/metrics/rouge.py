@@ -34,6 +34,7 @@ import pandas as pd
 from numba import types
 from numba.extending import intrinsic
 
+from metaeval.metrics._inputs import check_records
 from metaeval.metrics.text import (
     _stem_cached,
     split_sentences,
@@ -903,15 +904,7 @@ def score(
     >>> score([], []).shape
     (0, 96)
     """
-    if isinstance(summaries, (str, bytes)):
-        raise TypeError("summaries must be a sequence of texts, not a single string")
-    if isinstance(references, (str, bytes)):
-        raise TypeError("references must be a sequence of reference lists, not a single string")
-    summaries, references = list(summaries), list(references)
-    if len(summaries) != len(references):
-        raise ValueError(
-            f"summaries and references must have the same length, got {len(summaries)} and {len(references)}"
-        )
+    summaries, references = check_records(summaries, references)
     if columns not in ("key", "signature"):
         raise ValueError(f"columns must be 'key' or 'signature', got {columns!r}")
     variant_list = resolve_variants(variants)

@@ -78,9 +78,24 @@ def _read_rouge_input(path: Path):
     return ids, peers, refs, keys
 
 
+def _write_score_records(path: Path, ids, passthrough, refs, frame, keys, what: str) -> None:
+    """One JSON record per input record, ``{"id", <passthrough fields>, "n_refs", "scores"}``; null for NaN."""
+    from metaeval._io import atomic_write
+
+    def write(tmp: Path):
+        with open(tmp, "w", encoding="utf-8") as out:
+            for i, rec_id in enumerate(ids):
+                row = frame.iloc[i]
+                scores = {k: (None if math.isnan(row[k]) else float(row[k])) for k in keys}
+                record = {"id": rec_id, **passthrough[i], "n_refs": len(refs[i]), "scores": scores}
+                out.write(json.dumps(record) + "\n")
+
+    atomic_write(path, write)
+    print(f"wrote {len(ids)} records x {len(keys)} {what} to {path}", file=sys.stderr)
+
+
 def cmd_rouge(args) -> int:
     from metaeval.metrics.rouge import score
-    from metaeval._io import atomic_write
     from metaeval.metrics.text import split_ptb_sentences
 
     try:
@@ -96,23 +111,11 @@ def cmd_rouge(args) -> int:
         frame = score(peers, refs, variants, rounding=not args.no_round, columns="key", ids=ids)
     except (TypeError, ValueError) as exc:
         raise SystemExit(f"metaeval rouge: {exc}")
-    keys = [v.key for v in variants]
-
-    def write(tmp: Path):
-        with open(tmp, "w", encoding="utf-8") as out:
-            for i, rec_id in enumerate(ids):
-                row = frame.iloc[i]
-                scores = {k: (None if math.isnan(row[k]) else float(row[k])) for k in keys}
-                record = {"id": rec_id, **passthrough[i], "n_refs": len(refs[i]), "scores": scores}
-                out.write(json.dumps(record) + "\n")
-
-    atomic_write(Path(args.output), write)
-    print(f"wrote {len(ids)} records x {len(keys)} values to {args.output}", file=sys.stderr)
+    _write_score_records(Path(args.output), ids, passthrough, refs, frame, [v.key for v in variants], "values")
     return 0
 
 
 def cmd_grouge(args) -> int:
-    from metaeval._io import atomic_write
     from metaeval.metrics.grouge import parse_variant, score
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
@@ -128,18 +131,8 @@ def cmd_grouge(args) -> int:
         frame = score(peers, refs, variants, ids=ids, columns="signature", progress=args.progress)
     except (TypeError, ValueError) as exc:
         raise SystemExit(f"metaeval grouge: {exc}")
-    keys = [v.signature for v in variants]
-
-    def write(tmp: Path):
-        with open(tmp, "w", encoding="utf-8") as out:
-            for i, rec_id in enumerate(ids):
-                row = frame.iloc[i]
-                scores = {k: (None if math.isnan(row[k]) else float(row[k])) for k in keys}
-                record = {"id": rec_id, **passthrough[i], "n_refs": len(refs[i]), "scores": scores}
-                out.write(json.dumps(record) + "\n")
-
-    atomic_write(Path(args.output), write)
-    print(f"wrote {len(ids)} records x {len(keys)} GRouge values to {args.output}", file=sys.stderr)
+    _write_score_records(Path(args.output), ids, passthrough, refs, frame, [v.signature for v in variants],
+                         "GRouge values")
     return 0
 
 
