@@ -435,6 +435,7 @@ def run_notebook(
     except PapermillExecutionError as exc:
         if exc.ename == "KeyboardInterrupt":  # Ctrl-C reached the kernel too: an interrupt, not a failure
             shutil.rmtree(staging, ignore_errors=True)
+            _quiet_after_interrupt()
             raise KeyboardInterrupt from None
         message = (f"{path.name} failed in cell {exc.cell_index} (execution count {exc.exec_count}): "
                    f"{exc.ename}: {exc.evalue}")
@@ -448,8 +449,10 @@ def run_notebook(
         shown = failed.relative_to(project_root()) if failed.is_relative_to(project_root()) else failed
         raise NotebookFailed(f"{message} (what it produced is in {shown}; the previous results are untouched)"
                              ) from None
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(staging, ignore_errors=True)
+        if not isinstance(exc, Exception):
+            _quiet_after_interrupt()
         raise
     finally:
         if scratch_log is not None:
@@ -462,6 +465,15 @@ def run_notebook(
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return RunResult(path.stem, final, final / executed.name, time.perf_counter() - start)
+
+
+def _quiet_after_interrupt() -> None:
+    """After Ctrl-C or SIGTERM the kernel is shut down on purpose; nbclient's cell task then ends with
+    DeadKernelError, which asyncio would print as a traceback ("Task exception was never retrieved") when the
+    task is collected. That is expected, not an error to show: the command says "interrupted" instead."""
+    import logging
+
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
 
 
 def _retarget(executed: Path, staging: Path, final: Path) -> None:
