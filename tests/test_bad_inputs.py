@@ -492,8 +492,10 @@ def test_stale_staging_of_killed_runs_is_cleaned_live_ones_kept(tmp_path):
     stale = tmp_path / f".partial-out-{dead.pid}"
     stale.mkdir()
     (stale / "half.csv").write_text("a,b\n1,")
+    (stale / ".metaeval-staging").touch()  # what staging_dir marks its folders with
     old = tmp_path / f".old-out-{dead.pid}"
     old.mkdir()
+    (old / ".metaeval-run.20_deutsch2021_ci_simulation.json").write_text("{}")  # a backup of a run folder
     live = tmp_path / f".partial-out-{os.getppid()}"
     live.mkdir()
     removed = clean_stale(final)
@@ -800,3 +802,29 @@ def test_staging_left_by_sigkill_is_removed_by_the_next_run(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == [f".partial-out-{proc.pid}"]
     nbrun.run_notebook("20", {"n_trials": 2, "n_resamples": 20, "output_dir": str(tmp_path / "out")})
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+def test_stale_cleanup_leaves_a_user_folder_named_like_staging(tmp_path):
+    # a folder that merely looks like a dead run's staging (no marker, no manifest) is the user's: kept
+    from metaeval.run.outputs import clean_stale, staging_dir
+
+    final = tmp_path / "out"
+    theirs = tmp_path / ".partial-out-999999999"
+    theirs.mkdir()
+    (theirs / "notes.txt").write_text("mine")
+    ours = staging_dir(final)  # marked
+    dead = tmp_path / ".partial-out-999999998"
+    os.replace(ours, dead)
+    removed = clean_stale(final)
+    assert removed == [dead] and (theirs / "notes.txt").read_text() == "mine"
+
+
+def test_card_never_replaces_a_folder_it_did_not_write(tmp_path):
+    from metaeval.studies.card import make_card
+
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "thesis.tex").write_text("precious")
+    with pytest.raises(ValueError, match="does not hold a metaeval card"):
+        make_card(tmp_path / "scores.jsonl", dataset="summeval", output_dir=out)
+    assert (out / "thesis.tex").read_text() == "precious"

@@ -56,7 +56,7 @@ MANIFEST = manifest_name("<notebook>")
 
 
 def _is_runner_file(name: str) -> bool:
-    return name in RUNNER_FILES or ("/" not in name and name.startswith(MANIFEST_PREFIX) and name.endswith(".json"))
+    return name in RUNNER_FILES or name == ".metaeval-staging" or ("/" not in name and name.startswith(MANIFEST_PREFIX) and name.endswith(".json"))
 
 
 class OutputDirError(ValueError):
@@ -258,7 +258,7 @@ def clean_stale(final: Path) -> list[Path]:
             pid_text = path.name[len(prefix):]
             if not pid_text.isdigit() or not path.is_dir():
                 continue
-            if int(pid_text) == os.getpid() or not _pid_alive(int(pid_text)):
+            if (int(pid_text) == os.getpid() or not _pid_alive(int(pid_text))) and _ours(path):
                 shutil.rmtree(path, ignore_errors=True)
                 removed.append(path)
     return removed
@@ -269,7 +269,16 @@ def staging_dir(final: Path) -> Path:
     clean_stale(final)
     staging = final.parent / f".partial-{final.name}-{os.getpid()}"
     staging.mkdir(parents=True)
+    (staging / STAGING_MARK).touch()
     return staging
+
+
+STAGING_MARK = ".metaeval-staging"
+
+
+def _ours(path: Path) -> bool:
+    """A stale folder the runner may remove: a staging folder it marked, or a backup holding its manifest."""
+    return (path / STAGING_MARK).is_file() or any(path.glob(f"{MANIFEST_PREFIX}*.json"))
 
 
 class _FolderLock:
@@ -319,6 +328,7 @@ def swap_into_place(staging: Path, final: Path, notebook: str, paper: str | None
         backup = final.parent / f".old-{final.name}-{os.getpid()}"
         if final.exists():
             os.replace(final, backup)
+        (staging / STAGING_MARK).unlink(missing_ok=True)
         os.replace(staging, final)
         shutil.rmtree(backup, ignore_errors=True)
 
@@ -342,5 +352,6 @@ def keep_failed(staging: Path, final: Path, notebook: str, parameters: Mapping[s
             failed = final.parent / f"{failed.name}-{os.getpid()}"
         else:
             shutil.rmtree(failed)
+    (staging / STAGING_MARK).unlink(missing_ok=True)
     os.replace(staging, failed)
     return failed

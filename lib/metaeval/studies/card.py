@@ -470,6 +470,10 @@ def make_card(
         scores = str(Path(scores).resolve())
     source = _card_notebook()
     out = out.resolve()
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "provenance.json").is_file()
+                                              and not (out / "card.html").is_file())):
+        # replace only a card this function wrote: never a user's folder or file that happens to be there
+        raise ValueError(f"output {out} exists and does not hold a metaeval card; choose a new or empty folder")
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".partial-{out.name}-", dir=out.parent))
     try:
