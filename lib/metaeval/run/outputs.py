@@ -56,7 +56,8 @@ MANIFEST = manifest_name("<notebook>")
 
 
 def _is_runner_file(name: str) -> bool:
-    return name in RUNNER_FILES or name == ".metaeval-staging" or ("/" not in name and name.startswith(MANIFEST_PREFIX) and name.endswith(".json"))
+    return name in RUNNER_FILES or name == ".metaeval-staging" or (
+        "/" not in name and name.startswith(MANIFEST_PREFIX) and name.endswith(".json"))
 
 
 class OutputDirError(ValueError):
