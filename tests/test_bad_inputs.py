@@ -828,3 +828,15 @@ def test_card_never_replaces_a_folder_it_did_not_write(tmp_path):
     with pytest.raises(ValueError, match="does not hold a metaeval card"):
         make_card(tmp_path / "scores.jsonl", dataset="summeval", output_dir=out)
     assert (out / "thesis.tex").read_text() == "precious"
+
+
+def test_a_relative_dataset_path_is_read_from_where_the_user_is(tmp_path, monkeypatch):
+    # the kernel runs in the compendium root; `-p dataset my_study` means the folder beside the user
+    from metaeval.run.notebooks import check_run
+
+    (tmp_path / "my_study").mkdir()
+    monkeypatch.chdir(tmp_path)
+    _, params, _ = check_run("23", {"dataset": "my_study", "output_dir": str(tmp_path / "out")})
+    assert params["dataset"] == str(tmp_path / "my_study")
+    _, params, _ = check_run("23", {"dataset": "realsumm", "output_dir": str(tmp_path / "out2")})
+    assert params["dataset"] == "realsumm"

@@ -334,6 +334,14 @@ def check_run(notebook: str | os.PathLike, parameters: Mapping[str, Any] | None 
         )
     if "output_dir" not in declared:
         raise NotebookError(f"{path.name} must declare an output_dir parameter")
+    dataset = parameters.get("dataset")
+    if isinstance(dataset, str) and dataset and not Path(dataset).is_absolute():
+        from metaeval.data.datasets import known_datasets
+
+        # the kernel runs in the compendium root: a dataset folder named relative to where the user is
+        # must reach it as an absolute path (an embedded name stays a name)
+        if dataset not in known_datasets() and Path(dataset).exists():
+            parameters["dataset"] = str(Path(dataset).resolve())
     parameters = check_parameters(declared, parameters, where=path.name)
     requested = parameters.get("output_dir")
     final = resolve_output_dir(path, parameters) if requested is None else _absolute(requested)
