@@ -724,7 +724,8 @@ def _perm_null(Xs, Ys, Z, coins, level, coefficient) -> np.ndarray:
             for r, weak, refine in ((rx, wx, exact(Xs, Ys)), (ry, wy, exact(Ys, Xs))):
                 if weak.any():
                     index = np.nonzero(weak)
-                    r[index] = _pearson(*refine(*index), None)
+                    x, z = refine(*index)
+                    r[index] = _pearson(x, z, None)
             return mean_of_defined(rx) - mean_of_defined(ry)
         # the reference path (boolean coins): the einsum sums, then pearson_from_sums
         shift = np.einsum("tbnm,tnm->tbm", coins, Yc - Xc)
