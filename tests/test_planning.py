@@ -366,3 +366,17 @@ def test_fused_pair_pvalues_equal_reference(alternative, n):
                           fused=False)
     np.testing.assert_array_equal(fast, ref)
     assert 0 < fast.mean() < 1
+
+
+@pytest.mark.parametrize("N,M,B", [(8, 30, 40), (5, 13, 17)])
+def test_compiled_permutation_deltas_equal_einsum_path(N, M, B):
+    # metaeval.permutation_test's summary-level Pearson kernel (boolean coins) against its einsum path
+    from metaeval.stats.significance import _coins, _permutation_deltas, _standardize
+
+    X, Y, Z = (a[0] for a in _tied_trials(N + M, 1, N, M))
+    Xs, Ys = _standardize(X), _standardize(Y)
+    coins = _coins(np.random.default_rng(3), B, (N, M), "both")
+    fast = _permutation_deltas(Xs, Ys, Z, coins, "summary", "pearson", None)
+    ref = _permutation_deltas(Xs, Ys, Z, coins, "summary", "pearson", None, compiled=False)
+    np.testing.assert_array_equal(fast, ref)
+    assert np.isfinite(fast).all()

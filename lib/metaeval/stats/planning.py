@@ -57,7 +57,7 @@ from metaeval.stats.correlation import (
     system_corr,
 )
 from metaeval.stats.resampling import check_n_resamples
-from metaeval.stats.significance import PERMUTATION_METHODS, _fair_bits, williams_pvalue
+from metaeval.stats.significance import PERMUTATION_METHODS, _fair_bits, _perm_summary_corr, williams_pvalue
 
 __all__ = [
     "METRIC_TESTS",
@@ -584,102 +584,6 @@ class PackedCoins:
         return ((self.bits[flat >> 3] >> (7 - (flat & 7))) & 1).astype(bool)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _unpack_row(bits, i, M, icoin):  # pragma: no cover - compiled
-    """Bits i .. i + M - 1 of the packed coins into ``icoin`` (np.unpackbits order: high bit first)."""
-    m = 0
-    while m < M and (i & 7) != 0:  # the row's first bits share a byte with the previous row
-        icoin[m] = (bits[i >> 3] >> (7 - (i & 7))) & 1
-        m += 1
-        i += 1
-    k = i >> 3
-    while m + 8 <= M:
-        byte = bits[k]
-        for j in range(8):
-            icoin[m + j] = (byte >> (7 - j)) & 1
-        m += 8
-        k += 1
-    i = k * 8
-    while m < M:
-        icoin[m] = (bits[i >> 3] >> (7 - (i & 7))) & 1
-        m += 1
-        i += 1
-
-
-@numba.njit(cache=True, nogil=True)
-def _perm_summary_corr(bits, B, D1, D2, D3, E1, E2, base, codes, z_ok):  # pragma: no cover - compiled
-    """Per-input Pearson r of the permuted X and Y with Z for every trial and permutation: the sums of
-    :func:`_perm_summary_sums` turned into r by :func:`~metaeval.correlation.pearson_from_sums`'s formulas,
-    evaluated in the same order (the same floats), without its (T, B, M) temporaries.
-
-    ``base`` (8, T, M): sx, sxx, sxz, sy, syy, syz, sz, szz of the unpermuted centred columns; ``codes``
-    (4, T, M) integer sums: cx, cx^2, cy, cy^2; ``z_ok`` (T, M): Z's column is not constant. Returns r_x, r_y
-    (T, B, M) (NaN where undefined) and the masks (T, B, M) of the cells pearson_from_sums would refine
-    (variance below 1e-6 of the mean square)."""
-    T, N, M = D1.shape
-    rx = np.empty((T, B, M))
-    ry = np.empty((T, B, M))
-    wx = np.zeros((T, B, M), np.bool_)
-    wy = np.zeros((T, B, M), np.bool_)
-    s1 = np.empty(M)
-    s2 = np.empty(M)
-    s3 = np.empty(M)
-    c1 = np.empty(M, np.int64)
-    c2 = np.empty(M, np.int64)
-    icoin = np.empty(M, np.int64)
-    coin = np.empty(M)
-    small = 1e-6 * N
-    for t in range(T):
-        for b in range(B):
-            s1[:] = 0.0
-            s2[:] = 0.0
-            s3[:] = 0.0
-            c1[:] = 0
-            c2[:] = 0
-            start = (t * B + b) * N * M
-            for n in range(N):
-                _unpack_row(bits, start + n * M, M, icoin)
-                for m in range(M):
-                    coin[m] = icoin[m]
-                for m in range(M):
-                    s1[m] += coin[m] * D1[t, n, m]
-                    s2[m] += coin[m] * D2[t, n, m]
-                    s3[m] += coin[m] * D3[t, n, m]
-                    c1[m] += icoin[m] * E1[t, n, m]
-                    c2[m] += icoin[m] * E2[t, n, m]
-            for m in range(M):
-                sz = base[6, t, m]
-                szz = base[7, t, m]
-                vz = N * szz - sz * sz
-                for side in range(2):
-                    if side == 0:
-                        sx = base[0, t, m] + s1[m]
-                        sxx = base[1, t, m] + s2[m]
-                        sxz = base[2, t, m] + s3[m]
-                        k1 = codes[0, t, m] + c1[m]
-                        k2 = codes[1, t, m] + c2[m]
-                    else:
-                        sx = base[3, t, m] - s1[m]
-                        sxx = base[4, t, m] - s2[m]
-                        sxz = base[5, t, m] - s3[m]
-                        k1 = codes[2, t, m] - c1[m]
-                        k2 = codes[3, t, m] - c2[m]
-                    vx = N * sxx - sx * sx
-                    cov = N * sxz - sx * sz
-                    defined = (N * k2 - k1 * k1 != 0) and z_ok[t, m]
-                    r = np.nan
-                    if defined and vx > 0 and vz > 0:
-                        r = min(max(cov / np.sqrt(vx * vz), -1.0), 1.0)
-                    weak = defined and (vx <= small * sxx or vz <= small * szz)
-                    if side == 0:
-                        rx[t, b, m] = r
-                        wx[t, b, m] = weak
-                    else:
-                        ry[t, b, m] = r
-                        wy[t, b, m] = weak
-    return rx, ry, wx, wy
-
-
 def _perm_null(Xs, Ys, Z, coins, level, coefficient) -> np.ndarray:
     """Permuted r(X', Z) - r(Y', Z) for trials (T, N, M) and coins (T, B, N, M): array (T, B).
 
@@ -718,9 +622,10 @@ def _perm_null(Xs, Ys, Z, coins, level, coefficient) -> np.ndarray:
             base = np.stack([sx[:, 0], sxx[:, 0], sxz[:, 0], sy[:, 0], syy[:, 0], syz[:, 0], sz[:, 0], szz[:, 0]])
             code_sums = np.stack([cx.sum(-2), (cx * cx).sum(-2), cy.sum(-2), (cy * cy).sum(-2)])
             rx, ry, wx, wy = _perm_summary_corr(
-                coins.bits, coins.shape[1], np.ascontiguousarray(Yc - Xc), np.ascontiguousarray(Yc * Yc - Xc * Xc),
-                np.ascontiguousarray((Yc - Xc) * Zc), np.ascontiguousarray(cy - cx),
-                np.ascontiguousarray(cy * cy - cx * cx), base, code_sums, np.ascontiguousarray(z_ok[:, 0]))
+                coins.bits, True, coins.shape[1], np.ascontiguousarray(Yc - Xc),
+                np.ascontiguousarray(Yc * Yc - Xc * Xc), np.ascontiguousarray((Yc - Xc) * Zc),
+                np.ascontiguousarray(cy - cx), np.ascontiguousarray(cy * cy - cx * cx), base, code_sums,
+                np.ascontiguousarray(z_ok[:, 0]))
             for r, weak, refine in ((rx, wx, exact(Xs, Ys)), (ry, wy, exact(Ys, Xs))):
                 if weak.any():
                     index = np.nonzero(weak)
