@@ -133,10 +133,172 @@ def grouped_folds(groups: Sequence | np.ndarray, folds: int, rng: np.random.Gene
     return fold
 
 
-def _mlp(params: Mapping[str, Any], seed: int):
+_LEAN: dict[str, type] = {}
+
+
+def _lean_mlp_class() -> type:
+    """:class:`~sklearn.neural_network.MLPRegressor` with its per-batch Python overhead removed.
+
+    The Adam loop of scikit-learn 1.9's ``_fit_stochastic`` with the same random draws (initialization,
+    early-stopping split, one ``RandomState.shuffle`` per epoch), the same array operations in the same
+    order (so the same floats: the same fitted network and predictions), minus what costs time on small
+    batches: input validation and dispatch in ``_safe_indexing`` / ``safe_sparse_dot`` / ``r2_score`` on
+    every batch and epoch (about half of a fit on 1,000-2,000 rows). ``tests/test_combination.py`` compares
+    it with ``MLPRegressor`` to the last bit; any other configuration (sample weights, ``partial_fit``,
+    other solvers or activations) runs scikit-learn's own code.
+    """
+    if "cls" in _LEAN:
+        return _LEAN["cls"]
+    from sklearn.model_selection import train_test_split
+    from sklearn.neural_network import MLPRegressor
+    from sklearn.neural_network._stochastic_optimizers import AdamOptimizer
+
+    class LeanMLPRegressor(MLPRegressor):
+        def _lean(self, sample_weight, incremental) -> bool:
+            return (sample_weight is None and not incremental and self.solver == "adam" and self.shuffle
+                    and self.activation == "relu" and self.loss == "squared_error")
+
+        def _forward_pass(self, activations):
+            last = self.n_layers_ - 2
+            for i in range(self.n_layers_ - 1):
+                activations[i + 1] = activations[i] @ self.coefs_[i]
+                activations[i + 1] += self.intercepts_[i]
+                if i != last:
+                    np.maximum(activations[i + 1], 0, out=activations[i + 1])
+            return activations
+
+        def _forward_pass_fast(self, X, check_input=True):
+            if check_input:
+                return super()._forward_pass_fast(X, check_input=True)
+            activation = X
+            for i in range(self.n_layers_ - 1):
+                activation = activation @ self.coefs_[i]
+                activation += self.intercepts_[i]
+                if i != self.n_layers_ - 2:
+                    np.maximum(activation, 0, out=activation)
+            return activation
+
+        def _compute_loss_grad(self, layer, sw_sum, activations, deltas, coef_grads, intercept_grads):
+            coef_grads[layer] = activations[layer].T @ deltas[layer]
+            coef_grads[layer] += self.alpha * self.coefs_[layer]
+            coef_grads[layer] /= sw_sum
+            intercept_grads[layer] = np.sum(deltas[layer], axis=0) / sw_sum
+
+        def _backprop(self, X, y, sample_weight, activations, deltas, coef_grads, intercept_grads):
+            if sample_weight is not None or self.activation != "relu" or self.loss != "squared_error":
+                return super()._backprop(X, y, sample_weight, activations, deltas, coef_grads, intercept_grads)
+            n_samples = X.shape[0]
+            activations = self._forward_pass(activations)
+            # squared_loss: 0.5 * np.average((y - p) ** 2, axis=0).mean()
+            loss = 0.5 * ((y - activations[-1]) ** 2).mean(axis=0).mean()
+            values = 0
+            for c in self.coefs_:
+                c = c.ravel()
+                values += np.dot(c, c)
+            loss += (0.5 * self.alpha) * values / n_samples
+            last = self.n_layers_ - 2
+            deltas[last] = activations[-1] - y
+            self._compute_loss_grad(last, n_samples, activations, deltas, coef_grads, intercept_grads)
+            for i in range(last, 0, -1):
+                deltas[i - 1] = deltas[i] @ self.coefs_[i].T
+                deltas[i - 1][activations[i] == 0] = 0  # inplace_relu_derivative
+                self._compute_loss_grad(i - 1, n_samples, activations, deltas, coef_grads, intercept_grads)
+            return loss, coef_grads, intercept_grads
+
+        def _score(self, X, y, sample_weight=None):
+            lean = getattr(self, "_val_denominator", None)
+            if lean is None or sample_weight is not None or X is not lean[0]:
+                return super()._score(X, y, sample_weight=sample_weight)
+            # r2_score(y, self._predict(X)) as scikit-learn computes it (force_finite, uniform average)
+            pred = self._forward_pass_fast(X, check_input=False)
+            if not np.isfinite(pred).all():
+                return np.nan
+            y2 = y.reshape(len(y), -1)
+            numerator = np.sum(1.0 * (y2 - pred.reshape(len(pred), -1)) ** 2, axis=0)
+            denominator = lean[1]
+            scores = np.ones(numerator.shape)
+            valid = (denominator != 0) & (numerator != 0)
+            scores[valid] = 1 - (numerator[valid] / denominator[valid])
+            scores[(numerator != 0) & (denominator == 0)] = 0.0
+            return float(np.mean(scores))
+
+        def _fit_stochastic(self, X, y, sample_weight, activations, deltas, coef_grads, intercept_grads,
+                            layer_units, incremental):
+            if not self._lean(sample_weight, incremental):
+                return super()._fit_stochastic(X, y, sample_weight, activations, deltas, coef_grads,
+                                               intercept_grads, layer_units, incremental)
+            params = self.coefs_ + self.intercepts_
+            self._optimizer = AdamOptimizer(params, self.learning_rate_init, self.beta_1, self.beta_2,
+                                            self.epsilon)
+            early_stopping = self.early_stopping
+            if early_stopping:
+                X_train, X_val, y_train, y_val = train_test_split(
+                    X, y, random_state=self._random_state, test_size=self.validation_fraction, stratify=None)
+                if X_val.shape[0] < 2:
+                    raise ValueError("The validation set is too small. Increase 'validation_fraction' "
+                                     "or the size of your dataset.")
+                y2 = y_val.reshape(len(y_val), -1)
+                self._val_denominator = (X_val, np.sum(1.0 * (y2 - np.mean(y2, axis=0)) ** 2, axis=0))
+            else:
+                X_train, y_train = X, y
+                X_val = y_val = None
+            n_samples = X_train.shape[0]
+            sample_idx = np.arange(n_samples, dtype=int)
+            if self.batch_size == "auto":
+                batch_size = min(200, n_samples)
+            else:
+                batch_size = int(np.clip(self.batch_size, 1, n_samples))
+            starts = list(range(0, n_samples - batch_size + 1, batch_size))
+            batches = [slice(a, a + batch_size) for a in starts]
+            end = starts[-1] + batch_size if starts else 0
+            if end < n_samples:
+                batches.append(slice(end, n_samples))
+            try:
+                self.n_iter_ = 0
+                for _ in range(self.max_iter):
+                    # sklearn.utils.shuffle(sample_idx, random_state): one RandomState.shuffle of arange(n)
+                    order = np.arange(n_samples)
+                    self._random_state.shuffle(order)
+                    sample_idx = sample_idx[order]
+                    accumulated_loss = 0.0
+                    for batch_slice in batches:
+                        batch_idx = sample_idx[batch_slice]
+                        X_batch = X_train[batch_idx]
+                        activations[0] = X_batch
+                        batch_loss, coef_grads, intercept_grads = self._backprop(
+                            X_batch, y_train[batch_idx], None, activations, deltas, coef_grads, intercept_grads)
+                        accumulated_loss += batch_loss * (batch_slice.stop - batch_slice.start)
+                        self._optimizer.update_params(params, coef_grads + intercept_grads)
+                    self.n_iter_ += 1
+                    self.loss_ = accumulated_loss / X_train.shape[0]
+                    self.t_ += n_samples
+                    self.loss_curve_.append(self.loss_)
+                    self._update_no_improvement_count(early_stopping, X_val, y_val, None)
+                    self._optimizer.iteration_ends(self.t_)
+                    if self._no_improvement_count > self.n_iter_no_change:
+                        if self._optimizer.trigger_stopping("", False):
+                            break
+                        self._no_improvement_count = 0
+                    if self.n_iter_ == self.max_iter:
+                        from sklearn.exceptions import ConvergenceWarning
+
+                        warnings.warn(
+                            "Stochastic Optimizer: Maximum iterations (%d) reached and the optimization "
+                            "hasn't converged yet." % self.max_iter, ConvergenceWarning)
+            finally:
+                self._val_denominator = None
+            if early_stopping:
+                self.coefs_ = self._best_coefs
+                self.intercepts_ = self._best_intercepts
+
+    _LEAN["cls"] = LeanMLPRegressor
+    return LeanMLPRegressor
+
+
+def _mlp(params: Mapping[str, Any], seed: int, lean: bool = True):
     from sklearn.neural_network import MLPRegressor
 
-    return MLPRegressor(
+    return (_lean_mlp_class() if lean else MLPRegressor)(
         hidden_layer_sizes=(int(params["width"]),) * int(params["depth"]),
         alpha=float(params["alpha"]),
         early_stopping=bool(params.get("early_stopping", True)),
