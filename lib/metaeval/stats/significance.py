@@ -391,9 +391,9 @@ def _permutation_deltas(Xs, Ys, Z, coins, level, coefficient, w, agg_x="mean", a
             base = np.stack([Xc.sum(0), (Xc * Xc).sum(0), (Xc * Zc).sum(0), Yc.sum(0), (Yc * Yc).sum(0),
                              (Yc * Zc).sum(0), sz, szz])[:, None]
             codes = np.stack([cx.sum(0), (cx * cx).sum(0), cy.sum(0), (cy * cy).sum(0)])[:, None]
-            changes = [np.ascontiguousarray(a[None]) for a in (D, D2, DZ, dc, dc2)]
-            rx, ry, wx, wy = _perm_summary_corr(coins.view(np.uint8).ravel(), False, coins.shape[0], *changes,
-                                                base, codes, z_ok[None])
+            d1, d2, d3, e1, e2 = (np.ascontiguousarray(a[None]) for a in (D, D2, DZ, dc, dc2))
+            rx, ry, wx, wy = _perm_summary_corr(coins.view(np.uint8).ravel(), False, coins.shape[0], d1, d2, d3,
+                                                e1, e2, base, codes, z_ok[None])
             rx, ry = rx[0], ry[0]
             for r, weak, vectors in ((rx, wx[0], exact_x), (ry, wy[0], exact_y)):
                 if weak.any():
