@@ -380,3 +380,18 @@ def test_compiled_permutation_deltas_equal_einsum_path(N, M, B):
     ref = _permutation_deltas(Xs, Ys, Z, coins, "summary", "pearson", None, compiled=False)
     np.testing.assert_array_equal(fast, ref)
     assert np.isfinite(fast).all()
+
+
+@pytest.mark.parametrize("N,M,B", [(8, 30, 60), (5, 13, 40)])
+def test_compiled_bootstrap_summary_pearson_equals_einsum_path(N, M, B):
+    # bootstrap_ci's summary-level Pearson kernel against its einsum + pearson_from_sums path: ties, constant
+    # and nearly constant columns (refined cells), resampled systems making columns constant
+    from metaeval.stats.resampling import resampled_corr
+
+    X, Y, Z = (a[0] for a in _tied_trials(N * M, 1, N, M))
+    rng = np.random.default_rng(4)
+    rows, cols = rng.integers(0, N, size=(B, N)), rng.integers(0, M, size=(B, M))
+    fast = resampled_corr([X, Y], Z, rows, cols, "summary", "pearson", 16)
+    ref = resampled_corr([X, Y], Z, rows, cols, "summary", "pearson", 16, compiled=False)
+    np.testing.assert_array_equal(fast, ref)
+    assert np.isfinite(fast).all()
