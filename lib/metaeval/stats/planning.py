@@ -620,11 +620,12 @@ def _perm_null(Xs, Ys, Z, coins, level, coefficient) -> np.ndarray:
         if isinstance(coins, PackedCoins):
             # one compiled pass: the sums and r of every cell (the same floats as the numpy path below)
             base = np.stack([sx[:, 0], sxx[:, 0], sxz[:, 0], sy[:, 0], syy[:, 0], syz[:, 0], sz[:, 0], szz[:, 0]])
-            code_sums = np.stack([cx.sum(-2), (cx * cx).sum(-2), cy.sum(-2), (cy * cy).sum(-2)])
+            code_sums = np.stack([cx.sum(-2), (cx * cx).sum(-2), cy.sum(-2), (cy * cy).sum(-2)]).astype(float)
             rx, ry, wx, wy = _perm_summary_corr(
                 coins.bits, True, coins.shape[1], np.ascontiguousarray(Yc - Xc),
                 np.ascontiguousarray(Yc * Yc - Xc * Xc), np.ascontiguousarray((Yc - Xc) * Zc),
-                np.ascontiguousarray(cy - cx), np.ascontiguousarray(cy * cy - cx * cx), base, code_sums,
+                np.ascontiguousarray(cy - cx, dtype=float), np.ascontiguousarray(cy * cy - cx * cx, dtype=float),
+                base, code_sums,
                 np.ascontiguousarray(z_ok[:, 0]))
             for r, weak, refine in ((rx, wx, exact(Xs, Ys)), (ry, wy, exact(Ys, Xs))):
                 if weak.any():

@@ -249,28 +249,28 @@ def _kendall_summary_perm(Xs, Ys, Z, coins):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _unpack_row(bits, packed, i, M, icoin):  # pragma: no cover - compiled
-    """Coins i .. i + M - 1 into ``icoin``: from bytes of 0/1 (``packed`` False: a boolean array's bytes) or
-    from packed bits (np.unpackbits order: high bit first, as :func:`_fair_bits` draws them)."""
+def _unpack_row(bits, packed, i, M, coin):  # pragma: no cover - compiled
+    """Coins i .. i + M - 1 into ``coin`` (0.0 / 1.0): from bytes of 0/1 (``packed`` False: a boolean array's
+    bytes) or from packed bits (np.unpackbits order: high bit first, as :func:`_fair_bits` draws them)."""
     if not packed:
         for m in range(M):
-            icoin[m] = bits[i + m]
+            coin[m] = bits[i + m]
         return
     m = 0
     while m < M and (i & 7) != 0:  # the row's first bits share a byte with the previous row
-        icoin[m] = (bits[i >> 3] >> (7 - (i & 7))) & 1
+        coin[m] = (bits[i >> 3] >> (7 - (i & 7))) & 1
         m += 1
         i += 1
     k = i >> 3
     while m + 8 <= M:
         byte = bits[k]
         for j in range(8):
-            icoin[m + j] = (byte >> (7 - j)) & 1
+            coin[m + j] = (byte >> (7 - j)) & 1
         m += 8
         k += 1
     i = k * 8
     while m < M:
-        icoin[m] = (bits[i >> 3] >> (7 - (i & 7))) & 1
+        coin[m] = (bits[i >> 3] >> (7 - (i & 7))) & 1
         m += 1
         i += 1
 
@@ -278,15 +278,16 @@ def _unpack_row(bits, packed, i, M, icoin):  # pragma: no cover - compiled
 @numba.njit(cache=True, nogil=True)
 def _perm_summary_corr(bits, packed, B, D1, D2, D3, E1, E2, base, codes, z_ok):  # pragma: no cover - compiled
     """Per-input Pearson r of the permuted X and Y with Z for every trial and permutation (Perm-Both,
-    summary level): the sums over systems of the swapped cells' changes (D1..D3 (T, N, M) float, E1, E2
-    (T, N, M) integer codes), summed over n in order as ``np.einsum("tbnm,tnm->tbm", coins, D)`` does, then
-    turned into r by :func:`~metaeval.correlation.pearson_from_sums`'s formulas,
-    evaluated in the same order (the same floats), without its (T, B, M) temporaries.
+    summary level): the sums over systems of the swapped cells' changes (D1..D3 (T, N, M)), summed over n in
+    order as ``np.einsum("tbnm,tnm->tbm", coins, D)`` does, then turned into r by
+    :func:`~metaeval.correlation.pearson_from_sums`'s formulas evaluated in the same order (the same floats),
+    without its (T, B, M) temporaries.
 
-    ``base`` (8, T, M): sx, sxx, sxz, sy, syy, syz, sz, szz of the unpermuted centred columns; ``codes``
-    (4, T, M) integer sums: cx, cx^2, cy, cy^2; ``z_ok`` (T, M): Z's column is not constant. Returns r_x, r_y
-    (T, B, M) (NaN where undefined) and the masks (T, B, M) of the cells pearson_from_sums would refine
-    (variance below 1e-6 of the mean square)."""
+    E1, E2 (T, N, M) are the changes of the integer codes and ``codes`` (4, T, M) their sums (cx, cx^2, cy,
+    cy^2), all as floats: small integers, so every sum is exact (and vectorizes, unlike int64 products);
+    ``base`` (8, T, M): sx, sxx, sxz, sy, syy, syz, sz, szz of the unpermuted centred columns; ``z_ok``
+    (T, M): Z's column is not constant. Returns r_x, r_y (T, B, M) (NaN where undefined) and the masks
+    (T, B, M) of the cells pearson_from_sums would refine (variance below 1e-6 of the mean square)."""
     T, N, M = D1.shape
     rx = np.empty((T, B, M))
     ry = np.empty((T, B, M))
@@ -295,9 +296,8 @@ def _perm_summary_corr(bits, packed, B, D1, D2, D3, E1, E2, base, codes, z_ok): 
     s1 = np.empty(M)
     s2 = np.empty(M)
     s3 = np.empty(M)
-    c1 = np.empty(M, np.int64)
-    c2 = np.empty(M, np.int64)
-    icoin = np.empty(M, np.int64)
+    c1 = np.empty(M)
+    c2 = np.empty(M)
     coin = np.empty(M)
     small = 1e-6 * N
     for t in range(T):
@@ -305,19 +305,19 @@ def _perm_summary_corr(bits, packed, B, D1, D2, D3, E1, E2, base, codes, z_ok): 
             s1[:] = 0.0
             s2[:] = 0.0
             s3[:] = 0.0
-            c1[:] = 0
-            c2[:] = 0
+            c1[:] = 0.0
+            c2[:] = 0.0
             start = (t * B + b) * N * M
             for n in range(N):
-                _unpack_row(bits, packed, start + n * M, M, icoin)
+                _unpack_row(bits, packed, start + n * M, M, coin)
+                d1, d2, d3, e1, e2 = D1[t, n], D2[t, n], D3[t, n], E1[t, n], E2[t, n]
                 for m in range(M):
-                    coin[m] = icoin[m]
-                for m in range(M):
-                    s1[m] += coin[m] * D1[t, n, m]
-                    s2[m] += coin[m] * D2[t, n, m]
-                    s3[m] += coin[m] * D3[t, n, m]
-                    c1[m] += icoin[m] * E1[t, n, m]
-                    c2[m] += icoin[m] * E2[t, n, m]
+                    c = coin[m]
+                    s1[m] += c * d1[m]
+                    s2[m] += c * d2[m]
+                    s3[m] += c * d3[m]
+                    c1[m] += c * e1[m]
+                    c2[m] += c * e2[m]
             for m in range(M):
                 sz = base[6, t, m]
                 szz = base[7, t, m]
@@ -390,8 +390,8 @@ def _permutation_deltas(Xs, Ys, Z, coins, level, coefficient, w, agg_x="mean", a
             # the same sums (over n in order, as einsum) and r in one compiled pass over the coins
             base = np.stack([Xc.sum(0), (Xc * Xc).sum(0), (Xc * Zc).sum(0), Yc.sum(0), (Yc * Yc).sum(0),
                              (Yc * Zc).sum(0), sz, szz])[:, None]
-            codes = np.stack([cx.sum(0), (cx * cx).sum(0), cy.sum(0), (cy * cy).sum(0)])[:, None]
-            d1, d2, d3, e1, e2 = (np.ascontiguousarray(a[None]) for a in (D, D2, DZ, dc, dc2))
+            codes = np.stack([cx.sum(0), (cx * cx).sum(0), cy.sum(0), (cy * cy).sum(0)])[:, None].astype(float)
+            d1, d2, d3, e1, e2 = (np.ascontiguousarray(a[None], dtype=float) for a in (D, D2, DZ, dc, dc2))
             rx, ry, wx, wy = _perm_summary_corr(coins.view(np.uint8).ravel(), False, coins.shape[0], d1, d2, d3,
                                                 e1, e2, base, codes, z_ok[None])
             rx, ry = rx[0], ry[0]
