@@ -153,7 +153,9 @@ def materialize(notebook: str | os.PathLike, folder: str | os.PathLike) -> Path:
 
 
 def notebook_metadata(notebook: str | os.PathLike) -> dict[str, Any]:
-    """The notebook's ``metaeval`` metadata (``main_table``: the CSV sweeps collect; ``paper``)."""
+    """The notebook's ``metaeval`` metadata (``main_table``: the CSV sweeps collect; ``paper``; ``datasets``: those
+    of the default run; ``expected_seconds``: its duration there, a number or one per dataset, which orders the
+    first ``run-all`` longest first)."""
     return dict(read_notebook(notebook).metadata.get("metaeval", {}))
 
 
@@ -565,6 +567,7 @@ class PlannedRun:
     optional: bool
     label: str
     workdir: str
+    expected: float = 0.0  # seconds, from the notebook's metadata: the order of a first run-all
 
 
 EMBEDDED_RUN_DATASETS = ("summeval", "realsumm")
@@ -587,10 +590,12 @@ def plan_all(only: list[str] | None = None, workdir: str | os.PathLike = ".") ->
             choices = [(str(d), False) for d in listed]
         else:
             choices = [(default, False)] + [(d, True) for d in EMBEDDED_RUN_DATASETS if d != default]
+        expected = notebook_metadata(path).get("expected_seconds", 0.0)
         for dataset, optional in choices:
             params: dict[str, Any] = {} if dataset is None or _same(dataset, default) else {"dataset": dataset}
             label = path.stem + (f" ({dataset})" if dataset is not None else "")
-            runs.append(PlannedRun(str(path), dataset, params, optional, label, str(workdir)))
+            guess = expected.get(dataset, 0.0) if isinstance(expected, dict) else expected
+            runs.append(PlannedRun(str(path), dataset, params, optional, label, str(workdir), float(guess or 0.0)))
     return runs
 
 
@@ -690,8 +695,9 @@ def run_all(
         runs = plan_all(only, work)
         total = len(runs)
         index = {run.label: i + 1 for i, run in enumerate(runs)}
-        # longest first (as timed by the previous run-all), so that the slowest run does not start last
-        queue = sorted(runs, key=lambda r: -float(last_times.get(r.label, 0.0)))
+        # longest first (as timed by the previous run-all, else as the notebook's metadata expects), so that
+        # the slowest run does not start last
+        queue = sorted(runs, key=lambda r: -float(last_times.get(r.label, r.expected)))
         started = time.perf_counter()
         say(f"running {total} notebook runs, {jobs} at a time")
         results: dict[str, dict] = {}
