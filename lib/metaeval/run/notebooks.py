@@ -572,6 +572,9 @@ class PlannedRun:
 
 EMBEDDED_RUN_DATASETS = ("summeval", "realsumm")
 
+# What every kernel prints at start, and is not a problem of the run: left out of run-all's log.
+HARMLESS_KERNEL_NOTICES = ("Kernel is running over TCP without encryption",)
+
 
 def plan_all(only: list[str] | None = None, workdir: str | os.PathLike = ".") -> list[PlannedRun]:
     """The runs of the default run: every notebook on every dataset its metadata ``metaeval.datasets`` lists;
@@ -700,6 +703,9 @@ def run_all(
         queue = sorted(runs, key=lambda r: -float(last_times.get(r.label, r.expected)))
         started = time.perf_counter()
         say(f"running {total} notebook runs, {jobs} at a time")
+        if log_handle:
+            log_handle.write("(left out of this log: each kernel's notice that it runs over TCP without encryption;"
+                             " kernels listen on 127.0.0.1 only)\n")
         results: dict[str, dict] = {}
 
         def tag(run: PlannedRun) -> str:
@@ -721,9 +727,12 @@ def run_all(
             key = re.sub(r"[^A-Za-z0-9_.-]+", "_", run.label)
             kernel_log = Path(work) / f"{key}.kernel.log"
             if log_handle and kernel_log.exists() and kernel_log.stat().st_size:
-                log_handle.write(f"---- kernel diagnostics of {run.label} (not errors of the notebook) ----\n")
-                log_handle.write(kernel_log.read_text(encoding="utf-8", errors="replace"))
-                log_handle.write("---- end ----\n")
+                lines = [line for line in kernel_log.read_text(encoding="utf-8", errors="replace").splitlines(True)
+                         if not any(known in line for known in HARMLESS_KERNEL_NOTICES)]
+                if "".join(lines).strip():
+                    log_handle.write(f"---- kernel diagnostics of {run.label} (not errors of the notebook) ----\n")
+                    log_handle.writelines(lines)
+                    log_handle.write("---- end ----\n")
 
         def progress() -> None:
             for run in runs:
