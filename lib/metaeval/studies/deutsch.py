@@ -514,16 +514,23 @@ def _pearson_row(n, sx, sz, sxx, szz, sxz, defined, weights, r, weak):  # pragma
     """Per-input r from sums (as :func:`~metaeval.stats.correlation.pearson_from_sums`) for one resample:
     fills ``r`` (NaN where not ``defined`` or a variance is not positive) and ``weak`` (the variance lost
     most of its digits: the caller recomputes r from the values); returns the mean of the defined r with
-    multiplicities ``weights`` (NaN if none). The first loop has no branches and no running sum, so it
-    vectorizes (square roots and divisions several at a time)."""
+    multiplicities ``weights`` (NaN if none). The hot loop of the power study: r and ``weak`` are filled by
+    separate branch-free loops, which LLVM vectorizes (square roots and divisions four at a time; one
+    combined loop with ``min``/``max`` did not vectorize and was 5x slower)."""
     M = sx.shape[0]
+    nf = float(n)
     for m in range(M):
-        vx = n * sxx[m] - sx[m] * sx[m]
-        vz = n * szz[m] - sz[m] * sz[m]
-        ok = defined[m] & (vx > 0) & (vz > 0)
-        rm = min(1.0, max(-1.0, (n * sxz[m] - sx[m] * sz[m]) / np.sqrt(vx * vz)))
+        vx = nf * sxx[m] - sx[m] * sx[m]
+        vz = nf * szz[m] - sz[m] * sz[m]
+        rm = (nf * sxz[m] - sx[m] * sz[m]) / np.sqrt(vx * vz)
+        rm = 1.0 if rm > 1.0 else rm
+        rm = -1.0 if rm < -1.0 else rm
+        ok = defined[m] and vx > 0 and vz > 0
         r[m] = rm if ok else np.nan
-        weak[m] = defined[m] & ((vx <= 1e-6 * n * sxx[m]) | (vz <= 1e-6 * n * szz[m]))
+    for m in range(M):
+        vx = nf * sxx[m] - sx[m] * sx[m]
+        vz = nf * szz[m] - sz[m] * sz[m]
+        weak[m] = defined[m] and ((vx <= 1e-6 * nf * sxx[m]) or (vz <= 1e-6 * nf * szz[m]))
     total = 0.0
     count = 0.0
     for m in range(M):
