@@ -602,6 +602,13 @@ def plan_all(only: list[str] | None = None, workdir: str | os.PathLike = ".") ->
     return runs
 
 
+def run_order(runs: list[PlannedRun], last_times: Mapping[str, float] | None = None) -> list[PlannedRun]:
+    """Longest first, so that the slowest run does not start last: as timed by the previous ``run-all``
+    (``last_times``, label -> seconds), else as the notebook's metadata expects (``expected_seconds``)."""
+    last_times = last_times or {}
+    return sorted(runs, key=lambda r: -float(last_times.get(r.label, r.expected)))
+
+
 def _run_planned(run: PlannedRun) -> dict[str, Any]:
     """Run one planned notebook in a worker; returns a status (never raises but KeyboardInterrupt)."""
     from metaeval.run.outputs import OutputDirError
@@ -698,9 +705,7 @@ def run_all(
         runs = plan_all(only, work)
         total = len(runs)
         index = {run.label: i + 1 for i, run in enumerate(runs)}
-        # longest first (as timed by the previous run-all, else as the notebook's metadata expects), so that
-        # the slowest run does not start last
-        queue = sorted(runs, key=lambda r: -float(last_times.get(r.label, r.expected)))
+        queue = run_order(runs, last_times)
         started = time.perf_counter()
         say(f"running {total} notebook runs, {jobs} at a time")
         if log_handle:
