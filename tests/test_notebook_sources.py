@@ -74,9 +74,9 @@ DOCUMENTED = [p for p in SOURCES if p.stem[:2] in ("00", "10", "20", "21", "22",
 
 @pytest.mark.parametrize("path", DOCUMENTED, ids=lambda p: p.stem)
 def test_every_parameter_says_what_it_means_and_uses_the_shared_names(path):
-    from metaeval.run.notebooks import parameter_help
+    from metaeval.run.notebooks import parameter_docs
 
-    meaning = parameter_help(path)
+    meaning = {p.name: p.help for p in parameter_docs(path)}
     params = notebook_parameters(path)
     assert set(meaning) == set(params)
     assert all(meaning.values()), [name for name, text in meaning.items() if not text]

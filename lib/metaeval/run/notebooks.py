@@ -34,7 +34,6 @@ __all__ = [
     "notebook_parameters",
     "parameter_docs",
     "notebook_metadata",
-    "parameter_help",
     "default_output_dir",
     "read_notebook",
     "materialize",
@@ -271,30 +270,6 @@ def resolve_output_dir(notebook: str | os.PathLike, parameters: Mapping[str, Any
         target = Path(default_dir)
         return target if target.is_absolute() else root / target
     return root / rule(paper, dataset_text)
-
-
-def parameter_help(notebook: str | os.PathLike) -> dict[str, str]:
-    """What each parameter means: the comment on its line(s) in the ``parameters`` cell ("" if none)."""
-    import ast
-    import io
-    import tokenize
-
-    path = find_notebook(notebook)
-    cells = [c for c in read_notebook(path).cells
-             if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])]
-    if not cells:
-        raise NotebookError(f"{path.name} has no cell tagged 'parameters'")
-    source = cells[0].source
-    comments: dict[int, str] = {}
-    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-        if tok.type == tokenize.COMMENT:
-            comments[tok.start[0]] = tok.string.lstrip("#").strip()
-    meaning = {}
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            lines = range(node.lineno, (node.end_lineno or node.lineno) + 1)
-            meaning[node.targets[0].id] = " ".join(comments[k] for k in lines if k in comments)
-    return meaning
 
 
 @dataclass(frozen=True)
