@@ -49,6 +49,13 @@ def _rss_kib(field: str) -> int:
     return 0
 
 
+def timed(fn) -> float:
+    """Wall time in s of one call of ``fn()`` (for long runs, where :func:`measure`'s extra run is too costly)."""
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
 def measure(fn, repeat: int = 1):
     """(best wall time in s, peak memory in MiB) of ``fn()``.
 
@@ -206,26 +213,48 @@ def stats_anchors(quick: bool, anchors: list) -> list[str]:
 
 
 def power_anchor(quick: bool, anchors: list) -> list[str]:
+    """Notebook 21's simulation at the paper's settings (11 k, both levels, Boot-Both, Perm-Both and Williams,
+    B = 1000), measured whole (1000 trials) with one thread and with every core, against the same function
+    run one test at a time (``batched=False``, extrapolated from a few trials)."""
+    import numba
+    from threadpoolctl import threadpool_limits
+
     import metaeval
     from metaeval import deutsch
 
-    ds = metaeval.datasets.load("summeval")
-    Z = ds.matrix("expert.relevance")
-    refs = [r[0] for r in ds.texts["references"]]
-    sampler = deutsch.RougeOneSubsampler(ds.texts["summary"].tolist(), refs, stem=True, stop=False, stat="F")
-    full = sampler.full()
-    kw = dict(n_resamples=1000, rng=0)  # the paper's: 11 k, both levels, Boot-Both, Perm-Both, Williams
-    deutsch.power_simulation(full, sampler, Z, n_trials=1, **kw)
-    deutsch.power_simulation(full, sampler, Z, n_trials=1, batched=False, **kw)
-    n_old, n_new = (2, 10) if quick else (5, 30)
-    t_old, _ = measure(lambda: deutsch.power_simulation(full, sampler, Z, n_trials=n_old, batched=False, **kw))
-    t_new, _ = measure(lambda: deutsch.power_simulation(full, sampler, Z, n_trials=n_new, **kw))
-    per_old, per_new = t_old / n_old, t_new / n_new
-    anchors.append(["Power study (notebook 21), per trial: 11 k x 2 levels x 3 tests, B = 1000",
-                    "same function, one test at a time (`batched=False`)", fmt_t(per_old), fmt_t(per_new),
-                    f"{per_old / per_new:.1f}x"])
-    return [f"Power study at the paper's 1000 trials: about {per_old * 1000 / 60:.1f} min one test at a time, "
-            f"{per_new * 1000 / 60:.1f} min batched (extrapolated from {n_old} and {n_new} trials)."]
+    notes = []
+    for name in ("summeval", "realsumm"):
+        ds = metaeval.datasets.load(name)
+        Z = ds.matrix(ds.default_human)
+        refs = [r[0] for r in ds.texts["references"]]
+        stat = "R" if ds.recall_oriented else "F"
+        sampler = deutsch.RougeOneSubsampler(ds.texts["summary"].tolist(), refs, stem=True, stop=False, stat=stat)
+        full = sampler.full()
+        kw = dict(n_resamples=1000, rng=0)
+        deutsch.power_simulation(full, sampler, Z, n_trials=1, **kw)
+        deutsch.power_simulation(full, sampler, Z, n_trials=1, batched=False, **kw)
+        n_old, n_new = (2, 20) if quick else (5, 1000)
+        t_old = timed(lambda: deutsch.power_simulation(full, sampler, Z, n_trials=n_old, batched=False, **kw))
+        cores = numba.get_num_threads()
+        with threadpool_limits(1):
+            numba.set_num_threads(1)
+            try:
+                t_one = timed(lambda: deutsch.power_simulation(full, sampler, Z, n_trials=n_new, **kw))
+            finally:
+                numba.set_num_threads(cores)
+        t_all = timed(lambda: deutsch.power_simulation(full, sampler, Z, n_trials=n_new, **kw))
+        per_old, per_one, per_all = t_old / n_old, t_one / n_new, t_all / n_new
+        shape = f"{len(ds.systems)} x {len(ds.inputs)}"
+        for label, per in (("1 thread", per_one), (f"{cores} threads", per_all)):
+            anchors.append([f"Power study (notebook 21), {name} {shape}, {n_new} trials x 11 k x 2 levels x 3 tests, "
+                            f"B = 1000, {label}", "same function, one test at a time (`batched=False`)",
+                            fmt_t(per_old * n_new), fmt_t(per * n_new), f"{per_old / per:.1f}x"])
+        notes.append(f"Power study on {name}: {per_one * 1000:.1f} ms per trial with 1 thread, {per_all * 1000:.1f} ms "
+                     f"with {cores}; one test at a time {per_old * 1000:.0f} ms per trial (extrapolated from "
+                     f"{n_old} trials).")
+    notes.append("Issue 16's starting point: notebook 21 on SummEval took 381 s on a quiet machine (0.38 s per "
+                 "trial).")
+    return notes
 
 
 # ----------------------------------------------------------------------------------------------------

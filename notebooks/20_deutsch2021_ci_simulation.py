@@ -12,6 +12,7 @@
 #     name: metaeval
 #   metaeval:
 #     datasets: [summeval, realsumm]
+#     expected_seconds: {summeval: 14, realsumm: 14}
 #     main_table: table1_ci_coverage.csv
 #     paper: deutsch2021
 # ---
