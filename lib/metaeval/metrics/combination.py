@@ -311,9 +311,16 @@ def _lean_mlp_class() -> type:
     return LeanMLPRegressor
 
 
+#: scikit-learn versions whose MLPRegressor training loop the lean class replays (verified by the tests);
+#: any other version trains with scikit-learn's own class.
+LEAN_SKLEARN = ("1.9.",)
+
+
 def _mlp(params: Mapping[str, Any], seed: int, lean: bool = True):
+    import sklearn
     from sklearn.neural_network import MLPRegressor
 
+    lean = lean and sklearn.__version__.startswith(LEAN_SKLEARN)
     return (_lean_mlp_class() if lean else MLPRegressor)(
         hidden_layer_sizes=(int(params["width"]),) * int(params["depth"]),
         alpha=float(params["alpha"]),
