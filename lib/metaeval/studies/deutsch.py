@@ -34,6 +34,7 @@ from metaeval.stats.correlation import (
     level_corr,
     mean_of_defined,
 )
+from metaeval._warnings import warn_degenerate
 from metaeval.stats.resampling import bootstrap_ci, draw_indices, warn_dropped
 from metaeval.stats.significance import (
     _bootstrap_pvalue,
@@ -220,8 +221,9 @@ def ci_coverage_simulation(
     Returns
     -------
     DataFrame
-        One row per trial x level x method: ``trial, level, method, low, high, target, contains, too_high,
-        too_low`` (``too_high``: the CI lies above the target).
+        One row per trial x level x method: ``trial, level, method, low, high, target, defined, contains,
+        too_high, too_low`` (``too_high``: the CI lies above the target; ``defined``: the interval and the
+        target are numbers, e.g. not Fisher's interval of a half with n <= 3 systems).
     """
     X, Z = np.asarray(X, float), np.asarray(Z, float)
     unknown = set(methods) - set(CI_METHODS)
@@ -245,6 +247,8 @@ def ci_coverage_simulation(
                     low, high = res.confidence_interval
                 rows.append((trial, level, method, low, high, target))
     frame = pd.DataFrame(rows, columns=["trial", "level", "method", "low", "high", "target"])
+    # e.g. Fisher's interval needs n > 3 systems in a half, and a constant half has no correlation
+    frame["defined"] = np.isfinite(frame[["low", "high", "target"]].to_numpy()).all(axis=1)
     frame["contains"] = (frame["low"] <= frame["target"]) & (frame["target"] <= frame["high"])
     frame["too_high"] = frame["low"] > frame["target"]
     frame["too_low"] = frame["high"] < frame["target"]
@@ -260,12 +264,23 @@ def coverage_table(trials: pd.DataFrame, *, nominal: float = 0.95, alpha: float 
     significantly different"). Coverage of exactly 1.0 is degenerate: an interval that always contains the
     target is too wide to be informative (Fisher's at the summary level), however close 1.0 is to 0.95.
     """
-    g = trials.assign(width=trials["high"] - trials["low"]).groupby(["level", "method"], sort=False)
+    defined = trials["defined"] if "defined" in trials else pd.Series(True, index=trials.index)
+    counted = trials[["contains", "too_high", "too_low"]].astype(float).where(defined)  # undefined: not counted
+    g = counted.assign(level=trials["level"], method=trials["method"], width=(trials["high"] - trials["low"]),
+                       defined=defined).groupby(["level", "method"], sort=False)
     table = g.agg(coverage=("contains", "mean"), too_high=("too_high", "mean"), too_low=("too_low", "mean"),
-                  mean_width=("width", "mean"), trials=("contains", "size")).reset_index()
+                  mean_width=("width", "mean"), trials=("defined", "sum"), undefined=("defined", "size")
+                  ).reset_index()
+    table["undefined"] -= table["trials"]
+    for row in table[table["undefined"] > 0].itertuples():
+        warn_degenerate(f"{row.method} at {row.level} level: the interval or its target is undefined in "
+                        f"{row.undefined} of {row.undefined + row.trials} trials (e.g. Fisher's interval needs "
+                        f"more than 3 systems per half); the coverage counts the {row.trials} others"
+                        + (" and is NaN" if row.trials == 0 else ""))
     table["se"] = np.sqrt(table["coverage"] * (1 - table["coverage"]) / table["trials"])
     table["best"] = False
     for level, block in table.groupby("level", sort=False):
+        block = block[block["trials"] > 0]
         candidates = block[block["coverage"] < 1.0]
         if candidates.empty:
             continue
