@@ -1,8 +1,8 @@
-"""Benchmark: the compiled / lean paths behind notebooks 10, 20, 22, 40, 60 and 61 against the reference
+"""Benchmark: the compiled / cached paths behind notebooks 10, 20, 22, 40, 60 and 61 against the reference
 paths they replaced, on SummEval-sized inputs, in the same run (CPU seconds, one thread).
 
 Every row also checks that both paths give the same values to the last bit (the speed-ups change no
-number; tests/test_planning.py, test_combination.py and test_bleu_cache.py assert it on small cases).
+number; tests/test_planning.py and test_bleu_cache.py assert it on small cases).
 
     OMP_NUM_THREADS=1 python benchmarks/bench_notebook_kernels.py [--repeat 3]
 """
@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import argparse
 import time
-import warnings
 
 import numpy as np
 
 import metaeval
-from metaeval.metrics import bleu, combination
+from metaeval.metrics import bleu
 from metaeval.stats import planning as P
 from metaeval.stats import resampling, significance
 
@@ -76,18 +75,6 @@ def cases():
     yield ("bootstrap summary Pearson (2 metrics x 1000 x 16 x 100)",
            lambda: resampling.resampled_corr([X, Y], Z, rows, cols, "summary", "pearson", 250, compiled=False),
            lambda: resampling.resampled_corr([X, Y], Z, rows, cols, "summary", "pearson", 250))
-
-    # 40: one MLP fit of the inner CV (1,300 rows x 106 features, depth 3)
-    F = rng.normal(size=(1300, 106))
-    t = F[:, :5].sum(axis=1) + rng.normal(size=1300)
-    params = combination.MLP_GRID_SMALL[1]
-
-    def fit(lean):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return combination._mlp(params, 5, lean=lean).fit(F, t).predict(F)
-
-    yield ("MLP fit (1300 x 106, depth 3, early stopping)", lambda: fit(False), lambda: fit(True))
 
     # 10 / 40: sentence BLEU of every SummEval summary against its 11 references
     hyps = ds.texts["summary"].tolist()

@@ -131,37 +131,3 @@ def test_parallel_folds_give_the_same_result():
     parallel = cross_validate(X, y, groups, model="ridge", folds=4, rng=3, n_jobs=2)
     np.testing.assert_array_equal(serial.predictions, parallel.predictions)
     assert serial.params == parallel.params
-
-
-@pytest.mark.parametrize("params", [
-    {"depth": 1, "width": 64, "alpha": 1e-2, "early_stopping": True},
-    {"depth": 3, "width": 16, "alpha": 1e-2, "early_stopping": True},
-    {"depth": 2, "width": 8, "alpha": 1e-3, "early_stopping": False, "max_iter": 15},
-])
-@pytest.mark.parametrize("outputs", [1, 2])
-def test_lean_mlp_is_scikit_learn_to_the_last_bit(params, outputs):
-    # the lean training loop must replay MLPRegressor exactly: same draws, same floats, same stopping epoch
-    import warnings
-
-    import sklearn
-    from metaeval.metrics.combination import LEAN_SKLEARN, _mlp
-    from sklearn.exceptions import ConvergenceWarning
-
-    if not sklearn.__version__.startswith(LEAN_SKLEARN):
-        pytest.skip(f"scikit-learn {sklearn.__version__}: MLPs train with scikit-learn's own class")
-
-    rng = np.random.default_rng(outputs)
-    X = rng.normal(size=(430, 12))
-    y = X[:, :3].sum(axis=1) + rng.normal(size=430)
-    Y = y if outputs == 1 else np.column_stack([y, X[:, 4] - y])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        lean = _mlp(params, 17).fit(X, Y)
-        ref = _mlp(params, 17, lean=False).fit(X, Y)
-    assert type(lean) is not type(ref)
-    assert lean.n_iter_ == ref.n_iter_ > 3
-    assert lean.loss_curve_ == ref.loss_curve_
-    assert lean.validation_scores_ == ref.validation_scores_
-    for a, b in zip(lean.coefs_ + lean.intercepts_, ref.coefs_ + ref.intercepts_):
-        np.testing.assert_array_equal(a, b)
-    np.testing.assert_array_equal(lean.predict(X), ref.predict(X))
