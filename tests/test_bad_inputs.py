@@ -663,8 +663,10 @@ def test_unreachable_scheduler_is_one_line(tmp_path, monkeypatch, capsys):
 
 def _interrupt_sweep(tmp_path, workers: int):
     out = tmp_path / "sweep"
-    cmd = [sys.executable, "-m", "metaeval", "sweep", "20", str(out), "-p", "n_trials", "2,3000,3001,3002",
-           "-p", "n_resamples", "100", "--workers", str(workers)]
+    # the long combinations must outlast the wait below by far on a quiet machine too (3000 trials of 100
+    # resamples took a few seconds once notebook 20's bootstrap was compiled, and the sweep ended first)
+    cmd = [sys.executable, "-m", "metaeval", "sweep", "20", str(out), "-p", "n_trials", "2,300000,300001,300002",
+           "-p", "n_resamples", "1000", "--workers", str(workers)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     start = time.time()
     while not list(out.glob("*/_sweep_status.json")) and time.time() - start < 240:
