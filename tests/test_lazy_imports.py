@@ -4,6 +4,7 @@ this test session has imported everything already)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -46,3 +47,29 @@ def test_lazy_public_names_resolve_to_the_layered_objects():
     assert isinstance(metaeval.__version__, str) and metaeval.__version__
     with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
         metaeval.nonexistent  # noqa: B018
+
+
+def test_runner_does_not_build_the_rfc3987_grammar():
+    # jsonschema (under nbformat/papermill) would spend 0.9 s of CPU building an IRI grammar at import
+    loaded = _modules_after(
+        "import metaeval.run.notebooks as n\nimport nbformat, papermill\n"
+        "nbformat.validate(n.read_notebook('00'))"
+    )
+    assert "nbformat" in loaded and "jsonschema" in loaded
+    assert not {m for m in loaded if m.startswith(("rfc3987_syntax.", "lark"))}
+
+
+def test_notebook_read_cache_sees_a_rewritten_file(tmp_path):
+    from metaeval.run import notebooks
+
+    source = notebooks.find_notebook("00").read_text(encoding="utf-8")
+    path = tmp_path / "00_copy.py"
+    path.write_text(source, encoding="utf-8")
+    assert notebooks.notebook_parameters(path)["seed"] == 0
+    first = notebooks.read_notebook(path)
+    first.metadata["edited"] = True  # a caller's edit does not reach the cache
+    assert "edited" not in notebooks.read_notebook(path).metadata
+    st = path.stat()
+    path.write_text(source.replace("seed = 0 ", "seed = 7 ", 1), encoding="utf-8")  # same size
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert notebooks.notebook_parameters(path)["seed"] == 7
