@@ -638,6 +638,8 @@ def _run_planned(run: PlannedRun) -> dict[str, Any]:
     def progress(text: str) -> None:
         progress_file.write_text(text, encoding="utf-8")
 
+    # the coordinator's ticks report the time since this moment (not since a tick first saw the run)
+    (work / f"{key}.started").write_text(repr(time.time()), encoding="utf-8")
     progress("started")
     start = time.perf_counter()
     try:
@@ -746,17 +748,18 @@ def run_all(
                 log_handle.write(kernel_log.read_text(encoding="utf-8", errors="replace"))
                 log_handle.write("---- end ----\n")
 
-        first_seen: dict[str, float] = {}
-
         def progress() -> None:
             for run in runs:
                 key = re.sub(r"[^A-Za-z0-9_.-]+", "_", run.label)
-                file = Path(work) / f"{key}.progress"
+                file, stamp = Path(work) / f"{key}.progress", Path(work) / f"{key}.started"
                 if run.label in results or not file.exists():
                     continue
-                first_seen.setdefault(run.label, time.perf_counter())
+                try:
+                    since = time.time() - float(stamp.read_text(encoding="utf-8"))
+                except (OSError, ValueError):  # written by the worker a moment before the progress file
+                    since = 0.0
                 text = file.read_text(encoding="utf-8").strip() or "started"
-                say(f"{tag(run)}: {text}, running for {_elapsed(time.perf_counter() - first_seen[run.label])}")
+                say(f"{tag(run)}: {text}, running for {_elapsed(max(since, 0.0))}")
 
         try:
             run_in_pool(_run_planned, queue, jobs, on_done=done, on_tick=progress, tick=tick)

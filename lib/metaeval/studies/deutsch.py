@@ -548,7 +548,7 @@ def _all_distinct(raw):  # pragma: no cover - compiled
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, parallel=True)
 def _boot_summary_kernel(mats, raw, Z, Zraw, rows, cols):  # pragma: no cover - compiled
     """Summary-level Pearson of each matrix with Z on every bootstrap resample (rows and columns drawn).
 
@@ -565,7 +565,8 @@ def _boot_summary_kernel(mats, raw, Z, Zraw, rows, cols):  # pragma: no cover - 
     weak = np.zeros((J, B, M), np.bool_)
     distinct = _all_distinct(raw)
     z_distinct = _all_distinct(Zraw.reshape(1, N, M))[0]
-    for b in range(B):
+    # resamples are independent: one thread per share of them, each with its own buffers
+    for b in numba.prange(B):
         cnt = np.zeros(N)
         colcnt = np.zeros(M)
         sz = np.zeros(M)
@@ -575,15 +576,11 @@ def _boot_summary_kernel(mats, raw, Z, Zraw, rows, cols):  # pragma: no cover - 
         sxz = np.zeros(M)
         z_def = np.zeros(M, np.bool_)
         defined = np.zeros(M, np.bool_)
-        cnt[:] = 0.0
         for i in range(N):
             cnt[rows[b, i]] += 1.0
         single = cnt[rows[b, 0]] == N
-        colcnt[:] = 0.0
         for i in range(cols.shape[1]):
             colcnt[cols[b, i]] += 1.0
-        sz[:] = 0.0
-        szz[:] = 0.0
         for n in range(N):
             c = cnt[n]
             if c == 0.0:
@@ -632,7 +629,7 @@ def _boot_summary_kernel(mats, raw, Z, Zraw, rows, cols):  # pragma: no cover - 
     return means, r, weak
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, parallel=True)
 def _perm_summary_kernel(Xs, Yss, Zc, Zraw, coins, packed):  # pragma: no cover - compiled
     """Summary-level Pearson with Z of the two permuted matrices (X's standardized cells swapped with Y_k's
     where ``coins[m, b, n]``) on every permutation, for every k: means (2, K, B), per-input r (2, K, B, M)
@@ -660,7 +657,7 @@ def _perm_summary_kernel(Xs, Yss, Zc, Zraw, coins, packed):  # pragma: no cover 
         for n in range(N):
             sz[m] += Zc[n, m]
             szz[m] += Zc[n, m] * Zc[n, m]
-    for k in range(K):
+    for k in numba.prange(K):  # the values of k are independent: one thread per share of them
         Ys = Yss[k]
         D = np.empty((N, M))
         D2 = np.empty((N, M))
@@ -826,6 +823,11 @@ class _BatchedPowerTrial:
 
     def run(self, Ys: np.ndarray, tests: Sequence[str], rng: np.random.Generator) -> dict:
         out: dict[tuple[str, str], np.ndarray] = {}
+        # An R_k equal to X (k = 100%) has a null distribution of exact zeros (both metrics are the same
+        # matrix in every resample), so its resampling p-value is known without resampling: 1, or NaN when
+        # the correlation itself is undefined. Only the other values of k are resampled.
+        same = np.array([np.array_equal(Y, self.X) for Y in Ys])
+        differ = Ys[~same]
         for test in tests:
             if test == "williams":
                 for level in self.levels:
@@ -833,12 +835,23 @@ class _BatchedPowerTrial:
                     r23 = level_corr(self.X[None], Ys, level, "pearson")
                     n = effective_n(self.X, level=level)  # type: ignore[arg-type]
                     out[test, level] = np.asarray(williams_pvalue(self.r_xz[level], r13, r23, n, "greater")[1])
-            elif test.startswith("perm-"):
+                continue
+            # the draws are made even when every R_k equals X, so the random stream does not depend on it
+            if test.startswith("perm-"):
                 bits, packed = self._coins(rng, test[5:])
-                out.update({(test, lv): p for lv, p in self._permutation(Ys, bits, packed).items()})
+                pvalues = self._permutation(differ, bits, packed) if len(differ) else {}
             else:
                 rows, cols = draw_indices(self.N, self.M, self.B, test[5:], rng)
-                out.update({(test, lv): p for lv, p in self._bootstrap(Ys, rows, cols).items()})
+                pvalues = self._bootstrap(differ, rows, cols) if len(differ) else {}
+            for level in self.levels:
+                p = np.empty(len(Ys))
+                p[~same] = pvalues.get(level, [])
+                if same.any():
+                    observed = 0.0 if np.isfinite(self.r_xz[level]) else np.nan
+                    zeros = np.zeros(self.B)
+                    p[same] = (_permutation_pvalue(zeros, observed, "greater", 0, self.B) if test.startswith("perm-")
+                               else np.nan if np.isnan(observed) else _bootstrap_pvalue(zeros, 0.0, "greater"))
+                out[test, level] = p
         return out
 
     # -- permutation tests (Alg. 2): swap the standardized scores of X and Y_k in the coins' cells
