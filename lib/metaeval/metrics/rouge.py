@@ -542,8 +542,9 @@ def _wlcs_mark(model, peer, mask, slot, pos_off, pos_list, c, rowref, fpow):  # 
     ``c + f(k+1) - f(k)`` is evaluated left to right, as the Perl expression. Below a non-decreasing row,
     a row is that row with its match cells raised: a row whose token does not occur in ``peer``
     (``slot[token] < 0``) is the same row (``rowref`` points to it, nothing is copied), and a row with matches
-    is a copy of it in which each match value is carried right only while it exceeds the row above
-    (``pos_list[pos_off[s]:pos_off[s + 1]]``: the 1-based positions of slot ``s`` in ``peer``). A row becomes
+    is a copy of it in which each match value is carried right only while it exceeds the row above (the end
+    found by bisection; ``pos_list[pos_off[s]:pos_off[s + 1]]``: the 1-based positions of slot ``s`` in
+    ``peer``). A row becomes
     decreasing only where a match value is below the value left of it; then the next row is computed
     cell by cell. O(m + n) per row with few matches, O(n) per row otherwise; ``c`` holds up to
     (m + 1)(n + 1) cells (for the trace)."""
@@ -566,17 +567,26 @@ def _wlcs_mark(model, peer, mask, slot, pos_off, pos_list, c, rowref, fpow):  # 
         n_rows += 1
         if monotone:
             c[row : row + W] = c[prev : prev + W]
-            for q in range(pos_off[sl], pos_off[sl + 1]):
+            last = pos_off[sl + 1]
+            for q in range(pos_off[sl], last):
                 j = pos_list[q]
                 k = _diag_run(model, peer, i - 1, j - 1)
                 value = c[prev + j - 1] + fpow[k + 1] - fpow[k]
                 if value < c[row + j - 1]:
                     monotone = False
                 c[row + j] = value
-                jj = j + 1
-                while jj < W and peer[jj - 1] != mi and c[prev + jj] < value:
-                    c[row + jj] = value
-                    jj += 1
+                # the value holds up to the next match, or to the first cell of the (non-decreasing) row above
+                # that reaches it: found by bisection, then filled in one run
+                lo = j + 1
+                hi = pos_list[q + 1] if q + 1 < last else W
+                while lo < hi:
+                    mid = (lo + hi) >> 1
+                    if c[prev + mid] >= value:
+                        hi = mid
+                    else:
+                        lo = mid + 1
+                for t in range(row + j + 1, row + lo):
+                    c[t] = value
             continue
         # below a decreasing row: the plain recurrence (non-match cells never decrease, match cells may)
         monotone = True
@@ -615,7 +625,6 @@ def _lcs_hits(peer_t, ref_t, tok, sent_off, text_sent, text_tok, V, weighted, fp
     longest sentence, reused."""
     P = peer_t.shape[0]
     out = np.zeros(P, np.float64)
-    model_budget = np.zeros(V, np.int64)
     peer_budget = np.zeros(V, np.int64)
     maxw = (max_len + 63) // 64
     W = max_len + 1
@@ -705,8 +714,6 @@ def _lcs_hits(peer_t, ref_t, tok, sent_off, text_sent, text_tok, V, weighted, fp
             r = ref_t[kk]
             r0 = text_tok[r]
             base = moff[kk] - r0
-            for q in range(r0, text_tok[r + 1]):
-                model_budget[tok[q]] += 1
             n_cons = 0
             hit = 0.0
             for s in range(text_sent[r], text_sent[r + 1]):
@@ -717,7 +724,9 @@ def _lcs_hits(peer_t, ref_t, tok, sent_off, text_sent, text_tok, V, weighted, fp
                     if mask[base + a + j] != 1:
                         continue
                     t = tok[a + j]
-                    if model_budget[t] <= 0 or peer_budget[t] <= 0:
+                    # clipped by the summary's count of the token (the reference's count cannot bind: each
+                    # marked position is one of its occurrences)
+                    if peer_budget[t] <= 0:
                         continue
                     if weighted:
                         # ROUGE-1.5.5 closes a run when the next position is not an LCS hit or at the end of
@@ -728,13 +737,10 @@ def _lcs_hits(peer_t, ref_t, tok, sent_off, text_sent, text_tok, V, weighted, fp
                             hit_len = 0
                     else:
                         hit += 1.0
-                    model_budget[t] -= 1
                     peer_budget[t] -= 1
                     consumed[n_cons] = t
                     n_cons += 1
             out[kk] = hit
-            for q in range(r0, text_tok[r + 1]):
-                model_budget[tok[q]] = 0
             for q in range(n_cons):
                 peer_budget[consumed[q]] += 1
         for q in range(text_tok[p], text_tok[p + 1]):
