@@ -78,6 +78,8 @@ def test_cache_key_follows_the_parser_source(fresh, monkeypatch, tmp_path):
     monkeypatch.setattr(datasets, "_CODE", (*datasets._CODE[:1], fake, *datasets._CODE[2:]))
     assert datasets._disk_cache_path(*args) != before
     assert before is not None and before.parent == fresh / "cache" / "datasets"
+    monkeypatch.setattr(datasets, "_CODE", (tmp_path / "missing.py",))
+    assert datasets._disk_cache_path(*args) is None  # sources unavailable: no cache rather than a crash
 
 
 def test_user_files_are_not_cached(fresh, tmp_path):

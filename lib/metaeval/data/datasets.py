@@ -831,8 +831,11 @@ def _disk_cache_path(name: str, files: Sequence[Path], policy: str, ignore: froz
     # the paths too: the Dataset records where its files are (info.sources)
     h.update(repr((name, [str(f.resolve()) for f in files], digests, policy, sorted(ignore), description, meta_key,
                    pd.__version__, np.__version__, sys.version_info[:2])).encode())
-    for code in _CODE:
-        h.update(code.read_bytes())
+    try:
+        for code in _CODE:
+            h.update(code.read_bytes())
+    except OSError:  # an installation without its sources: no way to tell parser versions apart, no cache
+        return None
     from metaeval._io import cache_dir
 
     return cache_dir() / "datasets" / f"{name}-{h.hexdigest()[:32]}.pkl"
