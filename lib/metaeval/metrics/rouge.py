@@ -1105,29 +1105,36 @@ def score(
     raw_index: dict[object, int] = {}
     texts: list[tuple[str, ...]] = []
 
-    def intern(t, where: str) -> int:
-        key = t if isinstance(t, str) or t is None else (tuple(t) if isinstance(t, list) else t)
-        try:
-            found = raw_index.get(key)
-        except TypeError:  # unhashable: _as_sentences says what is wrong with it
-            found, key = None, None
-        if found is None:
-            found = len(texts)
-            texts.append(_as_sentences(t, where))
-            if key is not None:
-                raw_index[key] = found
+    def intern(t, r: int, q: int) -> int:
+        # q < 0: the summary of record r, else its q-th reference (named only in an error message)
+        if type(t) is str:  # the common case first: a text seen before is one dict look-up
+            found = raw_index.get(t)
+            if found is not None:
+                return found
+            key = t
+        else:
+            key = t if t is None else (tuple(t) if isinstance(t, list) else t)
+            try:
+                found = raw_index.get(key)
+            except TypeError:  # unhashable: _as_sentences says what is wrong with it
+                found, key = None, None
+            if found is not None:
+                return found
+        found = len(texts)
+        texts.append(_as_sentences(t, f"summaries[{r}]" if q < 0 else f"references[{r}][{q}]"))
+        if key is not None:
+            raw_index[key] = found
         return found
 
     peer_text = np.empty(n_records, np.int64)
     pair_rec_list: list[int] = []
     pair_ref_list: list[int] = []
     for r, (summary, refs) in enumerate(zip(summaries, references)):
-        peer_text[r] = intern(summary, f"summaries[{r}]")
+        peer_text[r] = intern(summary, r, -1)
         if not isinstance(refs, (list, tuple)):
             raise TypeError(f"references[{r}] must be a list of reference texts, got {type(refs).__name__}")
-        for q, ref in enumerate(refs):
-            pair_rec_list.append(r)
-            pair_ref_list.append(intern(ref, f"references[{r}][{q}]"))
+        pair_rec_list.extend([r] * len(refs))
+        pair_ref_list.extend([intern(ref, r, q) for q, ref in enumerate(refs)])
     if n_records == 0:
         return pd.DataFrame({name(v): np.zeros(0) for v in variant_list}, index=pd.Index(index))
     pair_rec = np.asarray(pair_rec_list, np.int64)
