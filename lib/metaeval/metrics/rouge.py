@@ -1107,6 +1107,7 @@ def score(
 
     def intern(t, r: int, q: int) -> int:
         # q < 0: the summary of record r, else its q-th reference (named only in an error message)
+        key: object
         if type(t) is str:  # the common case first: a text seen before is one dict look-up
             found = raw_index.get(t)
             if found is not None:
