@@ -100,7 +100,9 @@ def test_run_all_in_parallel_names_each_run_and_logs(tmp_path, monkeypatch):
     assert any(line.startswith(f"[1/{total}] 23_deutsch2021_normality") and "done in" in line for line in lines)
     assert lines[-1].startswith(f"finished {list(states.values()).count('done')} of {total} runs in")
     text = log.read_text()
-    assert "kernel diagnostics of 23_deutsch2021_normality" in text and "not errors of the notebook" in text
+    # the kernels' start-up notice about unencrypted TCP is not a failure: left out, and said so once
+    assert "running over TCP without encryption" not in text.split("\n", 2)[2]
+    assert text.count("kernels listen on 127.0.0.1 only") == 1
     done = [r for r in results if r["state"] == "done"]
     for r in done:
         assert list((tmp_path / r["output_dir"]).glob(".metaeval-run.23_*.json"))
