@@ -619,7 +619,8 @@ def _lcs_hits(peer_t, ref_t, tok, sent_off, text_sent, text_tok, V, weighted, fp
     """ROUGE-L hits (integers) or ROUGE-W hits for every (peer, reference) pair; model = reference.
 
     Union LCS of each reference sentence against every summary sentence (marks only accumulate, so the
-    summary sentences can be the outer loop), hits clipped by the unigram counts of both texts.
+    summary sentences can be the outer loop), hits clipped by the unigram counts of both texts
+    (as ROUGE-1.5.5; only the summary's can bind, since each mark is one of the reference's own occurrences).
     Consecutive pairs with the same summary (one record's references) share its per-sentence tables.
     ROUGE-L: O(sum over sentence pairs of m n / 64); ROUGE-W: O(sum m n) at most. Tables sized by the
     longest sentence, reused."""
