@@ -130,11 +130,24 @@ def _pm(peer, V):
     return slot, PM, words
 
 
+def _positions(peer, slot):
+    """The 1-based positions of each slot in ``peer`` (CSR by slot), as _wlcs_mark takes them."""
+    n_slots = int(slot.max()) + 1
+    pos_off = np.zeros(n_slots + 1, np.int64)
+    pos_list = np.zeros(max(peer.shape[0], 1), np.int64)
+    groups = [[j + 1 for j, t in enumerate(peer.tolist()) if slot[t] == q] for q in range(n_slots)]
+    for q, g in enumerate(groups):
+        pos_off[q + 1] = pos_off[q] + len(g)
+        pos_list[pos_off[q]:pos_off[q + 1]] = g
+    return pos_off, pos_list
+
+
 def test_lcs_kernels_mark_what_the_plain_dynamic_program_marks():
     rng = np.random.default_rng(0)
     for trial in range(1500):
         m, n = int(rng.integers(1, 140)), int(rng.integers(1, 140))
-        A = int(rng.integers(1, 10))
+        # small alphabets: long runs and decreasing W rows; large ones: few matches per row (the sparse path)
+        A = int(rng.integers(1, 10)) if trial % 3 else int(rng.integers(10, 60))
         model = rng.integers(0, A + int(rng.integers(0, 5)), m).astype(np.int64)  # some tokens not in peer
         peer = rng.integers(0, A, n).astype(np.int64)
         V = int(max(model.max(), peer.max())) + 1
@@ -148,8 +161,9 @@ def test_lcs_kernels_mark_what_the_plain_dynamic_program_marks():
         plain_w = np.zeros(m, np.int8)
         R._lcs_mark_dp(model, peer, plain_w, True, w)
         fast_w = np.zeros(m, np.int8)
-        R._wlcs_mark(model, peer, fast_w, slot, np.zeros((m + 1) * (n + 1)), np.zeros(2 * (n + 1), np.int32),
-                     R._pow_table(200, w))
+        pos_off, pos_list = _positions(peer, slot)
+        R._wlcs_mark(model, peer, fast_w, slot, pos_off, pos_list, np.full((m + 1) * (n + 1), np.nan),
+                     np.zeros(m + 1, np.int64), R._pow_table(200, w))
         np.testing.assert_array_equal(fast_w, plain_w, err_msg=f"WLCS trial {trial}")
 
 
@@ -172,6 +186,28 @@ def test_pair_free_skip_bigrams_equal_listed_pairs(summeval_texts, monkeypatch):
     np.testing.assert_array_equal(counted.to_numpy(), listed.to_numpy())
     star = score(peers, refs, ["R-S*|stem=0|stop=0|R", "R-SU*|stem=0|stop=0|R"], rounding=False)
     np.testing.assert_array_equal(star.to_numpy(), listed[["R-S200|stem=0|stop=0|R", "R-SU200|stem=0|stop=0|R"]])
+
+
+def test_all_orders_at_once_equal_one_order_at_a_time(summeval_texts):
+    # _ngram_hits counts every order (and SU's unigrams without the last token) in one pass, stopping at the
+    # first order the summary lacks; _gram_hits counts one order with its own table: they must agree.
+    peers, refs = summeval_texts
+    peers = peers + ["", "one", "a a a b", "b a"]
+    refs = refs + [["x y"], ["one"], ["a a b a a", ""], ["a"]]
+    texts = [R._as_sentences(t, "t") for t in peers] + [R._as_sentences(t, "t") for rs in refs for t in rs]
+    pair_peer = np.repeat(np.arange(len(peers)), [len(rs) for rs in refs])
+    pair_ref = len(peers) + np.arange(sum(len(rs) for rs in refs))
+    for stem, stop in ((False, False), (True, True)):
+        pr = R._process(texts, stem, stop, "full")
+        N = 6
+        pos = np.stack([R._position_codes(pr, n) for n in range(1, N + 1)])
+        both = R._ngram_hits(pair_peer, pair_ref, pr.tok, pr.text_tok, pos, True, pr.vocab_size)
+        for n in range(1, N + 1):
+            one = R._gram_hits(pair_peer, pair_ref, pr.tok, pr.text_tok, pos[n - 1], n, -1, False, pr.vocab_size)
+            np.testing.assert_array_equal(both[n - 1], one, err_msg=f"order {n}")
+        su = R._gram_hits(pair_peer, pair_ref, pr.tok, pr.text_tok, pr.tok, 1, -1, True, pr.vocab_size)
+        np.testing.assert_array_equal(both[N], su)
+        assert both[0].sum() > both[1].sum() > both[3].sum() > 0  # real overlaps were counted
 
 
 def test_skip_totals_closed_form():

@@ -31,33 +31,55 @@ import importlib.abc
 import importlib.machinery
 import sys
 import types
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from metaeval.stats.correlation import ConfidenceInterval, FisherResult, correlate, effective_n, fisher_ci
-from metaeval.stats.resampling import BootstrapResult, bootstrap_ci
-from metaeval.stats.significance import (
-    BootstrapTestResult,
-    PairwiseResult,
-    PermutationResult,
-    WilliamsResult,
-    bonferroni,
-    bootstrap_test,
-    holm,
-    paired_ttest,
-    pairwise_tests,
-    permutation_test,
-    shapiro,
-    williams_test,
-)
-from metaeval.data import datasets
 from metaeval._warnings import DegenerateResultWarning
 
-try:
-    from importlib.metadata import PackageNotFoundError, version as _dist_version
+# The public functions and results load with their module on first use (PEP 562), so that ``import
+# metaeval`` (and every ``import metaeval.<module>``, which runs this file first) costs no scipy.stats, pandas
+# or numba import: a ROUGE run never pays for the statistics it does not use.
+_LAZY: dict[str, str] = {
+    **{name: "metaeval.stats.correlation" for name in ("ConfidenceInterval", "FisherResult", "correlate",
+                                                        "effective_n", "fisher_ci")},
+    **{name: "metaeval.stats.resampling" for name in ("BootstrapResult", "bootstrap_ci")},
+    **{name: "metaeval.stats.significance" for name in (
+        "BootstrapTestResult", "PairwiseResult", "PermutationResult", "WilliamsResult", "bonferroni",
+        "bootstrap_test", "holm", "paired_ttest", "pairwise_tests", "permutation_test", "shapiro",
+        "williams_test")},
+}
 
-    __version__ = _dist_version("metaeval")
-except PackageNotFoundError:  # pragma: no cover - running from a tree that was never installed
-    __version__ = "0+unknown"
+if TYPE_CHECKING:  # what the names above are, for type checkers
+    from metaeval.data import datasets
+    from metaeval.stats.correlation import ConfidenceInterval, FisherResult, correlate, effective_n, fisher_ci
+    from metaeval.stats.resampling import BootstrapResult, bootstrap_ci
+    from metaeval.stats.significance import (
+        BootstrapTestResult,
+        PairwiseResult,
+        PermutationResult,
+        WilliamsResult,
+        bonferroni,
+        bootstrap_test,
+        holm,
+        paired_ttest,
+        pairwise_tests,
+        permutation_test,
+        shapiro,
+        williams_test,
+    )
+
+    __version__: str
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import PackageNotFoundError, version as _dist_version
+    except ImportError:  # pragma: no cover
+        return "0+unknown"
+    try:
+        return _dist_version("metaeval")
+    except PackageNotFoundError:  # pragma: no cover - running from a tree that was never installed
+        return "0+unknown"
+
 
 # Short public name -> module in its layer. Heavy modules (numba kernels, sacrebleu, papermill,
 # scikit-learn) load on first use.
@@ -103,14 +125,21 @@ if not any(isinstance(f, _AliasFinder) for f in sys.meta_path):
     sys.meta_path.insert(0, _AliasFinder())
 
 
-def __getattr__(name: str) -> types.ModuleType:
-    if name in _ALIASES:
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    elif name in _ALIASES:
         return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module 'metaeval' has no attribute {name!r}")
+    elif name == "__version__":
+        value = _version()
+    else:
+        raise AttributeError(f"module 'metaeval' has no attribute {name!r}")
+    globals()[name] = value  # later lookups are plain attribute reads
+    return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_ALIASES))
+    return sorted(set(globals()) | set(_ALIASES) | set(_LAZY) | {"__version__"})
 
 
 __all__ = [

@@ -83,9 +83,20 @@ def _read_checksums(root: Path) -> dict[str, str]:
 
 
 @lru_cache(maxsize=4096)
-def _verified(path: Path, mtime_ns: int, size: int, expected: str) -> bool:
-    # Keyed by mtime and size so that a file changed during a session is checked again.
+def _verified(path: Path, mtime_ns: int, ctime_ns: int, inode: int, size: int, expected: str) -> bool:
+    # Keyed by the file's stat so that a file changed during a session is checked again: ctime changes on every
+    # write even when the size is kept and the mtime is set back, and a replaced file has another inode.
     return sha256(path) == expected
+
+
+def expected_sha256(path: str | os.PathLike[str]) -> str | None:
+    """The sha256 that ``SHA256SUMS`` lists for an embedded file, or None (user data, or not listed)."""
+    root = data_root().resolve()
+    try:
+        rel = Path(path).resolve().relative_to(root).as_posix()
+    except ValueError:
+        return None
+    return _read_checksums(root).get(rel)
 
 
 def verify_checksums(paths: Iterable[str | os.PathLike[str]]) -> None:
@@ -109,7 +120,7 @@ def verify_checksums(paths: Iterable[str | os.PathLike[str]]) -> None:
         if not path.exists():
             raise ChecksumError(f"embedded data file {rel} is missing from {root}")
         st = path.stat()
-        if not _verified(path, st.st_mtime_ns, st.st_size, table[rel]):
+        if not _verified(path, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_size, table[rel]):
             raise ChecksumError(
                 f"embedded data file {rel} has sha256 {sha256(path)}, expected {table[rel]} "
                 "(data/SHA256SUMS): the file was modified or is corrupt; restore it from the repository"

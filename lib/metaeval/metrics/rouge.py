@@ -231,6 +231,108 @@ def _gram_hits(peer_t, ref_t, tok, text_tok, pos_code, span, skip, drop_last, V)
 
 
 @numba.njit(cache=True)
+def _ngram_hits(peer_t, ref_t, tok, text_tok, pos_codes, want_u, V):  # pragma: no cover - compiled
+    """Clipped n-gram hits for n = 1..N at once (row n - 1; ``pos_codes[n - 1]`` holds the n-gram id at each
+    position, -1 past the end of the text) and, with ``want_u``, ROUGE-SU's unigram hits, which leave out
+    the last token of each text (row N).
+
+    One hash table per order holds the summary's grams, built once per run of pairs with the same summary.
+    At each reference position the orders are tried upwards and the search stops at the first n-gram the
+    summary lacks: no longer gram starting there can then occur in it. Each hit consumes one remaining
+    occurrence (the sum of minima); consumed occurrences are given back after the pair.
+    O(N G_peer) per record + O(N G_ref) per pair worst case, expected much less."""
+    N = pos_codes.shape[0]
+    P = peer_t.shape[0]
+    out = np.zeros((N + 1, P), np.int64)
+    if P == 0:
+        return out
+    max_g = 1
+    longest_ref = 1
+    for k in range(P):
+        max_g = max(max_g, text_tok[peer_t[k] + 1] - text_tok[peer_t[k]])
+        longest_ref = max(longest_ref, text_tok[ref_t[k] + 1] - text_tok[ref_t[k]])
+    bits = 1
+    while (1 << bits) < 2 * max_g:
+        bits += 1
+    size = 1 << bits
+    mask = size - 1
+    shift = np.uint64(64 - bits)
+    keys = np.full((N, size), -1, np.int64)
+    count = np.zeros((N, size), np.int64)
+    remaining = np.zeros((N, size), np.int64)
+    remaining_u = np.zeros(size, np.int64)
+    used = np.empty((N, size), np.int64)
+    n_used = np.zeros(N, np.int64)
+    cons_order = np.empty((N + 1) * longest_ref, np.int64)
+    cons_slot = np.empty((N + 1) * longest_ref, np.int64)
+    in_peer = np.zeros(V, np.int64)
+    k = 0
+    while k < P:
+        p = peer_t[k]
+        stamp = k + 1
+        a, b = text_tok[p], text_tok[p + 1]
+        for i in range(a, b):
+            in_peer[tok[i]] = stamp
+        for n in range(N):
+            for e in range(n_used[n]):
+                keys[n, used[n, e]] = -1
+                count[n, used[n, e]] = 0
+            n_used[n] = 0
+            key_n = keys[n]
+            for i in range(a, b):
+                c = pos_codes[n, i]
+                if c < 0:
+                    continue
+                h = _hash_slot(key_n, mask, shift, c)
+                if key_n[h] == -1:
+                    key_n[h] = c
+                    used[n, n_used[n]] = h
+                    n_used[n] += 1
+                count[n, h] += 1
+            for e in range(n_used[n]):
+                remaining[n, used[n, e]] = count[n, used[n, e]]
+        if want_u:
+            for e in range(n_used[0]):
+                remaining_u[used[0, e]] = count[0, used[0, e]]
+            if b > a:
+                remaining_u[_hash_slot(keys[0], mask, shift, pos_codes[0, b - 1])] -= 1
+        while k < P and peer_t[k] == p:
+            r = ref_t[k]
+            ra, rb = text_tok[r], text_tok[r + 1]
+            n_cons = 0
+            if b > a:
+                for i in range(ra, rb):
+                    if in_peer[tok[i]] != stamp:
+                        continue
+                    for n in range(N):
+                        c = pos_codes[n, i]
+                        if c < 0:
+                            break
+                        h = _hash_slot(keys[n], mask, shift, c)
+                        if keys[n, h] != c:
+                            break
+                        if remaining[n, h] > 0:
+                            remaining[n, h] -= 1
+                            out[n, k] += 1
+                            cons_order[n_cons] = n
+                            cons_slot[n_cons] = h
+                            n_cons += 1
+                        if n == 0 and want_u and i + 1 < rb and remaining_u[h] > 0:
+                            remaining_u[h] -= 1
+                            out[N, k] += 1
+                            cons_order[n_cons] = N
+                            cons_slot[n_cons] = h
+                            n_cons += 1
+            for e in range(n_cons):
+                if cons_order[e] == N:
+                    remaining_u[cons_slot[e]] += 1
+                else:
+                    remaining[cons_order[e], cons_slot[e]] += 1
+            k += 1
+    return out
+
+
+@numba.njit(cache=True)
 def _skip_matrix_hits(peer_t, ref_t, tok, text_tok, V, skip, su):  # pragma: no cover - compiled
     """Skip-bigram hits (plus unigram hits with ``su``) for every pair without listing the pairs of tokens.
 
@@ -392,83 +494,121 @@ def _lcs_mark_bits(model, peer, mask, slot, PM, Vrows, words):  # pragma: no cov
             c2 = np.uint64(1) if s < t else np.uint64(0)
             carry = c1 | c2
             Vrows[row + w] = s | (v & ~u)
+    # Trace with c = c[i][j] and up = c[i-1][j] kept current: a step left updates both from one bit each
+    # (bit j-1 of a row is 0 where the row increases at column j); only a step up or diagonal needs a
+    # popcount, so O(m) popcounts per pair instead of one per step.
     i, j = m, n
     cur = _lcs_prefix(Vrows, i, j, words)
+    up = _lcs_prefix(Vrows, i - 1, j, words)
     while i != 0 and j != 0:
         if model[i - 1] == peer[j - 1]:
             i -= 1
             j -= 1
             mask[i] = 1
             cur -= 1
+            if i != 0 and j != 0:
+                up = _lcs_prefix(Vrows, i - 1, j, words)
         else:
-            up = _lcs_prefix(Vrows, i - 1, j, words)
-            bit = (Vrows[i * words + (j - 1) // 64] >> np.uint64((j - 1) % 64)) & np.uint64(1)
+            sh = np.uint64((j - 1) % 64)
+            w = (j - 1) // 64
+            bit = (Vrows[i * words + w] >> sh) & np.uint64(1)
             left = cur - 1 + np.int64(bit)
             if up >= left:
                 i -= 1
                 cur = up
+                if i != 0:
+                    up = _lcs_prefix(Vrows, i - 1, j, words)
             else:
+                up_bit = (Vrows[(i - 1) * words + w] >> sh) & np.uint64(1)
+                up = up - 1 + np.int64(up_bit)
                 j -= 1
                 cur = left
 
 
 @numba.njit(cache=True)
-def _wlcs_mark(model, peer, mask, slot, c, run, fpow):  # pragma: no cover - compiled
+def _diag_run(model, peer, i, j):  # pragma: no cover - compiled
+    """Length of the run of matches on the diagonal ending at cell (i, j) (1-based): ROUGE-W's k, which the
+    Perl script keeps in a table (``$c`` of the cell above-left plus one on a match, else 0)."""
+    k = 0
+    while i > k and j > k and model[i - 1 - k] == peer[j - 1 - k]:
+        k += 1
+    return k
+
+
+@numba.njit(cache=True)
+def _wlcs_mark(model, peer, mask, slot, pos_off, pos_list, c, rowref, fpow):  # pragma: no cover - compiled
     """ROUGE-W's weighted LCS (f(k) = k^w from the table ``fpow``), marked as :func:`_lcs_mark_dp` does.
 
-    ``c + f(k+1) - f(k)`` is evaluated left to right, as the Perl expression. A row whose token does not
-    occur in ``peer`` (``slot[token] < 0``) below a non-decreasing row is a copy of it (each cell is
-    max(up, left) = up), so only rows with matches are scanned. O(m n) time, fewer in practice; ``c`` holds
-    the (m + 1)(n + 1) table (for the trace), ``run`` two rows of run lengths."""
+    ``c + f(k+1) - f(k)`` is evaluated left to right, as the Perl expression. Below a non-decreasing row,
+    a row is that row with its match cells raised: a row whose token does not occur in ``peer``
+    (``slot[token] < 0``) is the same row (``rowref`` points to it, nothing is copied), and a row with matches
+    is a copy of it in which each match value is carried right only while it exceeds the row above (the end
+    found by bisection; ``pos_list[pos_off[s]:pos_off[s + 1]]``: the 1-based positions of slot ``s`` in
+    ``peer``). A row becomes
+    decreasing only where a match value is below the value left of it; then the next row is computed
+    cell by cell. O(m + n) per row with few matches, O(n) per row otherwise; ``c`` holds up to
+    (m + 1)(n + 1) cells (for the trace)."""
     m, n = model.shape[0], peer.shape[0]
     W = n + 1
     for j in range(W):
         c[j] = 0.0
-        run[j] = 0
+    rowref[0] = 0
+    n_rows = 1
     monotone = True  # row i - 1 is non-decreasing
     for i in range(1, m + 1):
-        row = i * W
-        prev = row - W
-        rprev = ((i - 1) & 1) * W
-        rcur = (i & 1) * W
         mi = model[i - 1]
-        if monotone and slot[mi] < 0:
-            for j in range(W):
-                c[row + j] = c[prev + j]
-                run[rcur + j] = 0
+        sl = slot[mi]
+        prev = rowref[i - 1] * W
+        if sl < 0 and monotone:
+            rowref[i] = rowref[i - 1]
             continue
+        rowref[i] = n_rows
+        row = n_rows * W
+        n_rows += 1
+        if monotone:
+            c[row : row + W] = c[prev : prev + W]
+            last = pos_off[sl + 1]
+            for q in range(pos_off[sl], last):
+                j = pos_list[q]
+                k = _diag_run(model, peer, i - 1, j - 1)
+                value = c[prev + j - 1] + fpow[k + 1] - fpow[k]
+                if value < c[row + j - 1]:
+                    monotone = False
+                c[row + j] = value
+                # the value holds up to the next match, or to the first cell of the (non-decreasing) row above
+                # that reaches it: found by bisection, then filled in one run
+                lo = j + 1
+                hi = pos_list[q + 1] if q + 1 < last else W
+                while lo < hi:
+                    mid = (lo + hi) >> 1
+                    if c[prev + mid] >= value:
+                        hi = mid
+                    else:
+                        lo = mid + 1
+                for t in range(row + j + 1, row + lo):
+                    c[t] = value
+            continue
+        # below a decreasing row: the plain recurrence (non-match cells never decrease, match cells may)
+        monotone = True
         running = 0.0
         c[row] = 0.0
-        run[rcur] = 0
         for j in range(1, W):
             if mi == peer[j - 1]:
-                k = run[rprev + j - 1]
+                k = _diag_run(model, peer, i - 1, j - 1)
                 value = c[prev + j - 1] + fpow[k + 1] - fpow[k]
                 if value < running:
                     monotone = False
                 running = value
-                run[rcur + j] = k + 1
             else:
-                u = c[prev + j]
-                running = max(u, running)
-                run[rcur + j] = 0
+                running = max(c[prev + j], running)
             c[row + j] = running
-        if slot[mi] < 0:
-            monotone = True
-        elif not monotone:
-            # a decrease in this row: recheck (the flag may be stale from an earlier row)
-            monotone = True
-            for j in range(1, W):
-                if c[row + j] < c[row + j - 1]:
-                    monotone = False
-                    break
     i, j = m, n
     while i != 0 and j != 0:
         if model[i - 1] == peer[j - 1]:
             i -= 1
             j -= 1
             mask[i] = 1
-        elif c[(i - 1) * W + j] >= c[i * W + j - 1]:
+        elif c[rowref[i - 1] * W + j] >= c[rowref[i] * W + j - 1]:
             i -= 1
         else:
             j -= 1
@@ -479,31 +619,51 @@ def _lcs_hits(peer_t, ref_t, tok, sent_off, text_sent, text_tok, V, weighted, fp
     """ROUGE-L hits (integers) or ROUGE-W hits for every (peer, reference) pair; model = reference.
 
     Union LCS of each reference sentence against every summary sentence (marks only accumulate, so the
-    summary sentences can be the outer loop), hits clipped by the unigram counts of both texts.
-    ROUGE-L: O(sum over sentence pairs of m n / 64); ROUGE-W: O(sum m n). Tables sized by the longest
-    sentence, reused."""
-    out = np.zeros(peer_t.shape[0], np.float64)
-    model_budget = np.zeros(V, np.int64)
+    summary sentences can be the outer loop), hits clipped by the unigram counts of both texts
+    (as ROUGE-1.5.5; only the summary's can bind, since each mark is one of the reference's own occurrences).
+    Consecutive pairs with the same summary (one record's references) share its per-sentence tables.
+    ROUGE-L: O(sum over sentence pairs of m n / 64); ROUGE-W: O(sum m n) at most. Tables sized by the
+    longest sentence, reused."""
+    P = peer_t.shape[0]
+    out = np.zeros(P, np.float64)
     peer_budget = np.zeros(V, np.int64)
     maxw = (max_len + 63) // 64
-    cells = (max_len + 1) * (max_len + 1)
-    cf = np.zeros(cells if weighted else 1, np.float64)
-    run = np.zeros(2 * (max_len + 1) if weighted else 1, np.int32)
+    W = max_len + 1
+    cf = np.zeros(W * W if weighted else 1, np.float64)
+    rowref = np.zeros(W, np.int64)
     Vrows = np.zeros(1 if weighted else (max_len + 1) * maxw, np.uint64)
     PM = np.zeros(1 if weighted else max_len * maxw, np.uint64)
     slot = np.full(V, -1, np.int64)
+    pos_off = np.zeros(max_len + 2, np.int64)
+    pos_fill = np.zeros(max_len + 2, np.int64)
+    pos_list = np.zeros(max_len + 1, np.int64)
+    # marks of one group of pairs (one summary's references), each pair at its offset moff
+    moff = np.zeros(P + 1, np.int64)
+    max_group = 0
     longest_text = 0
-    for t in range(text_tok.shape[0] - 1):
-        longest_text = max(longest_text, text_tok[t + 1] - text_tok[t])
-    mask = np.zeros(longest_text + 1, np.int8)
-    for k in range(peer_t.shape[0]):
-        p, r = peer_t[k], ref_t[k]
-        for e in range(text_tok[r], text_tok[r + 1]):
-            model_budget[tok[e]] += 1
-        for e in range(text_tok[p], text_tok[p + 1]):
-            peer_budget[tok[e]] += 1
-        r0 = text_tok[r]
-        mask[: text_tok[r + 1] - r0] = 0
+    k = 0
+    while k < P:
+        e = k
+        total = 0
+        while e < P and peer_t[e] == peer_t[k]:
+            L = text_tok[ref_t[e] + 1] - text_tok[ref_t[e]]
+            total += L
+            longest_text = max(longest_text, L)
+            e += 1
+        max_group = max(max_group, total)
+        k = e
+    mask = np.zeros(max_group + 1, np.int8)
+    consumed = np.zeros(longest_text + 1, np.int64)
+    k = 0
+    while k < P:
+        p = peer_t[k]
+        e = k
+        total = 0
+        while e < P and peer_t[e] == p:
+            moff[e] = total
+            total += text_tok[ref_t[e] + 1] - text_tok[ref_t[e]]
+            e += 1
+        mask[:total] = 0
         for ps in range(text_sent[p], text_sent[p + 1]):
             peer = tok[sent_off[ps] : sent_off[ps + 1]]
             n = peer.shape[0]
@@ -521,45 +681,72 @@ def _lcs_hits(peer_t, ref_t, tok, sent_off, text_sent, text_tok, V, weighted, fp
                     n_slots += 1
                 if not weighted:
                     PM[slot[t] * words + j // 64] |= np.uint64(1) << np.uint64(j % 64)
-            for s in range(text_sent[r], text_sent[r + 1]):
-                a, b = sent_off[s], sent_off[s + 1]
-                if a == b:
-                    continue
-                model = tok[a:b]
-                sub = mask[a - r0 : b - r0]
-                if weighted:
-                    _wlcs_mark(model, peer, sub, slot, cf, run, fpow)
-                else:
-                    _lcs_mark_bits(model, peer, sub, slot, PM, Vrows, words)
+            if weighted:
+                # 1-based positions of each slot in the sentence, ascending (CSR by slot)
+                for q in range(n_slots + 1):
+                    pos_off[q] = 0
+                for j in range(n):
+                    pos_off[slot[peer[j]] + 1] += 1
+                for q in range(n_slots):
+                    pos_off[q + 1] += pos_off[q]
+                    pos_fill[q] = pos_off[q]
+                for j in range(n):
+                    q = slot[peer[j]]
+                    pos_list[pos_fill[q]] = j + 1
+                    pos_fill[q] += 1
+            for kk in range(k, e):
+                r = ref_t[kk]
+                base = moff[kk] - text_tok[r]
+                for s in range(text_sent[r], text_sent[r + 1]):
+                    a, b = sent_off[s], sent_off[s + 1]
+                    if a == b:
+                        continue
+                    model = tok[a:b]
+                    sub = mask[base + a : base + b]
+                    if weighted:
+                        _wlcs_mark(model, peer, sub, slot, pos_off, pos_list, cf, rowref, fpow)
+                    else:
+                        _lcs_mark_bits(model, peer, sub, slot, PM, Vrows, words)
             for j in range(n):
                 slot[peer[j]] = -1
-        hit = 0.0
-        for s in range(text_sent[r], text_sent[r + 1]):
-            a, b = sent_off[s], sent_off[s + 1]
-            L = b - a
-            hit_len = 0
-            for j in range(L):
-                if mask[a - r0 + j] != 1:
-                    continue
-                t = tok[a + j]
-                if model_budget[t] <= 0 or peer_budget[t] <= 0:
-                    continue
-                if weighted:
-                    # ROUGE-1.5.5 closes a run when the next position is not an LCS hit or at the end of
-                    # the sentence; a clipped hit inside a run neither adds nor closes it.
-                    hit_len += 1
-                    if (j + 1 < L and mask[a - r0 + j + 1] == 0) or j + 1 == L:
-                        hit += fpow[hit_len]
-                        hit_len = 0
-                else:
-                    hit += 1.0
-                model_budget[t] -= 1
-                peer_budget[t] -= 1
-        out[k] = hit
-        for e in range(text_tok[r], text_tok[r + 1]):
-            model_budget[tok[e]] = 0
-        for e in range(text_tok[p], text_tok[p + 1]):
-            peer_budget[tok[e]] = 0
+        for q in range(text_tok[p], text_tok[p + 1]):
+            peer_budget[tok[q]] += 1
+        for kk in range(k, e):
+            r = ref_t[kk]
+            r0 = text_tok[r]
+            base = moff[kk] - r0
+            n_cons = 0
+            hit = 0.0
+            for s in range(text_sent[r], text_sent[r + 1]):
+                a, b = sent_off[s], sent_off[s + 1]
+                L = b - a
+                hit_len = 0
+                for j in range(L):
+                    if mask[base + a + j] != 1:
+                        continue
+                    t = tok[a + j]
+                    # clipped by the summary's count of the token (the reference's count cannot bind: each
+                    # marked position is one of its occurrences)
+                    if peer_budget[t] <= 0:
+                        continue
+                    if weighted:
+                        # ROUGE-1.5.5 closes a run when the next position is not an LCS hit or at the end of
+                        # the sentence; a clipped hit inside a run neither adds nor closes it.
+                        hit_len += 1
+                        if (j + 1 < L and mask[base + a + j + 1] == 0) or j + 1 == L:
+                            hit += fpow[hit_len]
+                            hit_len = 0
+                    else:
+                        hit += 1.0
+                    peer_budget[t] -= 1
+                    consumed[n_cons] = t
+                    n_cons += 1
+            out[kk] = hit
+            for q in range(n_cons):
+                peer_budget[consumed[q]] += 1
+        for q in range(text_tok[p], text_tok[p + 1]):
+            peer_budget[tok[q]] = 0
+        k = e
     return out
 
 
@@ -919,29 +1106,37 @@ def score(
     raw_index: dict[object, int] = {}
     texts: list[tuple[str, ...]] = []
 
-    def intern(t, where: str) -> int:
-        key = t if isinstance(t, str) or t is None else (tuple(t) if isinstance(t, list) else t)
-        try:
-            found = raw_index.get(key)
-        except TypeError:  # unhashable: _as_sentences says what is wrong with it
-            found, key = None, None
-        if found is None:
-            found = len(texts)
-            texts.append(_as_sentences(t, where))
-            if key is not None:
-                raw_index[key] = found
+    def intern(t, r: int, q: int) -> int:
+        # q < 0: the summary of record r, else its q-th reference (named only in an error message)
+        key: object
+        if type(t) is str:  # the common case first: a text seen before is one dict look-up
+            found = raw_index.get(t)
+            if found is not None:
+                return found
+            key = t
+        else:
+            key = t if t is None else (tuple(t) if isinstance(t, list) else t)
+            try:
+                found = raw_index.get(key)
+            except TypeError:  # unhashable: _as_sentences says what is wrong with it
+                found, key = None, None
+            if found is not None:
+                return found
+        found = len(texts)
+        texts.append(_as_sentences(t, f"summaries[{r}]" if q < 0 else f"references[{r}][{q}]"))
+        if key is not None:
+            raw_index[key] = found
         return found
 
     peer_text = np.empty(n_records, np.int64)
     pair_rec_list: list[int] = []
     pair_ref_list: list[int] = []
     for r, (summary, refs) in enumerate(zip(summaries, references)):
-        peer_text[r] = intern(summary, f"summaries[{r}]")
+        peer_text[r] = intern(summary, r, -1)
         if not isinstance(refs, (list, tuple)):
             raise TypeError(f"references[{r}] must be a list of reference texts, got {type(refs).__name__}")
-        for q, ref in enumerate(refs):
-            pair_rec_list.append(r)
-            pair_ref_list.append(intern(ref, f"references[{r}][{q}]"))
+        pair_rec_list.extend([r] * len(refs))
+        pair_ref_list.extend([intern(ref, r, q) for q, ref in enumerate(refs)])
     if n_records == 0:
         return pd.DataFrame({name(v): np.zeros(0) for v in variant_list}, index=pd.Index(index))
     pair_rec = np.asarray(pair_rec_list, np.int64)
@@ -961,7 +1156,8 @@ def score(
     base = _tokenize_texts(texts)
     for (stem, stop, exceptions), vs in by_setting.items():
         pr = _process(base, stem, stop, exceptions)
-        shared: dict = {}
+        # what the measures of this setting share: the n-gram orders are counted together, up to the highest
+        shared: dict = {"max_n": max([v.measure.n for v in vs if v.measure.kind == "n"], default=1)}
         for measure in sorted({v.measure for v in vs}):
             need_best = any(v.refs == "B" for v in vs if v.measure == measure)
             stats = _pair_stats(pr, measure, pair_peer, pair_ref, shared, need_best)
@@ -999,8 +1195,9 @@ def _pair_stats(pr: _Processed, measure: Measure, pair_peer, pair_ref, cache: di
     V = pr.vocab_size
     if measure.kind in ("n", "s", "su"):
         if measure.kind == "n":
-            hits = _gram_hits(pair_peer, pair_ref, pr.tok, pr.text_tok, _position_codes(pr, measure.n), measure.n,
-                              -1, False, V)
+            if ("n", measure.n) not in cache:
+                _ngram_orders(pr, pair_peer, pair_ref, cache, max(measure.n, cache.get("max_n", 1)))
+            hits = cache["n", measure.n]
             totals = np.maximum(lengths - measure.n + 1, 0)
         else:
             skip, su = measure.skip, measure.kind == "su"
@@ -1012,7 +1209,7 @@ def _pair_stats(pr: _Processed, measure: Measure, pair_peer, pair_ref, cache: di
                 hits = cache["s", skip]
                 if su:
                     if "u" not in cache:
-                        cache["u"] = _gram_hits(pair_peer, pair_ref, pr.tok, pr.text_tok, pr.tok, 1, -1, True, V)
+                        _ngram_orders(pr, pair_peer, pair_ref, cache, cache.get("max_n", 1))
                     hits = hits + cache["u"]
             totals = _skip_totals(lengths, skip, su)
         hits = hits.astype(float)
@@ -1050,6 +1247,16 @@ def _pair_stats(pr: _Processed, measure: Measure, pair_peer, pair_ref, cache: di
         with np.errstate(invalid="ignore", divide="ignore"):
             best = np.where(model > 0, hits / np.where(model > 0, model, 1), 0.0)
     return _PairStats(measure, hits, model, lengths[pair_peer].astype(float), best, no_undefined)
+
+
+def _ngram_orders(pr: _Processed, pair_peer, pair_ref, cache: dict, max_n: int) -> None:
+    """Fill ``cache[("n", n)]`` for n = 1..max_n and ``cache["u"]`` (ROUGE-SU's unigrams) in one pass."""
+    pos = np.stack([_position_codes(pr, n) for n in range(1, max_n + 1)]) if pr.tok.size else np.zeros(
+        (max_n, 0), np.int64)
+    hits = _ngram_hits(pair_peer, pair_ref, pr.tok, pr.text_tok, pos, True, pr.vocab_size)
+    for n in range(1, max_n + 1):
+        cache["n", n] = hits[n - 1]
+    cache["u"] = hits[max_n]
 
 
 # Largest dynamic-programming table of ROUGE-L/W, in bytes (a longer sentence pair is refused).

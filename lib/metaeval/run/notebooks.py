@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -24,6 +25,14 @@ from collections.abc import Callable
 from typing import Any, Mapping
 
 from metaeval import _resources
+
+# jsonschema (imported by nbformat, jupytext and papermill) builds a lark grammar of RFC 3987 when it is
+# imported and the optional rfc3987-syntax package is installed (jupyter-events pulls it in): 0.9 s of CPU
+# in every runner process, to check the "iri" string format, which no notebook schema uses. Marking the
+# module absent before jsonschema loads makes jsonschema skip that one format checker (its documented
+# behaviour when the package is missing); a process that already loaded jsonschema keeps what it has.
+if "jsonschema" not in sys.modules:
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
 
 __all__ = [
     "KERNEL_NAME",
@@ -124,10 +133,30 @@ def read_notebook(notebook: str | os.PathLike) -> Any:
     Cells get stable ids (``cell-00``, ...) and the compendium's kernel, so the generated ``.ipynb`` is the
     same on every machine.
     """
+    import copy
+
+    path = find_notebook(notebook)
+    st = path.stat()
+    # one run reads its notebook's parameters, metadata and cells several times: parse once per version of
+    # the file (ctime changes on every write, even one that keeps the size and sets the mtime back; a replaced
+    # file has another inode), hand out copies (callers may edit them)
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+    nb = _READ.get(key)
+    if nb is None:
+        nb = _read_notebook(path)
+        if len(_READ) >= 64:
+            _READ.pop(next(iter(_READ)))
+        _READ[key] = nb
+    return copy.deepcopy(nb)
+
+
+_READ: dict[tuple, Any] = {}
+
+
+def _read_notebook(path: Path) -> Any:
     import jupytext
     import nbformat
 
-    path = find_notebook(notebook)
     if path.suffix == ".ipynb":
         return nbformat.read(str(path), as_version=4)
     nb = jupytext.read(str(path), fmt="py:percent")
