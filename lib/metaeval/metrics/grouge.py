@@ -796,41 +796,6 @@ def _aggregate_into(rows, idx, val, length, width, acc, touched, hv, hi, out, st
     return _select(hv, hi, ns, width, out, start)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _offer(hv, hi, m, width, x, d):  # pragma: no cover - compiled
-    """Offer (value x, dimension d) to a bounded heap of the ``width`` best, root the worst; new size."""
-    if m < width:
-        k = m
-        hv[k] = x
-        hi[k] = d
-        m += 1
-        while k > 0:
-            parent = (k - 1) // 2
-            if _worse(hv[k], hi[k], hv[parent], hi[parent]):
-                hv[k], hv[parent] = hv[parent], hv[k]
-                hi[k], hi[parent] = hi[parent], hi[k]
-                k = parent
-            else:
-                break
-    elif _worse(hv[0], hi[0], x, d):
-        hv[0] = x
-        hi[0] = d
-        _sift_down(hv, hi, 0, m)
-    return m
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _drain(hv, hi, m, out, start):  # pragma: no cover - compiled
-    """Empty the heap into out[start:start + m], best first."""
-    size = m
-    while size > 0:  # the worst goes last
-        out[start + size - 1] = hi[0]
-        size -= 1
-        hv[0] = hv[size]
-        hi[0] = hi[size]
-        _sift_down(hv, hi, 0, size)
-
-
 @numba.njit(cache=True, nogil=True)
 def _aggregate_local(sel, n_sel, lidx, lval, llen, gdim, width, acc, touched, hv, hi, out, start):  # pragma: no cover
     """:func:`_aggregate_into` for vectors whose dimensions were renumbered densely (``lidx``; ``gdim``
@@ -862,22 +827,6 @@ def _aggregate_local(sel, n_sel, lidx, lval, llen, gdim, width, acc, touched, hv
             hi[ns] = gdim[d]
             ns += 1
     return _select(hv, hi, ns, width, out, start)
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _sift_down(hv, hi, k, m):  # pragma: no cover - compiled
-    while True:
-        a = 2 * k + 1
-        if a >= m:
-            return
-        b = a + 1
-        w = a if b >= m or _worse(hv[a], hi[a], hv[b], hi[b]) else b
-        if _worse(hv[w], hi[w], hv[k], hi[k]):
-            hv[k], hv[w] = hv[w], hv[k]
-            hi[k], hi[w] = hi[w], hi[k]
-            k = w
-        else:
-            return
 
 
 @numba.njit(cache=True, nogil=True)
