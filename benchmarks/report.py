@@ -49,6 +49,13 @@ def _rss_kib(field: str) -> int:
     return 0
 
 
+def timed(fn) -> float:
+    """Wall time in s of one call of ``fn()`` (for long runs, where :func:`measure`'s extra run is too costly)."""
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
 def measure(fn, repeat: int = 1):
     """(best wall time in s, peak memory in MiB) of ``fn()``.
 
@@ -206,26 +213,48 @@ def stats_anchors(quick: bool, anchors: list) -> list[str]:
 
 
 def power_anchor(quick: bool, anchors: list) -> list[str]:
+    """Notebook 21's simulation at the paper's settings (11 k, both levels, Boot-Both, Perm-Both and Williams,
+    B = 1000), measured whole (1000 trials) with one thread and with every core, against the same function
+    run one test at a time (``batched=False``, extrapolated from a few trials)."""
+    import numba
+    from threadpoolctl import threadpool_limits
+
     import metaeval
     from metaeval import deutsch
 
-    ds = metaeval.datasets.load("summeval")
-    Z = ds.matrix("expert.relevance")
-    refs = [r[0] for r in ds.texts["references"]]
-    sampler = deutsch.RougeOneSubsampler(ds.texts["summary"].tolist(), refs, stem=True, stop=False, stat="F")
-    full = sampler.full()
-    kw = dict(n_resamples=1000, rng=0)  # the paper's: 11 k, both levels, Boot-Both, Perm-Both, Williams
-    deutsch.power_simulation(full, sampler, Z, n_trials=1, **kw)
-    deutsch.power_simulation(full, sampler, Z, n_trials=1, batched=False, **kw)
-    n_old, n_new = (2, 10) if quick else (5, 30)
-    t_old, _ = measure(lambda: deutsch.power_simulation(full, sampler, Z, n_trials=n_old, batched=False, **kw))
-    t_new, _ = measure(lambda: deutsch.power_simulation(full, sampler, Z, n_trials=n_new, **kw))
-    per_old, per_new = t_old / n_old, t_new / n_new
-    anchors.append(["Power study (notebook 21), per trial: 11 k x 2 levels x 3 tests, B = 1000",
-                    "same function, one test at a time (`batched=False`)", fmt_t(per_old), fmt_t(per_new),
-                    f"{per_old / per_new:.1f}x"])
-    return [f"Power study at the paper's 1000 trials: about {per_old * 1000 / 60:.1f} min one test at a time, "
-            f"{per_new * 1000 / 60:.1f} min batched (extrapolated from {n_old} and {n_new} trials)."]
+    notes = []
+    for name in ("summeval", "realsumm"):
+        ds = metaeval.datasets.load(name)
+        Z = ds.matrix(ds.default_human)
+        refs = [r[0] for r in ds.texts["references"]]
+        stat = "R" if ds.recall_oriented else "F"
+        sampler = deutsch.RougeOneSubsampler(ds.texts["summary"].tolist(), refs, stem=True, stop=False, stat=stat)
+        full = sampler.full()
+        kw = dict(n_resamples=1000, rng=0)
+        deutsch.power_simulation(full, sampler, Z, n_trials=1, **kw)
+        deutsch.power_simulation(full, sampler, Z, n_trials=1, batched=False, **kw)
+        n_old, n_new = (2, 20) if quick else (5, 1000)
+        t_old = timed(lambda: deutsch.power_simulation(full, sampler, Z, n_trials=n_old, batched=False, **kw))
+        cores = numba.get_num_threads()
+        with threadpool_limits(1):
+            numba.set_num_threads(1)
+            try:
+                t_one = timed(lambda: deutsch.power_simulation(full, sampler, Z, n_trials=n_new, **kw))
+            finally:
+                numba.set_num_threads(cores)
+        t_all = timed(lambda: deutsch.power_simulation(full, sampler, Z, n_trials=n_new, **kw))
+        per_old, per_one, per_all = t_old / n_old, t_one / n_new, t_all / n_new
+        shape = f"{len(ds.systems)} x {len(ds.inputs)}"
+        for label, per in (("1 thread", per_one), (f"{cores} threads", per_all)):
+            anchors.append([f"Power study (notebook 21), {name} {shape}, {n_new} trials x 11 k x 2 levels x 3 tests, "
+                            f"B = 1000, {label}", "same function, one test at a time (`batched=False`)",
+                            fmt_t(per_old * n_new), fmt_t(per * n_new), f"{per_old / per:.1f}x"])
+        notes.append(f"Power study on {name}: {per_one * 1000:.1f} ms per trial with 1 thread, {per_all * 1000:.1f} ms "
+                     f"with {cores}; one test at a time {per_old * 1000:.0f} ms per trial (extrapolated from "
+                     f"{n_old} trials).")
+    notes.append("Issue 16's starting point: notebook 21 on SummEval took 381 s on a quiet machine (0.38 s per "
+                 "trial).")
+    return notes
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -257,6 +286,37 @@ print(json.dumps({{"n": n, "t": t, "mem": mem}}))
         r = json.loads(out.stdout.strip().splitlines()[-1])
         rows.append([f"{n:,}", f"{11 * n:,}", fmt_t(r["t"]), f"{r['t'] / n * 1e6:.0f} us", f"{r['mem']:.0f} MiB"])
     return table(["summaries", "(summary, reference) pairs", "time, 96 values", "per summary", "peak memory"],
+                 rows)
+
+
+def grouge_scaling(quick: bool) -> str:
+    """GRouge-1/2/SU4 on the first n SummEval summaries x 11 references, each size in a fresh process with
+    the PPR vectors already in the disk cache (filled first, untimed) and WordNet loaded (by a call on 5
+    summaries): the cost of scoring, which is what grows with the data; computing a sense's vector is paid
+    once per sense (see bench_grouge.py)."""
+    sizes = [100, 400] if quick else [100, 200, 400, 800, 1600]
+    code = r"""
+import json, sys
+sys.path.insert(0, {here!r})
+import report
+from metaeval import grouge
+n = int(sys.argv[1])
+records = [json.loads(l) for l in open({data!r}, encoding="utf-8")][:n]
+peers, refs = [r["summary"] for r in records], [r["references"] for r in records]
+if sys.argv[2] == "fill":
+    grouge.score(peers, refs, warn=False)
+else:
+    grouge.score(peers[:5], refs[:5], warn=False)  # loads WordNet and the cached vectors: not per summary
+    t, mem = report.measure(lambda: grouge.score(peers, refs, warn=False))
+    print(json.dumps({{"n": n, "t": t, "mem": mem}}))
+""".format(here=str(HERE), data=str(ROOT / "data" / "summeval" / "summeval_joined.jsonl"))
+    subprocess.run([sys.executable, "-c", code, str(max(sizes)), "fill"], capture_output=True, text=True, check=True)
+    rows = []
+    for n in sizes:
+        out = subprocess.run([sys.executable, "-c", code, str(n), "time"], capture_output=True, text=True, check=True)
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        rows.append([f"{n:,}", f"{11 * n:,}", fmt_t(r["t"]), f"{r['t'] / n * 1e3:.1f} ms", f"{r['mem']:.0f} MiB"])
+    return table(["summaries", "(summary, reference) pairs", "time, GRouge-1/2/SU4", "per summary", "peak memory"],
                  rows)
 
 
@@ -342,7 +402,8 @@ def main() -> int:
         print(f"[{time.perf_counter() - start:.0f} s] {name} anchors done", file=sys.stderr, flush=True)
     for name, fn in [("rouge_scaling", lambda: rouge_scaling(args.quick)),
                      ("resampling_scaling", lambda: resampling_scaling(args.quick)),
-                     ("others", other_benchmarks)]:
+                     ("others", other_benchmarks),
+                     ("grouge_scaling", lambda: grouge_scaling(args.quick))]:
         try:
             sections[name] = fn()
         except Exception as exc:
@@ -386,6 +447,14 @@ Pearson, {auto_batch(16, 100, "summary", "kendall")} for Kendall); calls whose d
 {memory_limit() / 2**30:.1f} GiB (half the machine's memory, or $METAEVAL_MAX_MEMORY) are refused before
 allocating. The power study's batched trial holds B x N x M coin bytes and (K + 1) x B x M float64 per-input
 correlations for K values of k (about 10 MB at SummEval's size), in chunks of at most 2^22 / (N M) resamples.
+
+## Scaling: GRouge (the first n SummEval summaries, 11 references each; PPR vectors from the disk cache)
+
+{sections["grouge_scaling"]}
+
+Time is linear in the number of (summary, reference) pairs once every sense's PPR vector is cached; a new
+sense costs one PPR computation, once (bench_grouge.py below measures the cold run). Memory holds the cached
+top-k vectors of the senses in use (k = 128 dimensions, 12 bytes each) and one text pair's alignment.
 
 ## Other benchmarks
 

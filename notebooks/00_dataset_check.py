@@ -14,6 +14,7 @@
 #     datasets:
 #     - summeval
 #     - realsumm
+#     expected_seconds: {summeval: 4, realsumm: 4}
 #     main_table: system_scores.csv
 #     paper: dataset_check
 # ---

@@ -14,6 +14,7 @@
 #     datasets:
 #     - summeval
 #     - realsumm
+#     expected_seconds: {summeval: 12, realsumm: 8}
 #     main_table: table1_variants.csv
 #     paper: graham2015
 # ---

@@ -12,6 +12,7 @@
 #     name: metaeval
 #   metaeval:
 #     datasets: [summeval, realsumm]
+#     expected_seconds: {summeval: 14, realsumm: 14}
 #     main_table: table1_ci_coverage.csv
 #     paper: deutsch2021
 # ---
@@ -149,6 +150,11 @@ for level, block in table.groupby("level", sort=False):
     else:
         lines.append(f"* **{Level} level:** no method is both closest to {confidence_level:.0%} (below 100%) and "
                      "significantly different from all others.")
+    for m, row in block[block["undefined"] > 0].iterrows():
+        lines.append(f"  {row['method_name']}'s interval is undefined in {row['undefined']} of "
+                     f"{row['undefined'] + row['trials']} trials (Fisher's needs more than 3 systems per half), so its "
+                     + (f"coverage counts the {row['trials']} others." if row["trials"]
+                        else "coverage is unknown here."))
     for m in block.index[block["coverage"] >= 1.0]:
         lines.append(f"  {block.loc[m, 'method_name']} covers every trial, with intervals "
                      f"{block.loc[m, 'mean_width']:.2f} wide on average: degenerate, hence not the answer.")

@@ -12,6 +12,7 @@
 #     name: metaeval
 #   metaeval:
 #     datasets: [summeval, realsumm]
+#     expected_seconds: {summeval: 5, realsumm: 5}
 #     main_table: appendix_table2_normality.csv
 #     paper: deutsch2021
 # ---

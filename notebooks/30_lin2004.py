@@ -14,6 +14,7 @@
 #     datasets:
 #     - summeval
 #     - realsumm
+#     expected_seconds: {summeval: 14, realsumm: 8}
 #     main_table: tables1-3_measures.csv
 #     paper: lin2004
 # ---

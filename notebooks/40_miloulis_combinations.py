@@ -14,6 +14,7 @@
 #     datasets:
 #     - summeval
 #     - realsumm
+#     expected_seconds: {summeval: 70, realsumm: 30}
 #     main_table: summary.csv
 #     paper: miloulis
 # ---

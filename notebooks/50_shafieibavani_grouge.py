@@ -12,6 +12,7 @@
 #     name: metaeval
 #   metaeval:
 #     datasets: [summeval, realsumm]
+#     expected_seconds: {summeval: 150, realsumm: 100}
 #     main_table: tables4_correlations.csv
 #     paper: shafieibavani
 # ---

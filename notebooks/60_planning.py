@@ -14,6 +14,7 @@
 #     datasets:
 #     - summeval
 #     - realsumm
+#     expected_seconds: {summeval: 60, realsumm: 60}
 #     main_table: metric_power.csv
 #     paper: planning
 # ---

@@ -14,6 +14,7 @@
 #     datasets:
 #     - summeval
 #     - realsumm
+#     expected_seconds: {summeval: 20, realsumm: 15}
 #     main_table: correlations.csv
 #     paper: card
 # ---

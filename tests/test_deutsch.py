@@ -136,3 +136,26 @@ def test_corrections_and_normality(fabbri):
     table = deutsch.normality({"relevance": fabbri.matrix("expert.relevance")})
     assert 0 <= table.loc[0, "summary_percent_rejected"] <= 100
     assert table.loc[0, "inputs_tested"] <= 100
+
+
+def test_coverage_of_undefined_intervals_is_nan_with_a_warning_not_zero():
+    """With 6 systems each half has 3: Fisher's interval needs n > 3, so it is NaN in every trial. Counting
+    those trials as misses reported a coverage of 0.000, which reads as a real (terrible) result."""
+    import warnings
+
+    from metaeval._warnings import DegenerateResultWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(6, 12))
+    Z = X + rng.normal(size=(6, 12))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateResultWarning)  # resamples with a constant system dropped
+        trials = deutsch.ci_coverage_simulation(X, Z, n_trials=8, n_resamples=40, methods=("fisher", "boot-both"),
+                                                rng=1)
+    assert not trials.loc[trials["method"] == "fisher", "defined"].any()
+    assert trials.loc[trials["method"] == "boot-both", "defined"].all()
+    with pytest.warns(DegenerateResultWarning, match="fisher at system level: .* undefined in 8 of 8 trials"):
+        table = deutsch.coverage_table(trials).set_index(["level", "method"])
+    assert np.isnan(table.loc[("system", "fisher"), "coverage"]) and table.loc[("system", "fisher"), "trials"] == 0
+    assert table.loc[("system", "boot-both"), "trials"] == 8 and table.loc[("system", "boot-both"), "undefined"] == 0
+    assert not table.loc[(slice(None), "fisher"), "best"].any()

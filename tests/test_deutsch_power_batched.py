@@ -73,3 +73,47 @@ def test_batched_rejection_table_agrees_with_single_tests(setting):
     se = np.sqrt(2 * pooled * (1 - pooled) / n)
     gap = (table["reject_new"] - table["reject_old"]).abs()
     assert (gap <= 4 * se + 1 / n).all(), table[gap > 4 * se + 1 / n]
+
+
+def test_bootstrap_summary_sums_against_direct_correlations():
+    """The batched Boot-Both summary level (draw counts x stacked values, then r per input from the sums)
+    against r computed on each resample's drawn values: catches a wrong block of the stacked sums (X_j^2
+    taken for X_j Z, Z's sums for X's), lost multiplicities of drawn systems or inputs, and a constant
+    column (one drawn system, or equal values) that is not skipped."""
+    from metaeval.stats.correlation import batch_corr, mean_of_defined
+    from metaeval.stats.resampling import draw_indices
+
+    rng = np.random.default_rng(5)
+    N, M, B = 6, 9, 40
+    X = rng.normal(size=(N, M))
+    Ys = rng.normal(size=(3, N, M))
+    Ys[1, :, 2] = 0.5  # a constant column of one matrix
+    X[:, 4] = np.round(X[:, 4])  # ties: constancy depends on which systems were drawn
+    Z = rng.normal(size=(N, M)) + X
+    rows, cols = draw_indices(N, M, B, "both", rng)
+    rows[0] = 3  # a resample that drew a single system: nothing is defined
+    trial = deutsch._BatchedPowerTrial(X, Z, ("summary",), B)
+    raw = np.concatenate([X[None], Ys])
+    expected = np.empty((4, B))
+    for j in range(4):
+        for b in range(B):
+            per_input = np.array([batch_corr(raw[j, rows[b], m], Z[rows[b], m], "pearson") for m in range(M)])
+            expected[j, b] = mean_of_defined(per_input[cols[b]]) if np.isfinite(per_input[cols[b]]).any() else np.nan
+    seen = []
+    original = deutsch._bootstrap_pvalue
+
+    def keep(valid, obs, alternative):
+        seen.append(valid)
+        return original(valid, obs, alternative)
+
+    from metaeval._warnings import DegenerateResultWarning
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(deutsch, "_bootstrap_pvalue", keep)
+        with pytest.warns(DegenerateResultWarning, match="1 of 40 resamples"):
+            trial._bootstrap(Ys, rows, cols)
+    assert np.isnan(expected[:, 0]).all()
+    deltas = expected[0] - expected[1:]
+    assert len(seen) == 3
+    for q in range(3):
+        np.testing.assert_allclose(seen[q], deltas[q][~np.isnan(deltas[q])], rtol=0, atol=1e-12)

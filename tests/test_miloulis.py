@@ -97,3 +97,13 @@ def test_features_of_a_small_grid(summeval):
     np.testing.assert_allclose(feats.frame.filter(like="wmd|").iloc[:, 0].to_numpy(), wmd)
     mats = feats.matrices()
     assert mats["bleu"].shape == (3, 4) and mats["bleu"][1, 2] == feats.frame["bleu"].iloc[1 * 4 + 2]
+
+
+def test_a_dataset_without_human_scores_is_a_data_error_naming_its_scores():
+    from types import SimpleNamespace
+
+    from metaeval.data.datasets import DataError
+
+    ds = SimpleNamespace(name="mine", human_scores=[], score_names=["rouge.1"])
+    with pytest.raises(DataError, match=r"dataset 'mine' has no human scores \(scores: rouge.1\)"):
+        miloulis.default_humans(ds)

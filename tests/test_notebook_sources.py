@@ -74,9 +74,9 @@ DOCUMENTED = [p for p in SOURCES if p.stem[:2] in ("00", "10", "20", "21", "22",
 
 @pytest.mark.parametrize("path", DOCUMENTED, ids=lambda p: p.stem)
 def test_every_parameter_says_what_it_means_and_uses_the_shared_names(path):
-    from metaeval.run.notebooks import parameter_help
+    from metaeval.run.notebooks import parameter_docs
 
-    meaning = parameter_help(path)
+    meaning = {p.name: p.help for p in parameter_docs(path)}
     params = notebook_parameters(path)
     assert set(meaning) == set(params)
     assert all(meaning.values()), [name for name, text in meaning.items() if not text]
@@ -95,3 +95,26 @@ def test_papermill_reads_every_parameter(path, tmp_path, caplog):
         inspected = papermill.inspect_notebook(str(materialize(path, tmp_path)))
     assert set(inspected) == set(notebook_parameters(path))
     assert "Unable to parse" not in caplog.text
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.stem)
+def test_source_declares_its_expected_duration_on_each_dataset(path):
+    """A first run-all (fresh clone, no timings yet) starts the longest runs first from these numbers."""
+    meta = notebook_metadata(path)
+    expected = meta.get("expected_seconds")
+    datasets = meta.get("datasets") or [notebook_parameters(path).get("dataset")]
+    assert isinstance(expected, dict) and set(expected) == set(datasets), f"{path.name}: expected_seconds per dataset"
+    assert all(isinstance(v, (int, float)) and v > 0 for v in expected.values())
+
+
+def test_first_run_all_starts_the_longest_runs_first():
+    from metaeval.run.notebooks import plan_all, run_order
+
+    runs = plan_all()
+    order = [r.label for r in run_order(runs)]
+    expected = {r.label: r.expected for r in runs}
+    assert [expected[label] for label in order] == sorted(expected.values(), reverse=True)
+    assert order[0].startswith(("21_", "50_"))  # the power study or GRouge: the longest runs
+    # a previous run's timings take precedence over the metadata
+    shortest = order[-1]
+    assert [r.label for r in run_order(runs, {shortest: 1e6})][0] == shortest

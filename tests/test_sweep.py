@@ -80,6 +80,12 @@ def test_names_and_seeds_are_stable(tmp_path):
     assert combination_dir(a).startswith("coefficient=kendall__n_trials=10__")
     assert derive_seed(0, a) == derive_seed(0, dict(a)) != derive_seed(1, a)
     assert parse_flags([("n_trials", "10,20"), ("coefficient", "kendall")]) == {"n_trials": [10, 20], "coefficient": ["kendall"]}
+    # by the notebook's declared types: a dataset folder named 2021 stays text; a number that is not one is refused
+    declared = {"dataset": "summeval", "n_trials": 1000}
+    assert parse_flags([("dataset", "2021,summeval"), ("n_trials", "10")], declared) == {
+        "dataset": ["2021", "summeval"], "n_trials": [10]}
+    with pytest.raises(SweepError, match="n_trials.*expects int"):
+        parse_flags([("n_trials", "ten")], declared)
     # a JSON grid file; a scalar counts as a one-value list
     grid_file = tmp_path / "grid.json"
     grid_file.write_text(json.dumps({"n_trials": [1, 2], "coefficient": "kendall"}))

@@ -221,11 +221,16 @@ def cmd_prepare_ci(args) -> int:
 
 
 def cmd_sweep(args) -> int:
+    from metaeval.run.notebooks import NotebookError, notebook_parameters
     from metaeval.run.sweep import SweepError, load_grid, parse_flags, run_sweep
 
     try:
         grid = load_grid(args.grid) if args.grid else {}
-        grid.update(parse_flags(args.param))
+        try:
+            declared = notebook_parameters(args.notebook)
+        except NotebookError:  # run_sweep names the problem with the notebook
+            declared = {}
+        grid.update(parse_flags(args.param, declared))
         table = run_sweep(args.notebook, grid, args.output, workers=args.workers, scheduler=args.scheduler,
                           force=args.force)
     except SweepError as exc:

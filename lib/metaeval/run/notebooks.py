@@ -34,7 +34,6 @@ __all__ = [
     "notebook_parameters",
     "parameter_docs",
     "notebook_metadata",
-    "parameter_help",
     "default_output_dir",
     "read_notebook",
     "materialize",
@@ -153,7 +152,9 @@ def materialize(notebook: str | os.PathLike, folder: str | os.PathLike) -> Path:
 
 
 def notebook_metadata(notebook: str | os.PathLike) -> dict[str, Any]:
-    """The notebook's ``metaeval`` metadata (``main_table``: the CSV sweeps collect; ``paper``)."""
+    """The notebook's ``metaeval`` metadata (``main_table``: the CSV sweeps collect; ``paper``; ``datasets``: those
+    of the default run; ``expected_seconds``: its duration there, a number or one per dataset, which orders the
+    first ``run-all`` longest first)."""
     return dict(read_notebook(notebook).metadata.get("metaeval", {}))
 
 
@@ -269,30 +270,6 @@ def resolve_output_dir(notebook: str | os.PathLike, parameters: Mapping[str, Any
         target = Path(default_dir)
         return target if target.is_absolute() else root / target
     return root / rule(paper, dataset_text)
-
-
-def parameter_help(notebook: str | os.PathLike) -> dict[str, str]:
-    """What each parameter means: the comment on its line(s) in the ``parameters`` cell ("" if none)."""
-    import ast
-    import io
-    import tokenize
-
-    path = find_notebook(notebook)
-    cells = [c for c in read_notebook(path).cells
-             if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])]
-    if not cells:
-        raise NotebookError(f"{path.name} has no cell tagged 'parameters'")
-    source = cells[0].source
-    comments: dict[int, str] = {}
-    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-        if tok.type == tokenize.COMMENT:
-            comments[tok.start[0]] = tok.string.lstrip("#").strip()
-    meaning = {}
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            lines = range(node.lineno, (node.end_lineno or node.lineno) + 1)
-            meaning[node.targets[0].id] = " ".join(comments[k] for k in lines if k in comments)
-    return meaning
 
 
 @dataclass(frozen=True)
@@ -565,9 +542,13 @@ class PlannedRun:
     optional: bool
     label: str
     workdir: str
+    expected: float = 0.0  # seconds, from the notebook's metadata: the order of a first run-all
 
 
 EMBEDDED_RUN_DATASETS = ("summeval", "realsumm")
+
+# What every kernel prints at start, and is not a problem of the run: left out of run-all's log.
+HARMLESS_KERNEL_NOTICES = ("Kernel is running over TCP without encryption",)
 
 
 def plan_all(only: list[str] | None = None, workdir: str | os.PathLike = ".") -> list[PlannedRun]:
@@ -587,11 +568,20 @@ def plan_all(only: list[str] | None = None, workdir: str | os.PathLike = ".") ->
             choices = [(str(d), False) for d in listed]
         else:
             choices = [(default, False)] + [(d, True) for d in EMBEDDED_RUN_DATASETS if d != default]
+        expected = notebook_metadata(path).get("expected_seconds", 0.0)
         for dataset, optional in choices:
             params: dict[str, Any] = {} if dataset is None or _same(dataset, default) else {"dataset": dataset}
             label = path.stem + (f" ({dataset})" if dataset is not None else "")
-            runs.append(PlannedRun(str(path), dataset, params, optional, label, str(workdir)))
+            guess = expected.get(dataset, 0.0) if isinstance(expected, dict) else expected
+            runs.append(PlannedRun(str(path), dataset, params, optional, label, str(workdir), float(guess or 0.0)))
     return runs
+
+
+def run_order(runs: list[PlannedRun], last_times: Mapping[str, float] | None = None) -> list[PlannedRun]:
+    """Longest first, so that the slowest run does not start last: as timed by the previous ``run-all``
+    (``last_times``, label -> seconds), else as the notebook's metadata expects (``expected_seconds``)."""
+    last_times = last_times or {}
+    return sorted(runs, key=lambda r: -float(last_times.get(r.label, r.expected)))
 
 
 def _run_planned(run: PlannedRun) -> dict[str, Any]:
@@ -609,6 +599,8 @@ def _run_planned(run: PlannedRun) -> dict[str, Any]:
     def progress(text: str) -> None:
         progress_file.write_text(text, encoding="utf-8")
 
+    # the coordinator's ticks report the time since this moment (not since a tick first saw the run)
+    (work / f"{key}.started").write_text(repr(time.time()), encoding="utf-8")
     progress("started")
     start = time.perf_counter()
     try:
@@ -688,10 +680,12 @@ def run_all(
         runs = plan_all(only, work)
         total = len(runs)
         index = {run.label: i + 1 for i, run in enumerate(runs)}
-        # longest first (as timed by the previous run-all), so that the slowest run does not start last
-        queue = sorted(runs, key=lambda r: -float(last_times.get(r.label, 0.0)))
+        queue = run_order(runs, last_times)
         started = time.perf_counter()
         say(f"running {total} notebook runs, {jobs} at a time")
+        if log_handle:
+            log_handle.write("(left out of this log: each kernel's notice that it runs over TCP without encryption;"
+                             " kernels listen on 127.0.0.1 only)\n")
         results: dict[str, dict] = {}
 
         def tag(run: PlannedRun) -> str:
@@ -713,21 +707,25 @@ def run_all(
             key = re.sub(r"[^A-Za-z0-9_.-]+", "_", run.label)
             kernel_log = Path(work) / f"{key}.kernel.log"
             if log_handle and kernel_log.exists() and kernel_log.stat().st_size:
-                log_handle.write(f"---- kernel diagnostics of {run.label} (not errors of the notebook) ----\n")
-                log_handle.write(kernel_log.read_text(encoding="utf-8", errors="replace"))
-                log_handle.write("---- end ----\n")
-
-        first_seen: dict[str, float] = {}
+                lines = [line for line in kernel_log.read_text(encoding="utf-8", errors="replace").splitlines(True)
+                         if not any(known in line for known in HARMLESS_KERNEL_NOTICES)]
+                if "".join(lines).strip():
+                    log_handle.write(f"---- kernel diagnostics of {run.label} (not errors of the notebook) ----\n")
+                    log_handle.writelines(lines)
+                    log_handle.write("---- end ----\n")
 
         def progress() -> None:
             for run in runs:
                 key = re.sub(r"[^A-Za-z0-9_.-]+", "_", run.label)
-                file = Path(work) / f"{key}.progress"
+                file, stamp = Path(work) / f"{key}.progress", Path(work) / f"{key}.started"
                 if run.label in results or not file.exists():
                     continue
-                first_seen.setdefault(run.label, time.perf_counter())
+                try:
+                    since = time.time() - float(stamp.read_text(encoding="utf-8"))
+                except (OSError, ValueError):  # written by the worker a moment before the progress file
+                    since = 0.0
                 text = file.read_text(encoding="utf-8").strip() or "started"
-                say(f"{tag(run)}: {text}, running for {_elapsed(time.perf_counter() - first_seen[run.label])}")
+                say(f"{tag(run)}: {text}, running for {_elapsed(max(since, 0.0))}")
 
         try:
             run_in_pool(_run_planned, queue, jobs, on_done=done, on_tick=progress, tick=tick)

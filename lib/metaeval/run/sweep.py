@@ -64,13 +64,23 @@ def load_grid(path: str | os.PathLike) -> dict[str, list]:
     return {str(k): v if isinstance(v, list) else [v] for k, v in grid.items()}
 
 
-def parse_flags(pairs) -> dict[str, list]:
-    """``[("coefficient", "pearson,kendall"), ("n_trials", "10")]`` -> grid; values are parsed as YAML."""
+def parse_flags(pairs, declared: Mapping[str, Any] | None = None) -> dict[str, list]:
+    """``[("coefficient", "pearson,kendall"), ("n_trials", "10")]`` -> grid. With the notebook's ``declared``
+    defaults each value is read by its parameter's type, as ``metaeval run -p`` does (``dataset 2021`` is the
+    folder "2021", not a number); otherwise, and for names the notebook does not declare, as YAML."""
     import yaml
 
+    from metaeval.run.params import ParameterError, parse_cli_value
+
+    declared = declared or {}
     grid = {}
     for name, values in pairs or []:
-        grid[name] = [yaml.safe_load(v) for v in str(values).split(",")]
+        texts = str(values).split(",")
+        try:
+            grid[name] = [parse_cli_value(name, v, declared[name], where=f"-p {name}") if name in declared
+                          else yaml.safe_load(v) for v in texts]
+        except ParameterError as exc:
+            raise SweepError(str(exc)) from None
     return grid
 
 

@@ -34,6 +34,7 @@ from metaeval.stats.correlation import (
     level_corr,
     mean_of_defined,
 )
+from metaeval._warnings import warn_degenerate
 from metaeval.stats.resampling import bootstrap_ci, draw_indices, warn_dropped
 from metaeval.stats.significance import (
     _bootstrap_pvalue,
@@ -220,8 +221,9 @@ def ci_coverage_simulation(
     Returns
     -------
     DataFrame
-        One row per trial x level x method: ``trial, level, method, low, high, target, contains, too_high,
-        too_low`` (``too_high``: the CI lies above the target).
+        One row per trial x level x method: ``trial, level, method, low, high, target, defined, contains,
+        too_high, too_low`` (``too_high``: the CI lies above the target; ``defined``: the interval and the
+        target are numbers, e.g. not Fisher's interval of a half with n <= 3 systems).
     """
     X, Z = np.asarray(X, float), np.asarray(Z, float)
     unknown = set(methods) - set(CI_METHODS)
@@ -245,6 +247,8 @@ def ci_coverage_simulation(
                     low, high = res.confidence_interval
                 rows.append((trial, level, method, low, high, target))
     frame = pd.DataFrame(rows, columns=["trial", "level", "method", "low", "high", "target"])
+    # e.g. Fisher's interval needs n > 3 systems in a half, and a constant half has no correlation
+    frame["defined"] = np.isfinite(frame[["low", "high", "target"]].to_numpy()).all(axis=1)
     frame["contains"] = (frame["low"] <= frame["target"]) & (frame["target"] <= frame["high"])
     frame["too_high"] = frame["low"] > frame["target"]
     frame["too_low"] = frame["high"] < frame["target"]
@@ -260,12 +264,23 @@ def coverage_table(trials: pd.DataFrame, *, nominal: float = 0.95, alpha: float 
     significantly different"). Coverage of exactly 1.0 is degenerate: an interval that always contains the
     target is too wide to be informative (Fisher's at the summary level), however close 1.0 is to 0.95.
     """
-    g = trials.assign(width=trials["high"] - trials["low"]).groupby(["level", "method"], sort=False)
+    defined = trials["defined"] if "defined" in trials else pd.Series(True, index=trials.index)
+    counted = trials[["contains", "too_high", "too_low"]].astype(float).where(defined)  # undefined: not counted
+    g = counted.assign(level=trials["level"], method=trials["method"], width=(trials["high"] - trials["low"]),
+                       defined=defined).groupby(["level", "method"], sort=False)
     table = g.agg(coverage=("contains", "mean"), too_high=("too_high", "mean"), too_low=("too_low", "mean"),
-                  mean_width=("width", "mean"), trials=("contains", "size")).reset_index()
+                  mean_width=("width", "mean"), trials=("defined", "sum"), undefined=("defined", "size")
+                  ).reset_index()
+    table["undefined"] -= table["trials"]
+    for row in table[table["undefined"] > 0].itertuples():
+        warn_degenerate(f"{row.method} at {row.level} level: the interval or its target is undefined in "
+                        f"{row.undefined} of {row.undefined + row.trials} trials (e.g. Fisher's interval needs "
+                        f"more than 3 systems per half); the coverage counts the {row.trials} others"
+                        + (" and is NaN" if row.trials == 0 else ""))
     table["se"] = np.sqrt(table["coverage"] * (1 - table["coverage"]) / table["trials"])
     table["best"] = False
     for level, block in table.groupby("level", sort=False):
+        block = block[block["trials"] > 0]
         candidates = block[block["coverage"] < 1.0]
         if candidates.empty:
             continue
@@ -514,16 +529,23 @@ def _pearson_row(n, sx, sz, sxx, szz, sxz, defined, weights, r, weak):  # pragma
     """Per-input r from sums (as :func:`~metaeval.stats.correlation.pearson_from_sums`) for one resample:
     fills ``r`` (NaN where not ``defined`` or a variance is not positive) and ``weak`` (the variance lost
     most of its digits: the caller recomputes r from the values); returns the mean of the defined r with
-    multiplicities ``weights`` (NaN if none). The first loop has no branches and no running sum, so it
-    vectorizes (square roots and divisions several at a time)."""
+    multiplicities ``weights`` (NaN if none). The hot loop of the power study: r and ``weak`` are filled by
+    separate branch-free loops, which LLVM vectorizes (square roots and divisions four at a time; one
+    combined loop with ``min``/``max`` did not vectorize and was 5x slower)."""
     M = sx.shape[0]
+    nf = float(n)
     for m in range(M):
-        vx = n * sxx[m] - sx[m] * sx[m]
-        vz = n * szz[m] - sz[m] * sz[m]
-        ok = defined[m] & (vx > 0) & (vz > 0)
-        rm = min(1.0, max(-1.0, (n * sxz[m] - sx[m] * sz[m]) / np.sqrt(vx * vz)))
+        vx = nf * sxx[m] - sx[m] * sx[m]
+        vz = nf * szz[m] - sz[m] * sz[m]
+        rm = (nf * sxz[m] - sx[m] * sz[m]) / np.sqrt(vx * vz)
+        rm = 1.0 if rm > 1.0 else rm
+        rm = -1.0 if rm < -1.0 else rm
+        ok = defined[m] and vx > 0 and vz > 0
         r[m] = rm if ok else np.nan
-        weak[m] = defined[m] & ((vx <= 1e-6 * n * sxx[m]) | (vz <= 1e-6 * n * szz[m]))
+    for m in range(M):
+        vx = nf * sxx[m] - sx[m] * sx[m]
+        vz = nf * szz[m] - sz[m] * sz[m]
+        weak[m] = defined[m] and ((vx <= 1e-6 * nf * sxx[m]) or (vz <= 1e-6 * nf * szz[m]))
     total = 0.0
     count = 0.0
     for m in range(M):
@@ -548,50 +570,32 @@ def _all_distinct(raw):  # pragma: no cover - compiled
     return out
 
 
-@numba.njit(cache=True)
-def _boot_summary_kernel(mats, raw, Z, Zraw, rows, cols):  # pragma: no cover - compiled
-    """Summary-level Pearson of each matrix with Z on every bootstrap resample (rows and columns drawn).
+@numba.njit(cache=True, parallel=True)
+def _boot_summary_from_sums(S, raw, Zraw, rows, cols, distinct, z_distinct):  # pragma: no cover - compiled
+    """Summary-level Pearson of each matrix X_j with Z on every bootstrap resample (rows and columns drawn),
+    given the sums over each resample's drawn systems (with multiplicity) ``S`` (B, 2 + 3J, M): of Z and Z^2,
+    then of every X_j, of X_j^2 and of X_j Z, each centred per column (one matrix product of the draw counts
+    with the stacked values, made by the caller).
 
-    ``mats`` (J, N, M): the matrices, each centred per column (Z too); ``raw``, ``Zraw``: their values
-    (constancy is decided on them, exactly: a column of distinct values is constant only when a single
-    system was drawn). Sums over the drawn systems use their multiplicities, accumulated along the inputs
-    (contiguous); the correlation is the mean of the defined per-input r over the drawn inputs (with
-    multiplicity). Returns the means (J, B), the per-input r (J, B, M) and the ``weak`` cells the caller
-    recomputes. O(J B N_drawn M)."""
-    J, N, M = mats.shape
+    ``raw`` (J, N, M), ``Zraw``: the values, on which constancy is decided exactly (a column of distinct
+    values is constant only when a single system was drawn: ``distinct``, ``z_distinct``). The correlation
+    is the mean of the defined per-input r over the drawn inputs (with multiplicity). Returns the means
+    (J, B), the per-input r (J, B, M) and the ``weak`` cells the caller recomputes. O(J B M)."""
+    J, N, M = raw.shape
     B = rows.shape[0]
     r = np.empty((J, B, M))
     means = np.empty((J, B))
     weak = np.zeros((J, B, M), np.bool_)
-    distinct = _all_distinct(raw)
-    z_distinct = _all_distinct(Zraw.reshape(1, N, M))[0]
-    for b in range(B):
+    for b in numba.prange(B):
         cnt = np.zeros(N)
         colcnt = np.zeros(M)
-        sz = np.zeros(M)
-        szz = np.zeros(M)
-        sx = np.zeros(M)
-        sxx = np.zeros(M)
-        sxz = np.zeros(M)
         z_def = np.zeros(M, np.bool_)
         defined = np.zeros(M, np.bool_)
-        cnt[:] = 0.0
         for i in range(N):
             cnt[rows[b, i]] += 1.0
         single = cnt[rows[b, 0]] == N
-        colcnt[:] = 0.0
         for i in range(cols.shape[1]):
             colcnt[cols[b, i]] += 1.0
-        sz[:] = 0.0
-        szz[:] = 0.0
-        for n in range(N):
-            c = cnt[n]
-            if c == 0.0:
-                continue
-            for m in range(M):
-                v = Z[n, m]
-                sz[m] += c * v
-                szz[m] += c * v * v
         first = rows[b, 0]
         for m in range(M):
             if z_distinct[m]:
@@ -603,20 +607,7 @@ def _boot_summary_kernel(mats, raw, Z, Zraw, rows, cols):  # pragma: no cover - 
                     z_def[m] = True
                     break
         for j in range(J):
-            X = mats[j]
             Xr = raw[j]
-            sx[:] = 0.0
-            sxx[:] = 0.0
-            sxz[:] = 0.0
-            for n in range(N):
-                c = cnt[n]
-                if c == 0.0:
-                    continue
-                for m in range(M):
-                    v = X[n, m]
-                    sx[m] += c * v
-                    sxx[m] += c * v * v
-                    sxz[m] += c * v * Z[n, m]
             for m in range(M):
                 if not z_def[m]:
                     defined[m] = False
@@ -628,11 +619,12 @@ def _boot_summary_kernel(mats, raw, Z, Zraw, rows, cols):  # pragma: no cover - 
                         if Xr[rows[b, i], m] != Xr[first, m]:
                             defined[m] = True
                             break
-            means[j, b] = _pearson_row(N, sx, sz, sxx, szz, sxz, defined, colcnt, r[j, b], weak[j, b])
+            means[j, b] = _pearson_row(N, S[b, 2 + j], S[b, 0], S[b, 2 + J + j], S[b, 1], S[b, 2 + 2 * J + j],
+                                       defined, colcnt, r[j, b], weak[j, b])
     return means, r, weak
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, parallel=True)
 def _perm_summary_kernel(Xs, Yss, Zc, Zraw, coins, packed):  # pragma: no cover - compiled
     """Summary-level Pearson with Z of the two permuted matrices (X's standardized cells swapped with Y_k's
     where ``coins[m, b, n]``) on every permutation, for every k: means (2, K, B), per-input r (2, K, B, M)
@@ -660,7 +652,7 @@ def _perm_summary_kernel(Xs, Yss, Zc, Zraw, coins, packed):  # pragma: no cover 
         for n in range(N):
             sz[m] += Zc[n, m]
             szz[m] += Zc[n, m] * Zc[n, m]
-    for k in range(K):
+    for k in numba.prange(K):  # the values of k are independent: one thread per share of them
         Ys = Yss[k]
         D = np.empty((N, M))
         D2 = np.empty((N, M))
@@ -826,6 +818,11 @@ class _BatchedPowerTrial:
 
     def run(self, Ys: np.ndarray, tests: Sequence[str], rng: np.random.Generator) -> dict:
         out: dict[tuple[str, str], np.ndarray] = {}
+        # An R_k equal to X (k = 100%) has a null distribution of exact zeros (both metrics are the same
+        # matrix in every resample), so its resampling p-value is known without resampling: 1, or NaN when
+        # the correlation itself is undefined. Only the other values of k are resampled.
+        same = np.array([np.array_equal(Y, self.X) for Y in Ys])
+        differ = Ys[~same]
         for test in tests:
             if test == "williams":
                 for level in self.levels:
@@ -833,12 +830,23 @@ class _BatchedPowerTrial:
                     r23 = level_corr(self.X[None], Ys, level, "pearson")
                     n = effective_n(self.X, level=level)  # type: ignore[arg-type]
                     out[test, level] = np.asarray(williams_pvalue(self.r_xz[level], r13, r23, n, "greater")[1])
-            elif test.startswith("perm-"):
+                continue
+            # the draws are made even when every R_k equals X, so the random stream does not depend on it
+            if test.startswith("perm-"):
                 bits, packed = self._coins(rng, test[5:])
-                out.update({(test, lv): p for lv, p in self._permutation(Ys, bits, packed).items()})
+                pvalues = self._permutation(differ, bits, packed) if len(differ) else {}
             else:
                 rows, cols = draw_indices(self.N, self.M, self.B, test[5:], rng)
-                out.update({(test, lv): p for lv, p in self._bootstrap(Ys, rows, cols).items()})
+                pvalues = self._bootstrap(differ, rows, cols) if len(differ) else {}
+            for level in self.levels:
+                p = np.empty(len(Ys))
+                p[~same] = pvalues.get(level, [])
+                if same.any():
+                    observed = 0.0 if np.isfinite(self.r_xz[level]) else np.nan
+                    zeros = np.zeros(self.B)
+                    p[same] = (_permutation_pvalue(zeros, observed, "greater", 0, self.B) if test.startswith("perm-")
+                               else np.nan if np.isnan(observed) else _bootstrap_pvalue(zeros, 0.0, "greater"))
+                out[test, level] = p
         return out
 
     # -- permutation tests (Alg. 2): swap the standardized scores of X and Y_k in the coins' cells
@@ -904,7 +912,13 @@ class _BatchedPowerTrial:
         deltas = {level: np.empty((K, B)) for level in self.levels}
         raw = np.ascontiguousarray(np.concatenate([X[None], Ys]))  # (K + 1, N, M)
         if "summary" in self.levels:
-            centred = np.ascontiguousarray(raw - raw.mean(axis=1, keepdims=True))
+            # each resample's sums over its drawn systems, of every matrix at once: draw counts (b, N) times
+            # the centred values, their squares and their products with Z, stacked as (N, (2 + 3 (K + 1)) M)
+            centred = raw - raw.mean(axis=1, keepdims=True)
+            stacked = np.concatenate([self.Zc[None], self.Zc[None] ** 2, centred, centred**2, centred * self.Zc])
+            stacked = np.ascontiguousarray(stacked.transpose(1, 0, 2).reshape(N, -1))
+            distinct = _all_distinct(raw)
+            z_distinct = _all_distinct(Z.reshape(1, N, M))[0]
         for start in range(0, B, self.chunk):
             r, c = rows[start : start + self.chunk], cols[start : start + self.chunk]
             b = r.shape[0]
@@ -915,8 +929,9 @@ class _BatchedPowerTrial:
                 corr = _system_pearson(sums[:, 1:].transpose(1, 0, 2), sums[:, 0][None])  # (K + 1, b)
                 deltas["system"][:, start : start + b] = corr[0] - corr[1:]
             if "summary" in self.levels:
-                means, per_input, weak = _boot_summary_kernel(centred, raw, self.Zc, Z, np.ascontiguousarray(r),
-                                                              np.ascontiguousarray(c))
+                S = (_counts(r, N) @ stacked).reshape(b, -1, M)
+                means, per_input, weak = _boot_summary_from_sums(S, raw, Z, np.ascontiguousarray(r),
+                                                                 np.ascontiguousarray(c), distinct, z_distinct)
                 for j, bb in {(j, bb) for j, bb, _ in zip(*np.nonzero(weak))} if weak.any() else ():
                     # the variance lost its digits in the sums: r from the drawn values themselves
                     for m in np.flatnonzero(weak[j, bb]):

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from metaeval._io import atomic_write, cache_dir
-from metaeval.data.datasets import Dataset
+from metaeval.data.datasets import DataError, Dataset
 from metaeval.data.scoring import rouge_table
 from metaeval.metrics.bleu import bleu_signature, sentence_bleu
 from metaeval.metrics.combination import cross_validate
@@ -78,7 +78,8 @@ def default_humans(ds: Dataset) -> list[str]:
     """The dataset's human scores (``ds.human_scores``), only the expert ones if it has experts and others."""
     names = list(ds.human_scores)
     if not names:
-        raise ValueError(f"dataset {ds.name!r} declares no human scores; pass human=...")
+        raise DataError(f"dataset {ds.name!r} has no human scores (scores: {', '.join(ds.score_names) or 'none'}); "
+                        "name them with human_scores in dataset.yml, or pass human=")
     experts = [n for n in names if n.startswith("expert.")]
     return experts or names
 
