@@ -455,7 +455,7 @@ def _reference_scores():
     return pd.read_csv(path, comment="#", index_col="id")
 
 
-def _summeval_records(n):
+def _summeval_head(n):
     root = Path(metaeval.__file__).resolve().parents[2] / "data" / "summeval" / "summeval_joined.jsonl"
     with open(root, encoding="utf-8") as fh:
         recs = [json.loads(line) for line in itertools.islice(fh, n)]
@@ -465,7 +465,7 @@ def _summeval_records(n):
 
 def _check_against_reference(n):
     ref = _reference_scores().iloc[:n]
-    ids, peers, refs = _summeval_records(n)
+    ids, peers, refs = _summeval_head(n)
     assert list(ref.index) == ids
     measures = ("grouge-1", "grouge-2", "grouge-su4")
     f = grouge.score(peers, refs, measures, ids=ids, columns="name")
