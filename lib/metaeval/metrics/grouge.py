@@ -908,8 +908,17 @@ def _peer_sems(grams, w_ref, w_oov, ref_ptr, ref_rows, u_ptr, u_cols, peer_rows,
     hi = np.empty(touched.shape[0], np.int64)
     g_buf = np.empty(grams.shape[1] * (width + 1), np.int64)
     out = np.zeros(grams.shape[0])
-    memo = {}
-    memo_vals = []
+    # the peer's vectors by choice key, in an open-addressing table (a numba dict would serialise the
+    # threads that run this kernel side by side)
+    cap = 4
+    while cap < 2 * grams.shape[0] + 2:
+        cap *= 2
+    h_key = np.zeros(cap, np.int64)
+    h_slot = np.full(cap, -1, np.int64)
+    n_oov_p = peer_oov_dims.shape[0]
+    p_store = np.empty((grams.shape[0] + 1, n_oov_p + width), np.int64)
+    p_len = np.empty(grams.shape[0] + 1, np.int64)
+    n_stored = 0
     n_peer_senses = u_cols.shape[0]
     for gi in range(grams.shape[0]):
         g = grams[gi]
@@ -989,9 +998,10 @@ def _peer_sems(grams, w_ref, w_oov, ref_ptr, ref_rows, u_ptr, u_cols, peer_rows,
                     c = best_arg[j, u]
             choice[u] = c
             key = key * np.int64(1000003) + np.int64(c + 1) * salt[u % salt.shape[0]]
-        if key in memo:
-            p_vec = memo_vals[memo[key]]
-        else:
+        h = (key ^ (key >> 29)) & (cap - 1)
+        while h_slot[h] >= 0 and h_key[h] != key:
+            h = (h + 1) & (cap - 1)
+        if h_slot[h] < 0:
             for u in range(n_u):
                 sel_mark[lrow_of[choice[u]]] = True
             n_sel = 0
@@ -1000,14 +1010,16 @@ def _peer_sems(grams, w_ref, w_oov, ref_ptr, ref_rows, u_ptr, u_cols, peer_rows,
                     sel[n_sel] = r
                     n_sel += 1
                     sel_mark[r] = False
-            n_oov = peer_oov_dims.shape[0]
-            p_vec = np.empty(n_oov + (width if n_u > 0 else 0), np.int64)
-            p_vec[:n_oov] = peer_oov_dims
-            m = (_aggregate_local(sel, n_sel, lidx, lval, llen, gdim, width, lacc, touched, hv, hi, p_vec, n_oov)
+            row = p_store[n_stored]
+            row[:n_oov_p] = peer_oov_dims
+            m = (_aggregate_local(sel, n_sel, lidx, lval, llen, gdim, width, lacc, touched, hv, hi, row, n_oov_p)
                  if n_u > 0 else 0)
-            p_vec = p_vec[: n_oov + m]
-            memo[key] = len(memo_vals)
-            memo_vals.append(p_vec)
+            p_len[n_stored] = n_oov_p + m
+            h_key[h] = key
+            h_slot[h] = n_stored
+            n_stored += 1
+        slot = h_slot[h]
+        p_vec = p_store[slot, : p_len[slot]]
         out[gi] = _wo_ranked(g_vec, p_vec, pos, harm)
     return out
 
