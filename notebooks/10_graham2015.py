@@ -14,7 +14,7 @@
 #     datasets:
 #     - summeval
 #     - realsumm
-#     expected_seconds: {summeval: 12, realsumm: 8}
+#     expected_seconds: {summeval: 10, realsumm: 8}
 #     main_table: table1_variants.csv
 #     paper: graham2015
 # ---

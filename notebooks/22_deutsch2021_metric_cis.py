@@ -12,7 +12,7 @@
 #     name: metaeval
 #   metaeval:
 #     datasets: [summeval, realsumm]
-#     expected_seconds: {summeval: 35, realsumm: 25}
+#     expected_seconds: {summeval: 17, realsumm: 17}
 #     main_table: figure4_metric_cis.csv
 #     paper: deutsch2021
 # ---

@@ -14,7 +14,7 @@
 #     datasets:
 #     - summeval
 #     - realsumm
-#     expected_seconds: {summeval: 60, realsumm: 60}
+#     expected_seconds: {summeval: 28, realsumm: 28}
 #     main_table: metric_power.csv
 #     paper: planning
 # ---

@@ -14,7 +14,7 @@
 #     datasets:
 #     - summeval
 #     - realsumm
-#     expected_seconds: {summeval: 20, realsumm: 15}
+#     expected_seconds: {summeval: 12, realsumm: 10}
 #     main_table: correlations.csv
 #     paper: card
 # ---

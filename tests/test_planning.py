@@ -311,3 +311,87 @@ def test_required_size_hand_checked():
 def test_wilson_interval_hand_checked():
     low, high = planning.wilson_interval(0, 100)
     assert low == pytest.approx(0, abs=1e-12) and high == pytest.approx(0.03699, abs=1e-4)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Compiled kernels equal the numpy reference paths bit for bit (same seed, same floats, same counts)
+
+
+def _tied_trials(seed, T, N, M):
+    """Ratings in thirds and rounded metrics (ties, constant permuted columns), a constant column of X and of
+    Z and a nearly constant column (the cells pearson_from_sums refines)."""
+    rng = np.random.default_rng(seed)
+    Z = rng.integers(3, 16, size=(T, N, M)) / 3
+    X = np.round(Z + rng.normal(size=Z.shape), 1)
+    Y = np.round(Z + 2 * rng.normal(size=Z.shape), 1)
+    X[0, :, 0] = 0.1
+    Z[0, :, 1] = 2.0
+    Y[-1, :, 2] = 5.0 + 1e-9 * np.arange(N)
+    return X, Y, Z
+
+
+@pytest.mark.parametrize("shape", [(3, 40, 8, 30), (2, 17, 5, 13), (1, 25, 11, 64)])
+def test_packed_perm_null_equals_boolean_path(shape):
+    # the summary-level kernel reads the packed coins; the boolean path runs numpy's einsum + pearson_from_sums
+    T, B, N, M = shape
+    X, Y, Z = _tied_trials(sum(shape), T, N, M)
+    Xs, Ys = P._standardize_batch(X), P._standardize_batch(Y)
+    packed = P._coins_batch(np.random.default_rng(7), T, B, N, M, "both", packed=True)
+    coins = P._coins_batch(np.random.default_rng(7), T, B, N, M, "both")
+    assert np.array_equal(packed.unpacked(), coins)  # the same random stream
+    assert np.array_equal(coins, _fair_bits(np.random.default_rng(7), (T, B, N, M)).astype(bool))
+    t, b, m = np.array([0, T - 1]), np.array([B - 1, 0]), np.array([M - 1, 3])
+    assert np.array_equal(packed[t, b, :, m], coins[t, b, :, m])
+    fast = P._perm_null(Xs, Ys, Z, packed, "summary", "pearson")
+    ref = P._perm_null(Xs, Ys, Z, coins, "summary", "pearson")
+    assert np.isnan(ref).sum() == np.isnan(fast).sum()
+    np.testing.assert_array_equal(fast, ref)
+    # other levels fall back to the boolean coins
+    np.testing.assert_array_equal(P._perm_null(Xs, Ys, Z, packed, "system", "pearson"),
+                                  P._perm_null(Xs, Ys, Z, coins, "system", "pearson"))
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+@pytest.mark.parametrize("n", [7, 40])
+def test_fused_pair_pvalues_equal_reference(alternative, n):
+    # discrete ratings: many resampled differences tie with the observed one, where a changed rounding of
+    # the compiled path would change the counts
+    rng = np.random.default_rng(n)
+    S = rng.integers(1, 6, size=(6, 30)) / 3
+    ia, ib = np.triu_indices(6, 1)
+    docs = rng.integers(0, 30, size=(4, n))
+    tol = 1e-9 * float(np.abs(S).max())
+    fast = P._pair_pvalues(S, docs, ia, ib, "paired-bootstrap", 300, alternative, tol, np.random.default_rng(1))
+    ref = P._pair_pvalues(S, docs, ia, ib, "paired-bootstrap", 300, alternative, tol, np.random.default_rng(1),
+                          fused=False)
+    np.testing.assert_array_equal(fast, ref)
+    assert 0 < fast.mean() < 1
+
+
+@pytest.mark.parametrize("N,M,B", [(8, 30, 40), (5, 13, 17)])
+def test_compiled_permutation_deltas_equal_einsum_path(N, M, B):
+    # metaeval.permutation_test's summary-level Pearson kernel (boolean coins) against its einsum path
+    from metaeval.stats.significance import _coins, _permutation_deltas, _standardize
+
+    X, Y, Z = (a[0] for a in _tied_trials(N + M, 1, N, M))
+    Xs, Ys = _standardize(X), _standardize(Y)
+    coins = _coins(np.random.default_rng(3), B, (N, M), "both")
+    fast = _permutation_deltas(Xs, Ys, Z, coins, "summary", "pearson", None)
+    ref = _permutation_deltas(Xs, Ys, Z, coins, "summary", "pearson", None, compiled=False)
+    np.testing.assert_array_equal(fast, ref)
+    assert np.isfinite(fast).all()
+
+
+@pytest.mark.parametrize("N,M,B", [(8, 30, 60), (5, 13, 40)])
+def test_compiled_bootstrap_summary_pearson_equals_einsum_path(N, M, B):
+    # bootstrap_ci's summary-level Pearson kernel against its einsum + pearson_from_sums path: ties, constant
+    # and nearly constant columns (refined cells), resampled systems making columns constant
+    from metaeval.stats.resampling import resampled_corr
+
+    X, Y, Z = (a[0] for a in _tied_trials(N * M, 1, N, M))
+    rng = np.random.default_rng(4)
+    rows, cols = rng.integers(0, N, size=(B, N)), rng.integers(0, M, size=(B, M))
+    fast = resampled_corr([X, Y], Z, rows, cols, "summary", "pearson", 16)
+    ref = resampled_corr([X, Y], Z, rows, cols, "summary", "pearson", 16, compiled=False)
+    np.testing.assert_array_equal(fast, ref)
+    assert np.isfinite(fast).all()

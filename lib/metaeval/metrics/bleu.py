@@ -53,6 +53,32 @@ def bleu_signature(n_refs: int, *, sentence: bool = True) -> str:
     return str(bleu.get_signature())
 
 
+# Reference n-gram tables by reference set: sacrebleu extracts them again for every hypothesis, though the
+# summaries of one document (one per system) share its references; kept for the process (bounded).
+_REF_INFO: dict[tuple[str, ...], dict] = {}
+_REF_INFO_MAX = 100_000
+# the sacrebleu 2.x internals that sentence_score / corpus_score are made of (else: the public calls)
+_CACHED = all(hasattr(BLEU, a) for a in ("_extract_reference_info", "_preprocess_segment",
+                                          "_compute_segment_statistics", "_aggregate_and_compute"))
+
+
+def _scores_stats(bleu: BLEU, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> list[list[int]]:
+    """sacrebleu's per-segment statistics (what ``sentence_score`` / ``corpus_score`` compute), with each
+    distinct reference set's n-grams extracted once (the same preprocessing and counts, so the same scores)."""
+    stats = []
+    for h, refs in zip(hypotheses, references):
+        key = tuple(refs)
+        info = _REF_INFO.get(key)
+        if info is None:
+            if len(_REF_INFO) >= _REF_INFO_MAX:
+                _REF_INFO.clear()
+            info = bleu._extract_reference_info([bleu._preprocess_segment(r) for r in key])
+            _REF_INFO[key] = info
+        stats.append(bleu._compute_segment_statistics(bleu._preprocess_segment(h), info))
+    bleu.num_refs = len(references[0]) if len({len(r) for r in references}) == 1 else -1
+    return stats
+
+
 def sentence_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> np.ndarray:
     """Sentence BLEU (0-100) of each hypothesis against its own references.
 
@@ -63,7 +89,11 @@ def sentence_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str]]
     """
     hypotheses, references = _check(hypotheses, references)
     bleu = _bleu(True)
-    return np.array([bleu.sentence_score(h, list(r)).score for h, r in zip(hypotheses, references)])
+    if not _CACHED:
+        return np.array([bleu.sentence_score(h, list(r)).score for h, r in zip(hypotheses, references)])
+    stats = _scores_stats(bleu, hypotheses, references)
+    # sacrebleu's sentence_score: the statistics of one segment, aggregated
+    return np.array([bleu._aggregate_and_compute([s]).score for s in stats], dtype=float)
 
 
 def system_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> float:
@@ -75,5 +105,8 @@ def system_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) 
     n_refs = {len(r) for r in references}
     if len(n_refs) != 1:
         raise ValueError(f"system_bleu needs the same number of references per hypothesis, got {sorted(n_refs)}")
-    streams = [list(s) for s in zip(*references)]
-    return float(_bleu(False).corpus_score(hypotheses, streams).score)
+    bleu = _bleu(False)
+    if not _CACHED:
+        return float(bleu.corpus_score(hypotheses, [list(s) for s in zip(*references)]).score)
+    # sacrebleu's corpus_score(hypotheses, reference streams): the segments' statistics pooled
+    return float(bleu._aggregate_and_compute(_scores_stats(bleu, hypotheses, references)).score)

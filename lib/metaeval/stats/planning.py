@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import numba
 import numpy as np
 import pandas as pd
 from scipy import special, stats
@@ -47,6 +48,7 @@ from metaeval.stats.correlation import (
     check_level,
     check_matrices,
     constant,
+    _pearson,
     constant_from_codes,
     dense_codes,
     level_corr,
@@ -55,7 +57,7 @@ from metaeval.stats.correlation import (
     system_corr,
 )
 from metaeval.stats.resampling import check_n_resamples
-from metaeval.stats.significance import PERMUTATION_METHODS, _fair_bits, williams_pvalue
+from metaeval.stats.significance import PERMUTATION_METHODS, _fair_bits, _perm_summary_corr, williams_pvalue
 
 __all__ = [
     "METRIC_TESTS",
@@ -202,6 +204,7 @@ def _pair_pvalues(
     alternative: str,
     tol: float,
     rng: np.random.Generator,
+    fused: bool = True,
 ) -> np.ndarray:
     """p-values (T, P) of the paired tests of pairs (ia[p], ib[p]) on a chunk of trials.
 
@@ -230,6 +233,13 @@ def _pair_pvalues(
             return stats.t.cdf(t, df)
         return 2 * stats.t.sf(np.abs(t), df)
     B = n_resamples
+    if test == "paired-bootstrap" and fused:
+        positions = rng.integers(0, n, size=(T, B, n), dtype=np.int32)
+        weights = _bootstrap_weights(docs.astype(np.int64), positions, M)
+        # the same product as below: the floats of every system mean are those of the unfused path
+        means = (weights @ S.T).reshape(T, B, K)
+        code = {"greater": 1, "less": 2}.get(alternative, 0)
+        return _pair_tail_counts(means, ia, ib, float(n), observed, code, tol) / B
     offsets = M * np.arange(T * B)[:, None]
     if test == "paired-bootstrap":
         # int32 indices: gathering with them is several times faster than with int64 ones
@@ -252,6 +262,60 @@ def _pair_pvalues(
         null -= observed[:, None, :]
         return _tail(null, observed, alternative, tol) / B
     return (_tail(null, observed, alternative, tol) + 1) / (B + 1)
+
+
+@numba.njit(cache=True, nogil=True)
+def _bootstrap_weights(docs, positions, M):  # pragma: no cover - compiled
+    """Multiplicity of each pilot document in each resample: (T * B, M) floats from the trials' drawn
+    documents ``docs`` (T, n) and the resampled positions (T, B, n) into them (what the unfused path
+    gathers and bincounts, without its (T, B, n) temporaries)."""
+    T, B, n = positions.shape
+    out = np.zeros((T * B, M))
+    for t in range(T):
+        for b in range(B):
+            row = t * B + b
+            for j in range(n):
+                out[row, docs[t, positions[t, b, j]]] += 1.0
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _pair_tail_counts(means, ia, ib, n, observed, alternative, tol):  # pragma: no cover - compiled
+    """Per trial and pair, how many centred bootstrap differences are at least as extreme as the observed
+    one (as :func:`_tail` on ``(means[ia] - means[ib]) / n - observed``): (T, P) counts as floats.
+
+    ``means`` (T, B, K) are the resamples' per-system sums; ``alternative`` 0 two-sided, 1 greater, 2 less.
+    One pass over the resamples: the (T, B, P) null array of the unfused path is never formed."""
+    T, B, K = means.shape
+    P = ia.shape[0]
+    out = np.zeros((T, P))
+    count = np.zeros(P, np.int64)
+    obs = np.empty(P)
+    limit = np.empty(P)
+    for t in range(T):
+        count[:] = 0
+        for p in range(P):
+            obs[p] = observed[t, p]
+            if alternative == 1:
+                limit[p] = obs[p] - tol
+            elif alternative == 2:
+                limit[p] = obs[p] + tol
+            else:
+                limit[p] = abs(obs[p]) - tol
+        for b in range(B):
+            row = means[t, b]
+            if alternative == 1:
+                for p in range(P):
+                    count[p] += ((row[ia[p]] - row[ib[p]]) / n - obs[p]) >= limit[p]
+            elif alternative == 2:
+                for p in range(P):
+                    count[p] += ((row[ia[p]] - row[ib[p]]) / n - obs[p]) <= limit[p]
+            else:
+                for p in range(P):
+                    count[p] += abs((row[ia[p]] - row[ib[p]]) / n - obs[p]) >= limit[p]
+        for p in range(P):
+            out[t, p] = count[p]
+    return out
 
 
 def _check_sizes_1d(sizes) -> list[int]:
@@ -498,10 +562,35 @@ def _standardize_batch(X: np.ndarray) -> np.ndarray:
         return np.where(const, np.nan, (X - mean) / np.where(const, 1.0, sd))
 
 
+class PackedCoins:
+    """Perm-Both's fair coins (T, B, N, M) kept packed, eight per random byte, as :func:`_fair_bits` draws
+    them (the same random stream; ``np.unpackbits`` order): the summary-level kernel reads the bits directly
+    instead of a boolean array eight times larger, and ``coins[t, b, :, m]`` unpacks single columns."""
+
+    def __init__(self, rng: np.random.Generator, shape: tuple[int, int, int, int]):
+        self.shape = shape
+        n = int(np.prod(shape))
+        self.bits = rng.integers(0, 256, size=(n + 7) // 8, dtype=np.uint8)
+
+    def unpacked(self) -> np.ndarray:
+        n = int(np.prod(self.shape))
+        return np.unpackbits(self.bits)[:n].reshape(self.shape).astype(bool)
+
+    def __getitem__(self, key) -> np.ndarray:
+        # only the (t, b, :, m) columns that pearson_from_sums refines, as index arrays of equal length
+        t, b, _, m = key
+        T, B, N, M = self.shape
+        flat = ((np.asarray(t)[:, None] * B + np.asarray(b)[:, None]) * N + np.arange(N)) * M + np.asarray(m)[:, None]
+        return ((self.bits[flat >> 3] >> (7 - (flat & 7))) & 1).astype(bool)
+
+
 def _perm_null(Xs, Ys, Z, coins, level, coefficient) -> np.ndarray:
     """Permuted r(X', Z) - r(Y', Z) for trials (T, N, M) and coins (T, B, N, M): array (T, B).
 
-    The batched form of :func:`metaeval.significance.permutation_test`'s kernels (same fast paths)."""
+    The batched form of :func:`metaeval.significance.permutation_test`'s kernels (same fast paths).
+    ``coins`` is a boolean array or (summary level, Pearson) :class:`PackedCoins`."""
+    if isinstance(coins, PackedCoins) and not (level == "summary" and coefficient == "pearson"):
+        coins = coins.unpacked()
     if level == "system":
         M = Xs.shape[-1]
         shift = np.einsum("tbnm,tnm->tbn", coins, Ys - Xs) / M
@@ -514,19 +603,12 @@ def _perm_null(Xs, Ys, Z, coins, level, coefficient) -> np.ndarray:
         centre = (Xs.mean(axis=-2, keepdims=True) + Ys.mean(axis=-2, keepdims=True)) / 2
         Xc, Yc = Xs - centre, Ys - centre
         Zc = Z - Z.mean(axis=-2, keepdims=True)
-        shift = np.einsum("tbnm,tnm->tbm", coins, Yc - Xc)
-        shift2 = np.einsum("tbnm,tnm->tbm", coins, Yc * Yc - Xc * Xc)
-        shiftz = np.einsum("tbnm,tnm->tbm", coins, (Yc - Xc) * Zc)
         sz, szz = Zc.sum(axis=-2)[:, None], (Zc * Zc).sum(axis=-2)[:, None]
         sx, sxx, sxz = Xc.sum(-2)[:, None], (Xc * Xc).sum(-2)[:, None], (Xc * Zc).sum(-2)[:, None]
         sy, syy, syz = Yc.sum(-2)[:, None], (Yc * Yc).sum(-2)[:, None], (Yc * Zc).sum(-2)[:, None]
         # exact constancy of each permuted column from integer codes of X's and Y's values together
         codes = dense_codes(np.concatenate([Xs, Ys], axis=-2), axis=-2)
         cx, cy = codes[:, :N], codes[:, N:]
-        c1 = np.einsum("tbnm,tnm->tbm", coins, cy - cx)
-        c2 = np.einsum("tbnm,tnm->tbm", coins, cy * cy - cx * cx)
-        x_const = constant_from_codes(N, cx.sum(-2)[:, None] + c1, (cx * cx).sum(-2)[:, None] + c2)
-        y_const = constant_from_codes(N, cy.sum(-2)[:, None] - c1, (cy * cy).sum(-2)[:, None] - c2)
         z_ok = ~constant(np.swapaxes(Z, -1, -2))[:, None, :]
 
         def exact(first, second):
@@ -535,6 +617,30 @@ def _perm_null(Xs, Ys, Z, coins, level, coefficient) -> np.ndarray:
                 return np.where(swap, second[t, :, m], first[t, :, m]), Z[t, :, m]
             return vectors
 
+        if isinstance(coins, PackedCoins):
+            # one compiled pass: the sums and r of every cell (the same floats as the numpy path below)
+            base = np.stack([sx[:, 0], sxx[:, 0], sxz[:, 0], sy[:, 0], syy[:, 0], syz[:, 0], sz[:, 0], szz[:, 0]])
+            code_sums = np.stack([cx.sum(-2), (cx * cx).sum(-2), cy.sum(-2), (cy * cy).sum(-2)]).astype(float)
+            rx, ry, wx, wy = _perm_summary_corr(
+                coins.bits, True, coins.shape[1], np.ascontiguousarray(Yc - Xc),
+                np.ascontiguousarray(Yc * Yc - Xc * Xc), np.ascontiguousarray((Yc - Xc) * Zc),
+                np.ascontiguousarray(cy - cx, dtype=float), np.ascontiguousarray(cy * cy - cx * cx, dtype=float),
+                base, code_sums,
+                np.ascontiguousarray(z_ok[:, 0]))
+            for r, weak, refine in ((rx, wx, exact(Xs, Ys)), (ry, wy, exact(Ys, Xs))):
+                if weak.any():
+                    index = np.nonzero(weak)
+                    x, z = refine(*index)
+                    r[index] = _pearson(x, z, None)
+            return mean_of_defined(rx) - mean_of_defined(ry)
+        # the reference path (boolean coins): the einsum sums, then pearson_from_sums
+        shift = np.einsum("tbnm,tnm->tbm", coins, Yc - Xc)
+        shift2 = np.einsum("tbnm,tnm->tbm", coins, Yc * Yc - Xc * Xc)
+        shiftz = np.einsum("tbnm,tnm->tbm", coins, (Yc - Xc) * Zc)
+        c1 = np.einsum("tbnm,tnm->tbm", coins, cy - cx)
+        c2 = np.einsum("tbnm,tnm->tbm", coins, cy * cy - cx * cx)
+        x_const = constant_from_codes(N, cx.sum(-2)[:, None] + c1, (cx * cx).sum(-2)[:, None] + c2)
+        y_const = constant_from_codes(N, cy.sum(-2)[:, None] - c1, (cy * cy).sum(-2)[:, None] - c2)
         rx = pearson_from_sums(N, sx + shift, sz, sxx + shift2, szz, sxz + shiftz, defined=~x_const & z_ok,
                                refine=exact(Xs, Ys))
         ry = pearson_from_sums(N, sy - shift, sz, syy - shift2, szz, syz - shiftz, defined=~y_const & z_ok,
@@ -599,9 +705,10 @@ def _resample_indices(rng, T, B, N, M, method):
     return rows, cols
 
 
-def _coins_batch(rng, T, B, N, M, method) -> np.ndarray:
+def _coins_batch(rng, T, B, N, M, method, packed: bool = False):
     if method == "both":
-        return _fair_bits(rng, (T, B, N, M)).astype(bool)
+        # the same random bytes either way; packed only where the summary-level kernel reads them
+        return PackedCoins(rng, (T, B, N, M)) if packed else _fair_bits(rng, (T, B, N, M)).astype(bool)
     if method == "systems":
         return np.broadcast_to(_fair_bits(rng, (T, B, N, 1)).astype(bool), (T, B, N, M))
     if method == "inputs":
@@ -625,7 +732,8 @@ def _metric_pvalues(X, Y, Z, test, level, coefficient, n_resamples, alternative,
     if kind == "perm":
         Xs, Ys = _standardize_batch(X), _standardize_batch(Y)
         observed = level_corr(Xs, Z, level, coefficient) - level_corr(Ys, Z, level, coefficient)
-        null = _perm_null(Xs, Ys, Z, _coins_batch(rng, T, n_resamples, N, M, method), level, coefficient)
+        packed = level == "summary" and coefficient == "pearson"
+        null = _perm_null(Xs, Ys, Z, _coins_batch(rng, T, n_resamples, N, M, method, packed), level, coefficient)
         gamma = np.abs(observed)[:, None] * eps  # as significance._tail_count
         valid = ~np.isnan(null)
         obs = observed[:, None]

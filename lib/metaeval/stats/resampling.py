@@ -15,6 +15,7 @@ import numpy as np
 
 from metaeval.stats.correlation import (
     ConfidenceInterval,
+    _pearson,
     check_coefficient,
     check_confidence_level,
     check_level,
@@ -265,6 +266,7 @@ def resampled_corr(
     batch: int,
     w: np.ndarray | None = None,
     aggs: list[str] | None = None,
+    compiled: bool = True,
 ) -> np.ndarray:
     """Correlations with Z of each matrix in ``mats`` on every resample: array (len(mats), B).
 
@@ -301,24 +303,41 @@ def resampled_corr(
         cz = dense_codes(Z)
         centred = [X - X.mean(axis=0) for X in mats]
         codes = [dense_codes(X) for X in mats]
+        if compiled:
+            codes = [np.ascontiguousarray(cx) for cx in codes]
+            cz_c = np.ascontiguousarray(cz)
         for start in range(0, B, batch):
             r, c = rows[start : start + batch], cols[start : start + batch]
             counts = _column_counts(r, N)
             icounts = counts.astype(np.int64)
-            z_const = constant_from_codes(
-                N, np.einsum("bn,nm->bm", icounts, cz), np.einsum("bn,nm->bm", icounts, cz * cz)
-            )
-            sz = np.einsum("bn,nm->bm", counts, Zc)
-            szz = np.einsum("bn,nm->bm", counts, Zc * Zc)
+            if compiled:
+                sz, szz, k1, k2 = _column_sums_from_counts(counts, icounts, Zc, Zc * Zc, cz_c, cz_c * cz_c)
+                z_const = constant_from_codes(N, k1, k2)
+            else:
+                z_const = constant_from_codes(
+                    N, np.einsum("bn,nm->bm", icounts, cz), np.einsum("bn,nm->bm", icounts, cz * cz)
+                )
+                sz = np.einsum("bn,nm->bm", counts, Zc)
+                szz = np.einsum("bn,nm->bm", counts, Zc * Zc)
             for k, Xc in enumerate(centred):
                 cx = codes[k]
+                X = mats[k]
+                if compiled:
+                    # the sums below (over n in order, as einsum) and pearson_from_sums' r in one compiled pass
+                    per_input, weak = _summary_corr_from_counts(
+                        counts, icounts, Xc, Xc * Xc, Xc * Zc, cx, cx * cx, sz, szz, ~z_const)
+                    if weak.any():
+                        b_idx, m_idx = np.nonzero(weak)
+                        per_input[b_idx, m_idx] = _pearson(X[r[b_idx], m_idx[:, None]], Z[r[b_idx], m_idx[:, None]],
+                                                           None)
+                    out[k, start : start + batch] = mean_of_defined(np.take_along_axis(per_input, c, axis=1))
+                    continue
                 x_const = constant_from_codes(
                     N, np.einsum("bn,nm->bm", icounts, cx), np.einsum("bn,nm->bm", icounts, cx * cx)
                 )
                 sx = np.einsum("bn,nm->bm", counts, Xc)
                 sxx = np.einsum("bn,nm->bm", counts, Xc * Xc)
                 sxz = np.einsum("bn,nm->bm", counts, Xc * Zc)
-                X = mats[k]
 
                 def exact(b, m, X=X, r=r):
                     return X[r[b], m[:, None]], Z[r[b], m[:, None]]
@@ -347,6 +366,71 @@ def resampled_corr(
         for k, X in enumerate(mats):
             out[k, start : start + batch] = level_corr(X[r, c], Zb, level, coefficient, wb, agg=aggs[k])
     return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _column_sums_from_counts(counts, icounts, F1, F2, I1, I2):  # pragma: no cover - compiled
+    """``counts @ F1``, ``counts @ F2`` (float) and ``icounts @ I1``, ``icounts @ I2`` (exact integers), each
+    summed over n in order as ``np.einsum("bn,nm->bm", ...)`` does (the same floats), in one pass."""
+    B, N = counts.shape
+    M = F1.shape[1]
+    s1 = np.zeros((B, M))
+    s2 = np.zeros((B, M))
+    k1 = np.zeros((B, M), np.int64)
+    k2 = np.zeros((B, M), np.int64)
+    for b in range(B):
+        for n in range(N):
+            f = counts[b, n]
+            i = icounts[b, n]
+            for m in range(M):
+                s1[b, m] += f * F1[n, m]
+                s2[b, m] += f * F2[n, m]
+                k1[b, m] += i * I1[n, m]
+                k2[b, m] += i * I2[n, m]
+    return s1, s2, k1, k2
+
+
+@numba.njit(cache=True, nogil=True)
+def _summary_corr_from_counts(counts, icounts, Xc, XX, XZ, cx, cx2, sz, szz, z_def):  # pragma: no cover
+    """Per-input Pearson r (B, M) of X with Z over the resampled systems (row multiplicities ``counts``),
+    and the cells pearson_from_sums would refine: the sums ``counts @ Xc`` etc. taken over n in order (as
+    ``np.einsum("bn,nm->bm", ...)``) and r by pearson_from_sums' formulas, in one pass, no temporaries."""
+    B, N = counts.shape
+    M = Xc.shape[1]
+    r = np.empty((B, M))
+    weak = np.zeros((B, M), np.bool_)
+    sx = np.empty(M)
+    sxx = np.empty(M)
+    sxz = np.empty(M)
+    k1 = np.empty(M, np.int64)
+    k2 = np.empty(M, np.int64)
+    small = 1e-6 * N
+    for b in range(B):
+        sx[:] = 0.0
+        sxx[:] = 0.0
+        sxz[:] = 0.0
+        k1[:] = 0
+        k2[:] = 0
+        for n in range(N):
+            f = counts[b, n]
+            i = icounts[b, n]
+            for m in range(M):
+                sx[m] += f * Xc[n, m]
+                sxx[m] += f * XX[n, m]
+                sxz[m] += f * XZ[n, m]
+                k1[m] += i * cx[n, m]
+                k2[m] += i * cx2[n, m]
+        for m in range(M):
+            vx = N * sxx[m] - sx[m] * sx[m]
+            vz = N * szz[b, m] - sz[b, m] * sz[b, m]
+            cov = N * sxz[m] - sx[m] * sz[b, m]
+            defined = (N * k2[m] - k1[m] * k1[m] != 0) and z_def[b, m]
+            value = np.nan
+            if defined and vx > 0 and vz > 0:
+                value = min(max(cov / np.sqrt(vx * vz), -1.0), 1.0)
+            r[b, m] = value
+            weak[b, m] = defined and (vx <= small * sxx[m] or vz <= small * szz[b, m])
+    return r, weak
 
 
 def _column_counts(cols: np.ndarray, n_inputs: int) -> np.ndarray:

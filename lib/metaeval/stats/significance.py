@@ -17,6 +17,7 @@ import numpy as np
 from scipy import stats
 
 from metaeval.stats.correlation import (
+    _pearson,
     _snap,
     batch_corr,
     check_coefficient,
@@ -247,7 +248,111 @@ def _kendall_summary_perm(Xs, Ys, Z, coins):  # pragma: no cover - compiled
     return out_x, out_y
 
 
-def _permutation_deltas(Xs, Ys, Z, coins, level, coefficient, w, agg_x="mean", agg_y="mean") -> np.ndarray:
+@numba.njit(cache=True, nogil=True, inline="always")
+def _unpack_row(bits, packed, i, M, coin):  # pragma: no cover - compiled
+    """Coins i .. i + M - 1 into ``coin`` (0.0 / 1.0): from bytes of 0/1 (``packed`` False: a boolean array's
+    bytes) or from packed bits (np.unpackbits order: high bit first, as :func:`_fair_bits` draws them)."""
+    if not packed:
+        for m in range(M):
+            coin[m] = bits[i + m]
+        return
+    m = 0
+    while m < M and (i & 7) != 0:  # the row's first bits share a byte with the previous row
+        coin[m] = (bits[i >> 3] >> (7 - (i & 7))) & 1
+        m += 1
+        i += 1
+    k = i >> 3
+    while m + 8 <= M:
+        byte = bits[k]
+        for j in range(8):
+            coin[m + j] = (byte >> (7 - j)) & 1
+        m += 8
+        k += 1
+    i = k * 8
+    while m < M:
+        coin[m] = (bits[i >> 3] >> (7 - (i & 7))) & 1
+        m += 1
+        i += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _perm_summary_corr(bits, packed, B, D1, D2, D3, E1, E2, base, codes, z_ok):  # pragma: no cover - compiled
+    """Per-input Pearson r of the permuted X and Y with Z for every trial and permutation (Perm-Both,
+    summary level): the sums over systems of the swapped cells' changes (D1..D3 (T, N, M)), summed over n in
+    order as ``np.einsum("tbnm,tnm->tbm", coins, D)`` does, then turned into r by
+    :func:`~metaeval.correlation.pearson_from_sums`'s formulas evaluated in the same order (the same floats),
+    without its (T, B, M) temporaries.
+
+    E1, E2 (T, N, M) are the changes of the integer codes and ``codes`` (4, T, M) their sums (cx, cx^2, cy,
+    cy^2), all as floats: small integers, so every sum is exact (and vectorizes, unlike int64 products);
+    ``base`` (8, T, M): sx, sxx, sxz, sy, syy, syz, sz, szz of the unpermuted centred columns; ``z_ok``
+    (T, M): Z's column is not constant. Returns r_x, r_y (T, B, M) (NaN where undefined) and the masks
+    (T, B, M) of the cells pearson_from_sums would refine (variance below 1e-6 of the mean square)."""
+    T, N, M = D1.shape
+    rx = np.empty((T, B, M))
+    ry = np.empty((T, B, M))
+    wx = np.zeros((T, B, M), np.bool_)
+    wy = np.zeros((T, B, M), np.bool_)
+    s1 = np.empty(M)
+    s2 = np.empty(M)
+    s3 = np.empty(M)
+    c1 = np.empty(M)
+    c2 = np.empty(M)
+    coin = np.empty(M)
+    small = 1e-6 * N
+    for t in range(T):
+        for b in range(B):
+            s1[:] = 0.0
+            s2[:] = 0.0
+            s3[:] = 0.0
+            c1[:] = 0.0
+            c2[:] = 0.0
+            start = (t * B + b) * N * M
+            for n in range(N):
+                _unpack_row(bits, packed, start + n * M, M, coin)
+                d1, d2, d3, e1, e2 = D1[t, n], D2[t, n], D3[t, n], E1[t, n], E2[t, n]
+                for m in range(M):
+                    c = coin[m]
+                    s1[m] += c * d1[m]
+                    s2[m] += c * d2[m]
+                    s3[m] += c * d3[m]
+                    c1[m] += c * e1[m]
+                    c2[m] += c * e2[m]
+            for m in range(M):
+                sz = base[6, t, m]
+                szz = base[7, t, m]
+                vz = N * szz - sz * sz
+                for side in range(2):
+                    if side == 0:
+                        sx = base[0, t, m] + s1[m]
+                        sxx = base[1, t, m] + s2[m]
+                        sxz = base[2, t, m] + s3[m]
+                        k1 = codes[0, t, m] + c1[m]
+                        k2 = codes[1, t, m] + c2[m]
+                    else:
+                        sx = base[3, t, m] - s1[m]
+                        sxx = base[4, t, m] - s2[m]
+                        sxz = base[5, t, m] - s3[m]
+                        k1 = codes[2, t, m] - c1[m]
+                        k2 = codes[3, t, m] - c2[m]
+                    vx = N * sxx - sx * sx
+                    cov = N * sxz - sx * sz
+                    defined = (N * k2 - k1 * k1 != 0) and z_ok[t, m]
+                    r = np.nan
+                    if defined and vx > 0 and vz > 0:
+                        r = min(max(cov / np.sqrt(vx * vz), -1.0), 1.0)
+                    weak = defined and (vx <= small * sxx or vz <= small * szz)
+                    if side == 0:
+                        rx[t, b, m] = r
+                        wx[t, b, m] = weak
+                    else:
+                        ry[t, b, m] = r
+                        wy[t, b, m] = weak
+    return rx, ry, wx, wy
+
+
+def _permutation_deltas(Xs, Ys, Z, coins, level, coefficient, w, agg_x="mean", agg_y="mean",
+                        compiled: bool = True) -> np.ndarray:
     if level == "system" and w is None and agg_x == agg_y == "mean":
         # A permuted system mean is mean(Xs) + (coins . (Ys - Xs)) / M per row: one batched product,
         # no B x N x M copies of the swapped matrices.
@@ -267,17 +372,12 @@ def _permutation_deltas(Xs, Ys, Z, coins, level, coefficient, w, agg_x="mean", a
         Xc, Yc = Xs - centre, Ys - centre
         Zc = Z - Z.mean(axis=0)
         D, D2, DZ = Yc - Xc, Yc * Yc - Xc * Xc, (Yc - Xc) * Zc
-        shift = np.einsum("bnm,nm->bm", coins, D)
-        shift2 = np.einsum("bnm,nm->bm", coins, D2)
-        shiftz = np.einsum("bnm,nm->bm", coins, DZ)
         sz, szz = Zc.sum(axis=0), (Zc * Zc).sum(axis=0)
         # Exact constancy of each permuted column from integer codes of the values of X and Y together
         cx, cy = np.split(dense_codes(np.concatenate([Xs, Ys])), 2)
         dc, dc2 = cy - cx, cy * cy - cx * cx
-        c1, c2 = np.einsum("bnm,nm->bm", coins, dc), np.einsum("bnm,nm->bm", coins, dc2)
-        x_const = constant_from_codes(N, cx.sum(0) + c1, (cx * cx).sum(0) + c2)
-        y_const = constant_from_codes(N, cy.sum(0) - c1, (cy * cy).sum(0) - c2)
         z_ok = ~constant(Z.T)
+
         def exact_x(b, m):
             swap = coins[b, :, m]
             return np.where(swap, Ys[:, m].T, Xs[:, m].T), Z[:, m].T
@@ -286,6 +386,27 @@ def _permutation_deltas(Xs, Ys, Z, coins, level, coefficient, w, agg_x="mean", a
             swap = coins[b, :, m]
             return np.where(swap, Xs[:, m].T, Ys[:, m].T), Z[:, m].T
 
+        if compiled and coins.dtype == np.bool_ and coins.flags.c_contiguous:
+            # the same sums (over n in order, as einsum) and r in one compiled pass over the coins
+            base = np.stack([Xc.sum(0), (Xc * Xc).sum(0), (Xc * Zc).sum(0), Yc.sum(0), (Yc * Yc).sum(0),
+                             (Yc * Zc).sum(0), sz, szz])[:, None]
+            codes = np.stack([cx.sum(0), (cx * cx).sum(0), cy.sum(0), (cy * cy).sum(0)])[:, None].astype(float)
+            d1, d2, d3, e1, e2 = (np.ascontiguousarray(a[None], dtype=float) for a in (D, D2, DZ, dc, dc2))
+            rx, ry, wx, wy = _perm_summary_corr(coins.view(np.uint8).ravel(), False, coins.shape[0], d1, d2, d3,
+                                                e1, e2, base, codes, z_ok[None])
+            rx, ry = rx[0], ry[0]
+            for r, weak, vectors in ((rx, wx[0], exact_x), (ry, wy[0], exact_y)):
+                if weak.any():
+                    index = np.nonzero(weak)
+                    x, z = vectors(*index)
+                    r[index] = _pearson(x, z, None)
+            return mean_of_defined(rx) - mean_of_defined(ry)
+        shift = np.einsum("bnm,nm->bm", coins, D)
+        shift2 = np.einsum("bnm,nm->bm", coins, D2)
+        shiftz = np.einsum("bnm,nm->bm", coins, DZ)
+        c1, c2 = np.einsum("bnm,nm->bm", coins, dc), np.einsum("bnm,nm->bm", coins, dc2)
+        x_const = constant_from_codes(N, cx.sum(0) + c1, (cx * cx).sum(0) + c2)
+        y_const = constant_from_codes(N, cy.sum(0) - c1, (cy * cy).sum(0) - c2)
         rx = pearson_from_sums(N, Xc.sum(0) + shift, sz, (Xc * Xc).sum(0) + shift2, szz, (Xc * Zc).sum(0) + shiftz,
                                defined=~x_const & z_ok, refine=exact_x)
         ry = pearson_from_sums(N, Yc.sum(0) - shift, sz, (Yc * Yc).sum(0) - shift2, szz, (Yc * Zc).sum(0) - shiftz,
