@@ -2,6 +2,10 @@
 the truncation's effect, lam = 1 equals ROUGE recall, the signature, the disk cache and input errors."""
 
 
+import itertools
+import json
+from pathlib import Path
+
 import metaeval
 import numpy as np
 import pytest
@@ -343,3 +347,140 @@ def test_exact_mode_keeps_the_raining_pouring_order():
     near = grouge.similarity(base, "it is pouring", topk=None, cache=False)
     far = grouge.similarity(base, "it is expensive", topk=None, cache=False)
     assert near > far + 0.1
+
+
+# ------------------------------------------------------------------------------------------------
+# The fast kernels against plain references (a faster reformulation must give the same numbers)
+
+
+def _plain_float32_ppr(A, seeds, alpha=0.85, iterations=30):
+    """The straightforward iteration, operation by operation in float32: scaled = v / deg, the neighbour
+    sums in node order (scipy's CSR product with unit weights), times alpha, plus the restart, with the
+    mass of isolated nodes restarting at v0."""
+    A32 = A.astype(np.float32)
+    deg = np.diff(A.indptr).astype(np.float64)
+    inv = np.divide(1.0, deg, out=np.zeros_like(deg), where=deg > 0).astype(np.float32)
+    dangling = np.flatnonzero(deg == 0)
+    a32 = np.float32(alpha)
+    out = np.zeros((A.shape[0], len(seeds)), np.float32)
+    for c, s in enumerate(seeds):
+        s = np.unique(s)
+        w = np.float32(1.0 / s.size)
+        v0 = np.zeros(A.shape[0], np.float32)
+        v0[s] += w
+        v = v0.copy()
+        for _ in range(iterations):
+            lost = np.float32(0.0)
+            for j in dangling:
+                lost = np.float32(lost + v[j])
+            new = (A32 @ (v * inv)) * a32
+            restart = (1.0 - np.float64(a32)) + np.float64(np.float32(a32 * lost))
+            new[s] = (new[s].astype(np.float64) + restart * np.float64(w)).astype(np.float32)
+            v = new
+        out[:, c] = v
+    return out
+
+
+def test_ppr_kernel_is_bitwise_the_plain_float32_iteration(wn):
+    # random synsets, isolated ones, and seed sets: the reordered, blocked, hop-skipping kernel does the
+    # same float operations in the same order as the plain iteration
+    rng = np.random.default_rng(11)
+    isolated = np.flatnonzero(np.diff(wn.adjacency.indptr) == 0)
+    seeds = [[int(s)] for s in rng.choice(wn.n_nodes, 20, replace=False)]
+    seeds += [[int(isolated[0])], [int(isolated[1]), wn.synset("dog.n.01")], [wn.synset("fire.v.04"), 5, 77]]
+    ours = grouge.ppr(seeds, dtype=np.float32)
+    plain = _plain_float32_ppr(wn.adjacency, seeds)
+    assert np.array_equal(ours, plain)
+    # and float64 against the same iteration in float64 (scipy), to rounding
+    ref64 = np.column_stack([_dense_power_sparse(wn.adjacency, s) for s in seeds[:6]])
+    np.testing.assert_allclose(grouge.ppr(seeds[:6]), ref64, rtol=1e-12, atol=1e-18)
+    np.testing.assert_allclose(ours[:, :6], ref64, rtol=2e-5, atol=1e-9)
+
+
+def _dense_power_sparse(A, seeds, alpha=0.85, iterations=30):
+    deg = np.diff(A.indptr).astype(np.float64)
+    inv = np.divide(1.0, deg, out=np.zeros_like(deg), where=deg > 0)
+    v0 = np.zeros(A.shape[0])
+    v0[np.unique(seeds)] = 1 / len(np.unique(seeds))
+    v = v0.copy()
+    for _ in range(iterations):
+        lost = v[deg == 0].sum()
+        v = (1 - alpha) * v0 + alpha * (A @ (v * inv) + lost * v0)
+    return v
+
+
+def test_stored_vectors_are_the_top_k_of_the_full_vectors(wn):
+    # the bounded-heap truncation keeps the same dimensions, in the same order (ties: smaller synset), as
+    # sorting the whole vector; 200 random synsets and a few isolated ones
+    rng = np.random.default_rng(5)
+    nodes = np.concatenate([rng.choice(wn.n_nodes, 200, replace=False),
+                            np.flatnonzero(np.diff(wn.adjacency.indptr) == 0)[:3]])
+    for topk in (128, 7):
+        store = grouge.SenseVectors(topk=topk, cache=False)
+        store.ensure(nodes)
+        full = grouge.ppr([[int(s)] for s in nodes], dtype=np.float32)
+        idx, val, length = grouge._truncate(full, topk)
+        rows = store.row_of[nodes]
+        assert np.array_equal(store.idx[rows], idx)
+        assert np.array_equal(store.val[rows], val)
+        assert np.array_equal(store.length[rows], length)
+    assert (length[-3:] == 1).all() and (length == topk).sum() > 150  # isolated synsets keep only themselves
+
+
+def test_aggregate_is_the_top_of_the_summed_vectors(wn):
+    store = grouge.SenseVectors(topk=32, cache=False)
+    rng = np.random.default_rng(2)
+    nodes = rng.choice(wn.n_nodes, 60, replace=False)
+    store.ensure(nodes)
+    n_dims = wn.n_nodes
+    acc, mark = np.zeros(n_dims), np.zeros(n_dims, np.int8)
+    for size in (1, 2, 3, 9, 40):
+        for _ in range(5):
+            rows = np.unique(store.row_of[rng.choice(nodes, size, replace=False)])
+            total = np.zeros(n_dims)
+            for r in rows:  # float64 sums of the stored float32 values, rows in increasing order
+                n = store.length[r]
+                np.add.at(total, store.idx[r, :n], store.val[r, :n].astype(np.float64))
+            nz = np.flatnonzero(total)
+            want = nz[np.lexsort((nz, -total[nz]))][:32]
+            got = grouge._aggregate(rows, store.idx, store.val, store.length, 32, acc, mark)
+            assert np.array_equal(got, want)
+            assert not acc.any()  # the scratch array is left zeroed
+
+
+def _reference_scores():
+    import pandas as pd
+
+    path = Path(__file__).parent / "fixtures" / "grouge" / "summeval_first208.csv"
+    return pd.read_csv(path, comment="#", index_col="id")
+
+
+def _summeval_head(n):
+    root = Path(metaeval.__file__).resolve().parents[2] / "data" / "summeval" / "summeval_joined.jsonl"
+    with open(root, encoding="utf-8") as fh:
+        recs = [json.loads(line) for line in itertools.islice(fh, n)]
+    ids = [f"{r['instance_id']}|{r['summarizer_id']}" for r in recs]
+    return ids, [r["summary"] for r in recs], [r["references"] for r in recs]
+
+
+def _check_against_reference(n):
+    ref = _reference_scores().iloc[:n]
+    ids, peers, refs = _summeval_head(n)
+    assert list(ref.index) == ids
+    measures = ("grouge-1", "grouge-2", "grouge-su4")
+    f = grouge.score(peers, refs, measures, ids=ids, columns="name")
+    _, S = grouge.score_parts(peers, refs, measures, ids=ids)
+    for m in measures:
+        np.testing.assert_allclose(f[m].to_numpy(), ref[f"lam0.5:{m}"].to_numpy(), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(S[m].to_numpy(), ref[f"semantic:{m}"].to_numpy(), rtol=0, atol=1e-12)
+
+
+def test_scores_equal_the_reference_implementation_on_one_summeval_input():
+    # tests/fixtures/grouge/summeval_first208.csv: the implementation before the speed-up (commit
+    # ca46c8f); 16 summaries x 11 references here, all 208 in the slow test below
+    _check_against_reference(16)
+
+
+@pytest.mark.slow
+def test_scores_equal_the_reference_implementation_on_208_summeval_summaries():
+    _check_against_reference(208)

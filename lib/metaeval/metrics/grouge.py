@@ -207,36 +207,111 @@ def parse_variant(text, **settings) -> GRougeVariant:
 
 # ----------------------------------------------------------------------------------------------------
 # Personalized PageRank
+#
+# The kernel walks 16 seed columns at once: a node's 16 float32 values are one 64-byte cache line, so
+# each edge costs one gather that SIMD adds consume whole. Nodes are renumbered once (reverse
+# Cuthill-McKee) so that a node's neighbours, and the nodes a block of nearby seeds reaches, sit close in
+# memory; seeds are processed in that order. After t steps a vector is zero outside the t-hop ball of
+# its seeds, so rows outside it are skipped (exactly: their sum would be a sum of zeros). Every value is
+# the same float operations in the same order as the plain iteration (scaled = v / deg, then the sum
+# over the neighbours in node order, times alpha, plus the restart): the vectors are bitwise those of
+# the straightforward kernel (tests/test_grouge.py checks this against a numpy float32 iteration).
+
+_COLS = 16
 
 
-@numba.njit(parallel=True, cache=True)
-def _ppr_block(indptr, indices, inv_deg, dangling, seed_col, seed_node, seed_w, k, alpha,  # pragma: no cover
-               iterations):
+@numba.njit(nogil=True, cache=True)
+def _hops(indptr, indices, seeds, limit):  # pragma: no cover - compiled
+    """Hop distance from the nearest seed (``limit + 1`` beyond ``limit`` hops or unreachable)."""
     n = indptr.shape[0] - 1
-    # the dtype of inv_deg (float64, or float32 for speed) is the dtype of the iteration
-    V = np.zeros((n, k), inv_deg.dtype)
+    dist = np.full(n, limit + 1, np.int32)
+    queue = np.empty(n, np.int64)
+    head = 0
+    tail = 0
+    for s in seeds:
+        if dist[s] != 0:
+            dist[s] = 0
+            queue[tail] = s
+            tail += 1
+    while head < tail:
+        j = queue[head]
+        head += 1
+        dj = dist[j]
+        if dj >= limit:
+            continue
+        for p in range(indptr[j], indptr[j + 1]):
+            i = indices[p]
+            if dist[i] > dj + 1:
+                dist[i] = dj + 1
+                queue[tail] = i
+                tail += 1
+    return dist
+
+
+@numba.njit(nogil=True, cache=True)
+def _ppr16(indptr, indices, inv, dangling, seed_col, seed_node, seed_w, alpha, iterations,
+           hops):  # pragma: no cover - compiled
+    """``iterations`` power iterations for up to 16 seed columns (graph in walk order); (n, 16) values."""
+    n = indptr.shape[0] - 1
+    V = np.zeros((n, 16), inv.dtype)
+    out = np.zeros((n, 16), inv.dtype)
+    S = np.zeros((n, 16), inv.dtype)
+    lost = np.zeros(16, inv.dtype)
+    zero = lost[0]
     for e in range(seed_col.shape[0]):
         V[seed_node[e], seed_col[e]] += seed_w[e]
-    out = np.empty((n, k), inv_deg.dtype)
-    scaled = np.empty((n, k), inv_deg.dtype)
-    for _ in range(iterations):
-        for j in numba.prange(n):
-            d = inv_deg[j]
-            for c in range(k):
-                scaled[j, c] = V[j, c] * d
-        lost = np.zeros(k, inv_deg.dtype)
-        for j in range(dangling.shape[0]):
-            for c in range(k):
-                lost[c] += V[dangling[j], c]
-        for i in numba.prange(n):
-            for c in range(k):
-                out[i, c] = 0.0
+    for t in range(1, iterations + 1):
+        for c in range(16):
+            lost[c] = 0.0
+        for q in range(dangling.shape[0]):
+            j = dangling[q]
+            for c in range(16):
+                lost[c] += V[j, c]
+        for i in range(n):
+            if hops[i] < t:
+                d = inv[i]
+                for c in range(16):
+                    S[i, c] = V[i, c] * d
+        for i in range(n):
+            if hops[i] > t:
+                continue
+            # sixteen scalar accumulators: LLVM's SLP vectorizer turns them into SIMD registers
+            a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = zero
+            a8 = a9 = a10 = a11 = a12 = a13 = a14 = a15 = zero
             for p in range(indptr[i], indptr[i + 1]):
                 j = indices[p]
-                for c in range(k):
-                    out[i, c] += scaled[j, c]
-            for c in range(k):
-                out[i, c] *= alpha
+                a0 += S[j, 0]
+                a1 += S[j, 1]
+                a2 += S[j, 2]
+                a3 += S[j, 3]
+                a4 += S[j, 4]
+                a5 += S[j, 5]
+                a6 += S[j, 6]
+                a7 += S[j, 7]
+                a8 += S[j, 8]
+                a9 += S[j, 9]
+                a10 += S[j, 10]
+                a11 += S[j, 11]
+                a12 += S[j, 12]
+                a13 += S[j, 13]
+                a14 += S[j, 14]
+                a15 += S[j, 15]
+            out[i, 0] = a0 * alpha
+            out[i, 1] = a1 * alpha
+            out[i, 2] = a2 * alpha
+            out[i, 3] = a3 * alpha
+            out[i, 4] = a4 * alpha
+            out[i, 5] = a5 * alpha
+            out[i, 6] = a6 * alpha
+            out[i, 7] = a7 * alpha
+            out[i, 8] = a8 * alpha
+            out[i, 9] = a9 * alpha
+            out[i, 10] = a10 * alpha
+            out[i, 11] = a11 * alpha
+            out[i, 12] = a12 * alpha
+            out[i, 13] = a13 * alpha
+            out[i, 14] = a14 * alpha
+            out[i, 15] = a15 * alpha
         for e in range(seed_col.shape[0]):
             c = seed_col[e]
             out[seed_node[e], c] += ((1.0 - alpha) + alpha * lost[c]) * seed_w[e]
@@ -244,16 +319,142 @@ def _ppr_block(indptr, indices, inv_deg, dangling, seed_col, seed_node, seed_w, 
     return V
 
 
-def _graph_arrays(wn):
-    A = wn.adjacency
-    deg = np.diff(A.indptr).astype(np.float64)
-    inv = np.divide(1.0, deg, out=np.zeros_like(deg), where=deg > 0)
-    dangling = np.flatnonzero(deg == 0).astype(np.int64)
-    return A.indptr.astype(np.int64), A.indices.astype(np.int64), inv, dangling
+@numba.njit(cache=True, inline="always")
+def _worse(va, ia, vb, ib):  # pragma: no cover - compiled
+    return va < vb or (va == vb and ia > ib)
 
 
-def ppr(seeds, *, restart: float = 0.15, iterations: int = 30, adjacency=None, block: int = 128,
-        dtype=np.float64) -> np.ndarray:
+@numba.njit(nogil=True, cache=True)
+def _top(V, n_cols, node_of_row, hops, limit, width, idx, val, length):  # pragma: no cover - compiled
+    """The ``width`` largest non-zero values of each of the first ``n_cols`` columns of ``V`` (ties: the
+    smaller node first), by decreasing value, with their nodes; one pass per column with a bounded heap."""
+    n = V.shape[0]
+    hv = np.empty(width, V.dtype)
+    hi = np.empty(width, np.int64)
+    for c in range(n_cols):
+        m = 0
+        for i in range(n):
+            if hops[i] > limit:
+                continue
+            x = V[i, c]
+            if x == 0:
+                continue
+            o = node_of_row[i]
+            if m < width:
+                k = m
+                hv[k] = x
+                hi[k] = o
+                m += 1
+                while k > 0:  # the heap's root is its worst entry
+                    parent = (k - 1) // 2
+                    if _worse(hv[k], hi[k], hv[parent], hi[parent]):
+                        hv[k], hv[parent] = hv[parent], hv[k]
+                        hi[k], hi[parent] = hi[parent], hi[k]
+                        k = parent
+                    else:
+                        break
+            elif x >= hv[0] and _worse(hv[0], hi[0], x, o):  # most values fall below the heap's worst
+                hv[0] = x
+                hi[0] = o
+                k = 0
+                while True:
+                    a = 2 * k + 1
+                    if a >= m:
+                        break
+                    b = a + 1
+                    w = a if b >= m or _worse(hv[a], hi[a], hv[b], hi[b]) else b
+                    if _worse(hv[w], hi[w], hv[k], hi[k]):
+                        hv[k], hv[w] = hv[w], hv[k]
+                        hi[k], hi[w] = hi[w], hi[k]
+                        k = w
+                    else:
+                        break
+        by_node = np.argsort(hi[:m], kind="mergesort")
+        order = by_node[np.argsort(-hv[:m][by_node], kind="mergesort")]
+        for q in range(m):
+            idx[c, q] = hi[order[q]]
+            val[c, q] = hv[order[q]]
+        for q in range(m, idx.shape[1]):
+            idx[c, q] = -1
+            val[c, q] = 0.0
+        length[c] = m
+
+
+class _Walker:
+    """A graph prepared for :func:`_ppr16`: nodes renumbered by reverse Cuthill-McKee (``order[row]`` is
+    the node of a row, ``row[node]`` its row), each row's neighbours listed in node order."""
+
+    def __init__(self, adjacency):
+        import scipy.sparse as sp
+        from scipy.sparse.csgraph import reverse_cuthill_mckee
+
+        A = sp.csr_matrix(adjacency)
+        n = A.shape[0]
+        order = np.asarray(reverse_cuthill_mckee(A, symmetric_mode=True), np.int64)
+        row = np.empty(n, np.int64)
+        row[order] = np.arange(n)
+        deg = np.diff(A.indptr)
+        counts = deg[order]
+        indptr = np.zeros(n + 1, np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        # row r lists the neighbours of node order[r], in node order (A's rows are sorted), as rows
+        take = np.repeat(A.indptr[order] - indptr[:-1], counts) + np.arange(indptr[-1])
+        self.n = n
+        self.order, self.row = order, row
+        self.indptr = indptr
+        self.indices = row[A.indices[take]].astype(np.int32)
+        d = counts.astype(np.float64)
+        self.inv64 = np.divide(1.0, d, out=np.zeros_like(d), where=d > 0)
+        self.inv32 = self.inv64.astype(np.float32)
+        self.dangling = row[np.flatnonzero(deg == 0)]  # in node order, as the plain iteration sums them
+
+    def walk(self, sets: Sequence[np.ndarray], alpha: float, iterations: int, dtype) -> tuple[np.ndarray, np.ndarray]:
+        """Up to 16 seed sets (node ids): their (rows x 16) vectors in row order, and the hop distances."""
+        _compile_vectorized()
+        dt = np.dtype(dtype)
+        col = np.concatenate([np.full(s.size, c, np.int64) for c, s in enumerate(sets)])
+        node = self.row[np.concatenate(sets)]
+        w = np.concatenate([np.full(s.size, 1.0 / s.size, dt) for s in sets])
+        hops = _hops(self.indptr, self.indices, node, int(iterations))
+        inv = self.inv32 if dt == np.float32 else self.inv64
+        V = _ppr16(self.indptr, self.indices, inv, self.dangling, col, node, w, dt.type(alpha), int(iterations),
+                   hops)
+        return V, hops
+
+
+_COMPILED = False
+
+
+def _compile_vectorized() -> None:
+    """Compile the PPR kernel with LLVM's SLP vectorizer on (numba leaves it off by default; it doubles the
+    kernel's speed). Only the compilation reads the setting; a cached compiled kernel is loaded as is."""
+    global _COMPILED
+    if _COMPILED:
+        return
+    from numba.core import config
+
+    old = getattr(config, "SLP_VECTORIZE")
+    setattr(config, "SLP_VECTORIZE", 1)
+    try:
+        for f in ("float32", "float64"):
+            _ppr16.compile(f"{f}[:, ::1](int64[::1], int32[::1], {f}[::1], int64[::1], int64[::1], int64[::1], "
+                           f"{f}[::1], {f}, int64, int32[::1])")
+    finally:
+        setattr(config, "SLP_VECTORIZE", old)
+    _COMPILED = True
+
+
+_WALKERS: dict[str, _Walker] = {}
+
+
+def _wordnet_walker() -> _Walker:
+    wn = _wordnet.load()
+    if wn.sha256 not in _WALKERS:
+        _WALKERS[wn.sha256] = _Walker(wn.adjacency)
+    return _WALKERS[wn.sha256]
+
+
+def ppr(seeds, *, restart: float = 0.15, iterations: int = 30, adjacency=None, dtype=np.float64) -> np.ndarray:
     """Personalized PageRank vectors, one column per seed set, on the WordNet graph (or ``adjacency``).
 
     Parameters
@@ -266,10 +467,8 @@ def ppr(seeds, *, restart: float = 0.15, iterations: int = 30, adjacency=None, b
         Power iterations from ``v0``.
     adjacency : scipy.sparse matrix, optional
         A symmetric 0/1 adjacency matrix to walk instead of WordNet's.
-    block : int
-        Seed sets per sparse-times-dense block (memory: ``n_nodes x block`` values, three times).
     dtype : numpy float type
-        Arithmetic of the iteration: float64, or float32 (about twice as fast, values to ~1e-7 relative).
+        Arithmetic of the iteration: float64, or float32 (faster; values to ~1e-7 relative).
 
     Returns
     -------
@@ -288,8 +487,7 @@ def ppr(seeds, *, restart: float = 0.15, iterations: int = 30, adjacency=None, b
     if not isinstance(iterations, (int, np.integer)) or iterations < 0:
         raise ValueError(f"iterations must be a non-negative integer, got {iterations!r}")
     if adjacency is None:
-        indptr, indices, inv, dangling = _graph_arrays(_wordnet.load())
-        n = indptr.shape[0] - 1
+        walker = _wordnet_walker()
     else:
         import scipy.sparse as sp
 
@@ -298,11 +496,8 @@ def ppr(seeds, *, restart: float = 0.15, iterations: int = 30, adjacency=None, b
             raise ValueError("adjacency must be a square symmetric matrix")
         A.data[:] = 1.0
         A.sort_indices()
-        n = A.shape[0]
-        deg = np.diff(A.indptr).astype(np.float64)
-        inv = np.divide(1.0, deg, out=np.zeros_like(deg), where=deg > 0)
-        dangling = np.flatnonzero(deg == 0).astype(np.int64)
-        indptr, indices = A.indptr.astype(np.int64), A.indices.astype(np.int64)
+        walker = _Walker(A)
+    n = walker.n
     sets = [np.unique(np.atleast_1d(np.asarray(s, np.int64))) for s in seeds]
     for q, s in enumerate(sets):
         if s.size == 0:
@@ -313,17 +508,11 @@ def ppr(seeds, *, restart: float = 0.15, iterations: int = 30, adjacency=None, b
     if dt not in (np.dtype(np.float64), np.dtype(np.float32)):
         raise ValueError(f"dtype must be float64 or float32, got {dt}")
     out = np.empty((n, len(sets)), dt)
-    inv = inv.astype(dt)
-    alpha = dt.type(1.0 - float(restart))
-    for start in range(0, len(sets), block):
-        chunk = sets[start : start + block]
-        col = np.concatenate([np.full(s.size, c, np.int64) for c, s in enumerate(chunk)])
-        node = np.concatenate(chunk)
-        w = np.concatenate([np.full(s.size, 1.0 / s.size, dt) for s in chunk])
-        out[:, start : start + len(chunk)] = _ppr_block(indptr, indices, inv, dangling, col, node, w, len(chunk),
-                                                        alpha, int(iterations))
+    for start in range(0, len(sets), _COLS):
+        chunk = sets[start : start + _COLS]
+        V, _ = walker.walk(chunk, 1.0 - float(restart), int(iterations), dt)
+        out[:, start : start + len(chunk)] = V[walker.row, : len(chunk)]
     return out
-
 
 # ----------------------------------------------------------------------------------------------------
 # Weighted Overlap
@@ -430,31 +619,46 @@ class SenseVectors:
         self.length = np.concatenate([self.length, length])
         self.row_of[nodes] = base + np.arange(len(nodes))
 
-    def ensure(self, nodes, block: int = 128) -> None:
+    def ensure(self, nodes) -> None:
         """Compute (and cache) the vectors of every node in ``nodes`` not yet known."""
         todo = np.unique(np.asarray(list(nodes), np.int64))
         todo = todo[self.row_of[todo] < 0] if todo.size else todo
         if todo.size == 0:
             return
+        walker = _wordnet_walker()
+        # nearby seeds walk together: their hop balls overlap, so fewer rows are active early on
+        todo = todo[np.argsort(walker.row[todo], kind="stable")]
+        chunks = [todo[a : a + _COLS] for a in range(0, todo.size, _COLS)]
+        alpha, iterations, width = 1.0 - self.restart, self.iterations, self.width
+
+        def job(chunk: np.ndarray):
+            V, hops = walker.walk([chunk[c : c + 1] for c in range(chunk.size)], alpha, iterations, self.dtype)
+            idx = np.empty((chunk.size, width), np.int32)
+            val = np.empty((chunk.size, width), self.dtype)
+            length = np.empty(chunk.size, np.int64)
+            _top(V, chunk.size, walker.order, hops, iterations, width, idx, val, length)
+            return chunk, idx, val, length
+
         bar = None
         if self.progress:
             from tqdm import tqdm
 
             bar = tqdm(total=int(todo.size), desc="PPR vectors", unit="sense")
-        shard_nodes, shard = [], []
-        for start in range(0, todo.size, block):
-            chunk = todo[start : start + block]
-            dense = ppr([[int(s)] for s in chunk], restart=self.restart, iterations=self.iterations, block=block,
-                        dtype=self.dtype)
-            idx, val, length = _truncate(dense, self.width)
-            self._append(chunk, idx, val, length)
-            shard_nodes.append(chunk)
-            shard.append((idx, val, length))
-            if bar is not None:
-                bar.update(chunk.size)
-            if self.folder is not None and (sum(c.size for c in shard_nodes) >= 2048 or start + block >= todo.size):
-                self._write_shard(np.concatenate(shard_nodes), *[np.concatenate(p) for p in zip(*shard)])
-                shard_nodes, shard = [], []
+        _compile_vectorized()
+        workers = max(1, min(numba.get_num_threads(), len(chunks)))
+        shard: list[tuple] = []
+        from concurrent.futures import ThreadPoolExecutor
+
+        # the kernels release the GIL: one block of 16 seeds per core
+        with ThreadPoolExecutor(workers) as pool:
+            for k, result in enumerate(pool.map(job, chunks)):
+                self._append(*result)
+                shard.append(result)
+                if bar is not None:
+                    bar.update(result[0].size)
+                if self.folder is not None and (sum(r[0].size for r in shard) >= 1024 or k == len(chunks) - 1):
+                    self._write_shard(*[np.concatenate(p) for p in zip(*shard)])
+                    shard = []
         if bar is not None:
             bar.close()
 
@@ -540,48 +744,103 @@ def _pair_wo(rows_a, rows_b, idx, length, n_dims, harm, n_chunks):  # pragma: no
 
 
 @numba.njit(cache=True, nogil=True)
-def _aggregate(rows, idx, val, length, width, acc, touched_mark):  # pragma: no cover - compiled
-    """Dimensions of the sum of the given stored vectors, by decreasing value (ties by index), at most
-    ``width`` of them. ``acc``/``touched_mark`` are zeroed scratch arrays, left zeroed."""
-    total = 0
-    for r in rows:
-        total += length[r]
-    touched = np.empty(total, np.int64)
+def _select(vals, dims, nt, width, out, start):  # pragma: no cover - compiled
+    """The ``width`` best of (vals[:nt], dims[:nt]) (larger value; ties: smaller dimension), best first,
+    written to out[start:]; returns how many."""
+    keys = -vals[:nt]
+    d = dims[:nt]
+    if nt > width:
+        kth = np.partition(keys, width - 1)[width - 1]
+        keep = np.flatnonzero(keys <= kth)
+        keys = keys[keep]
+        d = d[keep]
+    order = np.argsort(d, kind="mergesort")
+    keys, d = keys[order], d[order]
+    order = np.argsort(keys, kind="mergesort")
+    m = min(width, d.shape[0])
+    for q in range(m):
+        out[start + q] = d[order[q]]
+    return m
+
+
+@numba.njit(cache=True, nogil=True)
+def _aggregate_into(rows, idx, val, length, width, acc, touched, hv, hi, out, start):  # pragma: no cover
+    """Dimensions of the sum of the given stored vectors, by decreasing value (ties: smaller dimension
+    first), at most ``width`` of them, written to ``out[start:]``; returns how many. ``acc`` is a zeroed
+    scratch array (left zeroed), ``touched``, ``hv``, ``hi`` scratch space (one slot per summed value)."""
+    if rows.shape[0] == 1:  # one stored vector: already in that order
+        r = rows[0]
+        for q in range(length[r]):
+            out[start + q] = idx[r, q]
+        return length[r]
     nt = 0
+    floor = 0.0
     for r in rows:
+        if length[r] >= width:  # this row alone puts `width` dimensions at or above its last value
+            floor = max(floor, float(val[r, width - 1]))
         for q in range(length[r]):
             d = idx[r, q]
-            if touched_mark[d] == 0:
-                touched_mark[d] = 1
+            if acc[d] == 0.0:  # stored values are positive: 0 means not yet touched
                 touched[nt] = d
                 nt += 1
             acc[d] += val[r, q]
-    touched = touched[:nt]
-    keys = np.empty(nt)
-    for i in range(nt):
-        keys[i] = -acc[touched[i]]
-    if nt > width:
-        kth = np.partition(keys, width - 1)[width - 1]
-        sel = np.empty(nt, np.int64)
-        ns = 0
-        for i in range(nt):
-            if keys[i] <= kth:
-                sel[ns] = i
-                ns += 1
-        sel = sel[:ns]
-    else:
-        sel = np.arange(nt)
-    # sort selected by (value desc, index asc)
-    sk = keys[sel]
-    sd = touched[sel]
-    order = np.argsort(sd, kind="mergesort")
-    sk, sd = sk[order], sd[order]
-    order = np.argsort(sk, kind="mergesort")
-    res = sd[order][: min(width, sd.shape[0])].copy()
-    for i in range(nt):
-        acc[touched[i]] = 0.0
-        touched_mark[touched[i]] = 0
-    return res
+    ns = 0
+    for t in range(nt):
+        d = touched[t]
+        x = acc[d]
+        acc[d] = 0.0
+        if x >= floor:  # below the floor a dimension cannot be among the `width` best
+            hv[ns] = x
+            hi[ns] = d
+            ns += 1
+    return _select(hv, hi, ns, width, out, start)
+
+
+@numba.njit(cache=True, nogil=True)
+def _aggregate_local(sel, n_sel, lidx, lval, llen, gdim, width, acc, touched, hv, hi, out, start):  # pragma: no cover
+    """:func:`_aggregate_into` for vectors whose dimensions were renumbered densely (``lidx``; ``gdim``
+    maps back): the sums then touch a small array. Rows ``sel[:n_sel]``, in increasing order."""
+    if n_sel == 1:
+        r = sel[0]
+        for q in range(llen[r]):
+            out[start + q] = gdim[lidx[r, q]]
+        return llen[r]
+    nt = 0
+    floor = 0.0
+    for k in range(n_sel):
+        r = sel[k]
+        if llen[r] >= width:
+            floor = max(floor, float(lval[r, width - 1]))
+        for q in range(llen[r]):
+            d = lidx[r, q]
+            if acc[d] == 0.0:
+                touched[nt] = d
+                nt += 1
+            acc[d] += lval[r, q]
+    ns = 0
+    for t in range(nt):
+        d = touched[t]
+        x = acc[d]
+        acc[d] = 0.0
+        if x >= floor:
+            hv[ns] = x
+            hi[ns] = gdim[d]
+            ns += 1
+    return _select(hv, hi, ns, width, out, start)
+
+
+@numba.njit(cache=True, nogil=True)
+def _aggregate(rows, idx, val, length, width, acc, touched_mark):  # pragma: no cover - compiled
+    """:func:`_aggregate_into` returning a new array (``touched_mark`` is unused, kept for callers)."""
+    total = 0
+    for r in rows:
+        total += length[r]
+    out = np.empty(max(total, 1), np.int64)
+    touched = np.empty(max(total, 1), np.int64)
+    hv = np.empty(max(total, 1))
+    hi = np.empty(max(total, 1), np.int64)
+    m = _aggregate_into(rows, idx, val, length, width, acc, touched, hv, hi, out, 0)
+    return out[:m].copy()
 
 
 @numba.njit(cache=True, nogil=True)
@@ -598,14 +857,6 @@ def _wo_ranked(dims_a, dims_b, pos, harm):  # pragma: no cover - compiled
     for q in range(dims_a.shape[0]):
         pos[dims_a[q]] = 0
     return acc / harm[cnt] if cnt > 0 else 0.0
-
-
-@numba.njit(cache=True, nogil=True)
-def _with_oov(oov_dims, dims):  # pragma: no cover - compiled
-    out = np.empty(oov_dims.shape[0] + dims.shape[0], np.int64)
-    out[: oov_dims.shape[0]] = oov_dims
-    out[oov_dims.shape[0]:] = dims
-    return out
 
 
 @numba.njit(cache=True, nogil=True)
@@ -626,11 +877,48 @@ def _peer_sems(grams, w_ref, w_oov, ref_ptr, ref_rows, u_ptr, u_cols, peer_rows,
     ref_choice = np.full(n_ref, -1, np.int64)
     ref_done = np.zeros(n_ref, np.bool_)
     acc = np.zeros(n_dims)
-    mark = np.zeros(n_dims, np.int8)
     pos = np.zeros(n_dims + 1, np.int64)
+    # the peer's sense vectors with dimensions renumbered densely: their sums (one per distinct choice of
+    # the peer's senses, hundreds per peer) touch a small array instead of one over all synsets
+    lrows = np.unique(peer_rows)  # ascending store rows: sums run in the same order as over store rows
+    n_lr = lrows.shape[0]
+    lrow_of = np.searchsorted(lrows, peer_rows)
+    loc = np.full(n_dims, -1, np.int64)
+    lidx = np.empty((n_lr, width), np.int64)
+    lval = np.empty((n_lr, width), val.dtype)
+    llen = np.empty(n_lr, np.int64)
+    gdim = np.empty(n_lr * width + 1, np.int64)
+    n_loc = 0
+    for r in range(n_lr):
+        sr = lrows[r]
+        llen[r] = length[sr]
+        for q in range(length[sr]):
+            d = idx[sr, q]
+            if loc[d] < 0:
+                loc[d] = n_loc
+                gdim[n_loc] = d
+                n_loc += 1
+            lidx[r, q] = loc[d]
+            lval[r, q] = val[sr, q]
+    lacc = np.zeros(n_loc + 1)
+    sel_mark = np.zeros(n_lr, np.bool_)
+    sel = np.empty(n_lr + 1, np.int64)
+    touched = np.empty(max(n_u, grams.shape[1]) * width + 1, np.int64)
+    hv = np.empty(touched.shape[0])
+    hi = np.empty(touched.shape[0], np.int64)
+    g_buf = np.empty(grams.shape[1] * (width + 1), np.int64)
     out = np.zeros(grams.shape[0])
-    memo = {}
-    memo_vals = []
+    # the peer's vectors by choice key, in an open-addressing table (a numba dict would serialise the
+    # threads that run this kernel side by side)
+    cap = 4
+    while cap < 2 * grams.shape[0] + 2:
+        cap *= 2
+    h_key = np.zeros(cap, np.int64)
+    h_slot = np.full(cap, -1, np.int64)
+    n_oov_p = peer_oov_dims.shape[0]
+    p_store = np.empty((grams.shape[0] + 1, n_oov_p + width), np.int64)
+    p_len = np.empty(grams.shape[0] + 1, np.int64)
+    n_stored = 0
     n_peer_senses = u_cols.shape[0]
     for gi in range(grams.shape[0]):
         g = grams[gi]
@@ -687,12 +975,16 @@ def _peer_sems(grams, w_ref, w_oov, ref_ptr, ref_rows, u_ptr, u_cols, peer_rows,
                     best_arg[j, u] = ba
         # g's vector: distinct chosen senses, OOV dims (sorted: count ties -> dimension order) on top
         g_oov_sorted = np.sort(g_oov[:no])
-        g_rows = np.empty(ng, np.int64)
-        for q in range(ng):
-            g_rows[q] = ref_rows[ref_choice[g_ref[q]]]
-        g_rows = np.unique(g_rows)
-        g_dims = _aggregate(g_rows, idx, val, length, width, acc, mark) if ng > 0 else np.zeros(0, np.int64)
-        g_vec = _with_oov(g_oov_sorted, g_dims)
+        for q in range(no):
+            g_buf[q] = g_oov_sorted[q]
+        g_len = no
+        if ng > 0:
+            g_rows = np.empty(ng, np.int64)
+            for q in range(ng):
+                g_rows[q] = ref_rows[ref_choice[g_ref[q]]]
+            g_rows = np.unique(g_rows)
+            g_len += _aggregate_into(g_rows, idx, val, length, width, acc, touched, hv, hi, g_buf, no)
+        g_vec = g_buf[:g_len]
         # the peer's choices given g
         key = np.int64(0)
         choice = np.empty(n_u, np.int64)
@@ -706,17 +998,28 @@ def _peer_sems(grams, w_ref, w_oov, ref_ptr, ref_rows, u_ptr, u_cols, peer_rows,
                     c = best_arg[j, u]
             choice[u] = c
             key = key * np.int64(1000003) + np.int64(c + 1) * salt[u % salt.shape[0]]
-        if key in memo:
-            p_vec = memo_vals[memo[key]]
-        else:
-            p_rows = np.empty(n_u, np.int64)
+        h = (key ^ (key >> 29)) & (cap - 1)
+        while h_slot[h] >= 0 and h_key[h] != key:
+            h = (h + 1) & (cap - 1)
+        if h_slot[h] < 0:
             for u in range(n_u):
-                p_rows[u] = peer_rows[choice[u]]
-            p_rows = np.unique(p_rows)
-            p_dims = _aggregate(p_rows, idx, val, length, width, acc, mark) if n_u > 0 else np.zeros(0, np.int64)
-            p_vec = _with_oov(peer_oov_dims, p_dims)
-            memo[key] = len(memo_vals)
-            memo_vals.append(p_vec)
+                sel_mark[lrow_of[choice[u]]] = True
+            n_sel = 0
+            for r in range(n_lr):
+                if sel_mark[r]:
+                    sel[n_sel] = r
+                    n_sel += 1
+                    sel_mark[r] = False
+            row = p_store[n_stored]
+            row[:n_oov_p] = peer_oov_dims
+            m = (_aggregate_local(sel, n_sel, lidx, lval, llen, gdim, width, lacc, touched, hv, hi, row, n_oov_p)
+                 if n_u > 0 else 0)
+            p_len[n_stored] = n_oov_p + m
+            h_key[h] = key
+            h_slot[h] = n_stored
+            n_stored += 1
+        slot = h_slot[h]
+        p_vec = p_store[slot, : p_len[slot]]
         out[gi] = _wo_ranked(g_vec, p_vec, pos, harm)
     return out
 
@@ -1203,26 +1506,25 @@ def _semantic_sums(texts, raw_ids, lex, store, measures, pair_peer, pair_ref, se
         bar = tqdm(total=len(by_peer), desc="GRouge peers", unit="summary")
     for refset, peers in groups:
         ref_words = [int(w) for t in refset for w in raw_ids[t]]
-        jobs = []
-        layouts = []
-        for p in peers:
-            grams_all = []
-            layout = []
-            for m in measures:
-                for t in refset:
-                    occ = occurrences(t, m)
-                    grams_all.append(occ)
-                    layout.append((m, t, occ.shape[0]))
-            width = max((g.shape[1] for g in grams_all), default=1)
-            padded = [np.pad(g, ((0, 0), (0, width - g.shape[1])), constant_values=-1) for g in grams_all]
-            stacked = np.concatenate(padded) if padded else np.zeros((0, width), np.int64)
-            # distinct grams only: Sem depends on the words, not the position
-            if stacked.size:
-                uniq, inverse = np.unique(stacked, axis=0, return_inverse=True)
-            else:
-                uniq, inverse = stacked, np.zeros(0, np.int64)
-            jobs.append((raw_ids[p].tolist(), uniq.astype(np.int64)))
-            layouts.append((layout, inverse.ravel()))
+        # the grams depend on the reference set only: one table for all its peers
+        grams_all = []
+        layout = []
+        for m in measures:
+            for t in refset:
+                occ = occurrences(t, m)
+                grams_all.append(occ)
+                layout.append((m, t, occ.shape[0]))
+        width = max((g.shape[1] for g in grams_all), default=1)
+        padded = [np.pad(g, ((0, 0), (0, width - g.shape[1])), constant_values=-1) for g in grams_all]
+        stacked = np.concatenate(padded) if padded else np.zeros((0, width), np.int64)
+        # distinct grams only: Sem depends on the words, not the position
+        if stacked.size:
+            uniq, inverse = np.unique(stacked, axis=0, return_inverse=True)
+        else:
+            uniq, inverse = stacked, np.zeros(0, np.int64)
+        uniq = np.ascontiguousarray(uniq, np.int64)
+        jobs = [(raw_ids[p].tolist(), uniq) for p in peers]
+        layouts = [(layout, inverse.ravel())] * len(peers)
         sems = engine.sems(ref_words, jobs)
         for p, s, (layout, inverse) in zip(peers, sems, layouts):
             per_occ = s[inverse] if inverse.size else np.zeros(0)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -41,6 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from metaeval import _resources
+from metaeval._io import atomic_write, cache_dir
 
 __all__ = ["POS", "Sense", "WordNet", "load"]
 
@@ -72,6 +74,10 @@ def _folder() -> Path:
     return _resources.data_root() / "wordnet30"
 
 
+def _cache_path(digest: str) -> Path:
+    return cache_dir() / "wordnet" / f"parsed-{digest[:32]}.pkl"
+
+
 def _lines(path: Path):
     with gzip.open(path, "rt", encoding="latin-1") as fh:
         for line in fh:
@@ -87,7 +93,7 @@ class WordNet:
     keys caches of anything computed from the graph.
     """
 
-    def __init__(self, folder: Path | None = None):
+    def __init__(self, folder: Path | None = None, *, use_cache: bool = True):
         folder = Path(folder) if folder is not None else _folder()
         names = [f"{kind}.{_FILE[p]}.gz" for p in POS for kind in ("data", "index")]
         names += [f"{_FILE[p]}.exc.gz" for p in POS]
@@ -101,7 +107,43 @@ class WordNet:
             digest.update(path.name.encode())
             digest.update(_resources.sha256(path).encode())
         self.sha256 = digest.hexdigest()
+        self._sense_cache: dict[tuple[str, str | None], tuple[Sense, ...]] = {}
+        # parsing takes seconds; the parsed tables are kept on disk, keyed by the files' digest
+        cached = _cache_path(self.sha256) if use_cache else None
+        if cached is not None and self._load_parsed(cached):
+            return
+        self._parse(folder)
+        if cached is not None:
+            self._save_parsed(cached)
 
+    _PARSED = ("n_nodes", "node_offset", "node_pos", "first_lemma", "n_pointers", "adjacency", "_index", "_exc")
+
+    def _load_parsed(self, path: Path) -> bool:
+        try:
+            with open(path, "rb") as fh:
+                state = pickle.load(fh)
+            if not isinstance(state, dict) or state.get("sha256") != self.sha256:
+                return False
+            for name in self._PARSED:
+                setattr(self, name, state[name])
+        except Exception:  # noqa: BLE001 - missing, damaged or from another version: parse again
+            return False
+        return True
+
+    def _save_parsed(self, path: Path) -> None:
+        state = {name: getattr(self, name) for name in self._PARSED}
+        state["sha256"] = self.sha256
+
+        def write(tmp: Path) -> None:
+            with open(tmp, "wb") as fh:
+                pickle.dump(state, fh, protocol=pickle.HIGHEST_PROTOCOL)
+
+        try:
+            atomic_write(path, write)
+        except OSError:  # a read-only cache costs time, not correctness
+            pass
+
+    def _parse(self, folder: Path) -> None:
         node_of: dict[tuple[str, int], int] = {}  # (file pos, offset) -> node
         offsets: list[int] = []
         types: list[str] = []
@@ -157,7 +199,6 @@ class WordNet:
                 if len(f) >= 2:
                     exc.setdefault(f[0], []).extend(f[1:])
             self._exc[p] = exc
-        self._sense_cache: dict[tuple[str, str | None], tuple[Sense, ...]] = {}
 
     # ------------------------------------------------------------------------------------------
     def _check_pos(self, pos: str | None) -> tuple[str, ...]:
@@ -260,5 +301,6 @@ class WordNet:
 
 @lru_cache(maxsize=2)
 def load(folder: str | None = None) -> WordNet:
-    """The WordNet 3.0 graph and index (parsed once per process; about 5 s)."""
+    """The WordNet 3.0 graph and index (parsed once per process and kept in a disk cache,
+    ``metaeval._io.cache_dir()/wordnet``: about 3 s to parse, 0.3 s to read back)."""
     return WordNet(Path(folder) if folder is not None else None)
