@@ -14,7 +14,7 @@
 #     datasets:
 #     - summeval
 #     - realsumm
-#     expected_seconds: {summeval: 62, realsumm: 22}
+#     expected_seconds: {summeval: 75, realsumm: 22}
 #     main_table: summary.csv
 #     paper: miloulis
 # ---

@@ -12,7 +12,7 @@
 #     name: metaeval
 #   metaeval:
 #     datasets: [summeval, realsumm]
-#     expected_seconds: {summeval: 150, realsumm: 100}
+#     expected_seconds: {summeval: 110, realsumm: 35}
 #     main_table: tables4_correlations.csv
 #     paper: shafieibavani
 # ---
@@ -88,7 +88,7 @@ print(f"{ds.name}: {len(ds.systems)} systems x {len(ds.inputs)} inputs; human sc
 # that module is installed; otherwise its rows are left out and the note below says so.
 
 # %%
-parts = sb.grouge_parts(ds, measures, topk=topk)
+parts = sb.grouge_parts(ds, measures, topk=topk, progress=True)  # PPR vectors of new senses, then scoring
 g_names = [m.replace("grouge", "GRouge").replace("GRouge-su", "GRouge-SU") for m in measures]
 r_names = [m.replace("grouge", "ROUGE").replace("ROUGE-su", "ROUGE-SU") for m in measures]
 rouge = rouge_matrices(ds, [sb.rouge_counterpart(m) for m in measures])  # one matrix per variant, in order
