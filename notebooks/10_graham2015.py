@@ -141,9 +141,13 @@ nb.report("\n".join([
 # %%
 plot = rouge_rows.assign(statistic=rouge_rows["statistic"].map({"P": "precision", "R": "recall", "F": "F"}))
 fig, ax = plt.subplots(figsize=(8, 3.8))
+# seaborn draws the jitter from numpy's global generator: seeded here (and restored) so the figure is reproducible
+global_state = np.random.get_state()
+np.random.seed(seed)
 sns.stripplot(data=plot, x="method", y="r", hue="statistic", dodge=True, size=4, jitter=0.15, ax=ax,
               order=["R-1", "R-2", "R-3", "R-4", "R-L", "R-W1.2", "R-S4", "R-SU4"],
               hue_order=["precision", "recall", "F"])
+np.random.set_state(global_state)
 ax.axhline(bleu_row["r"], color="#555555", linestyle="--", linewidth=1, label=f"BLEU (r = {bleu_row['r']:.3f})")
 ax.set_xlabel("ROUGE counting method (each dot: one of 24 variants: stemming × stopwords × mean/median)")
 ax.set_ylabel(f"{coefficient} r with {nb.name(human)}")
