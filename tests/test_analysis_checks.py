@@ -95,6 +95,24 @@ def test_rouge_cache_key_includes_the_variants(tiny_texts, tmp_path):
     assert not np.allclose(one_ref.to_numpy(), fresh.to_numpy())
 
 
+def test_rouge_cache_key_follows_the_rouge_code(tiny_texts, tmp_path, monkeypatch):
+    """Catches: a changed ROUGE implementation (same release number) served the tables its predecessor
+    cached."""
+    from metaeval.data import scoring
+
+    a = resolve_variants(["R-1|stem=1|stop=0|R"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RougeWarning)
+        rouge_table(tiny_texts, a, cache=tmp_path)
+        assert len(list(tmp_path.rglob("*.pkl"))) == 1
+        monkeypatch.setattr(scoring, "_rouge_code_digest", lambda: "0123456789abcdef")
+        rouge_table(tiny_texts, a, cache=tmp_path)
+        assert len(list(tmp_path.rglob("*.pkl"))) == 2  # a new key: recomputed, not served from the first
+        monkeypatch.setattr(scoring, "_rouge_code_digest", lambda: None)  # sources not installed: no cache
+        rouge_table(tiny_texts, a, cache=tmp_path)
+        assert len(list(tmp_path.rglob("*.pkl"))) == 2
+
+
 # ----------------------------------------------------------------------------------------------------
 # Graham (2015)
 

@@ -44,6 +44,23 @@ def _texts(ds: Dataset, n_refs: int | None, sentences: str):
     return summaries, references
 
 
+def _rouge_code_digest() -> str | None:
+    """sha256 of the sources that compute a ROUGE table (tokens, variants, kernels, this module); None when
+    the sources are not installed (no cache then: versions could not be told apart)."""
+    import hashlib
+
+    from metaeval.metrics import rouge, text, variants
+
+    h = hashlib.sha256()
+    try:
+        for module in (rouge, text, variants):
+            h.update(Path(module.__file__ or "").read_bytes())
+        h.update(Path(__file__).read_bytes())
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
 def rouge_table(
     ds: Dataset,
     variants: Iterable | None = None,
@@ -81,8 +98,10 @@ def rouge_table(
         from metaeval import __version__
 
         digest.update(f"rounding={rounding}|v={__version__}".encode())
-        key = folder / "rouge" / f"{digest.hexdigest()[:32]}.pkl"
-        if key.exists():
+        code = _rouge_code_digest()
+        # a changed ROUGE implementation between releases must not be served its predecessor's tables
+        key = None if code is None else folder / "rouge" / f"{digest.hexdigest()[:24]}-{code[:8]}.pkl"
+        if key is not None and key.exists():
             return pd.read_pickle(key)
     frame = score(summaries, references, variants, rounding=rounding, columns="signature", warn=True)
     frame.index = index

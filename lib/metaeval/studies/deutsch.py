@@ -570,7 +570,7 @@ def _all_distinct(raw):  # pragma: no cover - compiled
     return out
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True)
 def _boot_summary_from_sums(S, raw, Zraw, rows, cols, distinct, z_distinct):  # pragma: no cover - compiled
     """Summary-level Pearson of each matrix X_j with Z on every bootstrap resample (rows and columns drawn),
     given the sums over each resample's drawn systems (with multiplicity) ``S`` (B, 2 + 3J, M): of Z and Z^2,
@@ -586,7 +586,7 @@ def _boot_summary_from_sums(S, raw, Zraw, rows, cols, distinct, z_distinct):  # 
     r = np.empty((J, B, M))
     means = np.empty((J, B))
     weak = np.zeros((J, B, M), np.bool_)
-    for b in numba.prange(B):
+    for b in range(B):
         cnt = np.zeros(N)
         colcnt = np.zeros(M)
         z_def = np.zeros(M, np.bool_)
@@ -624,7 +624,7 @@ def _boot_summary_from_sums(S, raw, Zraw, rows, cols, distinct, z_distinct):  # 
     return means, r, weak
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True)
 def _perm_summary_kernel(Xs, Yss, Zc, Zraw, coins, packed):  # pragma: no cover - compiled
     """Summary-level Pearson with Z of the two permuted matrices (X's standardized cells swapped with Y_k's
     where ``coins[m, b, n]``) on every permutation, for every k: means (2, K, B), per-input r (2, K, B, M)
@@ -652,7 +652,7 @@ def _perm_summary_kernel(Xs, Yss, Zc, Zraw, coins, packed):  # pragma: no cover 
         for n in range(N):
             sz[m] += Zc[n, m]
             szz[m] += Zc[n, m] * Zc[n, m]
-    for k in numba.prange(K):  # the values of k are independent: one thread per share of them
+    for k in range(K):
         Ys = Yss[k]
         D = np.empty((N, M))
         D2 = np.empty((N, M))
