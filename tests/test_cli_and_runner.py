@@ -133,3 +133,33 @@ def test_pool_workers_share_the_cores(monkeypatch):
                      "NUMBA_NUM_THREADS": "1"}] * 2
     assert pool.threads_per_worker(1) == 2 and pool.threads_per_worker(4) == 1
     assert pool.run_in_pool(_thread_settings, [0], 1, share_cores=False)[0]["OMP_NUM_THREADS"] is None
+
+
+def test_folders_are_removed_only_when_this_program_wrote_them(tmp_path):
+    """The one deletion helper of the runner and the card: a folder without its marks (a user's), a file
+    or a link to a folder is never removed, whatever path a bug might hand it."""
+    from metaeval._io import remove_own_tree
+    from metaeval.run.outputs import RUNNER_MARKS, STAGING_MARK
+
+    users = tmp_path / "users"
+    users.mkdir()
+    (users / "thesis.tex").write_text("x")
+    staged = tmp_path / ".partial-x-1"
+    staged.mkdir()
+    (staged / STAGING_MARK).touch()
+    (staged / "table.csv").write_text("a")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / ".metaeval-run.20_x.json").write_text("{}")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(staged)
+    afile = tmp_path / "file.txt"
+    afile.write_text("x")
+    assert not remove_own_tree(users, RUNNER_MARKS) and (users / "thesis.tex").exists()
+    assert not remove_own_tree(link, RUNNER_MARKS) and staged.exists()
+    assert not remove_own_tree(afile, RUNNER_MARKS) and afile.exists()
+    assert remove_own_tree(staged, RUNNER_MARKS) and not staged.exists()
+    assert remove_own_tree(run, RUNNER_MARKS) and not run.exists()
+    assert remove_own_tree(empty, RUNNER_MARKS) and not empty.exists()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
-__all__ = ["atomic_write", "cache_dir"]
+__all__ = ["atomic_write", "cache_dir", "remove_own_tree"]
 
 
 def cache_dir() -> Path:
@@ -34,3 +34,22 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], object]) 
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def remove_own_tree(path: str | os.PathLike[str], marks: Sequence[str]) -> bool:
+    """Remove the folder ``path`` only if this program wrote it: it holds a file matching one of ``marks``
+    (names or glob patterns: a staging marker, a run manifest, a card's provenance) or is empty.
+
+    The single place where the runner and the card delete folders, so that a path computed wrongly can
+    never take a user's folder with it: anything else (a file, a link, a folder without a mark) is left
+    alone and reported by the return value (False).
+    """
+    import shutil
+
+    path = Path(path)
+    if path.is_symlink() or not path.is_dir():
+        return False
+    if any(path.iterdir()) and not any(next(path.glob(mark), None) is not None for mark in marks):
+        return False
+    shutil.rmtree(path, ignore_errors=True)
+    return True

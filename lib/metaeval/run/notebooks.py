@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any, Mapping
 
 from metaeval import _resources
+from metaeval._io import remove_own_tree
 
 # jsonschema (imported by nbformat, jupytext and papermill) builds a lark grammar of RFC 3987 when it is
 # imported and the optional rfc3987-syntax package is installed (jupyter-events pulls it in): 0.9 s of CPU
@@ -412,7 +413,7 @@ def run_notebook(
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
-    from metaeval.run.outputs import keep_failed, staging_dir, swap_into_place, write_manifest
+    from metaeval.run.outputs import RUNNER_MARKS, keep_failed, staging_dir, swap_into_place, write_manifest
 
     path, parameters, final = check_run(notebook, parameters)
     declared = notebook_parameters(path)
@@ -448,7 +449,7 @@ def run_notebook(
             )
     except PapermillExecutionError as exc:
         if exc.ename == "KeyboardInterrupt":  # Ctrl-C reached the kernel too: an interrupt, not a failure
-            shutil.rmtree(staging, ignore_errors=True)
+            remove_own_tree(staging, RUNNER_MARKS)
             _quiet_after_interrupt()
             raise KeyboardInterrupt from None
         message = (f"{path.name} failed in cell {exc.cell_index} (execution count {exc.exec_count}): "
@@ -464,7 +465,7 @@ def run_notebook(
         raise NotebookFailed(f"{message} (what it produced is in {shown}; the previous results are untouched)"
                              ) from None
     except BaseException as exc:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_own_tree(staging, RUNNER_MARKS)
         if not isinstance(exc, Exception):
             _quiet_after_interrupt()
         raise
@@ -476,7 +477,7 @@ def run_notebook(
     try:
         swap_into_place(staging, final, path.stem, paper=_paper(path))
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_own_tree(staging, RUNNER_MARKS)
         raise
     return RunResult(path.stem, final, final / executed.name, time.perf_counter() - start)
 
@@ -645,14 +646,14 @@ def _run_planned(run: PlannedRun) -> dict[str, Any]:
 
 def _drop_failed(run: PlannedRun) -> None:
     """An optional run that does not apply to its dataset leaves no ``.failed`` folder behind."""
-    from metaeval.run.outputs import failed_dir, read_manifest
+    from metaeval.run.outputs import RUNNER_MARKS, failed_dir, read_manifest
 
     final = resolve_output_dir(run.notebook, run.parameters)
     stem = find_notebook(run.notebook).stem
     failed = failed_dir(final, stem)
     manifest = read_manifest(failed, stem)
     if manifest is not None and manifest.get("status") == "failed":
-        shutil.rmtree(failed, ignore_errors=True)
+        remove_own_tree(failed, RUNNER_MARKS)
     # and no empty folders made for it
     results = project_root() / "results"
     folder = final.parent

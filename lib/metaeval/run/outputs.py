@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from metaeval import _resources
+from metaeval._io import remove_own_tree
 
 __all__ = [
     "MANIFEST",
@@ -259,8 +260,7 @@ def clean_stale(final: Path) -> list[Path]:
             pid_text = path.name[len(prefix):]
             if not pid_text.isdigit() or not path.is_dir():
                 continue
-            if (int(pid_text) == os.getpid() or not _pid_alive(int(pid_text))) and _ours(path):
-                shutil.rmtree(path, ignore_errors=True)
+            if (int(pid_text) == os.getpid() or not _pid_alive(int(pid_text))) and _remove_ours(path):
                 removed.append(path)
     return removed
 
@@ -277,9 +277,13 @@ def staging_dir(final: Path) -> Path:
 STAGING_MARK = ".metaeval-staging"
 
 
-def _ours(path: Path) -> bool:
-    """A stale folder the runner may remove: a staging folder it marked, or a backup holding its manifest."""
-    return (path / STAGING_MARK).is_file() or any(path.glob(f"{MANIFEST_PREFIX}*.json"))
+RUNNER_MARKS = (STAGING_MARK, f"{MANIFEST_PREFIX}*.json")
+
+
+def _remove_ours(path: Path) -> bool:
+    """Remove a folder the runner wrote (a staging folder it marked, or a run or backup holding its manifest);
+    any other folder stays. True if removed."""
+    return remove_own_tree(path, RUNNER_MARKS)
 
 
 class _FolderLock:
@@ -331,7 +335,7 @@ def swap_into_place(staging: Path, final: Path, notebook: str, paper: str | None
             os.replace(final, backup)
         (staging / STAGING_MARK).unlink(missing_ok=True)
         os.replace(staging, final)
-        shutil.rmtree(backup, ignore_errors=True)
+        _remove_ours(backup)
 
 
 def failed_dir(final: Path, notebook: str) -> Path:
@@ -352,7 +356,7 @@ def keep_failed(staging: Path, final: Path, notebook: str, parameters: Mapping[s
             # not ours: leave it, and keep the failed run under another name
             failed = final.parent / f"{failed.name}-{os.getpid()}"
         else:
-            shutil.rmtree(failed)
+            _remove_ours(failed)
     (staging / STAGING_MARK).unlink(missing_ok=True)
     os.replace(staging, failed)
     return failed

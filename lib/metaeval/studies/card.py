@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
 import warnings
 from collections.abc import Sequence
@@ -34,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from metaeval import _resources
-from metaeval._io import atomic_write
+from metaeval._io import atomic_write, remove_own_tree
 from metaeval.data import datasets as _datasets
 from metaeval.stats.planning import metric_comparison_power, required_size
 from metaeval.stats.resampling import bootstrap_ci
@@ -476,6 +475,7 @@ def make_card(
         raise ValueError(f"output {out} exists and does not hold a metaeval card; choose a new or empty folder")
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".partial-{out.name}-", dir=out.parent))
+    (staging / _STAGING_MARK).touch()
     try:
         nb = jupytext.read(source) if source.suffix == ".py" else nbformat.read(source, as_version=4)
         nb.metadata["kernelspec"] = {"name": _kernel_name(), "display_name": "Python 3", "language": "python"}
@@ -498,14 +498,21 @@ def make_card(
         if out.exists():
             backup = out.parent / f".old-{out.name}-{os.getpid()}"
             os.replace(out, backup)
+            (staging / _STAGING_MARK).unlink()
             os.replace(staging, out)
-            shutil.rmtree(backup, ignore_errors=True)
+            remove_own_tree(backup, _CARD_MARKS)
         else:
+            (staging / _STAGING_MARK).unlink()
             os.replace(staging, out)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_own_tree(staging, _CARD_MARKS)
         raise
     return _read_card(out)
+
+
+# what marks a folder the card wrote (only such a folder, or an empty one, is ever deleted)
+_STAGING_MARK = ".metaeval-staging"
+_CARD_MARKS = (_STAGING_MARK, "provenance.json", "card.html")
 
 
 def _read_card(out: Path) -> Card:
