@@ -204,9 +204,9 @@ for level in levels:
                                               alpha=alpha, n_trials=n_trials, n_resamples=n_resamples, rng=rng)
     rows.append(table.assign(dataset="planned effect", level=level))
 planned_power = pd.concat(rows, ignore_index=True)
-nb.save_table(planned_power, "planned_power.csv", index=False, float_format="%.4f")
+nb.save_table(planned_power, "hypothesised_power.csv", index=False, float_format="%.4f")
 surfaces(planned_power, f"Planned effect: system r {planned_system_correlation[0]} vs {planned_system_correlation[1]}, "
-         f"summary r {planned_summary_correlation[0]} vs {planned_summary_correlation[1]}", "planned_power")
+         f"summary r {planned_summary_correlation[0]} vs {planned_summary_correlation[1]}", "hypothesised_power")
 lines = []
 for level, block in planned_power.groupby("level", sort=False):
     best = smallest_design(block)
@@ -217,7 +217,7 @@ for level, block in planned_power.groupby("level", sort=False):
     else:
         lines.append(f"* {level} level (population difference {gap:.3f} at {inputs_grid[-1]} documents): "
                      f"{int(best.n_systems)} systems × {int(best.n_inputs)} documents reach {best.power:.2f}.")
-nb.report("\n".join(lines), "planned_power.md")
+nb.report("\n".join(lines), "hypothesised_power.md")
 
 # %% [markdown]
 # ## 3 · Separating two systems: documents needed, by size of the difference

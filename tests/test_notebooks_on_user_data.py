@@ -219,7 +219,7 @@ def check_50(out, ds, exp, p):
 
 def check_60(out, ds, exp, p):
     power = _read(out, "metric_power.csv")
-    assert (out / "pair_power.csv").is_file() and (out / "planned_power.csv").is_file()
+    assert (out / "pair_power.csv").is_file() and (out / "hypothesised_power.csv").is_file()
     for level in ("system", "summary"):
         rows = power[power["level"] == level]
         assert len(rows) == len(p["systems_grid"]) * len(p["inputs_grid"]) * 2 or len(rows) > 0
