@@ -125,6 +125,17 @@ def _hash_slot(keys, mask, shift, code):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
+def _table_shape(max_g):  # pragma: no cover - compiled
+    """Open-addressing table for up to ``max_g`` grams: a power-of-two size at least twice that (load <= 1/2),
+    its index mask, and the shift that takes a 64-bit hash's top bits as the slot."""
+    bits = 1
+    while (1 << bits) < 2 * max_g:
+        bits += 1
+    size = 1 << bits
+    return size, size - 1, np.uint64(64 - bits)
+
+
+@numba.njit(cache=True)
 def _gram_hits(peer_t, ref_t, tok, text_tok, pos_code, span, skip, drop_last, V):  # pragma: no cover
     """Clipped hits sum_g min(count in peer, count in reference) for every (peer, reference) pair.
 
@@ -144,12 +155,7 @@ def _gram_hits(peer_t, ref_t, tok, text_tok, pos_code, span, skip, drop_last, V)
         p = peer_t[k]
         L = text_tok[p + 1] - text_tok[p]
         max_g = max(max_g, L * (skip + 1) if skip >= 0 else L)
-    bits = 1
-    while (1 << bits) < 2 * max_g:
-        bits += 1
-    size = 1 << bits
-    mask = size - 1
-    shift = np.uint64(64 - bits)
+    size, mask, shift = _table_shape(max_g)
     keys = np.full(size, -1, np.int64)
     remaining = np.zeros(size, np.int64)
     count = np.zeros(size, np.int64)
@@ -251,12 +257,7 @@ def _ngram_hits(peer_t, ref_t, tok, text_tok, pos_codes, want_u, V):  # pragma: 
     for k in range(P):
         max_g = max(max_g, text_tok[peer_t[k] + 1] - text_tok[peer_t[k]])
         longest_ref = max(longest_ref, text_tok[ref_t[k] + 1] - text_tok[ref_t[k]])
-    bits = 1
-    while (1 << bits) < 2 * max_g:
-        bits += 1
-    size = 1 << bits
-    mask = size - 1
-    shift = np.uint64(64 - bits)
+    size, mask, shift = _table_shape(max_g)
     keys = np.full((N, size), -1, np.int64)
     count = np.zeros((N, size), np.int64)
     remaining = np.zeros((N, size), np.int64)
