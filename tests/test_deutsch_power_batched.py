@@ -117,3 +117,21 @@ def test_bootstrap_summary_sums_against_direct_correlations():
     assert len(seen) == 3
     for q in range(3):
         np.testing.assert_allclose(seen[q], deltas[q][~np.isnan(deltas[q])], rtol=0, atol=1e-12)
+
+
+def test_a_constant_r_k_gives_nan_pvalues_with_a_warning_not_a_crash():
+    """Short summaries keep no token at k = 5% (int(15 * 0.05) = 0): R_k is all zeros. The permutation test
+    used to stop the whole simulation ("cannot standardize a constant matrix")."""
+    from metaeval._warnings import DegenerateResultWarning
+
+    rng = np.random.default_rng(0)
+    texts = [" ".join(rng.choice(list("abcdefghij"), 15)) for _ in range(5 * 8)]
+    refs = [" ".join(rng.choice(list("abcdefghij"), 20)) for _ in range(5 * 8)]
+    sampler = deutsch.RougeOneSubsampler(texts, refs)
+    Z = rng.normal(size=(5, 8)) + sampler.full().reshape(5, 8)
+    with pytest.warns(DegenerateResultWarning, match="R_k is constant in 1 of 3 values of k"):
+        trials = deutsch.power_simulation(sampler.full(), sampler, Z, ks=(0.05, 0.5, 1.0), n_trials=2,
+                                          n_resamples=50, rng=1)
+    at5 = trials[(trials["k"] == 0.05) & (trials["test"] != "williams")]
+    assert at5["pvalue"].isna().all() and not at5["reject"].any()
+    assert trials[(trials["k"] == 0.5) & (trials["test"] != "williams")]["pvalue"].notna().all()

@@ -822,7 +822,13 @@ class _BatchedPowerTrial:
         # matrix in every resample), so its resampling p-value is known without resampling: 1, or NaN when
         # the correlation itself is undefined. Only the other values of k are resampled.
         same = np.array([np.array_equal(Y, self.X) for Y in Ys])
-        differ = Ys[~same]
+        # an R_k that kept no token of any summary (tiny texts, small k) is constant: no correlation, no test
+        constant = np.array([np.nanmax(Y) == np.nanmin(Y) for Y in Ys]) & ~same
+        if constant.any() and any(t != "williams" for t in tests):
+            warn_degenerate(f"R_k is constant in {int(constant.sum())} of {len(Ys)} values of k (no token kept, or "
+                            "every score equal): its correlation is undefined, so its resampling p-values are NaN")
+        tested = ~same & ~constant
+        differ = Ys[tested]
         for test in tests:
             if test == "williams":
                 for level in self.levels:
@@ -839,8 +845,8 @@ class _BatchedPowerTrial:
                 rows, cols = draw_indices(self.N, self.M, self.B, test[5:], rng)
                 pvalues = self._bootstrap(differ, rows, cols) if len(differ) else {}
             for level in self.levels:
-                p = np.empty(len(Ys))
-                p[~same] = pvalues.get(level, [])
+                p = np.full(len(Ys), np.nan)
+                p[tested] = pvalues.get(level, [])
                 if same.any():
                     observed = 0.0 if np.isfinite(self.r_xz[level]) else np.nan
                     zeros = np.zeros(self.B)
