@@ -133,7 +133,7 @@ plt.show()
 # ## Type-I error at k = 100%
 
 # %%
-type1 = power[power["k"] == 1.0][["level", "test", "test_name", "power", "se", "trials"]]
+type1 = power[power["k"] == 1.0][["level", "test", "test_name", "power", "se", "trials", "undefined"]]
 type1 = type1.rename(columns={"power": "type_I_error"})
 type1.to_csv(out / "figure3_type1_error.csv", index=False, float_format="%.4f")
 type1
@@ -164,11 +164,16 @@ for level in levels:
         lines.append(f"  {' and '.join(near_zero)} {'rejects' if one else 'reject'} in fewer than 5% of trials on "
                      f"average: at this level {'it' if one else 'they'} almost never find{'s' if one else ''} the "
                      "difference that R_k was built to have.")
-if (power["k"] == 1.0).any():
+if type1["type_I_error"].notna().any():
     worst = type1.loc[type1["type_I_error"].idxmax()]
     lines.append(f"* **Type-I error (k = 100%):** at most {worst['type_I_error']:.3f} ({worst['test_name']}, "
-                 f"{worst['level']} level), " + ("below alpha for every test." if worst["type_I_error"] <= alpha
+                 f"{worst['level']} level), " + ("below alpha for every test with a defined p-value."
+                                                if worst["type_I_error"] <= alpha
                                                 else f"above alpha = {alpha} for at least one test."))
+    undefined = type1[type1["type_I_error"].isna()]
+    if len(undefined):
+        lines.append("  Undefined at k = 100% (no trial with a p-value, e.g. Williams' t when r(X, Y) = 1): "
+                     + ", ".join(f"{r.test_name} ({r.level} level)" for r in undefined.itertuples()) + ".")
 best_overall = degraded.groupby("test_name")["power"].mean().idxmax() if len(degraded) else None
 if best_overall:
     lines.append(f"* Over both levels the most powerful test here is **{best_overall}**"

@@ -346,3 +346,15 @@ def test_deutsch_ci_simulation_one_trial_by_hand():
     for _, t in narrow.iterrows():
         assert t["contains"] + t["too_high"] + t["too_low"] == 1
         assert t["too_high"] == (t["low"] > t["target"]) and t["too_low"] == (t["high"] < t["target"])
+
+
+def test_deutsch_power_table_does_not_count_undefined_tests_as_non_rejections():
+    """Catches: a NaN p-value (Williams at k = 1, where r(X, Y) = 1) counted as 'not rejected', which made
+    an undefined test read as a type-I error of 0.000 over every trial."""
+    trials = pd.DataFrame({"trial": list(range(4)) * 2, "k": [0.5] * 4 + [1.0] * 4, "level": "summary",
+                           "test": "williams", "pvalue": [0.01, np.nan, 0.5, 0.02] + [np.nan] * 4})
+    trials["reject"] = trials["pvalue"] < 0.05
+    table = deutsch.power_table(trials).set_index("k")
+    assert table.loc[0.5, "power"] == pytest.approx(2 / 3) and table.loc[0.5, "trials"] == 3
+    assert table.loc[0.5, "undefined"] == 1
+    assert np.isnan(table.loc[1.0, "power"]) and table.loc[1.0, "trials"] == 0 and table.loc[1.0, "undefined"] == 4

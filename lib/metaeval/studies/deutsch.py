@@ -967,8 +967,16 @@ def _counts(index: np.ndarray, n: int) -> np.ndarray:
 
 
 def power_table(trials: pd.DataFrame) -> pd.DataFrame:
-    """Rejection rate (power; type-I error at k = 1) per level, test and k, with its binomial SE."""
-    t = trials.groupby(["level", "test", "k"]).agg(power=("reject", "mean"), trials=("reject", "size")).reset_index()
+    """Rejection rate (power; type-I error at k = 1) per level, test and k, with its binomial SE.
+
+    The rate is over the trials whose p-value is defined (``trials``; ``undefined`` counts the others, e.g.
+    Williams' test at k = 1, where r(X, Y) = 1, or an R_k that kept no token): an undefined test is not a
+    non-rejection, and a cell with no defined trial has a NaN rate rather than 0."""
+    defined = trials["pvalue"].notna()
+    frame = trials.assign(rejected=trials["reject"].astype(float).where(defined), defined=defined)
+    t = frame.groupby(["level", "test", "k"]).agg(power=("rejected", "mean"), trials=("defined", "sum"),
+                                                   undefined=("defined", "size")).reset_index()
+    t["undefined"] -= t["trials"]
     t["se"] = np.sqrt(t["power"] * (1 - t["power"]) / t["trials"])
     return t
 
