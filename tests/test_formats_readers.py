@@ -89,7 +89,7 @@ def test_one_huge_line_is_a_clear_error(tmp_path):
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak < 2 * formats.MAX_LINE_BYTES + 2**20
+    assert peak < 3 * formats.MAX_LINE_BYTES  # readline buffers a copy; never the whole file
     assert str(info.value) == (f"{path}:1: line longer than 64 MiB; a JSONL dataset holds one record (one input x "
                                f"system) per line; {formats.FORMAT_HELP}")
 
