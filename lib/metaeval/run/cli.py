@@ -263,6 +263,20 @@ def cmd_card(args) -> int:
     return 0
 
 
+def cmd_import(args) -> int:
+    from metaeval.data.tabular import import_table
+
+    result = import_table(args.source, args.dest, doc=args.doc, system=args.system, summary=args.summary,
+                          reference=args.reference, score=args.score, human=args.human, ignore=args.ignore,
+                          dry_run=args.dry_run, show=print)
+    if args.dry_run:
+        print(f"{result.n_records} records checked; nothing written (--dry-run)")
+    else:
+        print(f"wrote {result.n_records} records to {result.dest} ({', '.join(result.files)}); next: "
+              f"metaeval describe {result.dest}")
+    return 0
+
+
 def cmd_datasets(args) -> int:
     from metaeval.data.datasets import known_datasets
 
@@ -352,6 +366,20 @@ def main(argv=None) -> int:
     p = sub.add_parser("describe", help="systems, inputs, references, texts and score coverage of a dataset")
     p.add_argument("dataset", help="an embedded name (see 'metaeval datasets') or a folder/JSONL file")
     p.set_defaults(func=cmd_describe)
+
+    p = sub.add_parser("import", help="a table (CSV, TSV, parquet; long or wide) -> a dataset folder (JSONL + yml)")
+    p.add_argument("source", help="the table: .csv, .tsv or .parquet")
+    p.add_argument("dest", help="the dataset folder to write (new, or written by an earlier import)")
+    p.add_argument("--doc", help="document (input) id column (default: doc, document, doc_id, instance_id, ...)")
+    p.add_argument("--system", help="system id column (default: system, model, summarizer_id, ...); none: wide "
+                                    "format, columns FIELD:SYSTEM")
+    p.add_argument("--summary", help="summary text column (default: summary, output, prediction, ...)")
+    p.add_argument("--reference", nargs="+", help="reference column(s), or one column of lists")
+    p.add_argument("--score", nargs="+", help="score columns (default: every other column)")
+    p.add_argument("--human", nargs="+", help="human scores (default: by name, e.g. relevance, expert.*)")
+    p.add_argument("--ignore", nargs="+", help="columns to leave out")
+    p.add_argument("--dry-run", action="store_true", help="show the column roles and check every row; write nothing")
+    p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("prepare-ci", help="write notebooks with small CI parameters (for nbval)")
     p.add_argument("output")
