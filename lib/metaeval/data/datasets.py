@@ -148,6 +148,33 @@ _HUMAN_GROUPS = {"expert": "expert", "turker": "crowd", "crowd": "crowd", "human
 _HUMAN_PREFIXES = ("expert", "human", "annotator", "litepyramid", "pyramid", "responsiveness", "crowd", "turker")
 
 
+# Words shown in capitals in display names ("human.normalized_acu" -> "Normalized ACU (human)").
+_ACRONYMS = frozenset({"acu", "scu", "nacu", "qa", "nli", "f1", "bleu", "rouge", "bert", "mt", "llm", "gpt", "sts"})
+
+
+def _words(text: str) -> str:
+    words = text.replace("_", " ").split()
+    out = [w.upper() if w.lower() in _ACRONYMS else w for w in words]
+    if out and out[0] == words[0]:
+        out[0] = out[0][:1].upper() + out[0][1:]
+    return " ".join(out)
+
+
+def _rouge_display(score: str) -> str | None:
+    """``R-2|stem=1|stop=0|F`` or its signature -> "ROUGE-2 F (stem)"; None if not a ROUGE key/signature."""
+    from metaeval.metrics.variants import RougeVariant, parse_variant
+
+    try:
+        v = parse_variant(score)
+    except (ValueError, KeyError, AttributeError):
+        return None
+    if not isinstance(v, RougeVariant):
+        return None
+    options = [o for o, on in (("stem", v.stem), ("no stopwords", v.stop), ("best reference", v.refs == "B")) if on]
+    name = f"ROUGE-{v.measure.name.removeprefix('R-')} {v.stat}"
+    return f"{name} ({', '.join(options)})" if options else name
+
+
 def display_name(score: str) -> str:
     """A readable default name of a score: ``expert.relevance`` -> "Relevance (expert)".
 
@@ -155,14 +182,16 @@ def display_name(score: str) -> str:
     --------
     >>> display_name("expert.relevance"), display_name("qa-eval.f1"), display_name("rouge-2.recall")
     ('Relevance (expert)', 'QAEval-F1', 'ROUGE-2-R')
-    >>> display_name("turker.coherence"), display_name("METEOR")
-    ('Coherence (crowd)', 'METEOR')
+    >>> display_name("turker.coherence"), display_name("METEOR"), display_name("human.normalized_acu")
+    ('Coherence (crowd)', 'METEOR', 'Normalized ACU (human)')
+    >>> display_name("R-2|stem=1|stop=0|F"), display_name("rouge-l|stem:no|stop:yes|stat:R|refs:A")
+    ('ROUGE-2 F (stem)', 'ROUGE-L R (no stopwords)')
     """
-    if "|" in score:  # a signature or a metaeval rouge key already says exactly what it is
-        return score
+    if "|" in score:  # a metaeval ROUGE key or signature; any other signature already says what it is
+        return _rouge_display(score) or score
     head, _, tail = score.partition(".")
     if tail and head.lower() in _HUMAN_GROUPS and "." not in tail:
-        return f"{tail.replace('_', ' ').capitalize()} ({_HUMAN_GROUPS[head.lower()]})"
+        return f"{_words(tail)} ({_HUMAN_GROUPS[head.lower()]})"
     pretty = _PRETTY.get(head.lower(), head)
     if not tail:
         return pretty
@@ -337,8 +366,32 @@ class Dataset:
 
     # -- matrices ------------------------------------------------------------------------------------
 
+    def computable(self, name: str) -> bool:
+        """True for a metaeval ROUGE key or signature (``R-2|stem=1|stop=0|F``) that the dataset does not store
+        but can score from its texts: :meth:`matrix` and :meth:`require` accept it (scored on first use)."""
+        if name in self.scores.columns or not self.has_texts:
+            return False
+        from metaeval.metrics.variants import RougeVariant, parse_variant
+
+        try:
+            return isinstance(parse_variant(name), RougeVariant)
+        except (ValueError, KeyError, AttributeError):
+            return False
+
+    def _scored(self, name: str) -> np.ndarray:
+        from metaeval.metrics.rouge import score
+
+        assert self.texts is not None
+        frame = score(self.texts["summary"].tolist(), [list(r) for r in self.texts["references"]], [name],
+                      columns="key", warn=False)
+        return frame.iloc[:, 0].to_numpy(dtype=float).reshape(self.shape)
+
     def _column(self, name: str) -> tuple[np.ndarray, int]:
         cached = self._cache.get(name)
+        if cached is None and self.computable(name):
+            values = self._scored(name)
+            cached = (values, int(np.isnan(values).sum()))
+            self._cache[name] = cached
         if cached is None:
             if name not in self.scores.columns:
                 raise KeyError(
@@ -512,7 +565,7 @@ class Dataset:
             )
         names = [scores] if isinstance(scores, str) else list(scores)
         for name in names:
-            if name not in self.scores.columns:
+            if name not in self.scores.columns and not self.computable(name):
                 raise DataError(
                     f"dataset {self.name!r} has no score {name!r}; {purpose} needs it "
                     f"(scores: {', '.join(self.score_names) or 'none'})"

@@ -106,9 +106,9 @@ def default_baselines(ds, exclude: Sequence[str] = ()) -> list[str]:
     >>> default_baselines(_datasets.load("realsumm"), exclude=["rouge-l.recall"])
     ['rouge-1.recall', 'rouge-2.recall', 'bertscore.recall']
     """
-    stat = "recall" if getattr(ds, "recall_oriented", False) else "f1"
-    names = [f"{m}.{stat}" for m in _STANDARD]
-    return [n for n in names if n in ds.score_names and n not in exclude]
+    from metaeval.data.defaults import default_baselines as from_data  # one rule for cards and notebooks
+
+    return from_data(ds, exclude)
 
 
 def _display(ds, name: str) -> str:
@@ -243,8 +243,9 @@ def card_tables(
         ds = ds.subset(systems, inputs)
     baselines = list(baselines) if baselines is not None else default_baselines(ds, exclude=(metric,))
     if not baselines:
-        raise ValueError(f"no baselines: dataset {dataset!r} has none of the standard metrics; pass baselines=")
-    missing = [b for b in baselines if b not in ds.score_names]
+        raise ValueError(f"no baselines: dataset {dataset!r} has none of the standard metrics; pass --baselines "
+                         "(metaeval card) or baselines= (Python)")
+    missing = [b for b in baselines if b not in ds.score_names and not ds.computable(b)]
     if missing:
         raise ValueError(f"baselines {missing} are not scores of dataset {dataset!r}")
     if metric in baselines:
