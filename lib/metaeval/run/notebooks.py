@@ -329,7 +329,7 @@ def check_run(notebook: str | os.PathLike, parameters: Mapping[str, Any] | None 
         An output folder the runner may not replace.
     """
     from metaeval.run.outputs import check_target
-    from metaeval.run.params import check_parameters
+    from metaeval.run.params import check_choices, check_parameters
 
     path = find_notebook(notebook)
     declared = notebook_parameters(path)
@@ -350,6 +350,7 @@ def check_run(notebook: str | os.PathLike, parameters: Mapping[str, Any] | None 
         if dataset not in known_datasets() and Path(dataset).exists():
             parameters["dataset"] = str(Path(dataset).resolve())
     parameters = check_parameters(declared, parameters, where=path.name)
+    check_choices(parameter_docs(path), parameters, where=path.name)  # `a | b | c` comments, before a kernel
     requested = parameters.get("output_dir")
     final = resolve_output_dir(path, parameters) if requested is None else _absolute(requested)
     final = check_target(final, path.stem, given=requested, paper=_paper(path))

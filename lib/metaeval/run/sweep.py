@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from metaeval.run.notebooks import (NotebookError, find_notebook, notebook_metadata, notebook_parameters,
-                                    run_notebook)
+                                    parameter_docs, run_notebook)
 
 __all__ = ["SweepError", "load_grid", "parse_flags", "combinations", "combination_dir", "derive_seed", "run_sweep",
            "collect"]
@@ -191,12 +191,13 @@ def run_sweep(
     if workers < 1:
         raise SweepError(f"workers must be >= 1, got {workers}")
     from metaeval.run.outputs import OutputDirError, check_sweep_root
-    from metaeval.run.params import ParameterError, check_value
+    from metaeval.run.params import ParameterError, check_choices, check_value
 
     try:
         for name, values in grid.items():
             for value in values:
                 check_value(name, value, declared[name], where=f"grid of {path.name}")
+        check_choices(parameter_docs(path), {n: list(vs) for n, vs in grid.items()}, where=f"grid of {path.name}")
         root = check_sweep_root(output_path_unsafe(output_dir), path.name)
     except (ParameterError, OutputDirError) as exc:
         raise SweepError(str(exc)) from None
