@@ -184,6 +184,8 @@ def display_name(score: str) -> str:
     ('Relevance (expert)', 'QAEval-F1', 'ROUGE-2-R')
     >>> display_name("turker.coherence"), display_name("METEOR"), display_name("human.normalized_acu")
     ('Coherence (crowd)', 'METEOR', 'Normalized ACU (human)')
+    >>> display_name("normalized_acu"), display_name("relevance"), display_name("AutoSummENG")
+    ('Normalized ACU', 'Relevance', 'AutoSummENG')
     >>> display_name("R-2|stem=1|stop=0|F"), display_name("rouge-l|stem:no|stop:yes|stat:R|refs:A")
     ('ROUGE-2 F (stem)', 'ROUGE-L R (no stopwords)')
     """
@@ -193,8 +195,8 @@ def display_name(score: str) -> str:
     if tail and head.lower() in _HUMAN_GROUPS and "." not in tail:
         return f"{_words(tail)} ({_HUMAN_GROUPS[head.lower()]})"
     pretty = _PRETTY.get(head.lower(), head)
-    if not tail:
-        return pretty
+    if not tail:  # a bare name: a table's column such as "normalized_acu" -> "Normalized ACU"
+        return pretty if head.lower() in _PRETTY or not (head.islower() or "_" in head) else _words(head)
     return f"{pretty}-{_STATS.get(tail.lower(), tail)}"
 
 
