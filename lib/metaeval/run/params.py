@@ -227,3 +227,79 @@ def check_choices(params: Iterable[Parameter], values: Mapping[str, Any], where:
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ParameterError(f"{prefix}parameter {p.name!r} must be one of {' | '.join(allowed)}, got "
                                  f"{item!r}{hint}")
+
+
+# ----------------------------------------------------------------------------------------------------
+# JupyterLab: the parameters cell of a notebook source is its defaults, not a scratch pad
+
+_SOURCE_NAME = re.compile(r"^[0-9]{2}_[A-Za-z0-9_]+\.py$")
+_PARAMS_BLOCK = re.compile(r'^# %% tags=\["parameters"\][^\n]*\n.*?(?=^# %%|\Z)', re.MULTILINE | re.DOTALL)
+
+
+def _parameters_block(text: str) -> str | None:
+    found = _PARAMS_BLOCK.search(text)
+    return found.group(0) if found else None
+
+
+def protect_parameters_cell(model: dict, path: str, contents_manager: Any = None, **kwargs: Any) -> None:
+    """Jupyter server pre-save hook: saving a notebook source (``notebooks/NN_name.py``) from JupyterLab keeps
+    its parameters cell as it is on disk.
+
+    The parameters cell holds the defaults every run, test and result depends on; values typed into it to try
+    something (and JupyterLab's autosave) would otherwise rewrite them. Every other cell is saved as edited;
+    the typed values stay in the open notebook, and the server log says so. Installed by ``make setup``
+    (``jupyter/jupyter_server_config.d/metaeval.json``): ``ContentsManager.pre_save_hook``.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (root / "20_x.py").write_text('# %% tags=["parameters"]\\nn = 1  # size\\n\\n# %%\\nprint(n)\\n')
+    >>> class CM:
+    ...     root_dir = str(root)
+    ...     class log:
+    ...         warning = print
+    >>> model = {"type": "file", "format": "text",
+    ...          "content": '# %% tags=["parameters"]\\nn = 5  # size\\n\\n# %%\\nprint(n * 2)\\n'}
+    >>> protect_parameters_cell(model, "20_x.py", CM())  # doctest: +ELLIPSIS
+    20_x.py: the parameters cell was not saved ...
+    >>> print(model["content"])
+    # %% tags=["parameters"]
+    n = 1  # size
+    <BLANKLINE>
+    # %%
+    print(n * 2)
+    <BLANKLINE>
+    """
+    import os
+
+    if not _SOURCE_NAME.match(os.path.basename(path)) or model.get("content") is None:
+        return
+    root = getattr(contents_manager, "root_dir", "") or ""
+    disk_path = os.path.join(root, path)
+    if not os.path.isfile(disk_path):
+        return  # a new file: nothing to protect
+    with open(disk_path, encoding="utf-8") as fh:
+        disk = _parameters_block(fh.read())
+    if disk is None:
+        return
+    changed = False
+    if model.get("type") == "file" and isinstance(model["content"], str):
+        new = _parameters_block(model["content"])
+        if new is not None and new != disk:
+            model["content"] = model["content"].replace(new, disk, 1)
+            changed = True
+    elif model.get("type") == "notebook":
+        body = disk.split("\n", 1)[1].rstrip("\n")
+        for cell in model["content"].get("cells", []):
+            if "parameters" in cell.get("metadata", {}).get("tags", []):
+                if cell.get("source", "").rstrip("\n") != body:
+                    cell["source"] = body
+                    changed = True
+                break
+    if changed and contents_manager is not None:
+        number = os.path.basename(path)[:2]
+        contents_manager.log.warning(
+            f"{path}: the parameters cell was not saved (it holds the notebook's defaults); the values you typed "
+            f"stay in the open notebook. Other values without editing the source: metaeval run {number} -p NAME VALUE"
+        )
