@@ -211,8 +211,9 @@ def searches(grid: Any, n_targets: int) -> dict[str, Any]:
     """The MLP searches of each learned metric and ridge's penalties for a ``grid`` of :func:`learned_metrics`.
 
     ``grid="paper"``: S-ROUGE with the paper's architecture for the number of human scores (one: DUC-2004's
-    5 x 512; several: BioASQ's 5 x 256), M-ROUGE with 4 x 256, an L2 search each; the centroid networks keep
-    the small search (the paper's CENT architectures are not part of the preset). Any other ``grid`` (a
+    5 x 512; several: BioASQ's 5 x 256), M-ROUGE with 4 x 256, an L2 search each; no centroid networks
+    (None: the paper's CENT architectures are not part of the preset, and the default run has the small
+    ones). Any other ``grid`` (a
     name of :func:`metaeval.combination.mlp_grid` or a list of configurations) serves every network. Ridge
     always gets as many penalties as S-ROUGE gets configurations (the same tuning budget).
 
@@ -220,7 +221,7 @@ def searches(grid: Any, n_targets: int) -> dict[str, Any]:
     --------
     >>> s = searches("paper", 4)
     >>> s["S-ROUGE"], s["M-ROUGE"], s["S-CENT"], [p["alpha"] for p in s["ridge"]]
-    ('paper-bioasq', 'paper-multitask', 'small', [1.0, 10.0, 100.0])
+    ('paper-bioasq', 'paper-multitask', None, [1.0, 10.0, 100.0])
     >>> searches("paper", 1)["S-ROUGE"], [p["alpha"] for p in searches("small", 1)["ridge"]]
     ('paper-duc', [10.0, 100.0])
     """
@@ -228,7 +229,7 @@ def searches(grid: Any, n_targets: int) -> dict[str, Any]:
 
     if isinstance(grid, str) and grid == "paper":
         s_grid: Any = PAPER_PRESET["several" if n_targets > 1 else "single"]
-        out = {"S-ROUGE": s_grid, "M-ROUGE": PAPER_PRESET["multitask"], "S-CENT": "small", "M-CENT": "small"}
+        out = {"S-ROUGE": s_grid, "M-ROUGE": PAPER_PRESET["multitask"], "S-CENT": None, "M-CENT": None}
     else:
         s_grid = grid
         out = dict.fromkeys(("S-ROUGE", "M-ROUGE", "S-CENT", "M-CENT"), grid)
@@ -259,6 +260,9 @@ def describe_searches(search: Mapping[str, Any], *, folds: int, inner_folds: int
     s_text = text(search["S-ROUGE"])
     parts = [f"S-ROUGE / MEAN-ROUGE: {s_text}"]
     for key, label_ in (("M-ROUGE", "M-ROUGE"), ("S-CENT", "S-CENT / M-CENT")):
+        if search[key] is None:
+            parts.append(f"{label_}: not run")
+            continue
         t = text(search[key])
         parts.append(f"{label_}: {'the same' if t == s_text else t}")
     alphas = ", ".join(f"{p['alpha']:g}" for p in search["ridge"])
@@ -287,8 +291,9 @@ def learned_metrics(
     For each human score t (and ``"mean"``): ``S-ROUGE`` (MLP on the features, target t; for the mean
     ``MEAN-ROUGE``), ``M-ROUGE`` (as the paper: for each measure t, a network predicting all non-mean scores
     at once whose configuration is chosen on t's error; its column t), ``S-CENT`` / ``M-CENT`` / ``MEAN-CENT``
-    alike on the centroid differences, ``ridge`` and ``best-single`` (on the features, target t). Every model
-    uses the same outer folds (one seed). The searches: :func:`searches` (``grid="paper"``: the paper's
+    alike on the centroid differences (``centroids``; not with ``grid="paper"``), ``ridge`` and ``best-single``
+    (on the features, target t); ``multitask=False`` leaves M-* out. Every model uses the same outer folds
+    (one seed). The searches: :func:`searches` (``grid="paper"``: the paper's
     architectures).
 
     ``split="grouped"`` (default) keeps all summaries of a document in one fold; ``split="random"`` makes
@@ -324,6 +329,7 @@ def learned_metrics(
                 rows.append({"model": name, "target": q.pop("target", target), "fold": k,
                              **{key: _plain(v) for key, v in q.items()}})
 
+    centroids = centroids and search["S-CENT"] is not None
     inputs = [("ROUGE", X)] + ([("CENT", feats.centroid_difference)] if centroids else [])
     for kind, F in inputs:
         for t in targets:
