@@ -36,8 +36,11 @@ Protocol
 * Deterministic for a seed: every random choice (fold assignment, network initialisation, early-stopping
   split) derives from ``rng``, and BLAS and OpenMP run single-threaded inside every fit
   (:func:`threadpoolctl.threadpool_limits`): a multi-threaded BLAS splits sums by thread count and so rounds
-  differently from run to run; single-threaded, two runs give bit-identical predictions and chosen
-  configurations (tested in a fresh process with another BLAS thread setting). Nothing is rounded.
+  differently from run to run. Two runs give bit-identical predictions and chosen configurations (tested in
+  fresh processes with other BLAS thread settings and other memory alignment of the inputs). The reported
+  inner-CV errors (``inner_mse``) and best-single's Spearman are rounded to 12 significant digits: they are
+  written to tables, and a feature computed on another machine or with another BLAS kernel can differ in its
+  last bit, which would show in their 16th digit (the predictions are not rounded).
 """
 
 from __future__ import annotations
@@ -245,6 +248,11 @@ def _spearman_columns(X: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.where(den > 0, r, np.nan)
 
 
+def _reported(x: float) -> float:
+    """A reported error or correlation, to 12 significant digits (see the module notes on determinism)."""
+    return float(f"{x:.12g}")
+
+
 def _best_single(Xtr, Ytr, Xte, names, target_names) -> tuple[np.ndarray, dict[str, Any]]:
     preds, chosen = [], []
     for t in range(Ytr.shape[1]):
@@ -260,7 +268,7 @@ def _best_single(Xtr, Ytr, Xte, names, target_names) -> tuple[np.ndarray, dict[s
         j = int(np.nanargmax(np.abs(rho)))  # a defined rho needs a non-constant column
         slope, intercept = np.polyfit(Xtr[:, j], Ytr[:, t], 1)
         preds.append(intercept + slope * Xte[:, j])
-        chosen.append({"feature": names[j], "spearman": float(rho[j])})
+        chosen.append({"feature": names[j], "spearman": _reported(rho[j])})
     params = chosen[0] if len(chosen) == 1 else {"per_target": tuple(chosen)}
     return np.column_stack(preds), params
 
@@ -293,13 +301,13 @@ def _one_fold(model, grid, inner_folds, seed, X, Y, groups, train, test, names, 
             best = [int(np.argmin(errors[:, t])) if len(grid) > 1 else 0 for t in range(n_t)]
             fitted = {c: _fit_predict(model, grid[c], fit_seed, Xtr, Ytr, Xte) for c in sorted(set(best))}
             pred = np.column_stack([fitted[c][:, t] for t, c in enumerate(best)])
-            chosen = tuple({**grid[c], "target": target_names[t], "inner_mse": float(errors[c, t])}
+            chosen = tuple({**grid[c], "target": target_names[t], "inner_mse": _reported(errors[c, t])}
                            for t, c in enumerate(best))
             return pred, {"per_target": chosen}
         total = errors.mean(axis=1)
         b = int(np.argmin(total)) if len(grid) > 1 else 0
         pred = _fit_predict(model, grid[b], fit_seed, Xtr, Ytr, Xte)
-    return pred, {**grid[b], "inner_mse": float(total[b])}
+    return pred, {**grid[b], "inner_mse": _reported(total[b])}
 
 
 def cross_validate(

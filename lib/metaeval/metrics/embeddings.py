@@ -649,7 +649,9 @@ def _wmd_pairs(rec: _Records, emb: Embeddings, stop: bool, names: set[str], prog
         for tag, D in blocks:
             Dp = D[inverse]  # rows of every summary word, summaries concatenated
             left = np.bincount(seg, weights=w_all * Dp.min(axis=1), minlength=ks.size)
-            right = np.minimum.reduceat(Dp, starts, axis=0) @ ref_w
+            # a row-wise sum rather than a BLAS matrix-vector product, whose summation order can depend on the
+            # arrays' memory alignment (a last-bit difference between runs that reached the learned metrics)
+            right = (np.minimum.reduceat(Dp, starts, axis=0) * ref_w).sum(axis=1)
             for side, values in (("l", left), ("r", right), ("m", np.maximum(left, right))):
                 name = f"rwmd-{side}-{tag}"
                 if name in out:
