@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import pickle
+import json
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -75,7 +76,9 @@ def _folder() -> Path:
 
 
 def _cache_path(digest: str) -> Path:
-    return cache_dir() / "wordnet" / f"parsed-{digest[:32]}.pkl"
+    """The parse cache: ``<path>.npz`` (arrays, read with ``allow_pickle=False``) and ``<path>.json`` (tables,
+    the sha256 of the WordNet files and of the ``.npz``). Nothing that executes code on load (no pickle)."""
+    return cache_dir() / "wordnet" / f"parsed-v2-{digest[:32]}"
 
 
 def _lines(path: Path):
@@ -116,30 +119,58 @@ class WordNet:
         if cached is not None:
             self._save_parsed(cached)
 
-    _PARSED = ("n_nodes", "node_offset", "node_pos", "first_lemma", "n_pointers", "adjacency", "_index", "_exc")
-
     def _load_parsed(self, path: Path) -> bool:
-        try:
-            with open(path, "rb") as fh:
-                state = pickle.load(fh)
-            if not isinstance(state, dict) or state.get("sha256") != self.sha256:
-                return False
-            for name in self._PARSED:
-                setattr(self, name, state[name])
-        except Exception:  # noqa: BLE001 - missing, damaged or from another version: parse again
+        npz, meta = path.with_suffix(".npz"), path.with_suffix(".json")
+        if not (npz.exists() and meta.exists()):
             return False
+        try:
+            with open(meta, encoding="utf-8") as fh:
+                state = json.load(fh)
+            if not isinstance(state, dict) or state.get("sha256") != self.sha256:
+                raise ValueError("written for other WordNet files")
+            if state.get("npz_sha256") != _resources.sha256(npz):
+                raise ValueError("checksum mismatch")
+            with np.load(npz, allow_pickle=False) as z:
+                node_offset, node_pos = z["node_offset"], z["node_pos"]
+                indptr, indices = z["indptr"], z["indices"]
+            n = int(state["n_nodes"])
+            if node_offset.shape != (n,) or node_pos.shape != (n,) or indptr.shape != (n + 1,) \
+                    or indptr[0] != 0 or indptr[-1] != indices.shape[0] or (np.diff(indptr) < 0).any() \
+                    or (indices.size and (indices.min() < 0 or indices.max() >= n)):
+                raise ValueError("inconsistent arrays")
+            index, exc = state["index"], state["exc"]
+            if len(state["first_lemma"]) != n or any(
+                    not 0 <= node < n for table in index.values() for nodes in table.values() for node in nodes):
+                raise ValueError("node ids out of range")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc_:
+            warnings.warn(f"ignoring the WordNet parse cache {npz} ({exc_}): parsing again", UserWarning,
+                          stacklevel=3)
+            return False
+        self.n_nodes = n
+        self.node_offset, self.node_pos = node_offset, node_pos
+        self.first_lemma = list(state["first_lemma"])
+        self.n_pointers = int(state["n_pointers"])
+        adj = sp.csr_matrix((np.ones(indices.shape[0]), indices, indptr), shape=(n, n))
+        adj.sort_indices()
+        self.adjacency = adj
+        self._index, self._exc = index, exc
         return True
 
     def _save_parsed(self, path: Path) -> None:
-        state = {name: getattr(self, name) for name in self._PARSED}
-        state["sha256"] = self.sha256
+        npz, meta = path.with_suffix(".npz"), path.with_suffix(".json")
+        adj = self.adjacency
 
-        def write(tmp: Path) -> None:
+        def write_npz(tmp: Path) -> None:
             with open(tmp, "wb") as fh:
-                pickle.dump(state, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                np.savez(fh, node_offset=self.node_offset, node_pos=self.node_pos.astype("U1"),
+                         indptr=adj.indptr.astype(np.int64), indices=adj.indices.astype(np.int64))
 
         try:
-            atomic_write(path, write)
+            atomic_write(npz, write_npz)
+            state = {"sha256": self.sha256, "npz_sha256": _resources.sha256(npz), "n_nodes": self.n_nodes,
+                     "n_pointers": self.n_pointers, "first_lemma": self.first_lemma, "index": self._index,
+                     "exc": self._exc}
+            atomic_write(meta, lambda tmp: tmp.write_text(json.dumps(state), encoding="utf-8"))
         except OSError:  # a read-only cache costs time, not correctness
             pass
 
