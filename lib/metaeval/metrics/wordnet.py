@@ -96,6 +96,15 @@ class WordNet:
     keys caches of anything computed from the graph.
     """
 
+    n_nodes: int
+    n_pointers: int
+    node_offset: np.ndarray
+    node_pos: np.ndarray
+    first_lemma: list[str]
+    adjacency: sp.csr_matrix
+    _index: dict[str, dict[str, list[int]]]
+    _exc: dict[str, dict[str, list[str]]]
+
     def __init__(self, folder: Path | None = None, *, use_cache: bool = True):
         folder = Path(folder) if folder is not None else _folder()
         names = [f"{kind}.{_FILE[p]}.gz" for p in POS for kind in ("data", "index")]
@@ -189,7 +198,7 @@ class WordNet:
         self.n_nodes = len(offsets)
         self.node_offset = np.asarray(offsets, np.int64)
         self.node_pos = np.asarray(types)
-        self.first_lemma: list[str] = []
+        self.first_lemma = []
         src: list[int] = []
         dst: list[int] = []
         for i, fields in enumerate(records):
@@ -211,9 +220,9 @@ class WordNet:
         adj = sp.coo_matrix((np.ones(rows.shape[0]), (rows, cols)), shape=(self.n_nodes, self.n_nodes)).tocsr()
         adj.data[:] = 1.0  # parallel pointers (e.g. both directions of hypernym/hyponym) count once
         adj.sort_indices()
-        self.adjacency: sp.csr_matrix = adj
+        self.adjacency = adj
 
-        self._index: dict[str, dict[str, list[int]]] = {}
+        self._index = {}
         for p in POS:
             table: dict[str, list[int]] = {}
             for line in _lines(folder / f"index.{_FILE[p]}.gz"):
@@ -222,7 +231,7 @@ class WordNet:
                 synsets = f[4 + p_cnt + 2:]
                 table[f[0]] = [node_of[(p, int(o))] for o in synsets]
             self._index[p] = table
-        self._exc: dict[str, dict[str, list[str]]] = {}
+        self._exc = {}
         for p in POS:
             exc: dict[str, list[str]] = {}
             for line in _lines(folder / f"{_FILE[p]}.exc.gz"):

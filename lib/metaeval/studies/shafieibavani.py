@@ -223,10 +223,11 @@ def all_cells(pairs: Sequence[tuple[str, str]], metrics: Mapping[str, np.ndarray
                     X, Y = metrics[a], metrics[b]
                     ra = correlate(X, Z, level=level, coefficient=c)
                     rb = correlate(Y, Z, level=level, coefficient=c)
-                    kw = dict(level=level, coefficient=c, alternative="greater")
-                    will = williams_test(X, Y, Z, **kw)
-                    perm = permutation_test(X, Y, Z, resample="both", n_resamples=n_resamples, rng=rng, **kw)
-                    boot = bootstrap_test(X, Y, Z, resample="both", n_resamples=n_resamples, rng=rng, **kw)
+                    will = williams_test(X, Y, Z, level=level, coefficient=c, alternative="greater")
+                    perm = permutation_test(X, Y, Z, level=level, coefficient=c, alternative="greater",
+                                            resample="both", n_resamples=n_resamples, rng=rng)
+                    boot = bootstrap_test(X, Y, Z, level=level, coefficient=c, alternative="greater",
+                                          resample="both", n_resamples=n_resamples, rng=rng)
                     rows.append({"level": level, "human": h, "coefficient": c, "metric": a, "baseline": b,
                                  "r_metric": ra, "r_baseline": rb, "delta": ra - rb, "p_williams": will.pvalue,
                                  "p_perm_both": perm.pvalue, "p_boot_both": boot.pvalue})
@@ -256,10 +257,10 @@ def lam_tests(parts: tuple[np.ndarray, np.ndarray], Z: np.ndarray, lams: Sequenc
         if float(lam) == 1.0:
             rows.append({"lam": 1.0, "r": r, "delta": 0.0, "p_perm_both": np.nan, "p_boot_both": np.nan})
             continue
-        kw = dict(level=level, coefficient=coefficient, resample="both", n_resamples=n_resamples,
-                  alternative="two-sided")
-        perm = permutation_test(X, R, Z, rng=np.random.default_rng(seed), **kw)
-        boot = bootstrap_test(X, R, Z, rng=np.random.default_rng(seed), **kw)
+        perm = permutation_test(X, R, Z, level=level, coefficient=coefficient, resample="both",
+                                n_resamples=n_resamples, alternative="two-sided", rng=np.random.default_rng(seed))
+        boot = bootstrap_test(X, R, Z, level=level, coefficient=coefficient, resample="both",
+                              n_resamples=n_resamples, alternative="two-sided", rng=np.random.default_rng(seed))
         rows.append({"lam": float(lam), "r": r, "delta": r - correlate(R, Z, level=level, coefficient=coefficient),
                      "p_perm_both": perm.pvalue, "p_boot_both": boot.pvalue})
     out = pd.DataFrame(rows)

@@ -75,7 +75,7 @@ class GRougeOptions:
                 raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
 
     @property
-    def vector_key(self) -> tuple:
+    def vector_key(self) -> tuple[float, int, int | None]:
         """What the single-sense vectors depend on."""
         return (float(self.restart), int(self.iterations), self.topk)
 

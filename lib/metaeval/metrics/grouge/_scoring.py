@@ -255,8 +255,8 @@ def _lexical_counts(proc: list[list[str]], is_stop: list[np.ndarray], measure: M
         pos = _occurrences(t_ids.shape[0], measure)
         clipped = np.clip(pos, 0, None)
         rows.append(np.where(pos >= 0, t_ids[clipped] if t_ids.size else pos, -1).reshape(pos.shape))
-        stop_rows.append(np.where(pos >= 0, stop[clipped] if stop.size else True, True).all(axis=1)
-                         if pos.shape[0] else np.zeros(0, bool))
+        stop_rows.append(np.asarray(np.where(pos >= 0, stop[clipped] if stop.size else True, True).all(axis=1)
+                                    if pos.shape[0] else np.zeros(0, bool), bool))
     lengths = np.asarray([len(r) for r in rows], np.int64)
     stacked = np.concatenate(rows) if rows else np.zeros((0, 1), np.int64)
     if stacked.shape[0]:
