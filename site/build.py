@@ -7,8 +7,8 @@ Sphinx into ``site/_build/html``. Nothing is executed: the notebooks are shown a
 code cells tagged so that plumbing disappears and interpretation and figures stay (:func:`tag_cells`).
 
 Options: ``--results DIR`` (default ``results``), ``--only PATTERN`` (results folders matching a glob such as
-``card/*``, to build a quick subset; the front page and the other pages are always built), ``--out DIR``
-(default ``site/_build``), ``--quiet``.
+``card/*``, comma-separated, to build a quick subset; the front page and the other pages are always built),
+``--no-api`` (skip the API reference), ``--out DIR`` (default ``site/_build``), ``--quiet``.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def _outputs_page(folder: Path, rel: str, dest: Path, notebooks: list[str]) -> s
     lines = [f"# Outputs of `results/{rel}/`", ""]
     if notebooks:
         lines += ["Produced by the executed notebook " + ", ".join(f"[{n}]({n}.ipynb)" for n in notebooks) + ".", ""]
-    if (folder / "report.html").is_file():
+    if (dest / "report.html").is_file():
         lines += ['The report card of this dataset: <a href="report.html">one-page report</a>.', ""]
     texts = sorted(p for p in folder.glob("*.md"))
     if texts:
@@ -155,12 +155,19 @@ def _front_page(results: Path, pages: dict[str, list[str]]) -> str:
     return text + "\n".join(toc)
 
 
-def assemble(results: Path, src: Path, only: str | None = None) -> dict[str, list[str]]:
+def _selected(rel: str, only: str | None) -> bool:
+    return only is None or any(fnmatch.fnmatch(rel, pattern.strip()) for pattern in only.split(","))
+
+
+def assemble(results: Path, src: Path, only: str | None = None, api: bool = True) -> dict[str, list[str]]:
     """Write the Sphinx sources into ``src``; returns {notebook name: [page of each run]}."""
     _reset(src)
     for page in (SITE / "pages").iterdir():
         if page.is_file():
             shutil.copyfile(page, src / page.name)
+    if not api:  # a quick build (the browser test's subset): the API reference imports the whole library
+        (src / "api.rst").write_text("API reference\n=============\n\nNot built in this quick build "
+                                     "(``site/build.py --no-api``); ``make site`` builds it.\n", encoding="utf-8")
     (src / "tour.md").write_text(_library_tour(), encoding="utf-8")
     pages: dict[str, list[str]] = {}
     figures: list[str] = ["# Every figure of the default run", ""]
@@ -170,7 +177,7 @@ def assemble(results: Path, src: Path, only: str | None = None) -> dict[str, lis
     folders = sorted({p.parent for p in results.glob("*/*/*.ipynb")})
     for folder in folders:
         rel = folder.relative_to(results).as_posix()
-        if only and not fnmatch.fnmatch(rel, only):
+        if not _selected(rel, only):
             continue
         dest = src / "results" / rel
         dest.mkdir(parents=True, exist_ok=True)
@@ -180,8 +187,14 @@ def assemble(results: Path, src: Path, only: str | None = None) -> dict[str, lis
             (dest / path.name).write_text(json.dumps(notebook, indent=1, ensure_ascii=False), encoding="utf-8")
             pages.setdefault(path.stem, []).append(f"results/{rel}/{path.stem}")
             names.append(path.stem)
-        if (folder / "report.html").is_file():
-            shutil.copyfile(folder / "report.html", dest / "report.html")
+        if (folder / "provenance.json").is_file() and (folder / "summary.md").is_file():
+            # a report card: its one-page report as the card run wrote it, or rendered now from its files
+            if (folder / "report.html").is_file():
+                shutil.copyfile(folder / "report.html", dest / "report.html")
+            else:
+                from metaeval.studies.card_report import render_report
+
+                (dest / "report.html").write_text(render_report(folder), encoding="utf-8")
             cards.append(f'- `{rel}`: <a href="results/{rel}/report.html">the one-page report</a>, '
 
                          f"[the executed notebook](results/{rel}/{names[0]}.ipynb), "
@@ -198,24 +211,22 @@ def assemble(results: Path, src: Path, only: str | None = None) -> dict[str, lis
     return pages
 
 
-def build(results: Path, out: Path, *, only: str | None = None, quiet: bool = False) -> Path:
+def build(results: Path, out: Path, *, only: str | None = None, api: bool = True, quiet: bool = False) -> Path:
     """Assemble the sources and run Sphinx; returns the folder of the HTML site."""
     out.mkdir(parents=True, exist_ok=True)
     src, html = out / "src", out / "html"
-    assemble(results, src, only=only)
+    assemble(results, src, only=only, api=api)
     _reset(html)
-    # The report cards are standalone pages; html_extra_path-like copying keeps them next to their outputs page.
     command = [sys.executable, "-m", "sphinx", "-b", "html", "-c", str(SITE), "-j", "1", "-E",
                "-d", str(out / "doctrees"), str(src), str(html)]
     if quiet:
         command.insert(3, "-q")
     subprocess.run(command, check=True)
+    # The report cards are standalone pages (not Sphinx documents), placed next to their outputs page.
     for report in src.glob("results/*/*/report.html"):
         target = html / report.relative_to(src)
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(report, target)
-        for figure in report.parent.glob("*.png"):  # a report may refer to its figures by file name
-            shutil.copyfile(figure, target.parent / figure.name)
+        shutil.copyfile(report, target)  # self-contained: its figures are embedded
     return html
 
 
@@ -224,10 +235,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", type=Path, default=ROOT / "results")
     parser.add_argument("--out", type=Path, default=SITE / "_build")
     parser.add_argument("--only", default=None, help="results folders to include, a glob such as 'card/*'")
+    parser.add_argument("--no-api", dest="api", action="store_false", help="skip the API reference (quick build)")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    html = build(args.results, args.out, only=args.only, quiet=args.quiet)
+    html = build(args.results, args.out, only=args.only, api=args.api, quiet=args.quiet)
     print(f"site built in {time.perf_counter() - started:.0f} s: {html / 'index.html'}")
     return 0
 

@@ -70,3 +70,4 @@ html_math_renderer = "tex"
 
 def setup(app):
     _math_as_tex(app)
+html_favicon = "favicon.svg"  # also keeps the browser from asking the server for /favicon.ico
