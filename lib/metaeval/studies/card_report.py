@@ -1,4 +1,4 @@
-"""The report card as one printable HTML page, rendered from the files a card run writes.
+r"""The report card as one printable HTML page, rendered from the files a card run writes.
 
 :func:`render_report` reads a card folder (``summary.md``, ``correlations.csv``, ``tests.csv``,
 ``normality.csv``, ``planner.csv``, ``provenance.json`` and the figures ``correlations.png``, ``tests.png``)
@@ -7,11 +7,13 @@ the generated summary, the confidence-interval figure and table, the tests heatm
 check, the planner's advice, and the provenance in a footer. Tables are sized to fit an A4 page
 (``table-layout: fixed``, wrapped cells); :func:`write_report` saves it as ``report.html``.
 
->>> from metaeval import _resources
->>> folder = _resources.root() / "results" / "card" / "summeval"
->>> html = render_report(folder) if folder.is_dir() else "<title>Report card"
->>> "<title>Report card" in html and "<script" not in html
-True
+>>> import json, tempfile
+>>> folder = Path(tempfile.mkdtemp())
+>>> _ = (folder / "summary.md").write_text("**M** on **demo**.\n- System level: r = 0.8.\n")
+>>> _ = (folder / "provenance.json").write_text(json.dumps({"metric": "m", "dataset": "demo", "seed": 0}))
+>>> page = render_report(folder)
+>>> "<title>Report card: m on demo</title>" in page, "<li>System level: r = 0.8.</li>" in page, "<script" in page
+(True, True, False)
 """
 
 from __future__ import annotations
@@ -151,7 +153,8 @@ def render_report(folder: str | os.PathLike) -> str:
     planner = _read(folder, "planner.csv")
     if planner is not None and len(planner):
         shown = pd.DataFrame({
-            "level": planner.level, "baseline": planner.baseline, "r difference": [f"{d:.3f}" for d in planner.difference],
+            "level": planner.level, "baseline": planner.baseline,
+            "r difference": [f"{d:.3f}" for d in planner.difference],
             "documents for 80% power": [f"not reached up to {int(m)}" if not bool(r) else f"{n:.0f}"
                                         for n, r, m in zip(planner.documents_needed, planner.reached,
                                                            planner.largest_size_tried)],
@@ -164,12 +167,13 @@ def render_report(folder: str | os.PathLike) -> str:
         parts.append('<div class="row">' + "".join(lower) + "</div>")
 
     keep = ("dataset", "shape", "human", "metric", "baselines", "signature", "seeding", "metaeval", "numpy")
-    footer = "; ".join(f"<b>{html.escape(k)}</b>: {html.escape(json.dumps(provenance[k]) if not isinstance(provenance[k], str) else provenance[k])}"
-                       for k in keep if k in provenance)
+    shown_values = {k: v if isinstance(v, str) else json.dumps(v) for k, v in provenance.items() if k in keep}
+    footer = "; ".join(f"<b>{html.escape(k)}</b>: {html.escape(v)}" for k, v in shown_values.items())
     title = f"Report card: {metric} on {dataset}"
     parts.insert(0, f"<h1>{html.escape(title)}</h1>")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{html.escape(title)}</title>"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>{html.escape(title)}</title>"
             f"<link rel=\"icon\" href=\"data:,\"><style>{_CSS}</style></head><body>{''.join(parts)}"
             f"<footer>Provenance: {footer}</footer></body></html>\n")
 

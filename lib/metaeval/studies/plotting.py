@@ -43,8 +43,9 @@ class LayoutProblem:
 def wrap_label(text: str, width: int = 40) -> str:
     """Wrap a long axis label or title onto lines of at most ``width`` characters.
 
-    >>> wrap_label("Spearman correlation with the expert relevance judgments", 30)
-    'Spearman correlation with the\nexpert relevance judgments'
+    >>> print(wrap_label("Spearman correlation with the expert relevance judgments", 30))
+    Spearman correlation with the
+    expert relevance judgments
     """
     import textwrap
 
@@ -95,22 +96,27 @@ def _name(artist) -> str:
     return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
-def layout_problems(fig) -> list[LayoutProblem]:
-    """Text outside the canvas, text drawn over text, and legends drawn over plotted data.
+def layout_problems(fig, *, canvas: str = "saved") -> list[LayoutProblem]:
+    """Text cut off by the canvas, text drawn over text, and legends drawn over plotted data.
 
     Window extents come from the figure's renderer after a full draw (so every layout engine has run). A text
-    is *outside* when its box leaves the canvas (:func:`save_figure` would still keep it, by saving the tight
-    bounding box, but the layout did not make room for it); two texts *overlap* when their
+    is *outside* when its box leaves the canvas: with ``canvas="saved"`` the one :func:`save_figure` writes
+    (the figure's tight bounding box plus :data:`PAD_INCHES`, which holds every artist that takes part in the
+    layout), with ``canvas="figure"`` the figure's own size (what a plain ``savefig`` writes); two texts
+    *overlap* when their
     boxes intersect by more than a pixel in both directions; a legend inside an axes is *over the data* when a
     plotted point or line vertex of that axes falls inside it.
 
     >>> import matplotlib
     >>> matplotlib.use("Agg")
     >>> import matplotlib.pyplot as plt
-    >>> fig, ax = plt.subplots(figsize=(3, 2))
-    >>> _ = ax.set_title("a title far too long for a figure three inches wide", fontsize=14)
-    >>> [p.kind for p in layout_problems(fig)] == []  # a tight bounding box keeps it (and widens the file)
-    True
+    >>> fig, ax = plt.subplots(figsize=(4, 3))
+    >>> _ = ax.set(xticks=[], yticks=[])
+    >>> _ = ax.set_title("a title far too long for a figure four inches wide", fontsize=16)
+    >>> [str(p) for p in layout_problems(fig, canvas="figure")]
+    ["outside: 'a title far too long for a figure fou...' extends outside the canvas"]
+    >>> layout_problems(fig)  # save_figure saves the tight bounding box: nothing is cut
+    []
     >>> _ = ax.text(0.5, 0.5, "A", transform=ax.transAxes); _ = ax.text(0.5, 0.5, "B", transform=ax.transAxes)
     >>> [str(p) for p in layout_problems(fig)]
     ["overlap: 'A' over 'B'"]
@@ -119,15 +125,22 @@ def layout_problems(fig) -> list[LayoutProblem]:
     import numpy as np
     from matplotlib.text import Text
 
+    from matplotlib.transforms import Bbox
+
+    if canvas not in ("saved", "figure"):
+        raise ValueError(f"canvas={canvas!r}: use 'saved' (what save_figure writes) or 'figure'")
     fig.canvas.draw()  # runs the layout engine; extents below are those of the saved figure
     renderer = fig.canvas.get_renderer()
     problems = []
     region = fig.bbox
+    if canvas == "saved":
+        inches = fig.get_tightbbox(renderer).padded(PAD_INCHES)
+        region = Bbox(inches.get_points() * fig.dpi)
     texts = _texts(fig, renderer)
     for artist, box in texts:
         if (box.x0 < region.x0 - _TOLERANCE_PX or box.y0 < region.y0 - _TOLERANCE_PX
                 or box.x1 > region.x1 + _TOLERANCE_PX or box.y1 > region.y1 + _TOLERANCE_PX):
-            problems.append(LayoutProblem("outside", f"{_name(artist)} extends outside the saved figure"))
+            problems.append(LayoutProblem("outside", f"{_name(artist)} extends outside the canvas"))
     for i, (a, box_a) in enumerate(texts):
         for b, box_b in texts[i + 1:]:
             # a legend's texts sit inside its own box; the same holds for an annotation's arrow text
