@@ -122,8 +122,6 @@ def layout_problems(fig, *, canvas: str = "saved") -> list[LayoutProblem]:
     ["overlap: 'A' over 'B'"]
     >>> plt.close(fig)
     """
-    import numpy as np
-    from matplotlib.text import Text
 
     from matplotlib.transforms import Bbox
 
@@ -143,34 +141,54 @@ def layout_problems(fig, *, canvas: str = "saved") -> list[LayoutProblem]:
             problems.append(LayoutProblem("outside", f"{_name(artist)} extends outside the canvas"))
     for i, (a, box_a) in enumerate(texts):
         for b, box_b in texts[i + 1:]:
-            # a legend's texts sit inside its own box; the same holds for an annotation's arrow text
+            angle = a.get_rotation() % 90
+            if angle and angle == b.get_rotation() % 90:
+                # parallel slanted texts (rotated tick labels): their axis-aligned boxes overlap although the
+                # glyphs, side by side along the slant, do not
+                continue
             width = min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0)
             height = min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0)
             if width > _TOLERANCE_PX and height > _TOLERANCE_PX:
                 problems.append(LayoutProblem("overlap", f"{_name(a)} over {_name(b)}"))
-    for ax in fig.axes:
-        legend = ax.get_legend()
+    legends = [(ax.get_legend(), [ax]) for ax in fig.axes] + [(legend, fig.axes) for legend in fig.legends]
+    for legend, axes in legends:
         if legend is None or not legend.get_visible():
             continue
         box = legend.get_window_extent(renderer)
-        points = []
-        for line in ax.get_lines():
-            if line.get_visible() and len(line.get_xydata()):
-                points.append(line.get_transform().transform(np.asarray(line.get_xydata(), dtype=float)))
-        for coll in ax.collections:
-            offsets = coll.get_offsets()
-            if coll.get_visible() and len(offsets):
-                points.append(coll.get_offset_transform().transform(np.asarray(offsets, dtype=float)))
-        if not points:
-            continue
-        xy = np.concatenate(points)
-        xy = xy[np.isfinite(xy).all(axis=1)]
-        inside = ((xy[:, 0] > box.x0) & (xy[:, 0] < box.x1) & (xy[:, 1] > box.y0) & (xy[:, 1] < box.y1))
-        if inside.any():
-            title = ax.get_title() or ax.get_ylabel() or "an axes"
-            problems.append(LayoutProblem("legend-over-data", f"the legend of {_name(Text(text=title))} covers "
-                                          f"{int(inside.sum())} plotted point(s)"))
+        for ax in axes:
+            problem = _legend_over_data(ax, box)
+            if problem:
+                problems.append(problem)
     return problems
+
+
+def _legend_over_data(ax, box) -> LayoutProblem | None:
+    """A problem when a plotted point or vertex of ``ax`` lies inside the legend box ``box`` (pixels)."""
+    import numpy as np
+    from matplotlib.text import Text
+
+    points = []
+    for line in ax.get_lines():
+        if line.get_visible() and len(line.get_xydata()):
+            points.append(line.get_transform().transform(np.asarray(line.get_xydata(), dtype=float)))
+    for coll in ax.collections:
+        offsets = coll.get_offsets()
+        if coll.get_visible() and len(offsets):
+            points.append(coll.get_offset_transform().transform(np.asarray(offsets, dtype=float)))
+    if not points:
+        return None
+    xy = np.concatenate(points)
+    xy = xy[np.isfinite(xy).all(axis=1)]
+    # only points drawn inside the axes count (a line continued past the view limits is clipped)
+    inside_axes = ((xy[:, 0] >= ax.bbox.x0) & (xy[:, 0] <= ax.bbox.x1) & (xy[:, 1] >= ax.bbox.y0)
+                   & (xy[:, 1] <= ax.bbox.y1))
+    inside = ((xy[:, 0] > box.x0) & (xy[:, 0] < box.x1) & (xy[:, 1] > box.y0) & (xy[:, 1] < box.y1)
+              & inside_axes)
+    if inside.any():
+        title = ax.get_title() or ax.get_ylabel() or "an axes"
+        return LayoutProblem("legend-over-data", f"a legend covers {int(inside.sum())} plotted point(s) of "
+                             f"{_name(Text(text=title))}")
+    return None
 
 
 def check_layout(fig, name: str = "figure") -> list[LayoutProblem]:
@@ -259,7 +277,7 @@ def significance_heatmap(pvalues, *, alpha: float = 0.05, labels=None, title: st
 
         ax.figure.text(0.01, 0.005, textwrap.fill(f"Key: {key}", 110), fontsize=7, va="bottom", ha="left")
     if title:
-        ax.set_title(title, fontsize=10)
+        ax.set_title(title, fontsize=10, pad=12)  # clear of the colorbar's top tick label
     ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="p-value (significant cells)")
     ax.figure.tight_layout(rect=(0, 0.06 if key else 0, 1, 1))
     return ax
