@@ -72,8 +72,9 @@ def test_a_legend_over_the_data_is_found_and_one_beside_the_axes_is_not():
     # a figure legend over a panel (seaborn's legend after the figure's own tight_layout)
     fig3, axes = plt.subplots(1, 2, figsize=(6, 3))
     for a in axes:
-        a.plot(x, x, label="up")  # reaches the upper right corner, under the legend
-    fig3.legend(*axes[0].get_legend_handles_labels(), loc="upper right")
+        a.plot(x, np.full_like(x, 0.5), label="flat")  # runs through the middle of the panel, under the legend
+        a.set_ylim(0, 1)
+    fig3.legend(*axes[0].get_legend_handles_labels(), loc="center right")
     assert kinds(fig3) == ["legend-over-data"]
 
 
