@@ -17,6 +17,7 @@ import argparse
 import fnmatch
 import json
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -134,6 +135,31 @@ def _library_tour() -> str:
     return "# The library in five minutes\n" + body.replace("\n### ", "\n## ")
 
 
+def _teaching_page() -> str:
+    """The "class" preset (notebooks/class_parameters.yml) as a table of commands and measured run times."""
+    import yaml
+
+    preset = yaml.safe_load((ROOT / "notebooks" / "class_parameters.yml").read_text(encoding="utf-8")) or {}
+    lines = ["# Teaching with the compendium", "",
+             "A first class (\"how sure are we about a metric's correlation?\") starts with the primer, notebook "
+             "`01_primer`: the three correlation levels by hand, the sampling distribution of r, the true coverage "
+             "of four interval methods on synthetic data with a known correlation, the bootstrap schemes drawn, and "
+             "exercises with folded answers. The words it uses are in the [glossary](glossary.md).", "",
+             "The **class preset** (`notebooks/class_parameters.yml`) runs every notebook with parameters small "
+             "enough for a live session; outputs go to a scratch folder, never over the committed results. "
+             "Seconds: measured wall time of `metaeval run` on the 2-core machine that builds the compendium "
+             "(cold cache, other jobs running: an upper bound), next to the default run's.", "",
+             "| notebook | command | class preset (s) | default run (s) |", "|---|---|---|---|"]
+    for name, entry in preset.items():
+        args = " ".join(f"-p {k} {shlex.quote(json.dumps(v) if not isinstance(v, str) else v)}"
+                        for k, v in (entry.get("parameters") or {}).items())
+        command = f"metaeval run {name[:2]} {args} -p output_dir results/runs/class/{name[:2]}".replace("  ", " ")
+        seconds = entry.get("seconds")
+        lines.append(f"| `{name}` | `{command}` | {seconds if seconds is not None else 'not measured'} | "
+                     f"{entry.get('default_seconds', '')} |")
+    return "\n".join(lines) + "\n"
+
+
 def _front_page(results: Path, pages: dict[str, list[str]]) -> str:
     """``results/README.md`` with each notebook name linked to its executed runs, then the site's contents."""
     text = (results / "README.md").read_text(encoding="utf-8")
@@ -148,8 +174,8 @@ def _front_page(results: Path, pages: dict[str, list[str]]) -> str:
     text = re.sub(r"`(\d\d_[a-z0-9_]+)`", link, text)
     analyses = [doc for name in sorted(pages) for doc in pages[name]]
     outputs = sorted({doc.rsplit("/", 1)[0] + "/outputs" for doc in analyses})
-    toc = ["", "```{toctree}", ":caption: Reading", ":maxdepth: 1", "", "tour", "glossary", "cards", "figures",
-           "api", "```", "", "```{toctree}", ":caption: Analyses (executed notebooks)", ":maxdepth: 1", "",
+    toc = ["", "```{toctree}", ":caption: Reading", ":maxdepth: 1", "", "tour", "teaching", "glossary", "cards",
+           "figures", "api", "```", "", "```{toctree}", ":caption: Analyses (executed notebooks)", ":maxdepth: 1", "",
            *analyses, "```", "", "```{toctree}", ":caption: Outputs by results folder", ":maxdepth: 1", "", *outputs,
            "```", ""]
     return text + "\n".join(toc)
@@ -169,6 +195,7 @@ def assemble(results: Path, src: Path, only: str | None = None, api: bool = True
         (src / "api.rst").write_text("API reference\n=============\n\nNot built in this quick build "
                                      "(``site/build.py --no-api``); ``make site`` builds it.\n", encoding="utf-8")
     (src / "tour.md").write_text(_library_tour(), encoding="utf-8")
+    (src / "teaching.md").write_text(_teaching_page(), encoding="utf-8")
     pages: dict[str, list[str]] = {}
     figures: list[str] = ["# Every figure of the default run", ""]
     cards: list[str] = ["# Report cards", "",

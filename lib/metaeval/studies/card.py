@@ -14,7 +14,8 @@ judgments, :func:`card_tables` computes the whole battery:
 
 :func:`make_card` writes the tables as CSV (plus ``summary.md`` and ``provenance.json``: dataset,
 signatures, seeds, versions) and, with ``render=True``, executes the card notebook
-(``notebooks/61_report_card``) and renders it to ``card.html``. Every random step draws from
+(``notebooks/61_report_card``) and renders the one-page report (:mod:`metaeval.studies.card_report`) to
+``card.html``. Every random step draws from
 ``numpy.random.default_rng([seed, stage, row])`` (stage 1: CIs, 2: tests, 3: planner), recorded per row,
 so any number of the card can be reproduced by one direct library call.
 """
@@ -458,8 +459,9 @@ def make_card(
     import jupytext
     import nbformat
     import papermill
-    from nbconvert import HTMLExporter
     from papermill.exceptions import PapermillExecutionError
+
+    from metaeval.studies.card_report import render_report
 
     if isinstance(scores, _datasets.Dataset):
         raise TypeError("with render=True, scores must be a path or a score name (the notebook loads it); "
@@ -493,8 +495,8 @@ def make_card(
             raise RuntimeError(
                 f"the card notebook failed in cell {exc.cell_index}: {exc.ename}: {exc.evalue}") from None
         template.unlink()
-        body, _ = HTMLExporter(exclude_input=False).from_filename(str(executed))
-        (staging / "card.html").write_text(body, encoding="utf-8")
+        # the card's page is its one-page report (no code, no parameters), not the executed notebook
+        (staging / "card.html").write_text(render_report(staging), encoding="utf-8")
         if out.exists():
             backup = out.parent / f".old-{out.name}-{os.getpid()}"
             os.replace(out, backup)
