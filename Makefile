@@ -23,10 +23,14 @@ setup: $(STAMP)
 results: setup
 	$(BIN)/metaeval run-all --jobs 2 --log .cache/run-all.log
 
+# Every notebook figure is checked for text cut off, text over text and legends over data as nbval draws it
+# (metaeval.studies.plotting.layout_problems): FIGURE_CHECK=raise makes a figure with such a problem fail its cell.
+FIGURE_CHECK ?= warn
+
 test: setup
-	$(BIN)/ruff check lib tests notebooks
+	$(BIN)/ruff check lib tests notebooks site
 	rm -rf .nbval && $(BIN)/metaeval prepare-ci .nbval
-	$(BIN)/python -m pytest -q -m "not slow" tests lib/metaeval .nbval --nbval-lax --nbval-current-env -p no:cacheprovider
+	METAEVAL_FIGURE_CHECK=$(FIGURE_CHECK) $(BIN)/python -m pytest -q -m "not slow" tests lib/metaeval .nbval --nbval-lax --nbval-current-env -p no:cacheprovider
 	$(BIN)/mypy
 
 test-slow: setup
