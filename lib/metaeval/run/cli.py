@@ -184,7 +184,7 @@ def cmd_run(args) -> int:
 def cmd_run_all(args) -> int:
     from metaeval.run.notebooks import run_all
 
-    results = run_all(only=args.only, jobs=args.jobs, log=args.log)
+    results = run_all(only=args.only, jobs=args.jobs, log=args.log, force=args.force)
     return 1 if any(r["state"] == "failed" for r in results) else 0
 
 
@@ -359,6 +359,9 @@ def main(argv=None) -> int:
     p.add_argument("--only", nargs="*", help="only these notebooks")
     p.add_argument("--jobs", "-j", type=int, default=1, help="notebooks run in parallel (e.g. the number of cores)")
     p.add_argument("--log", help="append progress lines and the kernels' own diagnostics to this file")
+    p.add_argument("--force", action="store_true",
+                   help="rerun every notebook, also those whose notebook, library code, data and parameters are "
+                        "unchanged since the run that wrote their outputs (skipped otherwise)")
     p.set_defaults(func=cmd_run_all)
 
     p = sub.add_parser("sweep", help="run a notebook over a parameter grid and collect its main table")

@@ -14,7 +14,8 @@ judgments, :func:`card_tables` computes the whole battery:
 
 :func:`make_card` writes the tables as CSV (plus ``summary.md`` and ``provenance.json``: dataset,
 signatures, seeds, versions) and, with ``render=True``, executes the card notebook
-(``notebooks/61_report_card``) and renders it to ``card.html``. Every random step draws from
+(``notebooks/61_report_card``) and renders its one-page report (:mod:`metaeval.studies.card_report`) to
+``card.html``. Every random step draws from
 ``numpy.random.default_rng([seed, stage, row])`` (stage 1: CIs, 2: tests, 3: planner), recorded per row,
 so any number of the card can be reproduced by one direct library call.
 """
@@ -669,7 +670,6 @@ def _render(scores, dataset: str, staging: Path, options: dict) -> None:
     import jupytext
     import nbformat
     import papermill
-    from nbconvert import HTMLExporter
     from papermill.exceptions import PapermillExecutionError
 
     source = _card_notebook()
@@ -689,8 +689,10 @@ def _render(scores, dataset: str, staging: Path, options: dict) -> None:
         except PapermillExecutionError as exc:
             raise RuntimeError(
                 f"the card notebook failed in cell {exc.cell_index}: {exc.ename}: {exc.evalue}") from None
-    body, _ = HTMLExporter(exclude_input=False).from_filename(str(executed))
-    (staging / "card.html").write_text(body, encoding="utf-8")
+    from metaeval.studies.card_report import render_report
+
+    # the card's page is its one-page report (no code, no parameters), not the executed notebook
+    (staging / "card.html").write_text(render_report(staging), encoding="utf-8")
 
 
 def _read_card(out: Path) -> Card:
