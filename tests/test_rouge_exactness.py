@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from metaeval.metrics._inputs import as_sentences
 from metaeval.metrics.rouge import _counts, _exact, _lcs, _pairs, _tokens
 from metaeval.rouge import score
 from metaeval.text import tokenize, tokenize_batch
@@ -194,7 +195,7 @@ def test_all_orders_at_once_equal_one_order_at_a_time(summeval_texts):
     peers, refs = summeval_texts
     peers = peers + ["", "one", "a a a b", "b a"]
     refs = refs + [["x y"], ["one"], ["a a b a a", ""], ["a"]]
-    texts = [_tokens._as_sentences(t, "t") for t in peers] + [_tokens._as_sentences(t, "t") for rs in refs for t in rs]
+    texts = [as_sentences(t, "t") for t in peers] + [as_sentences(t, "t") for rs in refs for t in rs]
     pair_peer = np.repeat(np.arange(len(peers)), [len(rs) for rs in refs])
     pair_ref = len(peers) + np.arange(sum(len(rs) for rs in refs))
     for stem, stop in ((False, False), (True, True)):
@@ -281,7 +282,7 @@ def test_sorted_gram_tables_give_the_same_hits(summeval_texts):
     from metaeval.metrics.variants import parse_measure
 
     peers, refs = summeval_texts
-    texts = [_tokens._as_sentences(t, "t") for t in peers] + [_tokens._as_sentences(t, "t") for rs in refs for t in rs]
+    texts = [as_sentences(t, "t") for t in peers] + [as_sentences(t, "t") for rs in refs for t in rs]
     pr = _tokens._process(texts, True, False, "full")
     pair_peer = np.repeat(np.arange(len(peers)), [len(rs) for rs in refs]).astype(np.int64)
     pair_ref = np.arange(len(peers), len(texts), dtype=np.int64)

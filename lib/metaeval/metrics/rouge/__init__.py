@@ -33,9 +33,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from metaeval.metrics._inputs import check_records
+from metaeval.metrics._inputs import as_sentences, check_records
 from metaeval.metrics.rouge._pairs import _aggregate, _pair_stats
-from metaeval.metrics.rouge._tokens import _as_sentences, _process, _tokenize_texts, _Tokens
+from metaeval.metrics.rouge._tokens import _process, _tokenize_texts, _Tokens
 from metaeval.metrics.variants import RougeVariant, parse_variant, rouge155_variants
 
 __all__ = ["RougeWarning", "resolve_variants", "score"]
@@ -149,12 +149,12 @@ def score(
             key = t if t is None else (tuple(t) if isinstance(t, list) else t)
             try:
                 found = raw_index.get(key)
-            except TypeError:  # unhashable: _as_sentences says what is wrong with it
+            except TypeError:  # unhashable: as_sentences says what is wrong with it
                 found, key = None, None
             if found is not None:
                 return found
         found = len(texts)
-        texts.append(_as_sentences(t, f"summaries[{r}]" if q < 0 else f"references[{r}][{q}]"))
+        texts.append(as_sentences(t, f"summaries[{r}]" if q < 0 else f"references[{r}][{q}]"))
         if key is not None:
             raw_index[key] = found
         return found
