@@ -218,3 +218,23 @@ def test_one_injected_parameters_form_however_the_run_was_started(tmp_path):
         "output_dir": str(staging)}
     changed = _injected(declared, {"n_trials": 5, "dataset": "realsumm", "seed": declared["seed"]}, staging)
     assert list(changed) == ["dataset", "n_trials", "output_dir"]  # sorted, defaults left out
+
+
+def test_no_machine_path_in_committed_results():
+    """Issue 26: committed notebooks 00 and 20 leaked /tmp/ipykernel_... and /tmp/cold/p/lib/metaeval/... paths.
+    (Checks the committed default run; `make results` regenerates it.)"""
+    import re
+
+    from metaeval.run.notebooks import project_root
+
+    root = project_root()
+    absolute = re.compile(r"(?<![\w.~<>-])/(?:tmp|home|root|work|Users|var|private|usr|opt|mnt)/[\w.-]+")
+    found = []
+    for path in sorted((root / "results").rglob("*")):
+        if path.suffix not in (".ipynb", ".csv", ".md", ".json", ".txt", ".svg") or "runs" in path.parts:
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        hit = absolute.search(text) or (str(root) in text and re.search(re.escape(str(root)), text))
+        if hit:
+            found.append(f"{path.relative_to(root)}: {text[max(0, hit.start() - 40):hit.end() + 40]!r}")
+    assert not found, "machine paths in results/ (rerun `make results`):\n" + "\n".join(found[:10])

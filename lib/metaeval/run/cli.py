@@ -252,7 +252,16 @@ def cmd_card(args) -> int:
                                  ("seed", args.seed)) if v is not None}
     if args.baselines:
         options["baselines"] = [b.strip() for b in args.baselines.split(",") if b.strip()]
-    output = args.output or f"card-{Path(args.scores).stem}-{args.dataset}"
+    if args.output:
+        output = args.output
+    else:
+        import re
+
+        from metaeval.run.paths import dataset_folder_name
+
+        # a readable folder name: no `|` of a signature, no path of a dataset folder (its name + short hash)
+        scores = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(args.scores).stem).strip("-.") or "scores"
+        output = f"card-{scores}-{dataset_folder_name(args.dataset)}"
     try:
         card = make_card(args.scores, dataset=args.dataset, output_dir=output, render=not args.no_html, **options)
     except (ValueError, KeyError, FileNotFoundError, RuntimeError) as exc:
