@@ -22,28 +22,10 @@ LIB = Path(__file__).resolve().parents[1] / "lib"
 PACKAGE = "metaeval"
 LAYERS = ("metrics", "stats", "data", "studies", "run")
 
-# Known violations in files other helpers own, being fixed in parallel (issue 21): the coordinator empties
-# these after merging. A violation not listed here fails the test; a listed one that is gone fails it too
-# (so the list only ever shrinks).
+# Known violations, each with the reason it is kept (none today). A violation not listed here fails the test;
+# a listed one that is gone fails it too (so the list only ever shrinks).
 KNOWN_CYCLES: set[frozenset[str]] = set()
-KNOWN_PRIVATE_IMPORTS: set[tuple[str, str, str]] = {
-    # importer, module, name
-    ("metaeval.metrics.rouge", "metaeval.metrics.text", "_stem_cached"),  # rouge split (helper rouge)
-    ("metaeval.stats.planning", "metaeval.stats.correlation", "_pearson"),  # stats/_kernels (helper stats)
-    ("metaeval.stats.planning", "metaeval.stats.significance", "_fair_bits"),
-    ("metaeval.stats.planning", "metaeval.stats.significance", "_perm_summary_corr"),
-    ("metaeval.stats.resampling", "metaeval.stats.correlation", "_pearson"),
-    ("metaeval.stats.significance", "metaeval.stats.correlation", "_pearson"),
-    ("metaeval.stats.significance", "metaeval.stats.correlation", "_snap"),
-    ("metaeval.stats.significance", "metaeval.stats.resampling", "_mean_over_inputs"),
-    ("metaeval.stats.significance", "metaeval.stats.resampling", "_per_resample"),
-    ("metaeval.studies.deutsch", "metaeval.stats.correlation", "_fisher_interval"),
-    ("metaeval.studies.deutsch", "metaeval.stats.significance", "_bootstrap_pvalue"),
-    ("metaeval.studies.deutsch", "metaeval.stats.significance", "_coins"),
-    ("metaeval.studies.deutsch", "metaeval.stats.significance", "_permutation_pvalue"),
-    ("metaeval.studies.deutsch", "metaeval.stats.significance", "_standardize"),
-    ("metaeval.studies.lin", "metaeval.stats.resampling", "_column_counts"),
-}
+KNOWN_PRIVATE_IMPORTS: set[tuple[str, str, str]] = set()
 KNOWN_UPWARD_IMPORTS: set[tuple[str, str]] = set()
 
 

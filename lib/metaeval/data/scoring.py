@@ -45,17 +45,21 @@ def _texts(ds: Dataset, n_refs: int | None, sentences: str):
 
 
 def _rouge_code_digest() -> str | None:
-    """sha256 of the sources that compute a ROUGE table (tokens, variants, kernels, this module); None when
-    the sources are not installed (no cache then: versions could not be told apart)."""
+    """sha256 of the sources that compute a ROUGE table (tokens, variants, every module of the ``rouge``
+    package, this module); None when the sources are not installed (no cache then: versions could not be
+    told apart)."""
     import hashlib
 
     from metaeval.metrics import rouge, text, variants
 
+    # every module of the package (kernels, tokens, arithmetic), in a fixed order
+    if not rouge.__file__:
+        return None
+    sources = sorted(Path(rouge.__file__).parent.glob("*.py"))
     h = hashlib.sha256()
     try:
-        for module in (rouge, text, variants):
-            h.update(Path(module.__file__ or "").read_bytes())
-        h.update(Path(__file__).read_bytes())
+        for path in (*sources, Path(text.__file__ or ""), Path(variants.__file__ or ""), Path(__file__)):
+            h.update(path.read_bytes())
     except OSError:
         return None
     return h.hexdigest()
