@@ -266,3 +266,10 @@ def test_likely_mistakes_name_the_fix(study, tmp_path, capsys):
     (tmp_path / "s.xlsx").write_bytes(b"PK\x03\x04")
     with pytest.raises(DataError, match="save the sheet as CSV"):
         load(tmp_path / "s.xlsx")
+
+
+def test_card_default_folder_is_a_readable_name(tmp_path):
+    from metaeval.run.cli import _card_folder
+
+    assert _card_folder("R-1|stem=1|stop=0|F", str(tmp_path / "my_study")) == "card-R-1_stem=1_stop=0_F-my_study"
+    assert _card_folder(str(tmp_path / "scores" / "new.jsonl"), "summeval") == "card-new-summeval"
