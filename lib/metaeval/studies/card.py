@@ -669,6 +669,9 @@ def make_card(
     if not isinstance(scores, _datasets.Dataset) and Path(scores).exists():
         # the notebook runs in the compendium root: a relative path must not change meaning
         scores = str(Path(scores).resolve())
+    if isinstance(dataset, (str, os.PathLike)) and str(dataset) not in _datasets.known_datasets() \
+            and Path(dataset).exists():
+        dataset = str(Path(dataset).resolve())  # likewise for a user's dataset folder or table
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = staging_dir(out)
     card = None
