@@ -28,7 +28,7 @@ from metaeval import _resources
 from metaeval._io import remove_own_tree
 from metaeval.run.outputs import (RUNNER_MARKS, OutputDirError, check_target, failed_dir, keep_failed, read_manifest,
                                   staging_dir, swap_into_place, write_manifest)
-from metaeval.run.params import ParameterError, check_parameters
+from metaeval.run.params import ParameterError, check_choices, check_parameters
 from metaeval.run.paths import (KERNEL_NAME, NotebookError, absolute_path, combination_dir, dataset_folder_name,
                                 default_output_dir as _rule, find_notebook, list_notebooks, notebook_metadata,
                                 notebook_parameters, notebooks_dir, output_path, parameter_docs, project_root,
@@ -203,6 +203,7 @@ def check_run(notebook: str | os.PathLike, parameters: Mapping[str, Any] | None 
         if dataset not in known_datasets() and Path(dataset).expanduser().exists():
             parameters["dataset"] = str(Path(dataset).expanduser().resolve())
     parameters = check_parameters(declared, parameters, where=path.name)
+    check_choices(parameter_docs(path), parameters, where=path.name)  # `a | b | c` comments, before a kernel
     requested = parameters.get("output_dir")
     final = resolve_output_dir(path, parameters) if requested is None else absolute_path(requested)
     final = check_target(final, path.stem, given=requested, paper=_paper(path))

@@ -116,9 +116,9 @@ def default_baselines(ds, exclude: Sequence[str] = ()) -> list[str]:
     >>> default_baselines(_datasets.load("realsumm"), exclude=["rouge-l.recall"])
     ['rouge-1.recall', 'rouge-2.recall', 'bertscore.recall']
     """
-    stat = "recall" if getattr(ds, "recall_oriented", False) else "f1"
-    names = [f"{m}.{stat}" for m in _STANDARD]
-    return [n for n in names if n in ds.score_names and n not in exclude]
+    from metaeval.data.defaults import default_baselines as from_data  # one rule for cards and notebooks
+
+    return from_data(ds, exclude)
 
 
 def _display(ds, name: str) -> str:
@@ -458,7 +458,7 @@ def card_data(scores, *, dataset: str, metric: str | None = None, baselines: Seq
     if not baselines:
         raise ValueError(f"no baselines: dataset {dataset!r} has none of the standard metrics; pass baselines= "
                          "(metaeval card: --baselines)")
-    missing = [b for b in baselines if b not in ds.score_names]
+    missing = [b for b in baselines if b not in ds.score_names and not ds.computable(b)]
     if missing:
         raise ValueError(f"baselines {missing} are not scores of dataset {dataset!r}")
     if metric in baselines:
