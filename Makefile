@@ -5,16 +5,20 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml requirements/constraints.txt | cksum | cut -d' ' -f1)
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml requirements/constraints.txt jupyter/*/*.json jupyter/*/*/*/*.json | cksum | cut -d' ' -f1)
 
 .PHONY: setup results test test-slow bench clean-venv
 
-$(STAMP): pyproject.toml requirements/constraints.txt
+$(STAMP): pyproject.toml requirements/constraints.txt $(wildcard jupyter/*/*.json jupyter/*/*/*/*.json)
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), f"Python 3.11 needed, this is {sys.version.split()[0]}"'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[notebooks,dist,test]"
 	$(BIN)/python -m ipykernel install --sys-prefix --name metaeval --display-name "Python (metaeval)" >/dev/null
+	# JupyterLab: double-click opens notebooks/*.py as notebooks; saves keep a source's parameters cell (jupyter/README.md)
+	mkdir -p $(VENV)/share/jupyter/lab/settings/overrides.d $(VENV)/etc/jupyter/jupyter_server_config.d
+	cp jupyter/lab/settings/overrides.d/metaeval.json $(VENV)/share/jupyter/lab/settings/overrides.d/
+	cp jupyter/jupyter_server_config.d/metaeval.json $(VENV)/etc/jupyter/jupyter_server_config.d/
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 

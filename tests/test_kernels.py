@@ -292,25 +292,3 @@ def test_options_record_and_keywords_give_the_same_table():
         planning.MetricTestOptions(test="perm-all")
     with pytest.raises(Exception):
         opts.alpha = 0.1  # frozen
-
-
-def test_no_private_name_is_imported_across_stats_and_studies_modules():
-    # A name used by several modules lives in a private module (stats/_kernels.py) or is public: a private
-    # import from a public module means a second place that a fix to the kernel would have to reach.
-    import ast
-    from pathlib import Path
-
-    import metaeval
-
-    lib = Path(metaeval.__file__).parent
-    offenders = []
-    for path in sorted([*lib.joinpath("stats").glob("*.py"), *lib.joinpath("studies").glob("*.py")]):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("metaeval"):
-                if any(part.startswith("_") for part in node.module.split(".")):
-                    continue  # a private module is where shared private names belong
-                package = lib.parent.joinpath(*node.module.split("."))
-                offenders += [f"{path.name}: {node.module}.{a.name}" for a in node.names
-                              if a.name.startswith("_") and not a.name.startswith("__")
-                              and not package.joinpath(a.name + ".py").is_file()]  # importing a private module
-    assert offenders == []
