@@ -7,9 +7,11 @@ kernels of :func:`metaeval.stats.correlation.batch_corr`, and return shape ``(..
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["pair_signs", "kendall_c", "pairwise_agreement", "n_distinct"]
+__all__ = ["pair_signs", "kendall_c", "pairwise_agreement", "n_distinct", "snap", "level_groups", "GROUPINGS"]
 
 
 def pair_signs(x: np.ndarray, z: np.ndarray, w: np.ndarray | None):
@@ -68,7 +70,7 @@ def snap(x: np.ndarray) -> np.ndarray:
     scale = np.nanmax(np.abs(x)) if x.size else 0.0
     if not np.isfinite(scale) or scale == 0:
         return x
-    quantum = 10.0 ** (np.floor(np.log10(scale)) - 11)
+    quantum = 10.0 ** (math.floor(math.log10(scale)) - 11)
     return np.round(x / quantum) * quantum
 
 

@@ -22,10 +22,12 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from metaeval.stats.significance import _check_pvalues, bonferroni, holm
 
 __all__ = [
     "CORRECTIONS",
+    "bonferroni",
+    "holm",
+    "check_pvalues",
     "ClusterResult",
     "PartialConjunctionResult",
     "adjust",
@@ -35,6 +37,48 @@ __all__ = [
 ]
 
 CORRECTIONS = ("none", "bonferroni", "holm", "fdr_bh", "fdr_by")
+
+
+def bonferroni(pvalues, *, n_tests: int | None = None) -> np.ndarray:
+    """Bonferroni-adjusted p-values: ``min(1, p * n_tests)``; NaN entries are not counted as tests."""
+    p = check_pvalues(pvalues)
+    counted = int(np.count_nonzero(~np.isnan(p)))
+    if n_tests is None:
+        m = counted
+    elif isinstance(n_tests, bool) or not isinstance(n_tests, (int, np.integer)) or n_tests < 1:
+        raise ValueError(f"n_tests must be an integer >= 1, got {n_tests!r}")
+    elif n_tests < counted:
+        raise ValueError(f"n_tests={n_tests} is smaller than the {counted} p-values given; the family has at least "
+                         "as many tests as p-values")
+    else:
+        m = int(n_tests)
+    return np.minimum(1.0, p * m)
+
+
+def check_pvalues(pvalues) -> np.ndarray:
+    try:
+        p = np.asarray(pvalues, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError("pvalues must be numbers in [0, 1]") from None
+    bad = ~np.isnan(p) & ((p < 0) | (p > 1))
+    if bad.any():
+        raise ValueError(f"pvalues must be in [0, 1] (NaN marks a missing test), got {p[bad].ravel()[:3].tolist()}")
+    return p
+
+
+def holm(pvalues) -> np.ndarray:
+    """Holm's step-down adjusted p-values over all non-NaN entries (any shape)."""
+    p = check_pvalues(pvalues)
+    flat = p.ravel()
+    valid = np.flatnonzero(~np.isnan(flat))
+    order = valid[np.argsort(flat[valid], kind="stable")]
+    m = order.size
+    adjusted = np.full_like(flat, np.nan)
+    running = 0.0
+    for rank, idx in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * flat[idx]))
+        adjusted[idx] = running
+    return adjusted.reshape(p.shape)
 
 
 def fdr(pvalues, *, method: str = "bh") -> np.ndarray:
@@ -51,7 +95,7 @@ def fdr(pvalues, *, method: str = "bh") -> np.ndarray:
     """
     if method not in ("bh", "by"):
         raise ValueError(f"method must be 'bh' or 'by', got {method!r}")
-    p = _check_pvalues(pvalues)
+    p = check_pvalues(pvalues)
     out = np.full(p.shape, np.nan)
     valid = ~np.isnan(p)
     if valid.any():
@@ -75,7 +119,7 @@ def adjust(pvalues, *, correction: str) -> np.ndarray:
     array([0.03, 0.06, 0.06])
     """
     if correction == "none":
-        return _check_pvalues(pvalues).copy()
+        return check_pvalues(pvalues).copy()
     if correction == "bonferroni":
         return bonferroni(pvalues)
     if correction == "holm":
@@ -138,7 +182,7 @@ def significance_clusters(tests: Any, *, alpha: float = 0.05) -> ClusterResult:
     try:
         names = tuple(str(n) for n in tests.names)
         statistics = np.asarray(tests.correlations, dtype=float)
-        pvalues = _check_pvalues(tests.pvalues)
+        pvalues = check_pvalues(tests.pvalues)
     except AttributeError:
         raise TypeError("tests must be a PairwiseResult (names, correlations, pvalues) from pairwise_tests") from None
     K = len(names)
@@ -213,7 +257,7 @@ def partial_conjunction_test(pvalues, *, u: int, method: str = "bonferroni", alp
     >>> float(res.pvalue), res.pvalues.tolist(), res.n_replicated
     (0.04, [0.03, 0.04, 0.3], 2)
     """
-    p = _check_pvalues(pvalues).ravel()
+    p = check_pvalues(pvalues).ravel()
     if np.isnan(p).any():
         raise ValueError("pvalues contain NaN; give one p-value per dataset")
     n = p.size
