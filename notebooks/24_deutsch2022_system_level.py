@@ -67,6 +67,8 @@ output_dir = None           # None: results/deutsch2022/<dataset>
 # not public here: give them as `unjudged_scores` to run that section.
 
 # %%
+from dataclasses import replace
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -147,8 +149,8 @@ n_zero = int(((small["ci_low"] <= 0) & (small["ci_high"] >= 0)).sum())
 lines.append(f"* For {n_zero} of {len(names)} metrics the 95% Boot-Both interval of τ on the closest pairs includes "
              "0: on the differences papers report, the data cannot show that these metrics order systems better than "
              "chance. (Intervals, not tests between buckets: nothing here compares two buckets' τ.)")
-lines.append("* The paper reports the same pattern on SummEval and REALSumm: correlations near 0 or with intervals "
-             "that include 0 for the small ROUGE differences, high ones for the large (its Figure 3).")
+lines.append("* The paper's finding on SummEval and REALSumm: system-level correlations over the pairs with small "
+             "ROUGE differences are far lower than over all pairs, and uncertain.")
 nb.report("\n".join(lines), "delta_conclusions.md")
 
 # %% [markdown]
@@ -183,9 +185,10 @@ nb.report("\n".join([
     f"{hum['tau_mean']:.2f} on average (95% of subsets in [{hum['tau_low']:.2f}, {hum['tau_high']:.2f}]); the "
     f"metrics range from τ = {smallest.drop(index=nb.name(human))['tau_mean'].min():.2f} to "
     f"{smallest.drop(index=nb.name(human))['tau_mean'].max():.2f}.",
-    "* A metric's ranking stabilises with fewer documents than the humans' when its per-document scores vary less "
-    "around the system mean; this is the paper's argument for scoring metrics on the whole test set (descriptive: "
-    "no test).",
+    f"* {int((smallest.drop(index=nb.name(human))['tau_mean'] > hum['tau_mean']).sum())} of {len(mats)} metrics "
+    f"rank the systems on {sizes[0]} documents closer to their own {Z.shape[1]}-document ranking than the humans "
+    "do (mean τ; descriptive, no test). A metric's system score can use every test document, not only the "
+    "judged ones: the paper's argument for scoring metrics on the whole test set.",
 ]), "stability_conclusions.md")
 
 # %% [markdown]
@@ -224,8 +227,9 @@ else:
 
 # %%
 table = d22.agreement_table(mats, Z, n_resamples=n_permutations, rng=rng)
-tests = metaeval.pairwise_tests(mats, Z, test="perm-both", level="system", coefficient="pairwise-accuracy",
-                                n_resamples=n_permutations, rng=rng, correction=correction)
+raw_tests = metaeval.pairwise_tests(mats, Z, test="perm-both", level="system", coefficient="pairwise-accuracy",
+                                    n_resamples=n_permutations, rng=rng)
+tests = replace(raw_tests, pvalues=metaeval.multiplicity.adjust(raw_tests.pvalues, correction=correction))
 clusters = d22.accuracy_clusters(tests, alpha=alpha)
 table = table.merge(clusters[["metric", "rank"]], on="metric").sort_values(["rank", "pairwise_accuracy"],
                                                                            ascending=[True, False])
@@ -261,15 +265,19 @@ nb.report("\n".join(lines), "agreement_conclusions.md")
 # ## Replicability over both datasets
 #
 # Does metric A beat metric B on SummEval **and** on REALSumm? For every ordered pair of metrics present in both,
-# the one-sided Perm-Both p-values of pairwise accuracy (unadjusted) on each dataset are combined by the partial
-# conjunction test with u = 2 (Benjamini & Heller 2008, Bonferroni combination: valid under any dependence), and
-# Dror et al.'s estimate counts the datasets on which the effect replicates.
+# the one-sided Perm-Both p-values of pairwise accuracy (unadjusted; this dataset's are those above) on each
+# dataset are combined by the partial conjunction test with u = 2 (Benjamini & Heller 2008, Bonferroni
+# combination: valid under any dependence), and Dror et al.'s estimate counts the datasets on which the effect
+# replicates.
 
 # %%
 if replicate_on:
     per_dataset = {}
     for name in replicate_on:
         other = metaeval.datasets.load(name)
+        if other.name == ds.name and other.default_human == human and metrics == list(paper.values()):
+            per_dataset[name] = raw_tests  # this dataset's tests above (unadjusted)
+            continue
         other_paper = deutsch.paper_metrics(other.score_names, recall_oriented=other.recall_oriented)
         common = [k for k in mats if k in other_paper]
         other_z = other.matrix(other.default_human)  # each dataset's own ground truth

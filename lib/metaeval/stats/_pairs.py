@@ -15,20 +15,20 @@ __all__ = ["pair_signs", "kendall_c", "pairwise_agreement", "n_distinct", "snap"
 
 
 def pair_signs(x: np.ndarray, z: np.ndarray, w: np.ndarray | None):
-    """sign(x_i - x_j), sign(z_i - z_j) and pair validity for the pairs i < j, the pair axis first."""
+    """sign(x_i - x_j), sign(z_i - z_j) (int8) and pair validity for the pairs i < j (``np.triu_indices``
+    order), the pair axis last. ``np.take`` along the last axis is several times faster than gathering the
+    moved axis."""
     n = x.shape[-1]
     iu, ju = np.triu_indices(n, k=1)
-    xt = np.ascontiguousarray(np.moveaxis(x, -1, 0))
-    zt = np.ascontiguousarray(np.moveaxis(z, -1, 0))
-    dx = xt[iu] - xt[ju]
-    dz = zt[iu] - zt[ju]
+    dx = np.take(x, iu, axis=-1) - np.take(x, ju, axis=-1)
+    dz = np.take(z, iu, axis=-1) - np.take(z, ju, axis=-1)
     sx = (dx > 0).view(np.int8) - (dx < 0).view(np.int8)
     sz = (dz > 0).view(np.int8) - (dz < 0).view(np.int8)
     if w is None:
-        valid = np.ones(sx.shape, dtype=bool)
+        valid = None
     else:
-        wt = np.moveaxis(np.asarray(w) > 0, -1, 0)
-        valid = wt[iu] & wt[ju]
+        wb = np.asarray(w) > 0
+        valid = np.take(wb, iu, axis=-1) & np.take(wb, ju, axis=-1)
     return sx, sz, valid
 
 
@@ -45,7 +45,8 @@ def kendall_c(x: np.ndarray, z: np.ndarray, w: np.ndarray | None = None) -> np.n
     """Stuart's tau-c as ``scipy.stats.kendalltau(variant="c")``: ``2 (P - Q) / (n^2 (m - 1) / m)`` with
     ``m`` the smaller number of distinct values; NaN where either vector is constant or n < 2."""
     sx, sz, valid = pair_signs(x, z, w)
-    s = np.einsum("k...,k...->...", sx * valid, sz, dtype=np.int64)
+    prod = sx * sz if valid is None else sx * sz * valid
+    s = prod.sum(axis=-1, dtype=np.int64)
     n = x.shape[-1] if w is None else np.count_nonzero(np.asarray(w) > 0, axis=-1)
     m = np.minimum(n_distinct(x, w), n_distinct(z, w))
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -58,8 +59,11 @@ def pairwise_agreement(x: np.ndarray, z: np.ndarray, w: np.ndarray | None = None
     a pair tied in both counts as agreement, a tie in one only as disagreement); NaN with fewer than 2
     valid entries."""
     sx, sz, valid = pair_signs(x, z, w)
-    agree = np.count_nonzero((sx == sz) & valid, axis=0)
-    pairs = np.count_nonzero(valid, axis=0)
+    same = sx == sz
+    if valid is None:
+        agree, pairs = np.count_nonzero(same, axis=-1), np.full(same.shape[:-1], same.shape[-1])
+    else:
+        agree, pairs = np.count_nonzero(same & valid, axis=-1), np.count_nonzero(valid, axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(pairs > 0, agree / np.maximum(pairs, 1), np.nan)
 

@@ -137,7 +137,7 @@ def _pair_table(X: np.ndarray, Z: np.ndarray, level: str):
     per_group = valid.sum(axis=1)
     groups = np.count_nonzero(per_group)
     sx, sz, _ = pair_signs(x, z, None)
-    concordant = (sx.T * sz.T > 0) & valid
+    concordant = (sx * sz > 0) & valid
     human_tie = (dh == 0) & valid
     return dm[valid], human_tie[valid], concordant[valid], per_group, valid, groups
 
