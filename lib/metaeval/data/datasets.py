@@ -811,11 +811,11 @@ def _parse_files(name: str, files: tuple[Path, ...], policy: ReferenceRecords, i
 
 
 # Parsed embedded datasets on disk: every notebook process loads its dataset, and parsing the JSONL costs
-# about 0.35 s of CPU where reading the pickle costs 5 ms. Only embedded files whose sha256 was verified in
-# this process are served from it, under a key made of those sha256 values, the load options, the source of
-# the code that parses (this module, formats.py, synthetic.py) and the pandas, numpy and Python versions; so a
-# changed data file is refused by the checksum before the cache is looked at, and a changed parser or
-# library misses the cache.
+# about 0.35 s of CPU where reading the cache entry (parquet, npz, JSON: no pickle) costs about 0.05 s. Only
+# embedded files whose sha256 was verified in this process are served from it, under a key made of those
+# sha256 values, the load options, the source of the code that parses (this module, formats.py, synthetic.py)
+# and the pandas, numpy and Python versions; so a changed data file is refused by the checksum before the
+# cache is looked at, and a changed parser or library misses the cache.
 _CODE = (Path(__file__), Path(__file__).with_name("formats.py"), Path(__file__).with_name("synthetic.py"))
 
 
@@ -838,29 +838,65 @@ def _disk_cache_path(name: str, files: Sequence[Path], policy: str, ignore: froz
         return None
     from metaeval._io import cache_dir
 
-    return cache_dir() / "datasets" / f"{name}-{h.hexdigest()[:32]}.pkl"
+    return cache_dir() / "datasets" / f"{name}-{h.hexdigest()[:32]}.json"
 
 
 def _read_disk_cache(path: Path, name: str) -> Dataset | None:
-    import pickle
+    """A parsed dataset from the cache (parquet, npz without pickles, JSON: nothing in it runs code), or None
+    (absent, or corrupt: then a warning, and the files are parsed again)."""
+    from metaeval._io import load_cached
 
-    try:
-        with open(path, "rb") as fh:
-            ds = pickle.load(fh)
-    except Exception:  # absent, unreadable or written by an incompatible version: parse instead
+    entry = load_cached(path, validate=lambda e: _invalid_cached_dataset(e, name), what="cached dataset")
+    if entry is None:
         return None
-    return ds if isinstance(ds, Dataset) and ds.name == name else None
+    meta = entry.meta
+    texts = None
+    if meta["texts"] is not None:
+        cells = pd.MultiIndex.from_tuples([tuple(c) for c in meta["texts"]["index"]], names=["system", "input"])
+        texts = pd.DataFrame({"summary": pd.Series(meta["texts"]["summary"], dtype=object, index=cells),
+                              "references": pd.Series(meta["texts"]["references"], dtype=object, index=cells)})
+    fields_ = dict(meta["info"])
+    info = DatasetInfo(**{**fields_, "human_scores": tuple(fields_["human_scores"]),
+                          "sources": tuple(fields_["sources"])})
+    ratings = {score: entry.arrays[f"ratings_{k}"] for k, score in enumerate(meta["ratings"])}
+    return Dataset(name=meta["name"], systems=tuple(meta["systems"]), inputs=tuple(meta["inputs"]),
+                   scores=entry.frames["scores"], ratings_table=ratings, texts=texts, info=info,
+                   nan_ok=frozenset(meta["nan_ok"]))
+
+
+def _invalid_cached_dataset(entry, name: str) -> str | None:
+    meta, scores = entry.meta, entry.frames.get("scores")
+    if meta.get("name") != name or scores is None:
+        return "it is another dataset's entry"
+    shape = (len(meta["systems"]), len(meta["inputs"]))
+    if not set(scores.index.get_level_values(0)) <= set(meta["systems"]) or \
+            not set(scores.index.get_level_values(1)) <= set(meta["inputs"]) or not scores.index.is_unique:
+        return "its score rows are not cells of its systems x inputs grid"
+    if any(entry.arrays.get(f"ratings_{k}") is None or entry.arrays[f"ratings_{k}"].shape[:2] != shape
+           for k in range(len(meta["ratings"]))):
+        return "its ratings do not have the grid's shape"
+    if meta["texts"] is not None and not (len(meta["texts"]["index"]) == len(meta["texts"]["summary"])
+                                          == len(meta["texts"]["references"])):
+        return "its texts are not one per cell"
+    return None
 
 
 def _write_disk_cache(path: Path, ds: Dataset) -> None:
-    import pickle
+    from dataclasses import asdict
 
-    from metaeval._io import atomic_write
+    from metaeval._io import save_cached
 
-    try:
-        atomic_write(path, lambda tmp: tmp.write_bytes(pickle.dumps(ds, protocol=pickle.HIGHEST_PROTOCOL)))
-    except OSError:  # a read-only or full cache folder only costs the next process a parse
-        pass
+    texts = None
+    if ds.texts is not None:
+        texts = {"index": [list(map(str, c)) for c in ds.texts.index],
+                 "summary": [None if s is None else str(s) for s in ds.texts["summary"]],
+                 "references": [None if r is None else [str(x) for x in r] for r in ds.texts["references"]]}
+    names = list(ds.ratings_table)
+    meta = {"name": ds.name, "systems": list(ds.systems), "inputs": list(ds.inputs), "texts": texts,
+            "info": {**asdict(ds.info), "display_names": dict(ds.info.display_names)}, "nan_ok": sorted(ds.nan_ok),
+            "ratings": names}
+    save_cached(path, frames={"scores": ds.scores},
+                arrays={f"ratings_{k}": np.asarray(ds.ratings_table[n]) for k, n in enumerate(names)}, meta=meta)
 
 
 def load(

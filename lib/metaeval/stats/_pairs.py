@@ -7,11 +7,11 @@ kernels of :func:`metaeval.stats.correlation.batch_corr`, and return shape ``(..
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-__all__ = ["pair_signs", "kendall_c", "pairwise_agreement", "n_distinct", "snap", "level_groups", "GROUPINGS"]
+from metaeval.stats._kernels import snap
+
+__all__ = ["pair_signs", "kendall_c", "pairwise_agreement", "n_distinct", "level_groups", "GROUPINGS"]
 
 
 def pair_signs(x: np.ndarray, z: np.ndarray, w: np.ndarray | None):
@@ -66,16 +66,6 @@ def pairwise_agreement(x: np.ndarray, z: np.ndarray, w: np.ndarray | None = None
         agree, pairs = np.count_nonzero(same & valid, axis=-1), np.count_nonzero(valid, axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(pairs > 0, agree / np.maximum(pairs, 1), np.nan)
-
-
-def snap(x: np.ndarray) -> np.ndarray:
-    """Round to ~11 significant digits of the array's scale, so that values that are mathematically equal
-    but differ in the last bits (different summation orders of the same numbers) tie when compared."""
-    scale = np.nanmax(np.abs(x)) if x.size else 0.0
-    if not np.isfinite(scale) or scale == 0:
-        return x
-    quantum = 10.0 ** (math.floor(math.log10(scale)) - 11)
-    return np.round(x / quantum) * quantum
 
 
 GROUPINGS = ("system", "summary", "global", "per-system")

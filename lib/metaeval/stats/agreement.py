@@ -28,7 +28,8 @@ from typing import Sequence
 import numpy as np
 
 from metaeval._warnings import warn_degenerate
-from metaeval.stats._pairs import GROUPINGS, level_groups, pair_signs, pairwise_agreement, snap
+from metaeval.stats._kernels import snap
+from metaeval.stats._pairs import GROUPINGS, level_groups, pair_signs, pairwise_agreement
 from metaeval.stats.correlation import ConfidenceInterval, check_confidence_level, check_matrices
 from metaeval.stats.resampling import check_n_resamples, draw_indices, percentile_interval
 

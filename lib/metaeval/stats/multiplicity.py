@@ -211,7 +211,10 @@ class PartialConjunctionResult:
     Attributes
     ----------
     pvalue : float
-        p-value of H0 "the effect holds on fewer than u of the n datasets".
+        p-value of H0 "the effect holds on fewer than u of the n datasets": the largest of the partial
+        conjunction p-values for 1..u (Benjamini & Heller's p^{v/n} need not grow with v, e.g. Bonferroni on two
+        equal p-values gives 2p at v = 1 and p at v = 2; taking the running maximum keeps "replicated on u
+        datasets" from being claimed where "on at least one" is not, and stays valid, only more conservative).
     pvalues : ndarray (n,)
         The partial-conjunction p-value for u = 1..n, made non-decreasing in u (testing u = 1, 2, ... in turn
         and stopping at the first acceptance, as Dror et al.'s counting procedure).

@@ -23,7 +23,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from metaeval._io import atomic_write, cache_dir
+from metaeval._io import cache_dir
 from metaeval.metrics import grouge
 from metaeval.stats.correlation import Coefficient, Level, correlate
 from metaeval.stats.resampling import bootstrap_ci
@@ -61,16 +61,33 @@ def grouge_parts(ds, measures: Sequence[str] = ("grouge-1", "grouge-2", "grouge-
         digest = hashlib.sha256()
         digest.update(json.dumps([summaries, references], ensure_ascii=False).encode())
         digest.update(json.dumps([names, topk, stem, stop]).encode())
-        key = cache_dir() / "grouge" / "tables" / f"{digest.hexdigest()[:32]}.pkl"
-    if key is not None and key.exists():
-        lexical, semantic = pd.read_pickle(key)
+        key = cache_dir() / "grouge" / "tables" / f"{digest.hexdigest()[:32]}.json"
+    # no pickle in a cache (anyone who can write to a shared cache folder could run code): parquet + JSON,
+    # checked before use (metaeval._io.load_cached)
+    from metaeval._io import load_cached, save_cached
+
+    entry = None if key is None else load_cached(key, what="cached GRouge tables",
+                                                  validate=lambda e: _invalid_parts(e, names, len(summaries)))
+    if entry is not None:
+        lexical, semantic = entry.frames["lexical"], entry.frames["semantic"]
     else:
         lexical, semantic = grouge.score_parts(summaries, references, names, topk=topk, stem=stem, stop=stop,
                                                progress=progress)
         if key is not None:
             path: Path = key
-            atomic_write(path, lambda tmp: pd.to_pickle((lexical, semantic), tmp))
+            save_cached(path, frames={"lexical": lexical, "semantic": semantic})
     return {n: (_grid(lexical[n], ds), _grid(semantic[n], ds)) for n in names}
+
+
+def _invalid_parts(entry, names: Sequence[str], n: int) -> str | None:
+    for part in ("lexical", "semantic"):
+        frame = entry.frames.get(part)
+        if frame is None or list(frame.columns) != list(names) or len(frame) != n:
+            return f"its {part} table is not {n} summaries x {list(names)}"
+        values = frame.to_numpy(dtype=float)
+        if not np.isfinite(values).all() or (values < 0).any() or (values > 1).any():
+            return f"its {part} table holds values outside [0, 1] or NaN"
+    return None
 
 
 def at_lam(parts: tuple[np.ndarray, np.ndarray], lam: float) -> np.ndarray:
