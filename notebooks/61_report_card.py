@@ -150,3 +150,14 @@ if len(planner):
 else:
     nb.report("Every comparison with a baseline is significant at this sample size: nothing left to plan.")
 planner.drop(columns="seed")
+
+# %% [markdown]
+# ## The one-page report
+#
+# `report.html` in the output folder holds this card as one printable page: the summary, the figures and tables
+# above, and the provenance, without code or parameters (`metaeval.studies.card_report`).
+
+# %%
+from metaeval.studies.card_report import write_report
+
+report = write_report(nb.out)

@@ -111,7 +111,7 @@ _ALIASES: dict[str, str] = {
                                             "combination")},
     **{m: f"metaeval.stats.{m}" for m in ("correlation", "resampling", "significance", "planning", "agreement",
                                           "multiplicity")},
-    **{m: f"metaeval.data.{m}" for m in ("datasets", "synthetic", "scoring")},
+    **{m: f"metaeval.data.{m}" for m in ("datasets", "synthetic", "scoring", "tabular", "defaults")},
     **{m: f"metaeval.studies.{m}" for m in ("graham", "deutsch", "lin", "miloulis", "shafieibavani", "plotting",
                                             "card", "deutsch2022")},
     **{m: f"metaeval.run.{m}" for m in ("notebooks", "sweep", "cli")},

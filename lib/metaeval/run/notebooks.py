@@ -28,7 +28,7 @@ from metaeval import _resources
 from metaeval._io import remove_own_tree
 from metaeval.run.outputs import (RUNNER_MARKS, OutputDirError, check_target, failed_dir, keep_failed, read_manifest,
                                   staging_dir, swap_into_place, write_manifest)
-from metaeval.run.params import ParameterError, check_parameters
+from metaeval.run.params import ParameterError, check_choices, check_parameters
 from metaeval.run.paths import (KERNEL_NAME, NotebookError, absolute_path, combination_dir, dataset_folder_name,
                                 default_output_dir as _rule, find_notebook, list_notebooks, notebook_metadata,
                                 notebook_parameters, notebooks_dir, output_path, parameter_docs, project_root,
@@ -203,6 +203,7 @@ def check_run(notebook: str | os.PathLike, parameters: Mapping[str, Any] | None 
         if dataset not in known_datasets() and Path(dataset).expanduser().exists():
             parameters["dataset"] = str(Path(dataset).expanduser().resolve())
     parameters = check_parameters(declared, parameters, where=path.name)
+    check_choices(parameter_docs(path), parameters, where=path.name)  # `a | b | c` comments, before a kernel
     requested = parameters.get("output_dir")
     final = resolve_output_dir(path, parameters) if requested is None else absolute_path(requested)
     final = check_target(final, path.stem, given=requested, paper=_paper(path))
@@ -270,6 +271,9 @@ def run_notebook(
     path, parameters, final = check_run(notebook, parameters)
     declared = notebook_parameters(path)
     effective = {**declared, **parameters}
+    from metaeval.run.incremental import fingerprint
+
+    inputs = fingerprint(path, effective)  # before the run: what it read, even if a file changes meanwhile
     final.parent.mkdir(parents=True, exist_ok=True)
     staging = staging_dir(final)
     executed = staging / f"{path.stem}.ipynb"
@@ -325,7 +329,7 @@ def run_notebook(
         if scratch_log is not None:
             scratch_log.unlink(missing_ok=True)
     _retarget(executed, staging, final)
-    write_manifest(staging, path.stem, effective, paper=_paper(path))
+    write_manifest(staging, path.stem, effective, paper=_paper(path), inputs=inputs)
     try:
         swap_into_place(staging, final, path.stem, paper=_paper(path))
     except BaseException:
@@ -520,6 +524,17 @@ def _run_planned(run: PlannedRun) -> dict[str, Any]:
         return {"state": state, "seconds": time.perf_counter() - start, "error": str(exc)}
 
 
+def _unchanged(run: PlannedRun) -> bool:
+    """True when ``run``'s output folder holds an untouched run with the same inputs (run-all skips it)."""
+    from metaeval.run.incremental import unchanged
+
+    try:
+        path, parameters, final = check_run(run.notebook, run.parameters)
+        return unchanged(path, {**notebook_parameters(path), **parameters}, final, path.stem)
+    except Exception:  # anything unusual (an unreadable manifest, a folder it may not replace): run it
+        return False
+
+
 def _drop_failed(run: PlannedRun) -> None:
     """An optional run that does not apply to its dataset leaves no ``.failed`` folder behind."""
 
@@ -549,13 +564,17 @@ def run_all(
     log: str | os.PathLike | None = None,
     echo: Callable[[str], None] | None = None,
     tick: float = 15.0,
+    force: bool = False,
 ) -> list[dict[str, Any]]:
     """The default run: every notebook on every dataset it applies to (:func:`plan_all`), ``jobs`` at a time.
 
     Each run is announced on the terminal (``[3/14] 21_deutsch2021_power (realsumm): started``), its progress
     relayed every ``tick`` seconds (``trials 412/1000, 2m10s``) and its end reported with the elapsed time;
     ``log`` receives the same lines plus each kernel's own diagnostics. Returns one status per run
-    (``state``: done, failed, not applicable). Ctrl-C stops every run and raises KeyboardInterrupt.
+    (``state``: done, failed, not applicable, unchanged). Ctrl-C stops every run and raises KeyboardInterrupt.
+    A run whose notebook, imported library code, data and parameters are those of the run that wrote its
+    output folder (and whose outputs nobody changed) is skipped (:mod:`metaeval.run.incremental`), unless
+    ``force``.
     """
 
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
@@ -631,10 +650,18 @@ def run_all(
                 text = file.read_text(encoding="utf-8").strip() or "started"
                 say(f"{tag(run)}: {text}, running for {_elapsed(max(since, 0.0))}")
 
+        if not force:
+            for run in list(queue):
+                if _unchanged(run):
+                    queue.remove(run)
+                    results[run.label] = {"label": run.label, "state": "unchanged", "seconds": 0.0}
+                    say(f"{tag(run)}: unchanged since its last run (notebook, library code it imports, data, "
+                        "parameters): skipped (--force reruns it)")
         try:
             run_in_pool(_run_planned, queue, jobs, on_done=done, on_tick=progress, tick=tick)
             states = [results[r.label]["state"] for r in runs if r.label in results]
             say(f"finished {states.count('done')} of {total} runs in {_elapsed(time.perf_counter() - started)}"
+                + (f"; {states.count('unchanged')} unchanged, skipped" if "unchanged" in states else "")
                 + (f"; {states.count('failed')} FAILED" if "failed" in states else "")
                 + (f"; {states.count('not applicable')} did not apply" if "not applicable" in states else ""))
         except KeyboardInterrupt:

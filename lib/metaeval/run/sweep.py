@@ -30,9 +30,9 @@ import pandas as pd
 from metaeval._io import atomic_write
 from metaeval.run.notebooks import resolve_kernel, run_notebook
 from metaeval.run.outputs import OutputDirError, check_sweep_root
-from metaeval.run.params import ParameterError, check_value, parse_cli_value
+from metaeval.run.params import ParameterError, check_choices, check_value, parse_cli_value
 from metaeval.run.paths import (NotebookError, absolute_path, combination_dir, find_notebook, notebook_metadata,
-                                notebook_parameters, parameters_key)
+                                notebook_parameters, parameter_docs, parameters_key)
 from metaeval.run.pool import run_in_pool, stopped
 
 __all__ = ["SweepError", "load_grid", "parse_flags", "combinations", "combination_dir", "derive_seed", "run_sweep",
@@ -171,6 +171,7 @@ def run_sweep(
         for name, values in grid.items():
             for value in values:
                 check_value(name, value, declared[name], where=f"grid of {path.name}")
+        check_choices(parameter_docs(path), {n: list(vs) for n, vs in grid.items()}, where=f"grid of {path.name}")
         root = check_sweep_root(absolute_path(output_dir), path.name)
     except (ParameterError, OutputDirError) as exc:
         raise SweepError(str(exc)) from None

@@ -14,7 +14,8 @@ judgments, :func:`card_tables` computes the whole battery:
 
 :func:`make_card` writes the tables as CSV (plus ``summary.md`` and ``provenance.json``: dataset,
 signatures, seeds, versions) and, with ``render=True``, executes the card notebook
-(``notebooks/61_report_card``) and renders it to ``card.html``. Every random step draws from
+(``notebooks/61_report_card``) and renders its one-page report (:mod:`metaeval.studies.card_report`) to
+``card.html``. Every random step draws from
 ``numpy.random.default_rng([seed, stage, row])`` (stage 1: CIs, 2: tests, 3: planner), recorded per row,
 so any number of the card can be reproduced by one direct library call.
 """
@@ -117,9 +118,9 @@ def default_baselines(ds, exclude: Sequence[str] = ()) -> list[str]:
     >>> default_baselines(_datasets.load("realsumm"), exclude=["rouge-l.recall"])
     ['rouge-1.recall', 'rouge-2.recall', 'bertscore.recall']
     """
-    stat = "recall" if getattr(ds, "recall_oriented", False) else "f1"
-    names = [f"{m}.{stat}" for m in _STANDARD]
-    return [n for n in names if n in ds.score_names and n not in exclude]
+    from metaeval.data.defaults import default_baselines as from_data  # one rule for cards and notebooks
+
+    return from_data(ds, exclude)
 
 
 def _display(ds, name: str) -> str:
@@ -503,7 +504,7 @@ def card_data(scores, *, dataset: str, metric: str | None = None, baselines: Seq
     if not baselines:
         raise ValueError(f"no baselines: dataset {dataset!r} has none of the standard metrics; pass baselines= "
                          "(metaeval card: --baselines)")
-    missing = [b for b in baselines if b not in ds.score_names]
+    missing = [b for b in baselines if b not in ds.score_names and not ds.computable(b)]
     if missing:
         raise ValueError(f"baselines {missing} are not scores of dataset {dataset!r}")
     if metric in baselines:
@@ -715,7 +716,6 @@ def _render(scores, dataset: str, staging: Path, options: dict) -> None:
     import jupytext
     import nbformat
     import papermill
-    from nbconvert import HTMLExporter
     from papermill.exceptions import PapermillExecutionError
 
     source = _card_notebook()
@@ -735,8 +735,10 @@ def _render(scores, dataset: str, staging: Path, options: dict) -> None:
         except PapermillExecutionError as exc:
             raise RuntimeError(
                 f"the card notebook failed in cell {exc.cell_index}: {exc.ename}: {exc.evalue}") from None
-    body, _ = HTMLExporter(exclude_input=False).from_filename(str(executed))
-    (staging / "card.html").write_text(body, encoding="utf-8")
+    from metaeval.studies.card_report import render_report
+
+    # the card's page is its one-page report (no code, no parameters), not the executed notebook
+    (staging / "card.html").write_text(render_report(staging), encoding="utf-8")
 
 
 def _read_card(out: Path) -> Card:

@@ -149,6 +149,8 @@ def paper_metrics(score_names: Sequence[str], *, recall_oriented: bool) -> dict[
     --------
     >>> paper_metrics(["rouge-1.f1", "rouge-1.recall", "qa-eval.f1", "s3.resp"], recall_oriented=True)
     {'QAEval-F1': 'qa-eval.f1', 'ROUGE-1': 'rouge-1.recall', 'S3': 's3.resp'}
+    >>> paper_metrics(["R-2|stem=1|stop=0|F", "my_metric"], recall_oriented=False)
+    {'ROUGE-2': 'R-2|stem=1|stop=0|F'}
     """
     stat = "recall" if recall_oriented else "f1"
     wanted = {
@@ -158,7 +160,18 @@ def paper_metrics(score_names: Sequence[str], *, recall_oriented: bool) -> dict[
         "ROUGE-SU4": f"rouge-su4.{stat}", "S3": "s3.resp",
     }
     present = set(score_names)
-    return {paper: name for paper, name in wanted.items() if name in present}
+    found = {paper: name for paper, name in wanted.items() if name in present}
+    # the same metrics under a dataset's own spelling (metaeval's key R-2|stem=1|stop=0|F, rouge_2_f, ...)
+    from metaeval.data.defaults import recognize
+
+    papers = {"rouge-1": "ROUGE-1", "rouge-2": "ROUGE-2", "rouge-l": "ROUGE-L", "rouge-su4": "ROUGE-SU4",
+              "bertscore": "BERTScore"}
+    spelled = sorted((hit[2], papers[hit[0]], name) for name in score_names
+                     if (hit := recognize(name)) is not None and hit[0] in papers
+                     and hit[1] == ("R" if hit[0] == "bertscore" or recall_oriented else "F"))
+    for _, paper, name in spelled:  # the best-ranked spelling of each
+        found.setdefault(paper, name)
+    return {paper: found[paper] for paper in wanted if paper in found}
 
 
 def min_pvalue(n_resamples: int) -> float:
