@@ -152,7 +152,8 @@ ax.axhline(bleu_row["r"], color="#555555", linestyle="--", linewidth=1, label=f"
 ax.set_xlabel("ROUGE counting method (each dot: one of 24 variants: stemming × stopwords × mean/median)")
 ax.set_ylabel(f"{coefficient} r with {nb.name(human)}")
 ax.set_title(f"Table 1 on {ds.name}: system-level correlation of the 192 ROUGE variants")
-ax.legend(title="summary-level statistic", fontsize=8, title_fontsize=8, loc="lower left")
+ax.legend(title="summary-level statistic", fontsize=8, title_fontsize=8, loc="upper left",
+          bbox_to_anchor=(1.01, 1))  # beside the axes: inside, it covered variants
 fig.tight_layout()
 nb.save_figure(fig, "table1_variants")
 plt.show()

@@ -53,8 +53,10 @@ import numpy as np
 import seaborn as sns
 
 from metaeval import deutsch
+from metaeval.data.defaults import default_metric
 from metaeval.run.session import start
 
+metric = default_metric(dataset, metric, paper="qa-eval.f1")
 nb = start("deutsch2021", dataset, output_dir=output_dir, seed=seed, scores=[metric, human], incomplete=incomplete)
 ds, out, rng = nb.dataset, nb.out, nb.rng
 human = human or ds.default_human

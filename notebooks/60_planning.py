@@ -73,13 +73,15 @@ import seaborn as sns
 
 import metaeval
 from metaeval import planning
+from metaeval.data.defaults import default_metric
 from metaeval.run.session import start
 
 def baseline_of(ds):
-    return metric_y or ("rouge-2.recall" if ds.recall_oriented else "rouge-2.f1")
+    return metric_y or default_metric(ds, None, param="metric_y", measures=("rouge-2",))
 
 
 pilot = metaeval.datasets.load(dataset)
+metric_x = default_metric(pilot, metric_x, paper="qa-eval.f1", param="metric_x", exclude=[baseline_of(pilot)])
 nb = start("planning", dataset, output_dir=output_dir, seed=seed, human=human,
            scores=[metric_x, baseline_of(pilot)], purpose="the planner's pilot")
 out, rng = nb.out, nb.rng

@@ -382,7 +382,7 @@ def test_display_names():
     assert display_name("expert.relevance") == "Relevance (expert)"
     assert display_name("qa-eval.f1") == "QAEval-F1"
     assert display_name("turker.consistency") == "Consistency (crowd)"
-    assert display_name("rouge-su4|stem:yes|stop:no|stat:F|refs:A") == "rouge-su4|stem:yes|stop:no|stat:F|refs:A"
+    assert display_name("rouge-su4|stem:yes|stop:no|stat:F|refs:A") == "ROUGE-SU4 F (stem)"
     assert load("realsumm").display_name("litepyramid.recall") == "LitePyramid"
 
 
@@ -391,7 +391,7 @@ def test_describe_table_and_cli(tmp_path, capsys):
                                   for s in "xyz" for i in "ab"][:-1])
     table = load(tmp_path).describe()
     assert table.columns.tolist() == ["score", "display_name", "human", "complete", "missing"]
-    assert table.values.tolist() == [["human.q", "Q (human)", True, 5, 1], ["m", "m", False, 5, 1]]
+    assert table.values.tolist() == [["human.q", "Q (human)", True, 5, 1], ["m", "M", False, 5, 1]]
     assert main(["describe", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     for line in ("systems: 3 (x, y, z)", "inputs: 2", "texts: partial (5 of 6 summaries)",

@@ -100,7 +100,7 @@ def test_bootstrap_summary_sums_against_direct_correlations():
             per_input = np.array([batch_corr(raw[j, rows[b], m], Z[rows[b], m], "pearson") for m in range(M)])
             expected[j, b] = mean_of_defined(per_input[cols[b]]) if np.isfinite(per_input[cols[b]]).any() else np.nan
     seen = []
-    original = deutsch._bootstrap_pvalue
+    original = deutsch.bootstrap_pvalue
 
     def keep(valid, obs, alternative):
         seen.append(valid)
@@ -109,7 +109,7 @@ def test_bootstrap_summary_sums_against_direct_correlations():
     from metaeval._warnings import DegenerateResultWarning
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(deutsch, "_bootstrap_pvalue", keep)
+        mp.setattr(deutsch, "bootstrap_pvalue", keep)
         with pytest.warns(DegenerateResultWarning, match="1 of 40 resamples"):
             trial._bootstrap(Ys, rows, cols)
     assert np.isnan(expected[:, 0]).all()

@@ -30,7 +30,7 @@ def _same(a, b):
 
 def test_parsed_dataset_is_served_from_disk(fresh, monkeypatch):
     parsed = load("fabbri2020")
-    files = list((fresh / "cache" / "datasets").glob("fabbri2020-*.pkl"))
+    files = list((fresh / "cache" / "datasets").glob("fabbri2020-*.json"))
     assert len(files) == 1
     monkeypatch.setattr(datasets, "_LOADED", {})
 
@@ -43,11 +43,14 @@ def test_parsed_dataset_is_served_from_disk(fresh, monkeypatch):
 
 def test_unreadable_cache_entry_is_parsed_again(fresh, monkeypatch):
     parsed = load("fabbri2020")
-    (entry,) = (fresh / "cache" / "datasets").glob("fabbri2020-*.pkl")
-    entry.write_bytes(b"not a pickle")
+    (entry,) = (fresh / "cache" / "datasets").glob("fabbri2020-*.json")
+    entry.write_bytes(b"not an entry")
     monkeypatch.setattr(datasets, "_LOADED", {})
-    _same(load("fabbri2020"), parsed)
-    assert entry.read_bytes() != b"not a pickle"  # rewritten
+    from metaeval._io import CacheWarning
+
+    with pytest.warns(CacheWarning, match="recomputing"):
+        _same(load("fabbri2020"), parsed)
+    assert entry.read_bytes() != b"not an entry"  # rewritten
 
 
 def test_changed_file_is_detected_despite_both_caches(fresh, monkeypatch):

@@ -64,8 +64,14 @@ def test_parameters_cell_must_hold_literals(tmp_path):
 
 def test_default_output_dir_rule():
     assert default_output_dir("graham2015", "summeval") == "results/graham2015/summeval"
-    assert default_output_dir("lin2004", "/data/my-study/") == "results/lin2004/my-study"
-    assert default_output_dir("lin2004", "/data/scores.jsonl") == "results/lin2004/scores"
+    # a user's dataset is named by its resolved path: readable name plus 8 hex digits of its sha256
+    # (issue 24 cases 4 and 11: two `study/` folders never share results; `dir/..` is named after its folder)
+    import hashlib
+
+    digest = hashlib.sha256(b"/data/my-study").hexdigest()[:8]
+    assert default_output_dir("lin2004", "/data/my-study/") == f"results/lin2004/my-study-{digest}"
+    assert default_output_dir("lin2004", "/data/my-study/sub/..") == f"results/lin2004/my-study-{digest}"
+    assert default_output_dir("lin2004", "/data/scores.jsonl").startswith("results/lin2004/scores-")
 
 
 # the notebooks whose parameters are documented line by line

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from metaeval import bootstrap_test, permutation_test, planning, williams_test
 from metaeval.stats import planning as P
-from metaeval.stats.significance import _fair_bits
+from metaeval.stats._kernels import bootstrap_indices, coins as draw_coins, fair_bits
 from scipy import stats
 
 
@@ -55,9 +55,9 @@ def test_batched_trials_equal_one_by_one():
     Zb = rng.integers(3, 16, size=(3, 8, 30)) / 3
     Xb = np.round(Zb + rng.normal(size=Zb.shape), 1)
     Yb = np.round(Zb + 2 * rng.normal(size=Zb.shape), 1)
-    coins = P._coins_batch(np.random.default_rng(2), 3, 50, 8, 30, "both")
+    coins = draw_coins(np.random.default_rng(2), (3, 50), 8, 30, "both")
     Xs, Ys = P._standardize_batch(Xb), P._standardize_batch(Yb)
-    rows, cols = P._resample_indices(np.random.default_rng(3), 3, 50, 8, 30, "both")
+    rows, cols = bootstrap_indices(np.random.default_rng(3), (3, 50), 8, 30, "both")
     for level in ("system", "summary"):
         null = P._perm_null(Xs, Ys, Zb, coins, level, "pearson")
         boot = P._boot_deltas(Xb, Yb, Zb, rows, cols, level, "pearson")
@@ -112,7 +112,7 @@ def test_bootstrap_and_permutation_pvalues_equal_direct_loop():
             count = sum(abs(d[positions[t, b]].mean() - obs) >= abs(obs) - 1e-9 for b in range(B))
             assert p[t, k] == count / B
     p = P._pair_pvalues(S, docs, ia, ib, "permutation", B, "greater", 1e-9, np.random.default_rng(8))
-    signs = 1 - 2.0 * _fair_bits(np.random.default_rng(8), (4 * B, 15)).reshape(4, B, 15)
+    signs = 1 - 2.0 * fair_bits(np.random.default_rng(8), (4 * B, 15)).reshape(4, B, 15)
     for t in range(4):
         for k in range(3):
             d = S[ia[k], docs[t]] - S[ib[k], docs[t]]
@@ -336,10 +336,10 @@ def test_packed_perm_null_equals_boolean_path(shape):
     T, B, N, M = shape
     X, Y, Z = _tied_trials(sum(shape), T, N, M)
     Xs, Ys = P._standardize_batch(X), P._standardize_batch(Y)
-    packed = P._coins_batch(np.random.default_rng(7), T, B, N, M, "both", packed=True)
-    coins = P._coins_batch(np.random.default_rng(7), T, B, N, M, "both")
+    packed = draw_coins(np.random.default_rng(7), (T, B), N, M, "both", packed=True)
+    coins = draw_coins(np.random.default_rng(7), (T, B), N, M, "both")
     assert np.array_equal(packed.unpacked(), coins)  # the same random stream
-    assert np.array_equal(coins, _fair_bits(np.random.default_rng(7), (T, B, N, M)).astype(bool))
+    assert np.array_equal(coins, fair_bits(np.random.default_rng(7), (T, B, N, M)).astype(bool))
     t, b, m = np.array([0, T - 1]), np.array([B - 1, 0]), np.array([M - 1, 3])
     assert np.array_equal(packed[t, b, :, m], coins[t, b, :, m])
     fast = P._perm_null(Xs, Ys, Z, packed, "summary", "pearson")

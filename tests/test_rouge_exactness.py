@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from metaeval.metrics import rouge as R
+from metaeval.metrics.rouge import _counts, _exact, _lcs, _pairs, _tokens
 from metaeval.rouge import score
 from metaeval.text import tokenize, tokenize_batch
 
@@ -42,18 +42,18 @@ def test_round5_equals_correctly_rounded_formatting():
         np.nextafter(k / 1e5, 0), -rng.random(1000), [0.0, -0.0, 1.0, 2 / 3, 0.5, np.nan, np.inf, -np.inf, 3e12],
         rng.random(1000) ** (1 / 1.2),
     ])
-    ours = R._round5(cases)
+    ours = _exact._round5(cases)
     expected = _string_round(cases.tolist())
     np.testing.assert_array_equal(ours, expected)
-    assert np.signbit(R._round5(np.array([-0.0, -1e-9]))).all()
+    assert np.signbit(_exact._round5(np.array([-0.0, -1e-9]))).all()
     # the ties go to even, as glibc's printf and Python do: 1/64 = 0.015625 -> 0.01562, 3/64 -> 0.04688
-    assert R._round5(np.array([1 / 64, 3 / 64])).tolist() == [0.01562, 0.04688]
+    assert _exact._round5(np.array([1 / 64, 3 / 64])).tolist() == [0.01562, 0.04688]
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.floats(min_value=-2.0, max_value=2.0, allow_nan=False), min_size=1, max_size=50))
 def test_round5_property(values):
-    np.testing.assert_array_equal(R._round5(np.array(values)), _string_round(values))
+    np.testing.assert_array_equal(_exact._round5(np.array(values)), _string_round(values))
 
 
 def test_issue15_rouge_w_best_reference_minimal_example():
@@ -85,10 +85,10 @@ def test_fully_matched_sentence_scores_exactly_one(weight):
 
 
 def test_pow_is_the_c_library_pow():
-    table = R._pow_table(200, 1.2)
+    table = _exact._pow_table(200, 1.2)
     assert table.tolist() == [math.pow(k, 1.2) for k in range(201)]
     x = np.random.default_rng(1).random(500) * 100
-    assert R._libc_pow(x, 1 / 1.2).tolist() == [math.pow(v, 1 / 1.2) for v in x.tolist()]
+    assert _exact._libc_pow(x, 1 / 1.2).tolist() == [math.pow(v, 1 / 1.2) for v in x.tolist()]
 
 
 def test_golden_rouge_with_other_numpy_cpu_features():
@@ -153,17 +153,17 @@ def test_lcs_kernels_mark_what_the_plain_dynamic_program_marks():
         V = int(max(model.max(), peer.max())) + 1
         slot, PM, words = _pm(peer, V)
         plain = np.zeros(m, np.int8)
-        R._lcs_mark_dp(model, peer, plain, False, 1.0)
+        _lcs._lcs_mark_dp(model, peer, plain, False, 1.0)
         bits = np.zeros(m, np.int8)
-        R._lcs_mark_bits(model, peer, bits, slot, PM, np.zeros((m + 1) * words, np.uint64), words)
+        _lcs._lcs_mark_bits(model, peer, bits, slot, PM, np.zeros((m + 1) * words, np.uint64), words)
         np.testing.assert_array_equal(bits, plain, err_msg=f"LCS trial {trial}")
         w = float(rng.choice([1.2, 1.5, 2.0, 3.7]))
         plain_w = np.zeros(m, np.int8)
-        R._lcs_mark_dp(model, peer, plain_w, True, w)
+        _lcs._lcs_mark_dp(model, peer, plain_w, True, w)
         fast_w = np.zeros(m, np.int8)
         pos_off, pos_list = _positions(peer, slot)
-        R._wlcs_mark(model, peer, fast_w, slot, pos_off, pos_list, np.full((m + 1) * (n + 1), np.nan),
-                     np.zeros(m + 1, np.int64), R._pow_table(200, w))
+        _lcs._wlcs_mark(model, peer, fast_w, slot, pos_off, pos_list, np.full((m + 1) * (n + 1), np.nan),
+                     np.zeros(m + 1, np.int64), _exact._pow_table(200, w))
         np.testing.assert_array_equal(fast_w, plain_w, err_msg=f"WLCS trial {trial}")
 
 
@@ -181,7 +181,7 @@ def test_pair_free_skip_bigrams_equal_listed_pairs(summeval_texts, monkeypatch):
     # ROUGE-S with skip 200 counts every pair of these texts: it must equal S*
     variants = [f"R-{m}|stem={s}|stop=0|R" for m in ("S4", "SU4", "S9", "SU9", "S200", "SU200") for s in (0, 1)]
     listed = score(peers, refs, variants, rounding=False)
-    monkeypatch.setattr(R, "_SKIP_LIST_MAX", 0)
+    monkeypatch.setattr(_pairs, "_SKIP_LIST_MAX", 0)
     counted = score(peers, refs, variants, rounding=False)
     np.testing.assert_array_equal(counted.to_numpy(), listed.to_numpy())
     star = score(peers, refs, ["R-S*|stem=0|stop=0|R", "R-SU*|stem=0|stop=0|R"], rounding=False)
@@ -194,18 +194,18 @@ def test_all_orders_at_once_equal_one_order_at_a_time(summeval_texts):
     peers, refs = summeval_texts
     peers = peers + ["", "one", "a a a b", "b a"]
     refs = refs + [["x y"], ["one"], ["a a b a a", ""], ["a"]]
-    texts = [R._as_sentences(t, "t") for t in peers] + [R._as_sentences(t, "t") for rs in refs for t in rs]
+    texts = [_tokens._as_sentences(t, "t") for t in peers] + [_tokens._as_sentences(t, "t") for rs in refs for t in rs]
     pair_peer = np.repeat(np.arange(len(peers)), [len(rs) for rs in refs])
     pair_ref = len(peers) + np.arange(sum(len(rs) for rs in refs))
     for stem, stop in ((False, False), (True, True)):
-        pr = R._process(texts, stem, stop, "full")
+        pr = _tokens._process(texts, stem, stop, "full")
         N = 6
-        pos = np.stack([R._position_codes(pr, n) for n in range(1, N + 1)])
-        both = R._ngram_hits(pair_peer, pair_ref, pr.tok, pr.text_tok, pos, True, pr.vocab_size)
+        pos = np.stack([_counts._position_codes(pr, n) for n in range(1, N + 1)])
+        both = _counts._ngram_hits(pair_peer, pair_ref, pr.tok, pr.text_tok, pos, True, pr.vocab_size)
         for n in range(1, N + 1):
-            one = R._gram_hits(pair_peer, pair_ref, pr.tok, pr.text_tok, pos[n - 1], n, -1, False, pr.vocab_size)
+            one = _counts._gram_hits(pair_peer, pair_ref, pr.tok, pr.text_tok, pos[n - 1], n, -1, False, pr.vocab_size)
             np.testing.assert_array_equal(both[n - 1], one, err_msg=f"order {n}")
-        su = R._gram_hits(pair_peer, pair_ref, pr.tok, pr.text_tok, pr.tok, 1, -1, True, pr.vocab_size)
+        su = _counts._gram_hits(pair_peer, pair_ref, pr.tok, pr.text_tok, pr.tok, 1, -1, True, pr.vocab_size)
         np.testing.assert_array_equal(both[N], su)
         assert both[0].sum() > both[1].sum() > both[3].sum() > 0  # real overlaps were counted
 
@@ -215,8 +215,8 @@ def test_skip_totals_closed_form():
         for skip in (-1, 0, 1, 4, 9, 40):
             d = L if skip < 0 else skip + 1
             pairs = sum(min(d, L - 1 - i) for i in range(L))
-            assert R._skip_totals(np.array([L]), skip, False)[0] == pairs
-            assert R._skip_totals(np.array([L]), skip, True)[0] == pairs + max(L - 1, 0)
+            assert _counts._skip_totals(np.array([L]), skip, False)[0] == pairs
+            assert _counts._skip_totals(np.array([L]), skip, True)[0] == pairs + max(L - 1, 0)
 
 
 @settings(max_examples=200, deadline=None)
@@ -281,14 +281,14 @@ def test_sorted_gram_tables_give_the_same_hits(summeval_texts):
     from metaeval.metrics.variants import parse_measure
 
     peers, refs = summeval_texts
-    texts = [R._as_sentences(t, "t") for t in peers] + [R._as_sentences(t, "t") for rs in refs for t in rs]
-    pr = R._process(texts, True, False, "full")
+    texts = [_tokens._as_sentences(t, "t") for t in peers] + [_tokens._as_sentences(t, "t") for rs in refs for t in rs]
+    pr = _tokens._process(texts, True, False, "full")
     pair_peer = np.repeat(np.arange(len(peers)), [len(rs) for rs in refs]).astype(np.int64)
     pair_ref = np.arange(len(peers), len(texts), dtype=np.int64)
     for name in ("R-1", "R-2", "R-4", "R-S4", "R-SU4", "R-S*", "R-SU*"):
         m = parse_measure(name)
-        offs, codes, counts, totals = R._gram_table(pr, m)
-        hits = R._clipped_hits(pair_peer, pair_ref, offs, codes, counts)
-        stats = R._pair_stats(pr, m, pair_peer, pair_ref, {}, False)
+        offs, codes, counts, totals = _counts._gram_table(pr, m)
+        hits = _counts._clipped_hits(pair_peer, pair_ref, offs, codes, counts)
+        stats = _pairs._pair_stats(pr, m, pair_peer, pair_ref, {}, False)
         np.testing.assert_array_equal(hits, stats.hits, err_msg=name)
         np.testing.assert_array_equal(totals[pair_ref], stats.model_count, err_msg=name)

@@ -1,12 +1,15 @@
-"""Private file helpers: atomic writes and the user cache folder."""
+"""Private file helpers: atomic writes, the user cache folder, removal of folders this program wrote, and cache
+entries that cannot execute code when read (:func:`save_cached`, :func:`load_cached`)."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
-__all__ = ["atomic_write", "cache_dir", "remove_own_tree"]
+__all__ = ["atomic_write", "cache_dir", "remove_own_tree", "CacheWarning", "CacheEntry", "save_cached", "load_cached"]
 
 
 def cache_dir() -> Path:
@@ -53,3 +56,137 @@ def remove_own_tree(path: str | os.PathLike[str], marks: Sequence[str]) -> bool:
         return False
     shutil.rmtree(path, ignore_errors=True)
     return True
+
+
+# ----------------------------------------------------------------------------------------------------
+# Cache entries that cannot run code: tables as parquet, arrays as npz without pickles, metadata as JSON
+
+
+class CacheWarning(UserWarning):
+    """A cache entry was unreadable, corrupt or failed validation; it is recomputed."""
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """What :func:`load_cached` read: tables by name, arrays by name and the JSON metadata."""
+
+    frames: dict[str, Any]
+    arrays: dict[str, Any]
+    meta: dict[str, Any]
+
+
+CACHE_FORMAT = 1
+
+
+def _part(path: Path, name: str) -> Path:
+    return path.with_name(f"{path.stem}.{name}")
+
+
+def _file_sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def save_cached(path: str | os.PathLike[str], *, frames: Mapping[str, Any] | None = None,
+                arrays: Mapping[str, Any] | None = None, meta: Mapping[str, Any] | None = None) -> bool:
+    """Write a cache entry: ``<stem>.<name>.parquet`` per table, ``<stem>.arrays.npz`` for the arrays and, last,
+    ``path`` (JSON: the metadata and the sha256 of every part), so an entry without its JSON is incomplete and
+    never read. Nothing in it can execute code when read (no pickle). Each file is written atomically; a cache
+    folder that cannot be written only costs the next process the computation (returns False).
+    """
+    import json
+
+    import numpy as np
+
+    path = Path(path)
+    parts: dict[str, str] = {}
+    try:
+        for name, frame in (frames or {}).items():
+            target = _part(path, f"{name}.parquet")
+            def write_parquet(tmp: Path, frame: Any = frame) -> None:
+                frame.to_parquet(tmp, engine="pyarrow")
+
+            atomic_write(target, write_parquet)
+            parts[target.name] = _file_sha256(target)
+        if arrays:
+            target = _part(path, "arrays.npz")
+            plain = {name: np.asarray(value) for name, value in arrays.items()}
+            if any(a.dtype.hasobject for a in plain.values()):
+                raise TypeError("save_cached stores numeric and string arrays only (no objects, which need pickle)")
+
+            def write_npz(tmp: Path) -> None:
+                with open(tmp, "wb") as fh:  # a file object: np.savez would append ".npz" to a path
+                    np.savez(fh, **plain)  # type: ignore[arg-type]  # numpy's stub types the kwds badly
+
+            atomic_write(target, write_npz)
+            parts[target.name] = _file_sha256(target)
+        record = {"format": CACHE_FORMAT, "frames": sorted(frames or {}), "arrays": sorted(arrays or {}),
+                  "parts": parts, "meta": dict(meta or {})}
+        text = json.dumps(record, sort_keys=True, ensure_ascii=False, allow_nan=True)
+        atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    except OSError:
+        return False
+    return True
+
+
+def load_cached(path: str | os.PathLike[str], *, validate: Callable[[CacheEntry], str | None] | None = None,
+                what: str = "cache entry") -> CacheEntry | None:
+    """Read an entry written by :func:`save_cached`, or None.
+
+    None without a word when there is no entry; None with a :class:`CacheWarning` (the caller recomputes and
+    overwrites it) when the entry is unreadable, a part is missing or its sha256 differs from the one written
+    with it, or ``validate(entry)`` returns a reason (shapes, index ranges, finite values, ...). Parquet is read
+    with pyarrow and arrays with ``allow_pickle=False``: a planted pickle is an error, never code that runs.
+
+    Examples
+    --------
+    >>> import tempfile, numpy as np, pandas as pd
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> save_cached(folder / "e.json", frames={"t": pd.DataFrame({"a": [1.0]})}, arrays={"x": np.arange(3)},
+    ...             meta={"k": 1})
+    True
+    >>> entry = load_cached(folder / "e.json")
+    >>> entry.frames["t"].a.tolist(), entry.arrays["x"].tolist(), entry.meta
+    ([1.0], [0, 1, 2], {'k': 1})
+    """
+    import json
+    import warnings
+
+    import numpy as np
+
+    path = Path(path)
+    if not path.exists():
+        return None
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(record, dict) or record.get("format") != CACHE_FORMAT:
+            raise ValueError("not an entry of this version")
+        parts = record["parts"]
+        for name, digest in parts.items():
+            if "/" in name or "\\" in name or not name.startswith(path.stem + "."):
+                raise ValueError(f"part {name!r} is not beside the entry")
+            part = path.with_name(name)
+            if _file_sha256(part) != digest:
+                raise ValueError(f"{name} does not match the sha256 written with it")
+        frames = {}
+        for name in record["frames"]:
+            import pandas as pd
+
+            frames[name] = pd.read_parquet(_part(path, f"{name}.parquet"), engine="pyarrow")
+        arrays = {}
+        if record["arrays"]:
+            with np.load(_part(path, "arrays.npz"), allow_pickle=False) as npz:
+                arrays = {name: npz[name] for name in record["arrays"]}
+        entry = CacheEntry(frames=frames, arrays=arrays, meta=dict(record["meta"]))
+        why = validate(entry) if validate is not None else None
+    except Exception as exc:  # whatever is wrong with it, the computation is the fallback, never a crash
+        why = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
+    if why:
+        warnings.warn(f"{what} {path} is corrupt or invalid ({why}); recomputing it", CacheWarning, stacklevel=2)
+        return None
+    return entry

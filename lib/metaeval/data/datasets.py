@@ -43,6 +43,7 @@ from metaeval.data.formats import (
     read_dataset_yml,
     read_jsonl,
 )
+from metaeval.data import tabular
 from metaeval.data.synthetic import SyntheticDataset, synthetic
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "SyntheticDataset",
     "data_dir",
     "display_name",
+    "from_frame",
     "known_datasets",
     "load",
     "synthetic",
@@ -146,6 +148,33 @@ _HUMAN_GROUPS = {"expert": "expert", "turker": "crowd", "crowd": "crowd", "human
 _HUMAN_PREFIXES = ("expert", "human", "annotator", "litepyramid", "pyramid", "responsiveness", "crowd", "turker")
 
 
+# Words shown in capitals in display names ("human.normalized_acu" -> "Normalized ACU (human)").
+_ACRONYMS = frozenset({"acu", "scu", "nacu", "qa", "nli", "f1", "bleu", "rouge", "bert", "mt", "llm", "gpt", "sts"})
+
+
+def _words(text: str) -> str:
+    words = text.replace("_", " ").split()
+    out = [w.upper() if w.lower() in _ACRONYMS else w for w in words]
+    if out and out[0] == words[0]:
+        out[0] = out[0][:1].upper() + out[0][1:]
+    return " ".join(out)
+
+
+def _rouge_display(score: str) -> str | None:
+    """``R-2|stem=1|stop=0|F`` or its signature -> "ROUGE-2 F (stem)"; None if not a ROUGE key/signature."""
+    from metaeval.metrics.variants import RougeVariant, parse_variant
+
+    try:
+        v = parse_variant(score)
+    except (ValueError, KeyError, AttributeError):
+        return None
+    if not isinstance(v, RougeVariant):
+        return None
+    options = [o for o, on in (("stem", v.stem), ("no stopwords", v.stop), ("best reference", v.refs == "B")) if on]
+    name = f"ROUGE-{v.measure.name.removeprefix('R-')} {v.stat}"
+    return f"{name} ({', '.join(options)})" if options else name
+
+
 def display_name(score: str) -> str:
     """A readable default name of a score: ``expert.relevance`` -> "Relevance (expert)".
 
@@ -153,17 +182,21 @@ def display_name(score: str) -> str:
     --------
     >>> display_name("expert.relevance"), display_name("qa-eval.f1"), display_name("rouge-2.recall")
     ('Relevance (expert)', 'QAEval-F1', 'ROUGE-2-R')
-    >>> display_name("turker.coherence"), display_name("METEOR")
-    ('Coherence (crowd)', 'METEOR')
+    >>> display_name("turker.coherence"), display_name("METEOR"), display_name("human.normalized_acu")
+    ('Coherence (crowd)', 'METEOR', 'Normalized ACU (human)')
+    >>> display_name("normalized_acu"), display_name("relevance"), display_name("AutoSummENG")
+    ('Normalized ACU', 'Relevance', 'AutoSummENG')
+    >>> display_name("R-2|stem=1|stop=0|F"), display_name("rouge-l|stem:no|stop:yes|stat:R|refs:A")
+    ('ROUGE-2 F (stem)', 'ROUGE-L R (no stopwords)')
     """
-    if "|" in score:  # a signature or a metaeval rouge key already says exactly what it is
-        return score
+    if "|" in score:  # a metaeval ROUGE key or signature; any other signature already says what it is
+        return _rouge_display(score) or score
     head, _, tail = score.partition(".")
     if tail and head.lower() in _HUMAN_GROUPS and "." not in tail:
-        return f"{tail.replace('_', ' ').capitalize()} ({_HUMAN_GROUPS[head.lower()]})"
+        return f"{_words(tail)} ({_HUMAN_GROUPS[head.lower()]})"
     pretty = _PRETTY.get(head.lower(), head)
-    if not tail:
-        return pretty
+    if not tail:  # a bare name: a table's column such as "normalized_acu" -> "Normalized ACU"
+        return pretty if head.lower() in _PRETTY or not (head.islower() or "_" in head) else _words(head)
     return f"{pretty}-{_STATS.get(tail.lower(), tail)}"
 
 
@@ -335,8 +368,32 @@ class Dataset:
 
     # -- matrices ------------------------------------------------------------------------------------
 
+    def computable(self, name: str) -> bool:
+        """True for a metaeval ROUGE key or signature (``R-2|stem=1|stop=0|F``) that the dataset does not store
+        but can score from its texts: :meth:`matrix` and :meth:`require` accept it (scored on first use)."""
+        if name in self.scores.columns or not self.has_texts:
+            return False
+        from metaeval.metrics.variants import RougeVariant, parse_variant
+
+        try:
+            return isinstance(parse_variant(name), RougeVariant)
+        except (ValueError, KeyError, AttributeError):
+            return False
+
+    def _scored(self, name: str) -> np.ndarray:
+        from metaeval.metrics.rouge import score
+
+        assert self.texts is not None
+        frame = score(self.texts["summary"].tolist(), [list(r) for r in self.texts["references"]], [name],
+                      columns="key", warn=False)
+        return frame.iloc[:, 0].to_numpy(dtype=float).reshape(self.shape)
+
     def _column(self, name: str) -> tuple[np.ndarray, int]:
         cached = self._cache.get(name)
+        if cached is None and self.computable(name):
+            values = self._scored(name)
+            cached = (values, int(np.isnan(values).sum()))
+            self._cache[name] = cached
         if cached is None:
             if name not in self.scores.columns:
                 raise KeyError(
@@ -510,7 +567,7 @@ class Dataset:
             )
         names = [scores] if isinstance(scores, str) else list(scores)
         for name in names:
-            if name not in self.scores.columns:
+            if name not in self.scores.columns and not self.computable(name):
                 raise DataError(
                     f"dataset {self.name!r} has no score {name!r}; {purpose} needs it "
                     f"(scores: {', '.join(self.score_names) or 'none'})"
@@ -590,14 +647,33 @@ def _resolve_path(text: str) -> tuple[str, list[Path], dict[str, Any], str]:
             yml = path / "dataset.yaml"
         if yml.exists():
             meta = read_dataset_yml(yml)
-        unread = sorted(p.name for p in path.iterdir()
-                        if p.suffix.lower() in (".json", ".csv", ".tsv", ".gz", ".jsonlines", ".ndjson"))
+        unread = sorted(p.name for p in path.iterdir() if not p.name.startswith(".")
+                        and p.suffix.lower() in (".json", ".gz", ".jsonlines", ".ndjson", *tabular.TABLE_SUFFIXES))
         if unread:
-            warnings.warn(f"{path}: only *.jsonl files are read; not reading {', '.join(unread)}", DataWarning,
+            tables = [n for n in unread if tabular.is_table(n)]
+            hint = (f"; a table is read by load('{path / tables[0]}', columns=...) or converted into the folder's "
+                    f"format with `metaeval import {path / tables[0]} DEST`") if tables else ""
+            warnings.warn(f"{path}: only *.jsonl files are read; not reading {', '.join(unread)}{hint}", DataWarning,
                           stacklevel=4)
     else:
         files = [path]
-    return text, files, meta, str(meta.get("description", ""))
+    return readable_name(text), files, meta, str(meta.get("description", ""))
+
+
+def readable_name(path: str | os.PathLike[str]) -> str:
+    """The name a user dataset is shown under: its folder name (file name without suffix), never a whole path;
+    the path as given when that name is an embedded dataset's (so it is never mistaken for it).
+
+    Examples
+    --------
+    >>> readable_name("/tmp/x/my_study"), readable_name("runs/study.csv"), readable_name("/data/summeval")
+    ('my_study', 'study', '/data/summeval')
+    """
+    path = Path(path)
+    name = (path.stem if path.suffix else path.name) or str(path)
+    if name in _KNOWN or name in _ALIASES or name in ("", ".", ".."):
+        name = str(path.resolve()) if name in ("", ".", "..") else str(path)
+    return name
 
 
 def _formats_hint() -> str:
@@ -811,11 +887,11 @@ def _parse_files(name: str, files: tuple[Path, ...], policy: ReferenceRecords, i
 
 
 # Parsed embedded datasets on disk: every notebook process loads its dataset, and parsing the JSONL costs
-# about 0.35 s of CPU where reading the pickle costs 5 ms. Only embedded files whose sha256 was verified in
-# this process are served from it, under a key made of those sha256 values, the load options, the source of
-# the code that parses (this module, formats.py, synthetic.py) and the pandas, numpy and Python versions; so a
-# changed data file is refused by the checksum before the cache is looked at, and a changed parser or
-# library misses the cache.
+# about 0.35 s of CPU where reading the cache entry (parquet, npz, JSON: no pickle) costs about 0.05 s. Only
+# embedded files whose sha256 was verified in this process are served from it, under a key made of those
+# sha256 values, the load options, the source of the code that parses (this module, formats.py, synthetic.py)
+# and the pandas, numpy and Python versions; so a changed data file is refused by the checksum before the
+# cache is looked at, and a changed parser or library misses the cache.
 _CODE = (Path(__file__), Path(__file__).with_name("formats.py"), Path(__file__).with_name("synthetic.py"))
 
 
@@ -838,29 +914,65 @@ def _disk_cache_path(name: str, files: Sequence[Path], policy: str, ignore: froz
         return None
     from metaeval._io import cache_dir
 
-    return cache_dir() / "datasets" / f"{name}-{h.hexdigest()[:32]}.pkl"
+    return cache_dir() / "datasets" / f"{name}-{h.hexdigest()[:32]}.json"
 
 
 def _read_disk_cache(path: Path, name: str) -> Dataset | None:
-    import pickle
+    """A parsed dataset from the cache (parquet, npz without pickles, JSON: nothing in it runs code), or None
+    (absent, or corrupt: then a warning, and the files are parsed again)."""
+    from metaeval._io import load_cached
 
-    try:
-        with open(path, "rb") as fh:
-            ds = pickle.load(fh)
-    except Exception:  # absent, unreadable or written by an incompatible version: parse instead
+    entry = load_cached(path, validate=lambda e: _invalid_cached_dataset(e, name), what="cached dataset")
+    if entry is None:
         return None
-    return ds if isinstance(ds, Dataset) and ds.name == name else None
+    meta = entry.meta
+    texts = None
+    if meta["texts"] is not None:
+        cells = pd.MultiIndex.from_tuples([tuple(c) for c in meta["texts"]["index"]], names=["system", "input"])
+        texts = pd.DataFrame({"summary": pd.Series(meta["texts"]["summary"], dtype=object, index=cells),
+                              "references": pd.Series(meta["texts"]["references"], dtype=object, index=cells)})
+    fields_ = dict(meta["info"])
+    info = DatasetInfo(**{**fields_, "human_scores": tuple(fields_["human_scores"]),
+                          "sources": tuple(fields_["sources"])})
+    ratings = {score: entry.arrays[f"ratings_{k}"] for k, score in enumerate(meta["ratings"])}
+    return Dataset(name=meta["name"], systems=tuple(meta["systems"]), inputs=tuple(meta["inputs"]),
+                   scores=entry.frames["scores"], ratings_table=ratings, texts=texts, info=info,
+                   nan_ok=frozenset(meta["nan_ok"]))
+
+
+def _invalid_cached_dataset(entry, name: str) -> str | None:
+    meta, scores = entry.meta, entry.frames.get("scores")
+    if meta.get("name") != name or scores is None:
+        return "it is another dataset's entry"
+    shape = (len(meta["systems"]), len(meta["inputs"]))
+    if not set(scores.index.get_level_values(0)) <= set(meta["systems"]) or \
+            not set(scores.index.get_level_values(1)) <= set(meta["inputs"]) or not scores.index.is_unique:
+        return "its score rows are not cells of its systems x inputs grid"
+    if any(entry.arrays.get(f"ratings_{k}") is None or entry.arrays[f"ratings_{k}"].shape[:2] != shape
+           for k in range(len(meta["ratings"]))):
+        return "its ratings do not have the grid's shape"
+    if meta["texts"] is not None and not (len(meta["texts"]["index"]) == len(meta["texts"]["summary"])
+                                          == len(meta["texts"]["references"])):
+        return "its texts are not one per cell"
+    return None
 
 
 def _write_disk_cache(path: Path, ds: Dataset) -> None:
-    import pickle
+    from dataclasses import asdict
 
-    from metaeval._io import atomic_write
+    from metaeval._io import save_cached
 
-    try:
-        atomic_write(path, lambda tmp: tmp.write_bytes(pickle.dumps(ds, protocol=pickle.HIGHEST_PROTOCOL)))
-    except OSError:  # a read-only or full cache folder only costs the next process a parse
-        pass
+    texts = None
+    if ds.texts is not None:
+        texts = {"index": [list(map(str, c)) for c in ds.texts.index],
+                 "summary": [None if s is None else str(s) for s in ds.texts["summary"]],
+                 "references": [None if r is None else [str(x) for x in r] for r in ds.texts["references"]]}
+    names = list(ds.ratings_table)
+    meta = {"name": ds.name, "systems": list(ds.systems), "inputs": list(ds.inputs), "texts": texts,
+            "info": {**asdict(ds.info), "display_names": dict(ds.info.display_names)}, "nan_ok": sorted(ds.nan_ok),
+            "ratings": names}
+    save_cached(path, frames={"scores": ds.scores},
+                arrays={f"ratings_{k}": np.asarray(ds.ratings_table[n]) for k, n in enumerate(names)}, meta=meta)
 
 
 def load(
@@ -870,8 +982,9 @@ def load(
     verify: bool = True,
     reference_records: ReferenceRecords | None = None,
     ignore_fields: Iterable[str] = (),
+    columns: Mapping[str, Any] | None = None,
 ) -> Dataset:
-    """Load an embedded dataset by name, or user data by path.
+    """Load an embedded dataset by name, or user data by path (a folder, a JSONL file, or a table).
 
     Parameters
     ----------
@@ -891,6 +1004,9 @@ def load(
         system): refuse (default, or ``dataset.yml``'s setting), leave them out, or keep them as systems.
     ignore_fields : iterable of str
         Top-level record fields to leave out instead of refusing them as unknown (added to ``dataset.yml``'s).
+    columns : mapping, optional
+        For a table (``.csv``, ``.tsv``, ``.parquet``): the roles of its columns, as :func:`from_frame`'s
+        keywords (``{"doc": "article", "human": ["relevance"]}``); unnamed roles are inferred.
 
     Returns
     -------
@@ -906,6 +1022,14 @@ def load(
         raise ValueError(
             f"incomplete must be 'raise', 'keep-nan', 'drop-inputs' or 'drop-systems', got {incomplete!r}"
         )
+    if isinstance(name_or_path, (str, os.PathLike)) and tabular.is_table(os.fspath(name_or_path)) \
+            and Path(os.fspath(name_or_path)).expanduser().is_file():
+        path = Path(os.fspath(name_or_path)).expanduser()
+        header = 0 if path.suffix.lower() in (".parquet", ".pq") else 1
+        ds = _from_table(tabular.read_table(path), str(path), readable_name(path), header, dict(columns or {}))
+        return _apply_incomplete(ds, incomplete)
+    if columns:
+        raise DataError(f"columns= maps the columns of a table (.csv, .tsv, .parquet); {name_or_path!r} is not one")
     name, files, meta, description = _resolve(name_or_path)
     if verify:
         verify_checksums(files)
@@ -920,6 +1044,10 @@ def load(
     cacheable = verify and name in _KNOWN
     ds = _load_cached(name, tuple(files), _stat_key(files) if cacheable else None, policy, ignore, description,
                       meta_key, meta)
+    return _apply_incomplete(ds, incomplete)
+
+
+def _apply_incomplete(ds: Dataset, incomplete: IncompletePolicy) -> Dataset:
     if incomplete == "keep-nan":
         return replace(ds, nan_ok=frozenset(ds.score_names))
     if incomplete in ("drop-inputs", "drop-systems"):
@@ -927,3 +1055,66 @@ def load(
         if mask.any():
             return ds._drop(mask, incomplete, "a score or text")
     return ds
+
+
+_ROLES = ("doc", "system", "summary", "reference", "score", "human", "ignore")
+
+
+def _from_table(frame: pd.DataFrame, source: str, name: str, header_lines: int, roles: Mapping[str, Any]) -> Dataset:
+    unknown = sorted(set(roles) - set(_ROLES))
+    if unknown:
+        raise DataError(f"columns: unknown role {unknown[0]!r}; roles are {', '.join(_ROLES)}")
+    mapping = tabular.infer_columns(frame, source=source, **roles)
+    collector = _Collector()
+    for where, record in tabular.frame_records(frame, mapping, source, header_lines=header_lines):
+        rec = parse_record(record, where)
+        if rec is not None:
+            collector.add(rec)
+    ds = _build(name, collector, DatasetInfo())
+    meta = tabular.dataset_meta(mapping, source)
+    return replace(ds, info=_info(name, meta, ds.score_names, [], str(meta["description"])))
+
+
+def from_frame(
+    frame: pd.DataFrame,
+    *,
+    name: str = "frame",
+    doc: str | None = None,
+    system: str | None = None,
+    summary: str | None = None,
+    reference: str | Iterable[str] | None = None,
+    score: str | Iterable[str] | None = None,
+    human: str | Iterable[str] | None = None,
+    ignore: str | Iterable[str] | None = None,
+    incomplete: IncompletePolicy = "raise",
+) -> Dataset:
+    """A dataset from a DataFrame in long format (one row per document x system) or wide format (columns
+    ``FIELD:SYSTEM``, or two-level columns ``(FIELD, SYSTEM)``); see :mod:`metaeval.data.tabular`.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+    name : str
+        The dataset's name (shown in titles).
+    doc, system, summary : str, optional
+        The document, system and summary columns (default: inferred from common names such as ``doc``,
+        ``doc_id``, ``instance_id``; ``system``, ``model``, ``summarizer_id``; ``summary``).
+    reference, score, human, ignore : str or list of str, optional
+        Reference columns (several, or one column of lists), score columns (default: every other column),
+        the human scores among them (default: by name, e.g. ``relevance``, ``expert.*``), columns to leave out.
+    incomplete : {"raise", "keep-nan", "drop-inputs", "drop-systems"}
+        As in :func:`load`.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"doc": ["d1", "d1", "d2", "d2"], "model": ["A", "B", "A", "B"],
+    ...                    "relevance": [4, 2, 5, 3], "rouge-2.f1": [0.3, 0.1, 0.4, 0.2]})
+    >>> ds = from_frame(df, name="study")
+    >>> ds.shape, ds.default_human, ds.matrix("rouge-2.f1").tolist()
+    ((2, 2), 'relevance', [[0.3, 0.4], [0.1, 0.2]])
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    roles = {k: v for k, v in (("doc", doc), ("system", system), ("summary", summary), ("reference", reference),
+                               ("score", score), ("human", human), ("ignore", ignore)) if v is not None}
+    return _apply_incomplete(_from_table(frame, name, name, 0, roles), incomplete)

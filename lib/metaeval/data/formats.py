@@ -64,11 +64,6 @@ METADATA_FIELDS: dict[str, str] = {
     "documents": "SacreROUGE instances: the source documents (no analysis uses them)",
 }
 
-_TEXT_FIELDS = ("summary", "peer", "references", "reference", "refs")
-_KEY_FIELDS = ("instance_id", "summarizer_id", "summarizer_type", "id")
-# Score-bearing fields and the prefix their values get.
-_SCORE_DICTS = {"metrics": "", "scores": "", "expert_annotations": "expert.", "turker_annotations": "turker."}
-_SCORE_SCALARS = {"litepyramid_recall": "litepyramid.recall"}
 
 
 def _format_name(record: Mapping[str, Any]) -> str:
@@ -101,27 +96,67 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
-    """Yield ``(line number, record)`` for every non-blank line; errors name the file and the line.
+# A record is one (input, system) cell: texts and scores, a few KB (SummEval's joined lines, with 11
+# references, are under 20 KB). A line far longer than that is not a record but a file that is not JSONL
+# (a whole JSON array, a binary file without newlines): refusing it by length keeps memory bounded instead
+# of reading gigabytes into one string and failing with a MemoryError.
+MAX_LINE_BYTES = 64 * 2**20
 
-    Lines are decoded one by one so that a non-UTF-8 byte is reported with its line number.
-    """
+# Files whose first bytes say they are tabular or binary, for pointing to ``metaeval import``.
+_TABULAR_SUFFIXES = (".csv", ".tsv", ".tab", ".txt", ".parquet", ".pq", ".xlsx", ".xls")
+_IMPORT_HINT = ("a table (CSV, TSV, parquet, DataFrame) is read by metaeval.datasets.load(path, columns=...) "
+                "or converted with `metaeval import {path} DEST [--doc COL --system COL ...]`")
+
+
+def _tabular_hint(path: Path, first: bytes) -> str:
+    """A hint pointing to ``metaeval import`` when a file looks like a table rather than JSONL, else ''."""
+    if path.suffix.lower() in _TABULAR_SUFFIXES or first.startswith(b"PAR1") or first.startswith(b"PK\x03\x04"):
+        return "; " + _IMPORT_HINT.format(path=path)
+    head = first.lstrip(b"\xef\xbb\xbf \t")
+    if head and not head.startswith((b"{", b"[")) and (b"," in head or b"\t" in head):
+        return "; it looks like a table: " + _IMPORT_HINT.format(path=path)
+    return ""
+
+
+def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """``(line number, raw line)`` streamed from the file, each at most :data:`MAX_LINE_BYTES` long."""
     try:
-        with open(path, "rb") as fh:
-            lines = fh.read().splitlines(keepends=True)
+        fh = open(path, "rb")
     except IsADirectoryError:
         raise DataError(f"{path}: is a directory, expected a JSONL file") from None
     except PermissionError:
         raise DataError(f"{path}: permission denied") from None
     except FileNotFoundError:
         raise DataError(f"{path}: does not exist") from None
-    for lineno, raw in enumerate(lines, 1):
+    with fh:
+        lineno = 0
+        while True:
+            raw = fh.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                return
+            lineno += 1
+            if len(raw) > MAX_LINE_BYTES:
+                raise DataError(
+                    f"{path}:{lineno}: line longer than {MAX_LINE_BYTES // 2**20} MiB; a JSONL dataset holds one "
+                    f"record (one input x system) per line{_tabular_hint(path, raw[:4096]) or FORMAT_HELP_TAIL}"
+                )
+            yield lineno, raw
+
+
+def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    """Yield ``(line number, record)`` for every non-blank line; errors name the file and the line.
+
+    The file is streamed line by line (a line longer than :data:`MAX_LINE_BYTES` is an error, not a
+    ``MemoryError``) and each line decoded alone, so that a non-UTF-8 byte is reported with its line number.
+    """
+    for lineno, raw in _lines(path):
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
+            hint = _tabular_hint(path, raw[:4096]) if lineno == 1 else ""
             raise DataError(
-                f"{path}:{lineno}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
-                "save the file as UTF-8"
+                f"{path}:{lineno}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
+                + (hint or "; save the file as UTF-8")
             ) from None
         if lineno == 1:
             line = line.removeprefix("\ufeff")  # a byte-order mark is not part of the data
@@ -130,7 +165,8 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
         try:
             record = json.loads(line, object_pairs_hook=_unique_keys)
         except json.JSONDecodeError as exc:
-            raise DataError(f"{path}:{lineno}: not valid JSON ({exc.msg}); {FORMAT_HELP}") from None
+            hint = _tabular_hint(path, raw[:4096]) if lineno == 1 else ""
+            raise DataError(f"{path}:{lineno}: not valid JSON ({exc.msg}){hint or '; ' + FORMAT_HELP}") from None
         except _DuplicateKey as exc:
             raise DataError(
                 f"{path}:{lineno}: key {exc.args[0]!r} appears twice in one JSON object (JSON readers would keep "
@@ -141,6 +177,9 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
                 f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}; {FORMAT_HELP}"
             )
         yield lineno, record
+
+
+FORMAT_HELP_TAIL = "; " + FORMAT_HELP
 
 
 @dataclass
@@ -185,7 +224,7 @@ def _text(value: Any, name: str, where: str) -> str:
 
 
 def _reference_list(record: Mapping[str, Any], where: str) -> list[str] | None:
-    present = [f for f in ("references", "reference", "refs") if f in record]
+    present = [f for f in _REFERENCE_FIELDS if f in record]
     if len(present) > 1:
         raise DataError(f"{where}: fields {present} all give references; give only one of them")
     if not present:
@@ -194,7 +233,7 @@ def _reference_list(record: Mapping[str, Any], where: str) -> list[str] | None:
     value = record[name]
     if value is None:
         return None
-    if name == "reference":
+    if _REFERENCE_FIELDS[name] == "one":
         return [_text(value, name, where)]
     if not isinstance(value, list):
         raise DataError(
@@ -262,26 +301,62 @@ def _check_expert_mean(means: Any, flat: dict[str, Any], origin: dict[str, str],
                 )
 
 
-def parse_record(
-    record: dict,
-    where: str,
-    *,
-    reference_records: ReferenceRecords = "raise",
-    ignore_fields: frozenset[str] = frozenset(),
-) -> Record | None:
-    """Normalize one JSON record; ``None`` when the caller asked to skip reference-summary records."""
-    fmt = _format_name(record)
-    unknown = [
-        k for k in record
-        if k not in _KEY_FIELDS and k not in _TEXT_FIELDS and k not in _SCORE_DICTS and k not in _SCORE_SCALARS
-        and k not in METADATA_FIELDS and k not in ignore_fields
-    ]
-    if unknown:
+# ----------------------------------------------------------------------------------------------------
+# Field tables: every top-level field a record may hold, and what reads it. ``parse_record`` only runs the
+# readers in order; adding a format of the ecosystem means adding its fields to these tables (data/README.md,
+# "Add a data format").
+
+# Key fields. ``id`` is the ``metaeval rouge`` form "INSTANCE::SUMMARIZER".
+_KEY_FIELDS = ("instance_id", "summarizer_id", "summarizer_type", "id")
+# Summary fields (at most one per record) and reference fields (at most one): name -> "one" or "list".
+_SUMMARY_FIELDS = ("summary", "peer")
+_REFERENCE_FIELDS = {"references": "list", "reference": "one", "refs": "list"}
+_TEXT_FIELDS = _SUMMARY_FIELDS + tuple(_REFERENCE_FIELDS)
+# Score-bearing objects and the prefix their (flattened) names get.
+_SCORE_DICTS = {"metrics": "", "scores": "", "expert_annotations": "expert.", "turker_annotations": "turker."}
+# Score-bearing scalars and the score name they give.
+_SCORE_SCALARS = {"litepyramid_recall": "litepyramid.recall"}
+
+# Common column names of tables and other tools, and the field (and ``metaeval import`` option) they mean:
+# an unknown field or a missing key with one of these names gets a message naming the fix.
+ID_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "instance_id": ("doc", "document", "doc_id", "docid", "document_id", "input", "input_id", "article_id",
+                    "source_id", "example_id", "item_id", "topic", "topic_id"),
+    "summarizer_id": ("system", "system_id", "sys", "sys_id", "model", "model_id", "model_name", "summarizer",
+                      "system_name"),
+}
+_IMPORT_OPTION = {"instance_id": "--doc", "summarizer_id": "--system"}
+
+
+def _synonym_fix(record: Mapping[str, Any], wanted: str) -> str:
+    """', it has X: name it ``wanted`` or use metaeval import --opt X' when the record has a synonym."""
+    found = next((k for k in record if k.lower() in ID_SYNONYMS[wanted]), None)
+    if found is None:
+        return ""
+    return (f"; the record has {found!r}: name it {wanted!r}, or convert the table with "
+            f"`metaeval import SOURCE DEST {_IMPORT_OPTION[wanted]} {found}`")
+
+
+def _read_fields(record: Mapping[str, Any], where: str, fmt: str, ignore_fields: frozenset[str]) -> None:
+    """Refuse a field that no table lists, naming the fix."""
+    for k in record:
+        if (k in _KEY_FIELDS or k in _TEXT_FIELDS or k in _SCORE_DICTS or k in _SCORE_SCALARS
+                or k in METADATA_FIELDS or k in ignore_fields):
+            continue
+        for wanted, synonyms in ID_SYNONYMS.items():
+            if k.lower() in synonyms:
+                raise DataError(
+                    f"{where}: unknown field {k!r} ({fmt}); name it {wanted!r}, or convert the table with "
+                    f"`metaeval import SOURCE DEST {_IMPORT_OPTION[wanted]} {k}`"
+                )
         raise DataError(
-            f"{where}: unknown field {unknown[0]!r} ({fmt}); put scores under \"metrics\" or \"scores\", or list the "
+            f"{where}: unknown field {k!r} ({fmt}); put scores under \"metrics\" or \"scores\", or list the "
             "field under ignore_fields in dataset.yml (or load(..., ignore_fields=[...])) to leave it out"
         )
 
+
+def _read_kind(record: Mapping[str, Any], where: str, fmt: str, reference_records: ReferenceRecords) -> bool:
+    """``summarizer_type``: True when the record is to be skipped."""
     kind = record.get("summarizer_type", "peer")
     if kind == "reference":
         if reference_records == "raise":
@@ -290,35 +365,46 @@ def parse_record(
                 "pass load(..., reference_records='skip') to leave such records out, or 'as-systems' to keep them "
                 "as systems (or set reference_records in dataset.yml)"
             )
-        if reference_records == "skip":
-            return None
-    elif kind != "peer":
+        return reference_records == "skip"
+    if kind != "peer":
         raise DataError(
             f"{where}: field 'summarizer_type' must be exactly \"peer\" or \"reference\", got {kind!r} ({fmt})"
         )
+    return False
 
-    # Keys: explicit fields, else the ``metaeval rouge`` id "INSTANCE::SUMMARIZER".
+
+def _read_keys(record: Mapping[str, Any], where: str, fmt: str) -> tuple[str, str | None]:
+    """(instance, summarizer or None): explicit fields, else the ``metaeval rouge`` id "INSTANCE::SUMMARIZER"."""
     if "instance_id" in record or "summarizer_id" in record or "id" not in record:
         if "instance_id" not in record:
-            raise DataError(f"{where}: missing field 'instance_id'; {FORMAT_HELP}")
+            raise DataError(
+                f"{where}: missing field 'instance_id'{_synonym_fix(record, 'instance_id') or '; ' + FORMAT_HELP}"
+            )
         instance = _id(record["instance_id"], "instance_id", where, fmt)
         summarizer = _id(record["summarizer_id"], "summarizer_id", where, fmt) if "summarizer_id" in record else None
-    else:
-        rid = record["id"]
-        if not isinstance(rid, str) or rid.count("::") != 1 or not all(p.strip() for p in rid.split("::")):
-            raise DataError(
-                f"{where}: field 'id' = {rid!r} does not name (instance_id, summarizer_id); expected "
-                "\"INSTANCE::SUMMARIZER\" or explicit 'instance_id' and 'summarizer_id' fields (metaeval rouge JSONL)"
-            )
-        instance, summarizer = rid.split("::")
+        return instance, summarizer
+    rid = record["id"]
+    if not isinstance(rid, str) or rid.count("::") != 1 or not all(p.strip() for p in rid.split("::")):
+        raise DataError(
+            f"{where}: field 'id' = {rid!r} does not name (instance_id, summarizer_id); expected "
+            "\"INSTANCE::SUMMARIZER\" or explicit 'instance_id' and 'summarizer_id' fields (metaeval rouge JSONL)"
+        )
+    instance, summarizer = rid.split("::")
+    return instance, summarizer
 
-    present = [f for f in ("summary", "peer") if f in record]
+
+def _read_summary(record: Mapping[str, Any], where: str) -> str | None:
+    present = [f for f in _SUMMARY_FIELDS if f in record]
     if len(present) > 1:
         raise DataError(f"{where}: fields 'summary' and 'peer' both give the summary; give only one")
     # null is an absent text (metaeval rouge scores a null peer as empty): reported by has_texts / require
-    summary = _text(record[present[0]], present[0], where) if present and record[present[0]] is not None else None
-    references = _reference_list(record, where)
+    if not present or record[present[0]] is None:
+        return None
+    return _text(record[present[0]], present[0], where)
 
+
+def _read_scores(record: Mapping[str, Any], where: str, fmt: str) -> dict[str, Any]:
+    """Every score-bearing field, flattened to ``name -> raw value`` (number, list, or None)."""
     flat: dict[str, Any] = {}
     origin: dict[str, str] = {}
     for source, prefix in _SCORE_DICTS.items():
@@ -338,10 +424,13 @@ def parse_record(
                 )
             flat[name] = record[source]
             origin[name] = source
-
     if "expert_mean" in record:
         _check_expert_mean(record["expert_mean"], flat, origin, where)
+    return flat
 
+
+def _score_values(flat: Mapping[str, Any], where: str) -> tuple[dict[str, float], dict[str, list[float]]]:
+    """(scores, ratings): a list is one rating per annotator (the score is their mean); null is NaN."""
     scores: dict[str, float] = {}
     ratings: dict[str, list[float]] = {}
     for name, value in flat.items():
@@ -355,15 +444,48 @@ def parse_record(
             scores[name] = math.fsum(values) / len(values)
         else:
             scores[name] = _number(value, name, where)
+    return scores, ratings
+
+
+def parse_record(
+    record: dict,
+    where: str,
+    *,
+    reference_records: ReferenceRecords = "raise",
+    ignore_fields: frozenset[str] = frozenset(),
+) -> Record | None:
+    """Normalize one JSON record; ``None`` when the caller asked to skip reference-summary records.
+
+    The readers run in order: fields (refuse unknown ones), ``summarizer_type``, keys, summary, references,
+    scores; then a record must hold something.
+
+    Examples
+    --------
+    >>> rec = parse_record({"instance_id": "d1", "summarizer_id": "A",
+    ...                     "metrics": {"rouge-2": {"f1": 0.25}, "human": {"relevance": [4, 5]}}}, "x.jsonl:1")
+    >>> rec.scores, rec.ratings
+    ({'rouge-2.f1': 0.25, 'human.relevance': 4.5}, {'human.relevance': [4.0, 5.0]})
+    """
+    fmt = _format_name(record)
+    _read_fields(record, where, fmt, ignore_fields)
+    if _read_kind(record, where, fmt, reference_records):
+        return None
+    instance, summarizer = _read_keys(record, where, fmt)
+    summary = _read_summary(record, where)
+    references = _reference_list(record, where)
+    flat = _read_scores(record, where, fmt)
+    scores, ratings = _score_values(flat, where)
 
     if summarizer is None:
         if summary is not None or flat:
             raise DataError(
                 f"{where}: missing field 'summarizer_id' (only input-level records, which give references shared "
-                f"by every system, may leave it out); {FORMAT_HELP}"
+                "by every system, may leave it out)"
+                f"{_synonym_fix(record, 'summarizer_id') or '; ' + FORMAT_HELP}"
             )
         if references is None:
-            raise DataError(f"{where}: missing field 'summarizer_id'; {FORMAT_HELP}")
+            fix = _synonym_fix(record, "summarizer_id") or "; " + FORMAT_HELP
+            raise DataError(f"{where}: missing field 'summarizer_id'{fix}")
     elif summary is None and references is None and not flat:
         raise DataError(
             f"{where}: the record holds no summary, references or scores ({fmt}); {FORMAT_HELP}"

@@ -15,7 +15,7 @@ from typing import Iterable, Literal
 import numpy as np
 import pandas as pd
 
-from metaeval._io import atomic_write, cache_dir
+from metaeval._io import cache_dir, load_cached, save_cached
 
 from metaeval.data.datasets import Dataset
 from metaeval.metrics.rouge import resolve_variants, score
@@ -45,17 +45,21 @@ def _texts(ds: Dataset, n_refs: int | None, sentences: str):
 
 
 def _rouge_code_digest() -> str | None:
-    """sha256 of the sources that compute a ROUGE table (tokens, variants, kernels, this module); None when
-    the sources are not installed (no cache then: versions could not be told apart)."""
+    """sha256 of the sources that compute a ROUGE table (tokens, variants, every module of the ``rouge``
+    package, this module); None when the sources are not installed (no cache then: versions could not be
+    told apart)."""
     import hashlib
 
     from metaeval.metrics import rouge, text, variants
 
+    # every module of the package (kernels, tokens, arithmetic), in a fixed order
+    if not rouge.__file__:
+        return None
+    sources = sorted(Path(rouge.__file__).parent.glob("*.py"))
     h = hashlib.sha256()
     try:
-        for module in (rouge, text, variants):
-            h.update(Path(module.__file__ or "").read_bytes())
-        h.update(Path(__file__).read_bytes())
+        for path in (*sources, Path(text.__file__ or ""), Path(variants.__file__ or ""), Path(__file__)):
+            h.update(path.read_bytes())
     except OSError:
         return None
     return h.hexdigest()
@@ -100,14 +104,30 @@ def rouge_table(
         digest.update(f"rounding={rounding}|v={__version__}".encode())
         code = _rouge_code_digest()
         # a changed ROUGE implementation between releases must not be served its predecessor's tables
-        key = None if code is None else folder / "rouge" / f"{digest.hexdigest()[:24]}-{code[:8]}.pkl"
-        if key is not None and key.exists():
-            return pd.read_pickle(key)
+        key = None if code is None else folder / "rouge" / f"{digest.hexdigest()[:24]}-{code[:8]}.json"
+        columns = [v.signature for v in variants]
+        entry = None if key is None else load_cached(
+            key, validate=lambda e: _invalid_table(e, index, columns), what="cached ROUGE table")
+        if entry is not None:
+            return entry.frames["scores"]
     frame = score(summaries, references, variants, rounding=rounding, columns="signature", warn=True)
     frame.index = index
     if key is not None:
-        atomic_write(key, lambda tmp: frame.to_pickle(tmp))
+        save_cached(key, frames={"scores": frame})
     return frame
+
+
+def _invalid_table(entry, index: pd.Index, columns: list[str]) -> str | None:
+    """Why a cached ROUGE table cannot be this call's table (None: it can)."""
+    frame = entry.frames.get("scores")
+    if frame is None or list(frame.columns) != columns:
+        return "its columns are not the variants asked for"
+    if not frame.index.equals(index):
+        return "its rows are not the dataset's (system, input) cells"
+    values = frame.to_numpy(dtype=float)
+    if not np.isfinite(values).all() or (values < 0).any() or (values > 1).any():
+        return "it holds values outside [0, 1] or NaN"
+    return None
 
 
 def _grid(values: np.ndarray, ds: Dataset) -> np.ndarray:

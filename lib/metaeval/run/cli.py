@@ -43,6 +43,19 @@ def _rouge_variants(args):
     return variants
 
 
+def _read_scoring_input(path: Path):
+    """The scorers' own JSONL ``{id, peer, refs}``, or any dataset the loader reads (folder, records, table)."""
+    from metaeval.data.texts import is_scorer_jsonl, read_dataset_texts
+
+    if is_scorer_jsonl(path):
+        return _read_rouge_input(path)
+    texts = read_dataset_texts(path)
+    if texts.skipped:
+        print(f"{path}: {len(texts.skipped)} cells without a summary or references are not scored (e.g. "
+              f"{', '.join(texts.skipped[:3])})", file=sys.stderr)
+    return texts.ids, texts.peers, texts.refs, texts.keys
+
+
 def _read_rouge_input(path: Path):
     ids: list[Any] = []
     peers: list[Any] = []
@@ -63,7 +76,8 @@ def _read_rouge_input(path: Path):
             if not isinstance(rec, dict):
                 raise SystemExit(f"{path}:{lineno}: expected an object with 'peer' and 'refs'")
             if "refs" not in rec or not isinstance(rec["refs"], list):
-                raise SystemExit(f"{path}:{lineno}: 'refs' must be a list of reference texts")
+                raise SystemExit(f"{path}:{lineno}: 'refs' must be a list of reference texts (a dataset record with "
+                                 "'summary' and 'references' is read as a dataset: give the whole file or folder)")
             peer = rec.get("peer")
             if peer is None:
                 warnings.warn(f"{path}:{lineno}: 'peer' is missing or null; scored as an empty summary")
@@ -102,7 +116,7 @@ def cmd_rouge(args) -> int:
         variants = _rouge_variants(args)
     except ValueError as exc:
         raise SystemExit(f"metaeval rouge: {exc}")
-    ids, peers, refs, passthrough = _read_rouge_input(Path(args.input))
+    ids, peers, refs, passthrough = _read_scoring_input(Path(args.input))
     if args.sentences == "ptb":
         split = lambda t: split_ptb_sentences(t) if isinstance(t, str) else t  # noqa: E731
         peers = [split(p) for p in peers]
@@ -126,7 +140,7 @@ def cmd_grouge(args) -> int:
                                   topk=None if args.topk == 0 else args.topk) for m in methods]
     except ValueError as exc:
         raise SystemExit(f"metaeval grouge: {exc}")
-    ids, peers, refs, passthrough = _read_rouge_input(Path(args.input))
+    ids, peers, refs, passthrough = _read_scoring_input(Path(args.input))
     try:
         frame = score(peers, refs, variants, ids=ids, columns="signature", progress=args.progress)
     except (TypeError, ValueError) as exc:
@@ -170,7 +184,7 @@ def cmd_run(args) -> int:
 def cmd_run_all(args) -> int:
     from metaeval.run.notebooks import run_all
 
-    results = run_all(only=args.only, jobs=args.jobs, log=args.log)
+    results = run_all(only=args.only, jobs=args.jobs, log=args.log, force=args.force)
     return 1 if any(r["state"] == "failed" for r in results) else 0
 
 
@@ -252,7 +266,16 @@ def cmd_card(args) -> int:
                                  ("seed", args.seed)) if v is not None}
     if args.baselines:
         options["baselines"] = [b.strip() for b in args.baselines.split(",") if b.strip()]
-    output = args.output or f"card-{Path(args.scores).stem}-{args.dataset}"
+    if args.output:
+        output = args.output
+    else:
+        import re
+
+        from metaeval.run.paths import dataset_folder_name
+
+        # a readable folder name: no `|` of a signature, no path of a dataset folder (its name + short hash)
+        scores = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(args.scores).stem).strip("-.") or "scores"
+        output = f"card-{scores}-{dataset_folder_name(args.dataset)}"
     try:
         card = make_card(args.scores, dataset=args.dataset, output_dir=output, render=not args.no_html, **options)
     except (ValueError, KeyError, FileNotFoundError, RuntimeError) as exc:
@@ -260,6 +283,20 @@ def cmd_card(args) -> int:
         return 2
     print(card.summary)
     print(f"card written to {output}", file=sys.stderr)
+    return 0
+
+
+def cmd_import(args) -> int:
+    from metaeval.data.tabular import import_table
+
+    result = import_table(args.source, args.dest, doc=args.doc, system=args.system, summary=args.summary,
+                          reference=args.reference, score=args.score, human=args.human, ignore=args.ignore,
+                          dry_run=args.dry_run, show=print)
+    if args.dry_run:
+        print(f"{result.n_records} records checked; nothing written (--dry-run)")
+    else:
+        print(f"wrote {result.n_records} records to {result.dest} ({', '.join(result.files)}); next: "
+              f"metaeval describe {result.dest}")
     return 0
 
 
@@ -292,8 +329,8 @@ def main(argv=None) -> int:
     parser.add_argument("--version", action="version", version=f"metaeval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("rouge", help="ROUGE-1.5.5 drop-in: JSONL {id, peer, refs} -> {id, scores}")
-    p.add_argument("input")
+    p = sub.add_parser("rouge", help="ROUGE-1.5.5 drop-in: JSONL {id, peer, refs} or a dataset -> {id, scores}")
+    p.add_argument("input", help="JSONL {id, peer, refs}, or a dataset folder, JSONL records or table with texts")
     p.add_argument("output")
     p.add_argument("--methods", default="R-1,R-2,R-3,R-4,R-L,R-W1.2,R-S4,R-SU4",
                    help="comma-separated measures, e.g. R-1,R-9,R-L,R-W1.2,R-S*,R-SU4 (default: ROUGE-1.5.5's 8)")
@@ -309,8 +346,9 @@ def main(argv=None) -> int:
     p.add_argument("--no-round", action="store_true", help="unrounded values instead of ROUGE's 5 decimals")
     p.set_defaults(func=cmd_rouge)
 
-    p = sub.add_parser("grouge", help="GRouge (WordNet PPR semantic ROUGE): JSONL {id, peer, refs} -> {id, scores}")
-    p.add_argument("input")
+    p = sub.add_parser("grouge", help="GRouge (WordNet PPR semantic ROUGE): JSONL {id, peer, refs} or a dataset "
+                                      "-> {id, scores}")
+    p.add_argument("input", help="JSONL {id, peer, refs}, or a dataset folder, JSONL records or table with texts")
     p.add_argument("output")
     p.add_argument("--methods", default="G-1,G-2,G-SU4", help="comma-separated, e.g. G-1,G-2,G-3,G-SU4")
     p.add_argument("--lam", type=float, default=0.5, help="weight of the lexical match (1: ROUGE-N recall)")
@@ -330,6 +368,9 @@ def main(argv=None) -> int:
     p.add_argument("--only", nargs="*", help="only these notebooks")
     p.add_argument("--jobs", "-j", type=int, default=1, help="notebooks run in parallel (e.g. the number of cores)")
     p.add_argument("--log", help="append progress lines and the kernels' own diagnostics to this file")
+    p.add_argument("--force", action="store_true",
+                   help="rerun every notebook, also those whose notebook, library code, data and parameters are "
+                        "unchanged since the run that wrote their outputs (skipped otherwise)")
     p.set_defaults(func=cmd_run_all)
 
     p = sub.add_parser("sweep", help="run a notebook over a parameter grid and collect its main table")
@@ -352,6 +393,20 @@ def main(argv=None) -> int:
     p = sub.add_parser("describe", help="systems, inputs, references, texts and score coverage of a dataset")
     p.add_argument("dataset", help="an embedded name (see 'metaeval datasets') or a folder/JSONL file")
     p.set_defaults(func=cmd_describe)
+
+    p = sub.add_parser("import", help="a table (CSV, TSV, parquet; long or wide) -> a dataset folder (JSONL + yml)")
+    p.add_argument("source", help="the table: .csv, .tsv or .parquet")
+    p.add_argument("dest", help="the dataset folder to write (new, or written by an earlier import)")
+    p.add_argument("--doc", help="document (input) id column (default: doc, document, doc_id, instance_id, ...)")
+    p.add_argument("--system", help="system id column (default: system, model, summarizer_id, ...); none: wide "
+                                    "format, columns FIELD:SYSTEM")
+    p.add_argument("--summary", help="summary text column (default: summary, output, prediction, ...)")
+    p.add_argument("--reference", nargs="+", help="reference column(s), or one column of lists")
+    p.add_argument("--score", nargs="+", help="score columns (default: every other column)")
+    p.add_argument("--human", nargs="+", help="human scores (default: by name, e.g. relevance, expert.*)")
+    p.add_argument("--ignore", nargs="+", help="columns to leave out")
+    p.add_argument("--dry-run", action="store_true", help="show the column roles and check every row; write nothing")
+    p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("prepare-ci", help="write notebooks with small CI parameters (for nbval)")
     p.add_argument("output")

@@ -26,6 +26,14 @@ from typing import Any, Mapping
 
 from metaeval import _resources
 from metaeval._io import remove_own_tree
+from metaeval.run.outputs import (RUNNER_MARKS, OutputDirError, check_target, failed_dir, keep_failed, read_manifest,
+                                  staging_dir, swap_into_place, write_manifest)
+from metaeval.run.params import ParameterError, check_choices, check_parameters
+from metaeval.run.paths import (KERNEL_NAME, NotebookError, absolute_path, combination_dir, dataset_folder_name,
+                                default_output_dir as _rule, find_notebook, list_notebooks, notebook_metadata,
+                                notebook_parameters, notebooks_dir, output_path, parameter_docs, project_root,
+                                read_notebook)
+from metaeval.run.pool import run_in_pool, stopped
 
 # jsonschema (imported by nbformat, jupytext and papermill) builds a lark grammar of RFC 3987 when it is
 # imported and the optional rfc3987-syntax package is installed (jupyter-events pulls it in): 0.9 s of CPU
@@ -59,9 +67,6 @@ __all__ = [
     "RunResult",
 ]
 
-KERNEL_NAME = "metaeval"
-
-
 def resolve_kernel(kernel_name: str | None = None) -> str:
     """The Jupyter kernel notebooks run in.
 
@@ -81,93 +86,8 @@ def resolve_kernel(kernel_name: str | None = None) -> str:
         return "python3"
 
 
-class NotebookError(RuntimeError):
-    """A notebook failed or was asked for something it does not offer."""
-
-
 class NotebookFailed(NotebookError):
     """A cell of the notebook raised: the message names the notebook, the cell and the error."""
-
-
-def project_root() -> Path:
-    """The compendium root (``$METAEVAL_ROOT`` if set)."""
-    return _resources.project_root()
-
-
-def notebooks_dir() -> Path:
-    return _resources.notebooks_root()
-
-
-def output_path(output_dir: str | os.PathLike) -> Path:
-    """Resolve a notebook's ``output_dir`` parameter: relative paths are relative to the compendium root,
-    so a notebook writes to the same place whether run by papermill or opened in JupyterLab."""
-    path = Path(output_dir)
-    path = path if path.is_absolute() else project_root() / path
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-SOURCE_SUFFIX = ".py"
-
-
-def list_notebooks() -> list[Path]:
-    """The numbered analysis notebooks (jupytext sources ``NN_name.py``), in order."""
-    return sorted(p for p in notebooks_dir().glob(f"[0-9]*{SOURCE_SUFFIX}"))
-
-
-def find_notebook(name: str | os.PathLike) -> Path:
-    """A notebook by path (``.py`` source or ``.ipynb``), file name or number prefix (``"00"``)."""
-    path = Path(name)
-    if path.suffix in (SOURCE_SUFFIX, ".ipynb") and path.is_file():
-        return path
-    matches = [p for p in list_notebooks()
-               if p.stem == str(name) or p.stem.startswith(f"{name}_") or p.name == str(name)]
-    if len(matches) == 1:
-        return matches[0]
-    known = ", ".join(p.stem for p in list_notebooks())
-    raise NotebookError(f"unknown notebook {str(name)!r}; known: {known}")
-
-
-def read_notebook(notebook: str | os.PathLike) -> Any:
-    """The notebook as an ``nbformat`` node: a ``.py`` source is read with jupytext (percent format).
-
-    Cells get stable ids (``cell-00``, ...) and the compendium's kernel, so the generated ``.ipynb`` is the
-    same on every machine.
-    """
-    import copy
-
-    path = find_notebook(notebook)
-    st = path.stat()
-    # one run reads its notebook's parameters, metadata and cells several times: parse once per version of
-    # the file (ctime changes on every write, even one that keeps the size and sets the mtime back; a replaced
-    # file has another inode), hand out copies (callers may edit them)
-    key = (str(path.resolve()), st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
-    nb = _READ.get(key)
-    if nb is None:
-        nb = _read_notebook(path)
-        if len(_READ) >= 64:
-            _READ.pop(next(iter(_READ)))
-        _READ[key] = nb
-    return copy.deepcopy(nb)
-
-
-_READ: dict[tuple, Any] = {}
-
-
-def _read_notebook(path: Path) -> Any:
-    import jupytext
-    import nbformat
-
-    if path.suffix == ".ipynb":
-        return nbformat.read(str(path), as_version=4)
-    nb = jupytext.read(str(path), fmt="py:percent")
-    nb.metadata.setdefault("kernelspec",
-                           {"name": KERNEL_NAME, "display_name": "Python (metaeval)", "language": "python"})
-    nb.metadata.setdefault("language_info", {"name": "python"})
-    nb.metadata.pop("jupytext", None)
-    for i, cell in enumerate(nb.cells):
-        cell["id"] = f"cell-{i:02d}"
-    return nb
 
 
 def materialize(notebook: str | os.PathLike, folder: str | os.PathLike) -> Path:
@@ -179,66 +99,6 @@ def materialize(notebook: str | os.PathLike, folder: str | os.PathLike) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(read_notebook(path), str(target))
     return target
-
-
-def notebook_metadata(notebook: str | os.PathLike) -> dict[str, Any]:
-    """The notebook's ``metaeval`` metadata (``main_table``: the CSV sweeps collect; ``paper``; ``datasets``: those
-    of the default run; ``expected_seconds``: its duration there, a number or one per dataset, which orders the
-    first ``run-all`` longest first)."""
-    return dict(read_notebook(notebook).metadata.get("metaeval", {}))
-
-
-def notebook_parameters(notebook: str | os.PathLike) -> dict[str, Any]:
-    """The parameters a notebook declares, with their default values (from its ``parameters`` cell).
-
-    Raises
-    ------
-    NotebookError
-        No cell tagged ``parameters``, or a statement in it that is not ``name = <literal>``.
-    """
-    import ast
-
-    path = find_notebook(notebook)
-    cells = [c for c in read_notebook(path).cells
-             if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])]
-    if not cells:
-        raise NotebookError(f"{path.name} has no cell tagged 'parameters'")
-    defaults: dict[str, Any] = {}
-    for node in ast.parse(cells[0].source).body:
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
-            raise NotebookError(f"{path.name}: the parameters cell may only hold `name = literal` lines "
-                                f"(line {node.lineno})")
-        try:
-            defaults[node.targets[0].id] = ast.literal_eval(node.value)
-        except ValueError:
-            raise NotebookError(f"{path.name}: parameter {node.targets[0].id!r} (line {node.lineno}) is not a "
-                                "literal; the parameters cell holds literals only") from None
-    return defaults
-
-
-def parameter_docs(notebook: str | os.PathLike) -> list:
-    """The parameters of a notebook with type (from the literal) and meaning (the comment after it), as
-    :class:`metaeval.run.params.Parameter` in the order of the parameters cell."""
-    from metaeval.run.params import ParameterError, parse_parameters_cell
-
-    path = find_notebook(notebook)
-    cells = [c for c in read_notebook(path).cells
-             if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])]
-    if not cells:
-        raise NotebookError(f"{path.name} has no cell tagged 'parameters'")
-    try:
-        return parse_parameters_cell(cells[0].source, where=path.name)
-    except ParameterError as exc:
-        raise NotebookError(str(exc)) from None
-
-
-def default_output_dir(notebook: str | os.PathLike, dataset: Any = None) -> str:
-    """``results/<paper>/<dataset>``: where a notebook writes when ``output_dir`` is None (the paper comes from
-    the notebook metadata ``metaeval.paper``, the dataset name from the ``dataset`` parameter or path)."""
-    from metaeval.run.session import default_output_dir as rule
-
-    paper = notebook_metadata(notebook).get("paper") or find_notebook(notebook).stem
-    return rule(paper, dataset if dataset is not None else "default")
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -262,7 +122,9 @@ def resolve_output_dir(notebook: str | os.PathLike, parameters: Mapping[str, Any
       ``output_dir`` keeps it for its default dataset.
     * Any other parameters go to a new folder named from them,
       ``results/runs/<paper>/<dataset>/<notebook>/<name=value__...__hash>``, never over the canonical results.
-      So does a dataset given as a path whose folder name is an embedded dataset's name.
+    * A dataset given as a path is named by its resolved path (:func:`metaeval.run.paths.dataset_folder_name`:
+      readable name plus a short hash), so two user folders of the same name never share results and a user
+      folder named like an embedded dataset never replaces that dataset's results.
 
     Examples
     --------
@@ -275,10 +137,6 @@ def resolve_output_dir(notebook: str | os.PathLike, parameters: Mapping[str, Any
     >>> resolve_output_dir("20", {"dataset": "realsumm"}).relative_to(project_root()).as_posix()
     'results/deutsch2021/realsumm'
     """
-    from metaeval.data.datasets import known_datasets
-    from metaeval.run.session import default_output_dir as rule
-    from metaeval.run.sweep import combination_dir
-
     path = find_notebook(notebook)
     declared = notebook_parameters(path)
     parameters = dict(parameters or {})
@@ -286,20 +144,21 @@ def resolve_output_dir(notebook: str | os.PathLike, parameters: Mapping[str, Any
     dataset = parameters.get("dataset", declared.get("dataset"))
     changed = {k: v for k, v in parameters.items()
                if k not in ("output_dir", "dataset") and k in declared and not _same(v, declared[k])}
-    dataset_text = "default" if dataset is None else str(dataset)
-    embedded = dataset_text in known_datasets()
-    name = Path(rule(paper, dataset_text)).name
-    if not embedded and name in known_datasets():
-        # a user's folder named like an embedded dataset must not replace that dataset's results
-        changed = {"dataset": dataset_text, **changed}
+    name = dataset_folder_name(dataset)
     root = project_root()
     if changed:
         return root / "results" / "runs" / paper / name / path.stem / combination_dir(changed)
     default_dir = declared.get("output_dir")
     if isinstance(default_dir, str) and _same(dataset, declared.get("dataset")):
-        target = Path(default_dir)
-        return target if target.is_absolute() else root / target
-    return root / rule(paper, dataset_text)
+        return absolute_path(default_dir)
+    return root / _rule(paper, dataset)
+
+
+def default_output_dir(notebook: str | os.PathLike, dataset: Any = None) -> str:
+    """``results/<paper>/<dataset>``: where a notebook writes when ``output_dir`` is None (the paper comes from
+    the notebook metadata ``metaeval.paper``, the dataset name from the ``dataset`` parameter or path)."""
+    paper = notebook_metadata(notebook).get("paper") or find_notebook(notebook).stem
+    return _rule(paper, dataset if dataset is not None else "default")
 
 
 @dataclass(frozen=True)
@@ -308,11 +167,6 @@ class RunResult:
     output_dir: Path
     executed: Path
     seconds: float
-
-
-def _absolute(output_dir: str | os.PathLike) -> Path:
-    path = Path(output_dir).expanduser()
-    return path if path.is_absolute() else project_root() / path
 
 
 def check_run(notebook: str | os.PathLike, parameters: Mapping[str, Any] | None = None) -> tuple[Path, dict, Path]:
@@ -328,8 +182,6 @@ def check_run(notebook: str | os.PathLike, parameters: Mapping[str, Any] | None 
     metaeval.run.outputs.OutputDirError
         An output folder the runner may not replace.
     """
-    from metaeval.run.outputs import check_target
-    from metaeval.run.params import check_parameters
 
     path = find_notebook(notebook)
     declared = notebook_parameters(path)
@@ -342,16 +194,18 @@ def check_run(notebook: str | os.PathLike, parameters: Mapping[str, Any] | None 
     if "output_dir" not in declared:
         raise NotebookError(f"{path.name} must declare an output_dir parameter")
     dataset = parameters.get("dataset")
-    if isinstance(dataset, str) and dataset and not Path(dataset).is_absolute():
+    if isinstance(dataset, str) and dataset:
         from metaeval.data.datasets import known_datasets
 
         # the kernel runs in the compendium root: a dataset folder named relative to where the user is
-        # must reach it as an absolute path (an embedded name stays a name)
-        if dataset not in known_datasets() and Path(dataset).exists():
-            parameters["dataset"] = str(Path(dataset).resolve())
+        # must reach it as an absolute path, and `some/dir/..` must mean the folder it names (an embedded
+        # name stays a name)
+        if dataset not in known_datasets() and Path(dataset).expanduser().exists():
+            parameters["dataset"] = str(Path(dataset).expanduser().resolve())
     parameters = check_parameters(declared, parameters, where=path.name)
+    check_choices(parameter_docs(path), parameters, where=path.name)  # `a | b | c` comments, before a kernel
     requested = parameters.get("output_dir")
-    final = resolve_output_dir(path, parameters) if requested is None else _absolute(requested)
+    final = resolve_output_dir(path, parameters) if requested is None else absolute_path(requested)
     final = check_target(final, path.stem, given=requested, paper=_paper(path))
     return path, parameters, final
 
@@ -413,11 +267,13 @@ def run_notebook(
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
-    from metaeval.run.outputs import RUNNER_MARKS, keep_failed, staging_dir, swap_into_place, write_manifest
 
     path, parameters, final = check_run(notebook, parameters)
     declared = notebook_parameters(path)
     effective = {**declared, **parameters}
+    from metaeval.run.incremental import fingerprint
+
+    inputs = fingerprint(path, effective)  # before the run: what it read, even if a file changes meanwhile
     final.parent.mkdir(parents=True, exist_ok=True)
     staging = staging_dir(final)
     executed = staging / f"{path.stem}.ipynb"
@@ -438,7 +294,7 @@ def run_notebook(
             papermill.execute_notebook(
                 str(source),
                 str(executed),
-                parameters={**parameters, "output_dir": str(staging)},
+                parameters=_injected(declared, parameters, staging),
                 kernel_name=resolve_kernel(kernel_name),
                 cwd=str(project_root()),
                 log_output=log_output,
@@ -473,7 +329,7 @@ def run_notebook(
         if scratch_log is not None:
             scratch_log.unlink(missing_ok=True)
     _retarget(executed, staging, final)
-    write_manifest(staging, path.stem, effective, paper=_paper(path))
+    write_manifest(staging, path.stem, effective, paper=_paper(path), inputs=inputs)
     try:
         swap_into_place(staging, final, path.stem, paper=_paper(path))
     except BaseException:
@@ -491,9 +347,35 @@ def _quiet_after_interrupt() -> None:
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
 
 
+def _injected(declared: Mapping[str, Any], parameters: Mapping[str, Any], staging: Path) -> dict[str, Any]:
+    """The parameters papermill injects: only those that differ from the notebook's defaults (giving a default
+    explicitly, ``-p dataset summeval``, is the same run as not giving it, and must give the same executed
+    notebook as ``run-all``), in a stable order, and the staging folder as ``output_dir``."""
+    changed = {k: parameters[k] for k in sorted(parameters)
+               if k != "output_dir" and not (k in declared and _same(parameters[k], declared[k]))}
+    return {**changed, "output_dir": str(staging)}
+
+
+#: What the executed notebook's injected ``output_dir`` says: a hand rerun of it (JupyterLab) must not write
+#: into the folder the runner owns, so it writes to ``results/runs/.../interactive/`` like any hand run.
+INJECTED_OUTPUT_DIR = ("output_dir = None  # the runner chose the folder; a rerun by hand writes to "
+                       "results/runs/<paper>/<dataset>/interactive/")
+
+
+def _neutral_output_dir(nb) -> None:
+    for cell in nb.cells:
+        if "injected-parameters" in cell.metadata.get("tags", []):
+            cell.source = "\n".join(INJECTED_OUTPUT_DIR if line.startswith("output_dir = ") else line
+                                    for line in cell.source.split("\n"))
+    params = nb.metadata.get("papermill", {}).get("parameters")
+    if isinstance(params, dict) and "output_dir" in params:
+        params["output_dir"] = None
+
+
 def _retarget(executed: Path, staging: Path, final: Path) -> None:
     """Make the executed notebook reproducible: show the final output folder rather than the staging one,
-    and drop run timestamps and durations, so a rerun with the same seeds gives the same file."""
+    drop run timestamps and durations, so a rerun with the same seeds gives the same file, and inject no
+    ``output_dir`` (a rerun by hand must not write over the runner's folder)."""
     import nbformat
 
     root = str(project_root()) + os.sep
@@ -501,12 +383,14 @@ def _retarget(executed: Path, staging: Path, final: Path) -> None:
     final_rel = final_text[len(root):] if final_text.startswith(root) else final_text
     text = executed.read_text(encoding="utf-8").replace(str(staging), final_rel)
     nb = nbformat.reads(text, as_version=4)
+    _scrub_outputs(nb)
     nb.metadata.get("papermill", {}).pop("start_time", None)
     nb.metadata.get("papermill", {}).pop("end_time", None)
     nb.metadata.get("papermill", {}).pop("duration", None)
     nb.metadata.get("papermill", {}).pop("input_path", None)
     nb.metadata.get("papermill", {}).pop("output_path", None)
     _strip_progress(nb)
+    _neutral_output_dir(nb)
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{i:02d}"  # papermill gives its injected cell a random id
         cell.metadata.pop("execution", None)
@@ -517,27 +401,77 @@ def _retarget(executed: Path, staging: Path, final: Path) -> None:
     nbformat.write(nb, str(executed))
 
 
-_PROGRESS = re.compile(r"\d+%\|.*\|.*(it/s|s/it|\?it)")
+# One tqdm bar update, whatever its unit ("it/s", "sense/s", "trial/s") or description: "<desc>: 12%|##  | 3/25".
+_PROGRESS = re.compile(r"\r?[^\r\n]*?\d+%\|[^\r\n|]*\|\s*[\d.]+[kMG]?/[\d.?]+[kMG]?[^\r\n]*")
 
 
 _ADDRESS = re.compile(r" at 0x[0-9a-f]+>")
 
 
+def _scrub_outputs(nb) -> None:
+    """No machine path in an executed notebook's outputs (warnings and tracebacks print file names)."""
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if "text" in out:
+                out["text"] = scrub_machine_paths(out["text"])
+            if "traceback" in out:
+                out["traceback"] = [scrub_machine_paths(line) for line in out["traceback"]]
+            for mime, value in out.get("data", {}).items():
+                if mime.startswith("text/") and isinstance(value, str):
+                    out["data"][mime] = scrub_machine_paths(value)
+
+
 def _strip_progress(nb) -> None:
-    """Drop what differs on every run: progress-bar output (tqdm on stderr carries timings) and memory
-    addresses in plain-text reprs (``<Styler at 0x7f...>``)."""
+    """Drop what differs on every run: progress-bar output (tqdm on stderr carries timings; the runner relays
+    it to the terminal and run-all's log, see :class:`_ProgressRelay`, and an interactive run still shows it)
+    and memory addresses in plain-text reprs (``<Styler at 0x7f...>``). Warnings on stderr are kept."""
     for cell in nb.cells:
         if cell.get("cell_type") != "code":
             continue
-        cell.outputs = [
-            out for out in cell.get("outputs", [])
-            if not (out.get("output_type") == "stream" and out.get("name") == "stderr"
-                    and _PROGRESS.search(out.get("text", "")))
-        ]
+        kept = []
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                text = _PROGRESS.sub("", out.get("text", ""))
+                if not text.strip():
+                    continue
+                out["text"] = text.lstrip("\r\n") if text != out.get("text") else text
+            kept.append(out)
+        cell.outputs = kept
         for out in cell.outputs:
             plain = out.get("data", {}).get("text/plain")
             if isinstance(plain, str):
                 out["data"]["text/plain"] = _ADDRESS.sub(">", plain)
+
+
+def _machine_paths() -> list[tuple[re.Pattern, str]]:
+    """Paths of this machine that warnings and tracebacks print, and what an executed notebook shows instead:
+    the library's folder as ``metaeval/``, installed packages as ``<site-packages>/``, the compendium root as
+    nothing (paths relative to it), a kernel's cell file (``/tmp/ipykernel_1263/2683809839.py``) as ``<cell>``."""
+    import site
+    import sysconfig
+
+    import metaeval
+
+    pairs: list[tuple[str, str]] = [(str(Path(metaeval.__file__).resolve().parent) + os.sep, "metaeval" + os.sep)]
+    packages = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *site.getsitepackages()}
+    pairs += [(str(Path(p).resolve()) + os.sep, "<site-packages>" + os.sep) for p in packages if p]
+    pairs += [(str(project_root()) + os.sep, ""), (str(Path.home()) + os.sep, "~" + os.sep)]
+    patterns = [(re.compile(re.escape(a)), b) for a, b in sorted(pairs, key=lambda p: -len(p[0])) if len(a) > 1]
+    patterns.append((re.compile(r"(?:/[^\s\"'/]+)*/ipykernel_\d+/\d+\.py"), "<cell>"))
+    return patterns
+
+
+def scrub_machine_paths(text: str) -> str:
+    """``text`` without the paths of this machine (see :func:`_machine_paths`).
+
+    >>> import metaeval, os
+    >>> lib = os.path.dirname(metaeval.__file__)
+    >>> scrub_machine_paths(f"{lib}/studies/deutsch.py:245: Warning; /tmp/ipykernel_12/345.py:9: UserWarning")
+    'metaeval/studies/deutsch.py:245: Warning; <cell>:9: UserWarning'
+    """
+    for pattern, replacement in _machine_paths():
+        text = pattern.sub(replacement.replace("\\", "\\\\"), text)
+    return text
 
 
 _TQDM = re.compile(r"(?:([^\r\n|:]*?):\s*)?\d+%\|[^|\r\n]*\|\s*(\d+)/(\d+)")
@@ -616,9 +550,6 @@ def run_order(runs: list[PlannedRun], last_times: Mapping[str, float] | None = N
 
 def _run_planned(run: PlannedRun) -> dict[str, Any]:
     """Run one planned notebook in a worker; returns a status (never raises but KeyboardInterrupt)."""
-    from metaeval.run.outputs import OutputDirError
-    from metaeval.run.params import ParameterError
-    from metaeval.run.pool import stopped
 
     if stopped():
         return {"state": "cancelled"}
@@ -644,9 +575,19 @@ def _run_planned(run: PlannedRun) -> dict[str, Any]:
         return {"state": state, "seconds": time.perf_counter() - start, "error": str(exc)}
 
 
+def _unchanged(run: PlannedRun) -> bool:
+    """True when ``run``'s output folder holds an untouched run with the same inputs (run-all skips it)."""
+    from metaeval.run.incremental import unchanged
+
+    try:
+        path, parameters, final = check_run(run.notebook, run.parameters)
+        return unchanged(path, {**notebook_parameters(path), **parameters}, final, path.stem)
+    except Exception:  # anything unusual (an unreadable manifest, a folder it may not replace): run it
+        return False
+
+
 def _drop_failed(run: PlannedRun) -> None:
     """An optional run that does not apply to its dataset leaves no ``.failed`` folder behind."""
-    from metaeval.run.outputs import RUNNER_MARKS, failed_dir, read_manifest
 
     final = resolve_output_dir(run.notebook, run.parameters)
     stem = find_notebook(run.notebook).stem
@@ -674,15 +615,18 @@ def run_all(
     log: str | os.PathLike | None = None,
     echo: Callable[[str], None] | None = None,
     tick: float = 15.0,
+    force: bool = False,
 ) -> list[dict[str, Any]]:
     """The default run: every notebook on every dataset it applies to (:func:`plan_all`), ``jobs`` at a time.
 
     Each run is announced on the terminal (``[3/14] 21_deutsch2021_power (realsumm): started``), its progress
     relayed every ``tick`` seconds (``trials 412/1000, 2m10s``) and its end reported with the elapsed time;
     ``log`` receives the same lines plus each kernel's own diagnostics. Returns one status per run
-    (``state``: done, failed, not applicable). Ctrl-C stops every run and raises KeyboardInterrupt.
+    (``state``: done, failed, not applicable, unchanged). Ctrl-C stops every run and raises KeyboardInterrupt.
+    A run whose notebook, imported library code, data and parameters are those of the run that wrote its
+    output folder (and whose outputs nobody changed) is skipped (:mod:`metaeval.run.incremental`), unless
+    ``force``.
     """
-    from metaeval.run.pool import run_in_pool
 
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise NotebookError(f"jobs must be an integer >= 1, got {jobs!r}")
@@ -757,10 +701,18 @@ def run_all(
                 text = file.read_text(encoding="utf-8").strip() or "started"
                 say(f"{tag(run)}: {text}, running for {_elapsed(max(since, 0.0))}")
 
+        if not force:
+            for run in list(queue):
+                if _unchanged(run):
+                    queue.remove(run)
+                    results[run.label] = {"label": run.label, "state": "unchanged", "seconds": 0.0}
+                    say(f"{tag(run)}: unchanged since its last run (notebook, library code it imports, data, "
+                        "parameters): skipped (--force reruns it)")
         try:
             run_in_pool(_run_planned, queue, jobs, on_done=done, on_tick=progress, tick=tick)
             states = [results[r.label]["state"] for r in runs if r.label in results]
             say(f"finished {states.count('done')} of {total} runs in {_elapsed(time.perf_counter() - started)}"
+                + (f"; {states.count('unchanged')} unchanged, skipped" if "unchanged" in states else "")
                 + (f"; {states.count('failed')} FAILED" if "failed" in states else "")
                 + (f"; {states.count('not applicable')} did not apply" if "not applicable" in states else ""))
         except KeyboardInterrupt:

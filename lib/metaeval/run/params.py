@@ -11,13 +11,16 @@ is the string "2021" and ``-p n_trials 2.5`` is refused.
 from __future__ import annotations
 
 import ast
+import difflib
 import io
+import re
 import tokenize
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Parameter", "ParameterError", "parse_parameters_cell", "check_value", "parse_cli_value", "type_name"]
+__all__ = ["Parameter", "ParameterError", "check_choices", "choices", "parse_parameters_cell", "check_value",
+           "parse_cli_value", "type_name"]
 
 
 class ParameterError(ValueError):
@@ -34,6 +37,11 @@ class Parameter:
     @property
     def type(self) -> str:
         return type_name(self.default)
+
+    @property
+    def choices(self) -> tuple[str, ...] | None:
+        """The values the comment lists as ``a | b | c`` (see :func:`choices`)."""
+        return choices(self.name, self.default, self.help)
 
 
 def type_name(default: Any) -> str:
@@ -147,3 +155,151 @@ def parse_cli_value(name: str, text: str, default: Any, where: str = "") -> Any:
 def check_parameters(declared: Mapping[str, Any], parameters: Mapping[str, Any], where: str = "") -> dict[str, Any]:
     """Every override checked against its declared default's type (unknown names are the caller's concern)."""
     return {k: check_value(k, v, declared[k], where) if k in declared else v for k, v in parameters.items()}
+
+
+# Parameters whose value is a name or path the comment may illustrate with examples, never a closed list.
+_OPEN = frozenset({"dataset", "scores", "output_dir", "human", "metric", "metrics", "metric_x", "metric_y",
+                   "baselines", "embeddings"})
+_CHOICE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.*+-]*$")
+
+
+def choices(name: str, default: Any, comment: str) -> tuple[str, ...] | None:
+    """The closed list of values a parameter's comment gives as ``a | b | c``, else None.
+
+    Parenthesised remarks are dropped (``williams (the paper) | perm-both``); the first choice is the last
+    word before the first ``|``, the others the first word after each ``|``. A list is closed only if the
+    default is one of its values (or None), so a comment that merely mentions ``|`` constrains nothing.
+
+    Examples
+    --------
+    >>> choices("coefficient", "pearson", "pearson | spearman | kendall")
+    ('pearson', 'spearman', 'kendall')
+    >>> choices("test", "williams", "williams (the paper) | perm-both | boot-both (Deutsch et al. 2021)")
+    ('williams', 'perm-both', 'boot-both')
+    >>> choices("incomplete", "raise", "missing cells of `human`: raise | drop-inputs | keep-nan")
+    ('raise', 'drop-inputs', 'keep-nan')
+    >>> choices("dataset", "summeval", "summeval | realsumm") is None
+    True
+    """
+    if name in _OPEN or "|" not in comment or not (default is None or isinstance(default, (str, list))):
+        return None
+    text = re.sub(r"\([^)]*\)", " ", comment)
+    parts = [p.strip() for p in text.split("|")]
+    words = [parts[0].split()[-1] if parts[0].split() else ""] + [p.split()[0] if p.split() else "" for p in parts[1:]]
+    words = [w.strip("`'\",;:") for w in words]
+    if not all(_CHOICE.match(w) for w in words):
+        return None
+    defaults = default if isinstance(default, list) else [default]
+    if not all(d is None or d in words for d in defaults):
+        return None
+    return tuple(words)
+
+
+def check_choices(params: Iterable[Parameter], values: Mapping[str, Any], where: str = "") -> None:
+    """Every value of a parameter whose comment lists its choices must be one of them (before a kernel starts).
+
+    Raises
+    ------
+    ParameterError
+        Naming the parameter, the value, the choices and the closest one (``spearmann`` -> ``spearman``).
+
+    Examples
+    --------
+    >>> p = Parameter("coefficient", "pearson", "pearson | spearman | kendall", 3)
+    >>> check_choices([p], {"coefficient": "spearmann"})
+    Traceback (most recent call last):
+    ...
+    metaeval.run.params.ParameterError: parameter 'coefficient' must be one of pearson | spearman | kendall, got \
+'spearmann' (did you mean 'spearman'?)
+    """
+    prefix = f"{where}: " if where else ""
+    for p in params:
+        if p.name not in values:
+            continue
+        allowed = p.choices
+        if allowed is None:
+            continue
+        value = values[p.name]
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if item is None or item in allowed:
+                continue
+            close = difflib.get_close_matches(str(item), allowed, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ParameterError(f"{prefix}parameter {p.name!r} must be one of {' | '.join(allowed)}, got "
+                                 f"{item!r}{hint}")
+
+
+# ----------------------------------------------------------------------------------------------------
+# JupyterLab: the parameters cell of a notebook source is its defaults, not a scratch pad
+
+_SOURCE_NAME = re.compile(r"^[0-9]{2}_[A-Za-z0-9_]+\.py$")
+_PARAMS_BLOCK = re.compile(r'^# %% tags=\["parameters"\][^\n]*\n.*?(?=^# %%|\Z)', re.MULTILINE | re.DOTALL)
+
+
+def _parameters_block(text: str) -> str | None:
+    found = _PARAMS_BLOCK.search(text)
+    return found.group(0) if found else None
+
+
+def protect_parameters_cell(model: dict, path: str, contents_manager: Any = None, **kwargs: Any) -> None:
+    """Jupyter server pre-save hook: saving a notebook source (``notebooks/NN_name.py``) from JupyterLab keeps
+    its parameters cell as it is on disk.
+
+    The parameters cell holds the defaults every run, test and result depends on; values typed into it to try
+    something (and JupyterLab's autosave) would otherwise rewrite them. Every other cell is saved as edited;
+    the typed values stay in the open notebook, and the server log says so. Installed by ``make setup``
+    (``jupyter/jupyter_server_config.d/metaeval.json``): ``ContentsManager.pre_save_hook``.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (root / "20_x.py").write_text('# %% tags=["parameters"]\\nn = 1  # size\\n\\n# %%\\nprint(n)\\n')
+    >>> class CM:
+    ...     root_dir = str(root)
+    ...     class log:
+    ...         warning = print
+    >>> model = {"type": "file", "format": "text",
+    ...          "content": '# %% tags=["parameters"]\\nn = 5  # size\\n\\n# %%\\nprint(n * 2)\\n'}
+    >>> protect_parameters_cell(model, "20_x.py", CM())  # doctest: +ELLIPSIS
+    20_x.py: the parameters cell was not saved ...
+    >>> print(model["content"])
+    # %% tags=["parameters"]
+    n = 1  # size
+    <BLANKLINE>
+    # %%
+    print(n * 2)
+    <BLANKLINE>
+    """
+    import os
+
+    if not _SOURCE_NAME.match(os.path.basename(path)) or model.get("content") is None:
+        return
+    root = getattr(contents_manager, "root_dir", "") or ""
+    disk_path = os.path.join(root, path)
+    if not os.path.isfile(disk_path):
+        return  # a new file: nothing to protect
+    with open(disk_path, encoding="utf-8") as fh:
+        disk = _parameters_block(fh.read())
+    if disk is None:
+        return
+    changed = False
+    if model.get("type") == "file" and isinstance(model["content"], str):
+        new = _parameters_block(model["content"])
+        if new is not None and new != disk:
+            model["content"] = model["content"].replace(new, disk, 1)
+            changed = True
+    elif model.get("type") == "notebook":
+        body = disk.split("\n", 1)[1].rstrip("\n")
+        for cell in model["content"].get("cells", []):
+            if "parameters" in cell.get("metadata", {}).get("tags", []):
+                if cell.get("source", "").rstrip("\n") != body:
+                    cell["source"] = body
+                    changed = True
+                break
+    if changed and contents_manager is not None:
+        number = os.path.basename(path)[:2]
+        contents_manager.log.warning(
+            f"{path}: the parameters cell was not saved (it holds the notebook's defaults); the values you typed "
+            f"stay in the open notebook. Other values without editing the source: metaeval run {number} -p NAME VALUE"
+        )

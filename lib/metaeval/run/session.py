@@ -21,34 +21,37 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from metaeval.run.paths import absolute_path, default_output_dir, interactive_output_dir, output_path
+
 __all__ = ["Session", "start", "default_output_dir"]
 
 
-def default_output_dir(paper: str, dataset: str | os.PathLike) -> str:
-    """``results/<paper>/<dataset>``: the folder of a notebook whose ``output_dir`` is None.
-
-    A dataset given as a path is named by its last path component.
-
-    >>> default_output_dir("graham2015", "summeval")
-    'results/graham2015/summeval'
-    >>> default_output_dir("lin2004", "/home/me/my-study/")
-    'results/lin2004/my-study'
-    """
-    name = Path(str(dataset)).name or str(dataset)
-    return f"results/{paper}/{Path(name).stem if Path(name).suffix == '.jsonl' else name}"
-
-
 def _resolve_output_dir(paper: str, dataset: str | os.PathLike, output_dir: str | os.PathLike | None) -> Path:
-    from metaeval.run import notebooks
-
     if output_dir is None:
         # `metaeval run` always passes a folder (the canonical one for the notebook's defaults), so None means
         # the notebook runs by hand (JupyterLab). Its outputs then go beside the canonical results, never into
         # them: the runner owns `results/<paper>/<dataset>/` and refuses folders it did not write.
-        canonical = default_output_dir(paper, dataset).removeprefix("results/")
-        output_dir = Path("results") / "runs" / canonical / "interactive"
+        output_dir = interactive_output_dir(paper, dataset)
         print(f"output_dir is None: outputs of this interactive run go to {output_dir}/")
-    return notebooks.output_path(output_dir)
+    elif _owned_by_a_run(absolute_path(output_dir)):
+        # an output_dir copied from an executed notebook, or typed by hand, naming a folder a run wrote: only
+        # the runner replaces it (checking nobody changed it), never a hand run writing over it file by file
+        redirect = interactive_output_dir(paper, dataset)
+        print(f"output_dir {output_dir} holds the results of a `metaeval run`, which only the runner replaces: "
+              f"outputs of this interactive run go to {redirect}/")
+        output_dir = redirect
+    return output_path(output_dir)
+
+
+def _owned_by_a_run(target: Path) -> bool:
+    """A folder a run or card wrote (its manifest) or one no run may write, unless it is the staging folder
+    of the run now executing this notebook."""
+    from metaeval._outputs import STAGING_MARK, _protected, read_manifests
+
+    target = target.expanduser().resolve()
+    if (target / STAGING_MARK).exists():
+        return False
+    return _protected(target) is not None or (target.is_dir() and bool(read_manifests(target)))
 
 
 _UNSET: Any = object()

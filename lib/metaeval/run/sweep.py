@@ -19,7 +19,6 @@ import hashlib
 import itertools
 import json
 import os
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +27,13 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from metaeval.run.notebooks import (NotebookError, find_notebook, notebook_metadata, notebook_parameters,
-                                    run_notebook)
+from metaeval._io import atomic_write
+from metaeval.run.notebooks import resolve_kernel, run_notebook
+from metaeval.run.outputs import OutputDirError, check_sweep_root
+from metaeval.run.params import ParameterError, check_choices, check_value, parse_cli_value
+from metaeval.run.paths import (NotebookError, absolute_path, combination_dir, find_notebook, notebook_metadata,
+                                notebook_parameters, parameter_docs, parameters_key)
+from metaeval.run.pool import run_in_pool, stopped
 
 __all__ = ["SweepError", "load_grid", "parse_flags", "combinations", "combination_dir", "derive_seed", "run_sweep",
            "collect"]
@@ -70,7 +74,6 @@ def parse_flags(pairs, declared: Mapping[str, Any] | None = None) -> dict[str, l
     folder "2021", not a number); otherwise, and for names the notebook does not declare, as YAML."""
     import yaml
 
-    from metaeval.run.params import ParameterError, parse_cli_value
 
     declared = declared or {}
     grid = {}
@@ -95,33 +98,9 @@ def combinations(grid: Mapping[str, list]) -> list[dict[str, Any]]:
     return [dict(zip(names, combo)) for combo in itertools.product(*(grid[n] for n in names))]
 
 
-def output_path_unsafe(output_dir: str | os.PathLike) -> Path:
-    """``output_dir`` made absolute (relative to the compendium root), without creating it."""
-    from metaeval.run.notebooks import project_root
-
-    path = Path(output_dir).expanduser()
-    return path if path.is_absolute() else project_root() / path
-
-
-def _key(params: Mapping[str, Any]) -> str:
-    return json.dumps(params, sort_keys=True, default=str)
-
-
-def combination_dir(params: Mapping[str, Any]) -> str:
-    """A folder name: readable ``name=value`` parts plus a hash of the exact parameters."""
-    digest = hashlib.sha256(_key(params).encode()).hexdigest()[:8]
-    parts = []
-    for name in sorted(params):
-        value = params[name]
-        text = json.dumps(value) if isinstance(value, (list, dict)) else str(value)
-        parts.append(f"{name}={text}")
-    readable = re.sub(r"[^A-Za-z0-9=._-]+", "-", "__".join(parts)).strip("-")[:80]
-    return f"{readable}__{digest}"
-
-
 def derive_seed(base_seed: int, params: Mapping[str, Any]) -> int:
     """A seed for one combination, from the base seed and the parameters only."""
-    words = np.frombuffer(hashlib.sha256(_key(params).encode()).digest(), dtype=np.uint32)
+    words = np.frombuffer(hashlib.sha256(parameters_key(params).encode()).digest(), dtype=np.uint32)
     return int(np.random.SeedSequence([int(base_seed), *words.tolist()]).generate_state(1)[0])
 
 
@@ -135,7 +114,6 @@ class _Task:
 
 def _run_task(task: _Task) -> dict:
     """Run one combination (in a worker process or on a Dask worker); raises only KeyboardInterrupt."""
-    from metaeval.run.pool import stopped
 
     if stopped():
         return {"params": task.params, "folder": Path(task.folder).name, "state": "cancelled"}
@@ -155,8 +133,6 @@ def _run_task(task: _Task) -> dict:
 
 
 def _kernel() -> str:
-    from metaeval.run.notebooks import resolve_kernel
-
     return resolve_kernel()
 
 
@@ -190,14 +166,13 @@ def run_sweep(
         raise SweepError("output_dir is set by the sweep for each combination; do not put it in the grid")
     if workers < 1:
         raise SweepError(f"workers must be >= 1, got {workers}")
-    from metaeval.run.outputs import OutputDirError, check_sweep_root
-    from metaeval.run.params import ParameterError, check_value
 
     try:
         for name, values in grid.items():
             for value in values:
                 check_value(name, value, declared[name], where=f"grid of {path.name}")
-        root = check_sweep_root(output_path_unsafe(output_dir), path.name)
+        check_choices(parameter_docs(path), {n: list(vs) for n, vs in grid.items()}, where=f"grid of {path.name}")
+        root = check_sweep_root(absolute_path(output_dir), path.name)
     except (ParameterError, OutputDirError) as exc:
         raise SweepError(str(exc)) from None
     root.mkdir(parents=True, exist_ok=True)
@@ -245,7 +220,6 @@ def run_sweep(
 
 
 def _run_pool(tasks: list[_Task], workers: int, bar) -> None:
-    from metaeval.run.pool import run_in_pool
 
     def done(task, status):
         if bar and status.get("state") != "cancelled":
@@ -285,7 +259,6 @@ def _run_dask(tasks, scheduler: str, bar) -> None:
 def collect(root: str | os.PathLike, notebook: str | os.PathLike) -> pd.DataFrame:
     """Concatenate every finished combination's main table with its parameters as columns into
     ``root/sweep.csv``; failed combinations go to ``root/failures.csv``."""
-    from metaeval._io import atomic_write
 
     root = Path(root)
     path = find_notebook(notebook)

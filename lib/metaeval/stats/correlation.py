@@ -23,6 +23,7 @@ import numpy as np
 from scipy import special, stats
 
 from metaeval._warnings import warn_degenerate
+from metaeval.stats._kernels import constant, pearson, snap
 
 __all__ = [
     "LEVELS",
@@ -156,56 +157,6 @@ def warn_if_nan(value: float, what: str) -> None:
 # Kernels: coefficient along the last axis, any batch shape, optional validity mask
 
 
-def _snap(x: np.ndarray) -> np.ndarray:
-    """Round to ~11 significant digits of the array's scale, so that values that are mathematically equal
-    but differ in the last bits (different summation orders of the same numbers) tie when ranked."""
-    scale = np.nanmax(np.abs(x)) if x.size else 0.0
-    if not np.isfinite(scale) or scale == 0:
-        return x
-    quantum = 10.0 ** (math.floor(math.log10(scale)) - 11)
-    return np.round(x / quantum) * quantum
-
-
-def constant(x: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
-    """True where all (valid) entries along the last axis are exactly equal, or fewer than 2 are valid.
-
-    Constancy is decided on the values themselves, as scipy does, never from a centred sum of squares:
-    centring equal values that are not exactly representable (0.1, 0.7) leaves ~1e-17 of noise, which
-    would turn an undefined correlation into a meaningless one.
-    """
-    if x.shape[-1] == 0:
-        return np.ones(x.shape[:-1], dtype=bool)
-    if w is None:
-        return (x == x[..., :1]).all(axis=-1)
-    valid = w > 0
-    high = np.where(valid, x, -np.inf).max(axis=-1)
-    low = np.where(valid, x, np.inf).min(axis=-1)
-    return (high == low) | (np.count_nonzero(valid, axis=-1) < 2)
-
-
-def _pearson(x: np.ndarray, z: np.ndarray, w: np.ndarray | None) -> np.ndarray:
-    if w is None:
-        xc = x - x.mean(axis=-1, keepdims=True)
-        zc = z - z.mean(axis=-1, keepdims=True)
-        sxz = (xc * zc).sum(axis=-1)
-        sxx = (xc * xc).sum(axis=-1)
-        szz = (zc * zc).sum(axis=-1)
-    else:
-        n = w.sum(axis=-1, keepdims=True)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            xc = (x - (w * x).sum(axis=-1, keepdims=True) / n) * w
-            zc = (z - (w * z).sum(axis=-1, keepdims=True) / n) * w
-        sxz = (xc * zc).sum(axis=-1)
-        sxx = (xc * xc).sum(axis=-1)
-        szz = (zc * zc).sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = sxz / np.sqrt(sxx * szz)
-    # a constant vector has zero variance: the correlation is undefined, as scipy says (decided exactly)
-    defined = ~constant(x, w) & ~constant(z, w) & (sxx > 0) & (szz > 0)
-    r = np.where(defined, r, np.nan)
-    return np.clip(r, -1.0, 1.0)
-
-
 def _ranks(x: np.ndarray, w: np.ndarray | None) -> np.ndarray:
     if w is None:
         return stats.rankdata(x, axis=-1)
@@ -269,9 +220,9 @@ def batch_corr(x: np.ndarray, z: np.ndarray, coefficient: str, w: np.ndarray | N
         x = np.where(w > 0, x, 0.0)
         z = np.where(w > 0, z, 0.0)
     if coefficient == "pearson":
-        return _pearson(x, z, w)
+        return pearson(x, z, w)
     if coefficient == "spearman":
-        return _pearson(_ranks(x, w), _ranks(z, w), w)
+        return pearson(_ranks(x, w), _ranks(z, w), w)
     if coefficient == "kendall":
         return _kendall(x, z, w)
     raise ValueError(f"coefficient must be one of {COEFFICIENTS}, got {coefficient!r}")
@@ -284,7 +235,7 @@ def system_corr(xs: np.ndarray, zs: np.ndarray, coefficient: str) -> np.ndarray:
     differ in the last bits; for rank coefficients they are snapped first so that they tie.
     """
     if coefficient != "pearson":
-        xs, zs = _snap(xs), _snap(zs)
+        xs, zs = snap(xs), snap(zs)
     return batch_corr(xs, zs, coefficient)
 
 
@@ -314,7 +265,7 @@ def pearson_from_sums(
         if weak.any():
             index = np.nonzero(weak)
             x, z = refine(*index)
-            r[index] = _pearson(x, z, None)
+            r[index] = pearson(x, z, None)
     return r
 
 
@@ -514,11 +465,11 @@ def fisher_ci(
     if n <= (4 if coefficient == "kendall" else 3):
         warn_degenerate(f"Fisher interval is NaN: it needs n > {4 if coefficient == 'kendall' else 3}, "
                         f"and n = {n} at {level} level")
-    low, high = _fisher_interval(r, n, coefficient, confidence_level)
+    low, high = fisher_interval(r, n, coefficient, confidence_level)
     return FisherResult(r, ConfidenceInterval(low, high), n)
 
 
-def _fisher_interval(r, n, coefficient: str, confidence_level: float):
+def fisher_interval(r, n, coefficient: str, confidence_level: float):
     """Vectorized over r (and n)."""
     r = np.asarray(r, dtype=float)
     if coefficient == "pearson":

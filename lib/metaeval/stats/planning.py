@@ -43,12 +43,25 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
+from metaeval.stats._kernels import (
+    TAIL_CODES,
+    PackedCoins,
+    _tail_hit,
+    bootstrap_indices,
+    coins,
+    draw_counts,
+    fair_bits,
+    pearson,
+    perm_summary_corr,
+    standardize,
+    t_pvalue,
+    tail_hits,
+)
 from metaeval.stats.correlation import (
     check_coefficient,
     check_level,
     check_matrices,
     constant,
-    _pearson,
     constant_from_codes,
     dense_codes,
     level_corr,
@@ -57,10 +70,12 @@ from metaeval.stats.correlation import (
     system_corr,
 )
 from metaeval.stats.resampling import check_n_resamples
-from metaeval.stats.significance import PERMUTATION_METHODS, _fair_bits, _perm_summary_corr, williams_pvalue
+from metaeval.stats.significance import PERMUTATION_METHODS, williams_pvalue
 
 __all__ = [
     "METRIC_TESTS",
+    "MetricTestOptions",
+    "SystemTestOptions",
     "SYSTEM_TESTS",
     "PlannedEffect",
     "binned_power",
@@ -127,14 +142,6 @@ def _draw(rng: np.random.Generator, n_trials: int, pilot: int, size: int, replac
     return np.argsort(rng.random((n_trials, pilot)), axis=1)[:, :size]
 
 
-def _counts(idx: np.ndarray, n: int) -> np.ndarray:
-    """Multiplicities of 0..n-1 in each row of ``idx`` (any leading shape): array (..., n) of floats."""
-    lead = idx.shape[:-1]
-    rows = int(np.prod(lead))
-    flat = idx.reshape(rows, idx.shape[-1]) + n * np.arange(rows)[:, None]
-    return np.bincount(flat.ravel(), minlength=rows * n).reshape(*lead, n).astype(float)
-
-
 def _chunks(n_trials: int, per_trial: float):
     step = max(1, int(_BUDGET // max(per_trial, 1)))
     for start in range(0, n_trials, step):
@@ -177,6 +184,86 @@ def wilson_interval(successes, trials, *, confidence_level: float = 0.95) -> tup
 
 
 # ----------------------------------------------------------------------------------------------------
+# Options: one frozen record per kind of simulation (as mt-metrics-eval's PermutationSigDiffParams), built and
+# checked once by the public functions and passed whole to the simulation loops
+
+
+def _rejects(pvalues: np.ndarray, alpha: float) -> np.ndarray:
+    """The rejection rule of every simulated test: p < alpha (a p-value equal to alpha does not reject, as a
+    permutation p-value (c + 1) / (B + 1) that can only reach alpha must not count as a rejection)."""
+    return pvalues < alpha
+
+
+@dataclass(frozen=True)
+class SystemTestOptions:
+    """Options of :func:`system_comparison_power` and :func:`system_pairs_power` (their keywords of the same
+    names; see there). Checked on construction.
+
+    Examples
+    --------
+    >>> SystemTestOptions(test="t-test", n_trials=200).alternative
+    'two-sided'
+    """
+
+    test: str = "paired-bootstrap"
+    alpha: float = 0.05
+    n_trials: int = 1000
+    n_resamples: int = 1000
+    alternative: str = "two-sided"
+    replace: Replace = True
+
+    def __post_init__(self):
+        _check_choice("test", self.test, SYSTEM_TESTS)
+        _check_choice("alternative", self.alternative, ALTERNATIVES)
+        _check_alpha(self.alpha)
+        _check_trials(self.n_trials)
+        check_n_resamples(self.n_resamples)
+        _check_replace(self.replace)
+
+
+@dataclass(frozen=True)
+class MetricTestOptions:
+    """Options of :func:`metric_comparison_power` and :func:`planned_comparison_power` (their keywords of the
+    same names; see there). Checked on construction.
+
+    Examples
+    --------
+    >>> MetricTestOptions(test="williams", level="summary").n_resamples
+    1000
+    """
+
+    test: str = "perm-both"
+    level: str = "system"
+    coefficient: str = "pearson"
+    alpha: float = 0.05
+    n_trials: int = 1000
+    n_resamples: int = 1000
+    alternative: str = "greater"
+
+    def __post_init__(self):
+        _check_choice("test", self.test, METRIC_TESTS + tuple(f"perm-{m}" for m in PERMUTATION_METHODS[3:]))
+        check_level(self.level)
+        check_coefficient(self.coefficient)
+        _check_alpha(self.alpha)
+        _check_trials(self.n_trials)
+        check_n_resamples(self.n_resamples)
+        _check_choice("alternative", self.alternative, ALTERNATIVES)
+
+
+def _options(cls, options, keywords: dict):
+    """``options`` (an instance of ``cls``) or the keywords; both only when the keywords keep their defaults."""
+    if options is None:
+        return cls(**keywords)
+    if not isinstance(options, cls):
+        raise TypeError(f"options must be a {cls.__name__}, got {type(options).__name__}")
+    defaults = cls()
+    changed = [k for k, v in keywords.items() if v != getattr(defaults, k)]
+    if changed:
+        raise ValueError(f"pass either options or the keywords {changed}, not both")
+    return options
+
+
+# ----------------------------------------------------------------------------------------------------
 # Separating two systems by their per-document scores
 
 
@@ -186,12 +273,7 @@ def _tail(null: np.ndarray, observed: np.ndarray, alternative: str, tol: float) 
     Statistics within ``tol`` of the threshold count as reaching it: means of the same documents summed in
     different orders differ in the last bits, and discrete ratings make exact ties common.
     """
-    obs = observed[:, None, :]
-    if alternative == "greater":
-        return np.count_nonzero(null >= obs - tol, axis=1)
-    if alternative == "less":
-        return np.count_nonzero(null <= obs + tol, axis=1)
-    return np.count_nonzero(np.abs(null) >= np.abs(obs) - tol, axis=1)
+    return np.count_nonzero(tail_hits(null, observed[:, None, :], alternative, tol), axis=1)
 
 
 def _pair_pvalues(
@@ -216,7 +298,7 @@ def _pair_pvalues(
     """
     T, n = docs.shape
     K, M = S.shape
-    observed_means = _counts(docs, M) @ S.T / n  # (T, K)
+    observed_means = draw_counts(docs, M) @ S.T / n  # (T, K)
     observed = observed_means[:, ia] - observed_means[:, ib]  # (T, P)
     if test == "t-test":
         d = S[ia][:, docs] - S[ib][:, docs]  # (P, T, n)
@@ -226,20 +308,15 @@ def _pair_pvalues(
         # the same difference in every document: a nonzero one is certain (t = +-inf, as a limit), a zero one
         # carries no evidence (t = 0)
         t = np.where(sd > tol, t, np.where(np.abs(observed) > tol, np.sign(observed) * np.inf, 0.0))
-        df = n - 1
-        if alternative == "greater":
-            return stats.t.sf(t, df)
-        if alternative == "less":
-            return stats.t.cdf(t, df)
-        return 2 * stats.t.sf(np.abs(t), df)
+        return t_pvalue(t, n - 1, alternative)
     B = n_resamples
     if test == "paired-bootstrap" and fused:
         positions = rng.integers(0, n, size=(T, B, n), dtype=np.int32)
         weights = _bootstrap_weights(docs.astype(np.int64), positions, M)
         # the same product as below: the floats of every system mean are those of the unfused path
         means = (weights @ S.T).reshape(T, B, K)
-        code = {"greater": 1, "less": 2}.get(alternative, 0)
-        return _pair_tail_counts(means, ia, ib, float(n), observed, code, tol) / B
+        code = TAIL_CODES[alternative]
+        return _pair_taildraw_counts(means, ia, ib, float(n), observed, code, tol) / B
     offsets = M * np.arange(T * B)[:, None]
     if test == "paired-bootstrap":
         # int32 indices: gathering with them is several times faster than with int64 ones
@@ -249,7 +326,7 @@ def _pair_pvalues(
         weights = np.bincount((drawn.reshape(T * B, n) + offsets).ravel(), minlength=T * B * M)
     else:
         # permutation of a paired design: flip the sign of each drawn document's difference
-        signs = 1.0 - 2.0 * _fair_bits(rng, (T * B, n))
+        signs = 1.0 - 2.0 * fair_bits(rng, (T * B, n))
         flat = (np.broadcast_to(docs[:, None, :], (T, B, n)).reshape(T * B, n) + offsets).ravel()
         weights = np.bincount(flat, weights=signs.ravel(), minlength=T * B * M)
     # pair differences through a contrast matrix: a second small product instead of a fancy-index gather
@@ -280,39 +357,23 @@ def _bootstrap_weights(docs, positions, M):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _pair_tail_counts(means, ia, ib, n, observed, alternative, tol):  # pragma: no cover - compiled
+def _pair_taildraw_counts(means, ia, ib, n, observed, alternative, tol):  # pragma: no cover - compiled
     """Per trial and pair, how many centred bootstrap differences are at least as extreme as the observed
     one (as :func:`_tail` on ``(means[ia] - means[ib]) / n - observed``): (T, P) counts as floats.
 
-    ``means`` (T, B, K) are the resamples' per-system sums; ``alternative`` 0 two-sided, 1 greater, 2 less.
+    ``means`` (T, B, K) are the resamples' per-system sums; ``alternative`` a number of
+    :data:`~metaeval.stats._kernels.TAIL_CODES` (the same rule as :func:`_tail`).
     One pass over the resamples: the (T, B, P) null array of the unfused path is never formed."""
     T, B, K = means.shape
     P = ia.shape[0]
     out = np.zeros((T, P))
     count = np.zeros(P, np.int64)
-    obs = np.empty(P)
-    limit = np.empty(P)
     for t in range(T):
         count[:] = 0
-        for p in range(P):
-            obs[p] = observed[t, p]
-            if alternative == 1:
-                limit[p] = obs[p] - tol
-            elif alternative == 2:
-                limit[p] = obs[p] + tol
-            else:
-                limit[p] = abs(obs[p]) - tol
         for b in range(B):
             row = means[t, b]
-            if alternative == 1:
-                for p in range(P):
-                    count[p] += ((row[ia[p]] - row[ib[p]]) / n - obs[p]) >= limit[p]
-            elif alternative == 2:
-                for p in range(P):
-                    count[p] += ((row[ia[p]] - row[ib[p]]) / n - obs[p]) <= limit[p]
-            else:
-                for p in range(P):
-                    count[p] += abs((row[ia[p]] - row[ib[p]]) / n - obs[p]) >= limit[p]
+            for p in range(P):
+                count[p] += _tail_hit(alternative, (row[ia[p]] - row[ib[p]]) / n - observed[t, p], observed[t, p], tol)
         for p in range(P):
             out[t, p] = count[p]
     return out
@@ -330,28 +391,11 @@ def _check_sizes_1d(sizes) -> list[int]:
     return out
 
 
-def _pairs_power(
-    S: np.ndarray,
-    ia: np.ndarray,
-    ib: np.ndarray,
-    *,
-    sizes,
-    test: str,
-    alpha: float,
-    n_trials: int,
-    n_resamples: int,
-    alternative: str,
-    replace: object,
-    rng,
-    progress: bool,
-) -> pd.DataFrame:
+def _pairs_power(S: np.ndarray, ia: np.ndarray, ib: np.ndarray, *, sizes, options: SystemTestOptions, rng,
+                 progress: bool) -> pd.DataFrame:
     sizes = _check_sizes_1d(sizes)
-    _check_choice("test", test, SYSTEM_TESTS)
-    _check_choice("alternative", alternative, ALTERNATIVES)
-    _check_alpha(alpha)
-    _check_trials(n_trials)
-    check_n_resamples(n_resamples)
-    _check_replace(replace)
+    test, alpha, n_trials, n_resamples = options.test, options.alpha, options.n_trials, options.n_resamples
+    alternative, replace = options.alternative, options.replace
     M = S.shape[1]
     rng = np.random.default_rng(rng)
     # ties are judged relative to the data's scale (see _tail)
@@ -366,7 +410,7 @@ def _pairs_power(
         for start, stop in _chunks(n_trials, per_trial):
             docs = _draw(child, stop - start, M, size, with_rep)  # (T, n)
             p = _pair_pvalues(S, docs, ia, ib, test, n_resamples, alternative, tol, child)
-            rejections += np.count_nonzero(p < alpha, axis=0)
+            rejections += np.count_nonzero(_rejects(p, alpha), axis=0)
             defined += np.count_nonzero(~np.isnan(p), axis=0)
         if (defined < n_trials).any():
             warnings.warn(
@@ -391,6 +435,7 @@ def system_comparison_power(
     alternative: str = "two-sided",
     replace: Replace = True,
     progress: bool = False,
+    options: SystemTestOptions | None = None,
 ) -> pd.DataFrame:
     """Power to separate two systems by their per-document scores when ``size`` documents are judged.
 
@@ -427,6 +472,8 @@ def system_comparison_power(
         400 documents, a 5 % t-test rejects about 4 % of the time.
     progress : bool
         Show a progress bar over sizes.
+    options : SystemTestOptions, optional
+        ``test`` ... ``replace`` as one frozen record (then leave those keywords at their defaults).
 
     Returns
     -------
@@ -450,9 +497,10 @@ def system_comparison_power(
         raise ValueError("a and b need at least 2 documents")
     if not (np.isfinite(a).all() and np.isfinite(b).all()):
         raise ValueError("a and b must be finite (drop the documents missing a score first)")
-    table = _pairs_power(np.vstack([a, b]), np.array([0]), np.array([1]), sizes=sizes, test=test, alpha=alpha,
-                         n_trials=n_trials, n_resamples=n_resamples, alternative=alternative, replace=replace,
-                         rng=rng, progress=progress)
+    opts = _options(SystemTestOptions, options, dict(test=test, alpha=alpha, n_trials=n_trials,
+                                                     n_resamples=n_resamples, alternative=alternative, replace=replace))
+    table = _pairs_power(np.vstack([a, b]), np.array([0]), np.array([1]), sizes=sizes, options=opts, rng=rng,
+                         progress=progress)
     return table.drop(columns="pair")
 
 
@@ -470,6 +518,7 @@ def system_pairs_power(
     systems: Sequence[str] | None = None,
     bins: int = 5,
     progress: bool = False,
+    options: SystemTestOptions | None = None,
 ) -> pd.DataFrame:
     """:func:`system_comparison_power` for every pair of systems of a systems x documents matrix.
 
@@ -517,9 +566,9 @@ def system_pairs_power(
     pairs = [(i, j) if means[i] >= means[j] else (j, i) for i in range(K) for j in range(i + 1, K)]
     ia = np.array([p[0] for p in pairs])
     ib = np.array([p[1] for p in pairs])
-    table = _pairs_power(S, ia, ib, sizes=sizes, test=test, alpha=alpha, n_trials=n_trials,
-                         n_resamples=n_resamples, alternative=alternative, replace=replace, rng=rng,
-                         progress=progress)
+    opts = _options(SystemTestOptions, options, dict(test=test, alpha=alpha, n_trials=n_trials,
+                                                     n_resamples=n_resamples, alternative=alternative, replace=replace))
+    table = _pairs_power(S, ia, ib, sizes=sizes, options=opts, rng=rng, progress=progress)
     diff = means[ia] - means[ib]
     ranks = stats.rankdata(diff, method="ordinal")
     # equal-count bins by rank (quantile cut points can coincide when differences tie)
@@ -554,34 +603,7 @@ def binned_power(table: pd.DataFrame) -> pd.DataFrame:
 
 def _standardize_batch(X: np.ndarray) -> np.ndarray:
     """One z-score per trial over its whole matrix (as Perm-Both standardizes); NaN for a constant matrix."""
-    mean = X.mean(axis=(-2, -1), keepdims=True)
-    sd = X.std(axis=(-2, -1), keepdims=True)
-    # exact test, as significance._standardize: the sd of equal values such as 0.1 is ~1e-17, not 0
-    const = X.max(axis=(-2, -1), keepdims=True) == X.min(axis=(-2, -1), keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(const, np.nan, (X - mean) / np.where(const, 1.0, sd))
-
-
-class PackedCoins:
-    """Perm-Both's fair coins (T, B, N, M) kept packed, eight per random byte, as :func:`_fair_bits` draws
-    them (the same random stream; ``np.unpackbits`` order): the summary-level kernel reads the bits directly
-    instead of a boolean array eight times larger, and ``coins[t, b, :, m]`` unpacks single columns."""
-
-    def __init__(self, rng: np.random.Generator, shape: tuple[int, int, int, int]):
-        self.shape = shape
-        n = int(np.prod(shape))
-        self.bits = rng.integers(0, 256, size=(n + 7) // 8, dtype=np.uint8)
-
-    def unpacked(self) -> np.ndarray:
-        n = int(np.prod(self.shape))
-        return np.unpackbits(self.bits)[:n].reshape(self.shape).astype(bool)
-
-    def __getitem__(self, key) -> np.ndarray:
-        # only the (t, b, :, m) columns that pearson_from_sums refines, as index arrays of equal length
-        t, b, _, m = key
-        T, B, N, M = self.shape
-        flat = ((np.asarray(t)[:, None] * B + np.asarray(b)[:, None]) * N + np.arange(N)) * M + np.asarray(m)[:, None]
-        return ((self.bits[flat >> 3] >> (7 - (flat & 7))) & 1).astype(bool)
+    return standardize(X)
 
 
 def _perm_null(Xs, Ys, Z, coins, level, coefficient) -> np.ndarray:
@@ -621,7 +643,7 @@ def _perm_null(Xs, Ys, Z, coins, level, coefficient) -> np.ndarray:
             # one compiled pass: the sums and r of every cell (the same floats as the numpy path below)
             base = np.stack([sx[:, 0], sxx[:, 0], sxz[:, 0], sy[:, 0], syy[:, 0], syz[:, 0], sz[:, 0], szz[:, 0]])
             code_sums = np.stack([cx.sum(-2), (cx * cx).sum(-2), cy.sum(-2), (cy * cy).sum(-2)]).astype(float)
-            rx, ry, wx, wy = _perm_summary_corr(
+            rx, ry, wx, wy = perm_summary_corr(
                 coins.bits, True, coins.shape[1], np.ascontiguousarray(Yc - Xc),
                 np.ascontiguousarray(Yc * Yc - Xc * Xc), np.ascontiguousarray((Yc - Xc) * Zc),
                 np.ascontiguousarray(cy - cx, dtype=float), np.ascontiguousarray(cy * cy - cx * cx, dtype=float),
@@ -631,7 +653,7 @@ def _perm_null(Xs, Ys, Z, coins, level, coefficient) -> np.ndarray:
                 if weak.any():
                     index = np.nonzero(weak)
                     x, z = refine(*index)
-                    r[index] = _pearson(x, z, None)
+                    r[index] = pearson(x, z, None)
             return mean_of_defined(rx) - mean_of_defined(ry)
         # the reference path (boolean coins): the einsum sums, then pearson_from_sums
         shift = np.einsum("tbnm,tnm->tbm", coins, Yc - Xc)
@@ -657,7 +679,7 @@ def _boot_deltas(X, Y, Z, rows, cols, level, coefficient) -> np.ndarray:
     The batched form of :func:`metaeval.resampling.bootstrap_ci`'s kernels (same fast paths)."""
     T, N, M = X.shape
     if level == "system":
-        counts = _counts(cols, M)  # (T, B, M)
+        counts = draw_counts(cols, M)  # (T, B, M)
         zs = np.take_along_axis(np.einsum("tbm,tnm->tbn", counts, Z), rows, axis=-1) / M
         out = []
         for V in (X, Y):
@@ -665,7 +687,7 @@ def _boot_deltas(X, Y, Z, rows, cols, level, coefficient) -> np.ndarray:
             out.append(system_corr(vs, zs, coefficient))
         return out[0] - out[1]
     if level == "summary" and coefficient == "pearson":
-        counts = _counts(rows, N)  # (T, B, N)
+        counts = draw_counts(rows, N)  # (T, B, N)
         icounts = counts.astype(np.int64)
         Zc = Z - Z.mean(axis=-2, keepdims=True)
         sz = np.einsum("tbn,tnm->tbm", counts, Zc)
@@ -697,27 +719,6 @@ def _boot_deltas(X, Y, Z, rows, cols, level, coefficient) -> np.ndarray:
                                                                                 coefficient)
 
 
-def _resample_indices(rng, T, B, N, M, method):
-    rows = (rng.integers(0, N, size=(T, B, N)) if method in ("both", "systems")
-            else np.broadcast_to(np.arange(N), (T, B, N)))
-    cols = (rng.integers(0, M, size=(T, B, M)) if method in ("both", "inputs")
-            else np.broadcast_to(np.arange(M), (T, B, M)))
-    return rows, cols
-
-
-def _coins_batch(rng, T, B, N, M, method, packed: bool = False):
-    if method == "both":
-        # the same random bytes either way; packed only where the summary-level kernel reads them
-        return PackedCoins(rng, (T, B, N, M)) if packed else _fair_bits(rng, (T, B, N, M)).astype(bool)
-    if method == "systems":
-        return np.broadcast_to(_fair_bits(rng, (T, B, N, 1)).astype(bool), (T, B, N, M))
-    if method == "inputs":
-        return np.broadcast_to(_fair_bits(rng, (T, B, 1, M)).astype(bool), (T, B, N, M))
-    row = _fair_bits(rng, (T, B, N, 1)).astype(bool)
-    col = _fair_bits(rng, (T, B, 1, M)).astype(bool)
-    return row ^ col
-
-
 def _metric_pvalues(X, Y, Z, test, level, coefficient, n_resamples, alternative, rng) -> np.ndarray:
     """One-sided/two-sided p-values (T,) of the two-metric test on a chunk of trials (T, N, M)."""
     T, N, M = Z.shape
@@ -728,36 +729,21 @@ def _metric_pvalues(X, Y, Z, test, level, coefficient, n_resamples, alternative,
         n = N * M if level == "global" else N
         return np.asarray(williams_pvalue(r12, r13, r23, n, alternative)[1], dtype=float)
     kind, _, method = test.partition("-")
-    eps = np.finfo(float).eps * 100
     if kind == "perm":
         Xs, Ys = _standardize_batch(X), _standardize_batch(Y)
         observed = level_corr(Xs, Z, level, coefficient) - level_corr(Ys, Z, level, coefficient)
         packed = level == "summary" and coefficient == "pearson"
-        null = _perm_null(Xs, Ys, Z, _coins_batch(rng, T, n_resamples, N, M, method, packed), level, coefficient)
-        gamma = np.abs(observed)[:, None] * eps  # as significance._tail_count
+        null = _perm_null(Xs, Ys, Z, coins(rng, (T, n_resamples), N, M, method, packed), level, coefficient)
         valid = ~np.isnan(null)
-        obs = observed[:, None]
-        if alternative == "greater":
-            hit = null >= obs - gamma
-        elif alternative == "less":
-            hit = null <= obs + gamma
-        else:
-            hit = np.abs(null) >= np.abs(obs) - gamma
+        hit = tail_hits(null, observed[:, None], alternative)
         count = np.count_nonzero(hit & valid, axis=1)
         with np.errstate(invalid="ignore"):
             return np.where(np.isnan(observed), np.nan, (count + 1) / (valid.sum(axis=1) + 1))
     observed = level_corr(X, Z, level, coefficient) - level_corr(Y, Z, level, coefficient)
-    rows, cols = _resample_indices(rng, T, n_resamples, N, M, method)
+    rows, cols = bootstrap_indices(rng, (T, n_resamples), N, M, method)
     shifted = _boot_deltas(X, Y, Z, rows, cols, level, coefficient) - observed[:, None]
-    gamma = np.abs(observed)[:, None] * eps
     valid = ~np.isnan(shifted)
-    obs = observed[:, None]
-    if alternative == "greater":
-        hit = shifted >= obs - gamma
-    elif alternative == "less":
-        hit = shifted <= obs + gamma
-    else:
-        hit = np.abs(shifted) >= np.abs(obs) - gamma
+    hit = tail_hits(shifted, observed[:, None], alternative)
     n_valid = valid.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = np.count_nonzero(hit & valid, axis=1) / n_valid
@@ -777,33 +763,24 @@ def _check_sizes_2d(sizes) -> list[tuple[int, int]]:
     return out
 
 
-def _check_metric_options(test, level, coefficient, alpha, n_trials, n_resamples, alternative):
-    _check_choice("test", test, METRIC_TESTS + tuple(f"perm-{m}" for m in PERMUTATION_METHODS[3:]))
-    check_level(level)
-    check_coefficient(coefficient)
-    _check_alpha(alpha)
-    _check_trials(n_trials)
-    check_n_resamples(n_resamples)
-    _check_choice("alternative", alternative, ALTERNATIVES)
-    if test == "williams" and coefficient != "pearson":
+def _metric_options(options, **keywords) -> MetricTestOptions:
+    opts = _options(MetricTestOptions, options, keywords)
+    if opts.test == "williams" and opts.coefficient != "pearson":
         warnings.warn("Williams' test assumes Pearson correlations; with rank coefficients it is approximate",
-                      RuntimeWarning, stacklevel=3)
+                      RuntimeWarning, stacklevel=4)
+    return opts
 
 
 def _simulate(
     draw: Callable[[np.random.Generator, int, int, int], tuple[np.ndarray, np.ndarray, np.ndarray]],
     sizes: list[tuple[int, int]],
     *,
-    test: str,
-    level: str,
-    coefficient: str,
-    alpha: float,
-    n_trials: int,
-    n_resamples: int,
-    alternative: str,
+    options: MetricTestOptions,
     rng,
     progress: bool,
 ) -> pd.DataFrame:
+    test, level, coefficient, alpha = options.test, options.level, options.coefficient, options.alpha
+    n_trials, n_resamples, alternative = options.n_trials, options.n_resamples, options.alternative
     rng = np.random.default_rng(rng)
     rows = []
     for (N, M), child in _progress(list(zip(sizes, rng.spawn(len(sizes)))), progress, desc="sizes"):
@@ -812,7 +789,7 @@ def _simulate(
         for start, stop in _chunks(n_trials, per_trial):
             X, Y, Z = draw(child, stop - start, N, M)
             p = _metric_pvalues(X, Y, Z, test, level, coefficient, n_resamples, alternative, child)
-            rejections += int(np.count_nonzero(p < alpha))
+            rejections += int(np.count_nonzero(_rejects(p, alpha)))
             undefined += int(np.count_nonzero(np.isnan(p)))
         if undefined:
             warnings.warn(f"{N} systems x {M} inputs: the test was undefined in {undefined} of {n_trials} trials "
@@ -839,6 +816,7 @@ def metric_comparison_power(
     alternative: str = "greater",
     replace: Replace = "auto",
     progress: bool = False,
+    options: MetricTestOptions | None = None,
 ) -> pd.DataFrame:
     """Power to find that metric X correlates with the human scores Z more strongly than metric Y, at other
     numbers of systems and inputs, by resampling the systems and inputs of pilot data.
@@ -865,6 +843,8 @@ def metric_comparison_power(
         "greater": H1 is r(X, Z) > r(Y, Z).
     replace : {"auto", True, False}
     progress : bool
+    options : MetricTestOptions, optional
+        ``test`` ... ``alternative`` as one frozen record (then leave those keywords at their defaults).
 
     Returns
     -------
@@ -882,7 +862,8 @@ def metric_comparison_power(
     0          5        20  0.000  without replacement
     1         30        20  0.995     with replacement
     """
-    _check_metric_options(test, level, coefficient, alpha, n_trials, n_resamples, alternative)
+    opts = _metric_options(options, test=test, level=level, coefficient=coefficient, alpha=alpha, n_trials=n_trials,
+                           n_resamples=n_resamples, alternative=alternative)
     _check_replace(replace)
     X, Y, Z = check_matrices("raise", X=X, Y=Y, Z=Z)
     sizes = _check_sizes_2d(sizes)
@@ -897,9 +878,7 @@ def metric_comparison_power(
         c = _draw(child, T, M0, M, rep_i)[:, None, :]
         return X[r, c], Y[r, c], Z[r, c]
 
-    table = _simulate(draw, sizes, test=test, level=level, coefficient=coefficient, alpha=alpha,
-                      n_trials=n_trials, n_resamples=n_resamples, alternative=alternative, rng=rng,
-                      progress=progress)
+    table = _simulate(draw, sizes, options=opts, rng=rng, progress=progress)
     table["systems_sampling"] = [_sampling(p[0]) for p in plan]
     table["inputs_sampling"] = [_sampling(p[1]) for p in plan]
     return table
@@ -998,6 +977,7 @@ def planned_comparison_power(
     n_resamples: int = 1000,
     alternative: str = "greater",
     progress: bool = False,
+    options: MetricTestOptions | None = None,
 ) -> pd.DataFrame:
     """:func:`metric_comparison_power` without pilot data: each trial is a fresh synthetic study of the
     planned effect (:class:`PlannedEffect`, the model of :func:`metaeval.datasets.synthetic`).
@@ -1017,16 +997,15 @@ def planned_comparison_power(
     """
     if not isinstance(effect, PlannedEffect):
         raise TypeError(f"effect must be a PlannedEffect, got {type(effect).__name__}")
-    _check_metric_options(test, level, coefficient, alpha, n_trials, n_resamples, alternative)
+    opts = _metric_options(options, test=test, level=level, coefficient=coefficient, alpha=alpha, n_trials=n_trials,
+                           n_resamples=n_resamples, alternative=alternative)
     sizes = _check_sizes_2d(sizes)
 
     def draw(child, T, N, M):
         return planned_metric_data(effect, T, N, M, child)
 
-    table = _simulate(draw, sizes, test=test, level=level, coefficient=coefficient, alpha=alpha,
-                      n_trials=n_trials, n_resamples=n_resamples, alternative=alternative, rng=rng,
-                      progress=progress)
-    if level == "system":
+    table = _simulate(draw, sizes, options=opts, rng=rng, progress=progress)
+    if opts.level == "system":
         finite = [effect.system_correlation_finite(m) for _, m in sizes]
         table["r_x"], table["r_y"] = [f[0] for f in finite], [f[1] for f in finite]
     else:

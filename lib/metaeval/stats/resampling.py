@@ -13,9 +13,9 @@ from typing import Literal
 import numba
 import numpy as np
 
+from metaeval.stats._kernels import bootstrap_indices, draw_counts, pearson, pearson_row, warn_dropped
 from metaeval.stats.correlation import (
     ConfidenceInterval,
-    _pearson,
     check_coefficient,
     check_confidence_level,
     check_level,
@@ -28,7 +28,6 @@ from metaeval.stats.correlation import (
     system_corr,
     warn_if_nan,
 )
-from metaeval._warnings import warn_degenerate
 
 __all__ = ["BootstrapResult", "bootstrap_ci", "draw_indices", "RESAMPLE_METHODS", "auto_batch"]
 
@@ -127,31 +126,10 @@ def draw_indices(
     A dimension that is not resampled gets the identity. Rows are drawn before columns, always, so adding
     a resampled dimension never changes the other's draws.
     """
-    rows = (
-        rng.integers(0, n_systems, size=(n_resamples, n_systems))
-        if resample in ("both", "systems")
-        else np.broadcast_to(np.arange(n_systems), (n_resamples, n_systems))
-    )
-    cols = (
-        rng.integers(0, n_inputs, size=(n_resamples, n_inputs))
-        if resample in ("both", "inputs")
-        else np.broadcast_to(np.arange(n_inputs), (n_resamples, n_inputs))
-    )
-    return rows, cols
+    return bootstrap_indices(rng, (n_resamples,), n_systems, n_inputs, resample)
 
 
-def warn_dropped(n_dropped: int, total: int, what: str, result: str) -> None:
-    """Warn (DegenerateResultWarning) that ``n_dropped`` of ``total`` resampled statistics were undefined."""
-    if n_dropped:
-        warn_degenerate(
-            f"{n_dropped} of {total} {what} were dropped because their correlation is undefined (constant scores "
-            f"in the resample); {result} rests on the other {total - n_dropped}"
-            + (": it is NaN" if n_dropped == total else ""),
-            stacklevel=4,
-        )
-
-
-def _per_resample(n_systems: int, n_inputs: int, level: str, coefficient: str) -> float:
+def per_resample_bytes(n_systems: int, n_inputs: int, level: str, coefficient: str) -> float:
     """Bytes of temporaries per resample of a chunk: the largest array a kernel builds (as :func:`auto_batch`
     counts its elements) times a few float64 copies of it."""
     N, M = n_systems, n_inputs
@@ -248,14 +226,6 @@ def _kendall_summary_boot(X, Z, rows, cols):  # pragma: no cover - compiled
     return out
 
 
-def _mean_over_inputs(per_input: np.ndarray) -> np.ndarray:
-    """The summary-level mean of :func:`~metaeval.correlation.level_corr`: defined inputs only."""
-    count = np.count_nonzero(~np.isnan(per_input), axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = np.nansum(per_input, axis=-1) / count
-    return np.where(count > 0, r, np.nan)
-
-
 def resampled_corr(
     mats: list[np.ndarray],
     Z: np.ndarray,
@@ -292,7 +262,7 @@ def resampled_corr(
         rows_c, cols_c = np.ascontiguousarray(rows), np.ascontiguousarray(cols)
         Zf = np.ascontiguousarray(Z, dtype=float)
         for k, X in enumerate(mats):
-            out[k] = _mean_over_inputs(_kendall_summary_boot(np.ascontiguousarray(X, dtype=float), Zf, rows_c, cols_c))
+            out[k] = mean_of_defined(_kendall_summary_boot(np.ascontiguousarray(X, dtype=float), Zf, rows_c, cols_c))
         return out
     if level == "summary" and coefficient == "pearson" and w is None and set(aggs) == {"mean"}:
         # Per-input Pearson over resampled systems needs only sums over the drawn rows: row multiplicities
@@ -308,7 +278,7 @@ def resampled_corr(
             cz_c = np.ascontiguousarray(cz)
         for start in range(0, B, batch):
             r, c = rows[start : start + batch], cols[start : start + batch]
-            counts = _column_counts(r, N)
+            counts = draw_counts(r, N)
             icounts = counts.astype(np.int64)
             if compiled:
                 sz, szz, k1, k2 = _column_sums_from_counts(counts, icounts, Zc, Zc * Zc, cz_c, cz_c * cz_c)
@@ -328,7 +298,7 @@ def resampled_corr(
                         counts, icounts, Xc, Xc * Xc, Xc * Zc, cx, cx * cx, sz, szz, ~z_const)
                     if weak.any():
                         b_idx, m_idx = np.nonzero(weak)
-                        per_input[b_idx, m_idx] = _pearson(X[r[b_idx], m_idx[:, None]], Z[r[b_idx], m_idx[:, None]],
+                        per_input[b_idx, m_idx] = pearson(X[r[b_idx], m_idx[:, None]], Z[r[b_idx], m_idx[:, None]],
                                                            None)
                     out[k, start : start + batch] = mean_of_defined(np.take_along_axis(per_input, c, axis=1))
                     continue
@@ -350,7 +320,7 @@ def resampled_corr(
         # product instead of gathering B x N x M cells.
         for start in range(0, B, batch):
             r, c = rows[start : start + batch], cols[start : start + batch]
-            counts = _column_counts(c, Z.shape[1])
+            counts = draw_counts(c, Z.shape[1])
             # einsum, not BLAS: each sum is taken in the same order whatever the chunk size (BLAS blocking
             # would change the last bits with the batch size, and results must not depend on it)
             zs = np.take_along_axis(np.einsum("bm,nm->bn", counts, Z), r, axis=1) / Z.shape[1]
@@ -394,7 +364,7 @@ def _column_sums_from_counts(counts, icounts, F1, F2, I1, I2):  # pragma: no cov
 def _summary_corr_from_counts(counts, icounts, Xc, XX, XZ, cx, cx2, sz, szz, z_def):  # pragma: no cover
     """Per-input Pearson r (B, M) of X with Z over the resampled systems (row multiplicities ``counts``),
     and the cells pearson_from_sums would refine: the sums ``counts @ Xc`` etc. taken over n in order (as
-    ``np.einsum("bn,nm->bm", ...)``) and r by pearson_from_sums' formulas, in one pass, no temporaries."""
+    ``np.einsum("bn,nm->bm", ...)``) and r by :func:`~metaeval.stats._kernels.pearson_row`, in one pass."""
     B, N = counts.shape
     M = Xc.shape[1]
     r = np.empty((B, M))
@@ -404,7 +374,8 @@ def _summary_corr_from_counts(counts, icounts, Xc, XX, XZ, cx, cx2, sz, szz, z_d
     sxz = np.empty(M)
     k1 = np.empty(M, np.int64)
     k2 = np.empty(M, np.int64)
-    small = 1e-6 * N
+    defined = np.empty(M, np.bool_)
+    ones = np.ones(M)
     for b in range(B):
         sx[:] = 0.0
         sxx[:] = 0.0
@@ -421,23 +392,9 @@ def _summary_corr_from_counts(counts, icounts, Xc, XX, XZ, cx, cx2, sz, szz, z_d
                 k1[m] += i * cx[n, m]
                 k2[m] += i * cx2[n, m]
         for m in range(M):
-            vx = N * sxx[m] - sx[m] * sx[m]
-            vz = N * szz[b, m] - sz[b, m] * sz[b, m]
-            cov = N * sxz[m] - sx[m] * sz[b, m]
-            defined = (N * k2[m] - k1[m] * k1[m] != 0) and z_def[b, m]
-            value = np.nan
-            if defined and vx > 0 and vz > 0:
-                value = min(max(cov / np.sqrt(vx * vz), -1.0), 1.0)
-            r[b, m] = value
-            weak[b, m] = defined and (vx <= small * sxx[m] or vz <= small * szz[b, m])
+            defined[m] = (N * k2[m] - k1[m] * k1[m] != 0) and z_def[b, m]
+        pearson_row(N, sx, sz[b], sxx, szz[b], sxz, defined, ones, r[b], weak[b])
     return r, weak
-
-
-def _column_counts(cols: np.ndarray, n_inputs: int) -> np.ndarray:
-    """How often each input was drawn in each resample: array (B, M) of floats."""
-    B = cols.shape[0]
-    flat = (cols + n_inputs * np.arange(B)[:, None]).ravel()
-    return np.bincount(flat, minlength=B * n_inputs).reshape(B, n_inputs).astype(float)
 
 
 def _rows_identity(rows: np.ndarray) -> bool:
@@ -507,7 +464,7 @@ def bootstrap_ci(
     w = None if not np.isnan(X).any() else (~np.isnan(X)).astype(float)
     rng = np.random.default_rng(rng)
     N, M = X.shape
-    check_memory(n_resamples, batch, n_resamples * (8.0 * (N + M) + 16), _per_resample(N, M, level, coefficient))
+    check_memory(n_resamples, batch, n_resamples * (8.0 * (N + M) + 16), per_resample_bytes(N, M, level, coefficient))
     statistic = float(level_corr(X, Z, level, coefficient, w))
     warn_if_nan(statistic, f"the {level}-level {coefficient} correlation")
     rows, cols = draw_indices(N, M, n_resamples, resample, rng)

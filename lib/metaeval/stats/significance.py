@@ -16,9 +16,18 @@ import numba
 import numpy as np
 from scipy import stats
 
+from metaeval.stats._kernels import (
+    bootstrap_pvalue,
+    coins as draw_coins,
+    pearson,
+    perm_summary_corr,
+    permutation_pvalue,
+    snap,
+    standardize,
+    t_pvalue,
+    tail_count,
+)
 from metaeval.stats.correlation import (
-    _pearson,
-    _snap,
     batch_corr,
     check_coefficient,
     check_level,
@@ -35,9 +44,8 @@ from metaeval.stats.correlation import (
 from metaeval._warnings import warn_degenerate
 from metaeval.stats.resampling import (
     RESAMPLE_METHODS,
-    _mean_over_inputs,
-    _per_resample,
     auto_batch,
+    per_resample_bytes,
     check_memory,
     warn_dropped,
     check_batch,
@@ -150,42 +158,16 @@ def _two_metric_inputs(X, Y, Z, level, coefficient, alternative, nan_policy, *, 
 
 def _standardize(X: np.ndarray) -> np.ndarray:
     """One z-score over the whole matrix (population sd), as Alg. 2 does before swapping cells."""
-    # exact test: the sd of equal values such as 0.1 is ~1e-17, not 0
-    if np.nanmax(X) == np.nanmin(X):
+    Xs = standardize(X)
+    if np.isnan(Xs).all():
         raise ValueError("cannot standardize a constant matrix: all its scores are equal")
-    sd = np.nanstd(X)
-    return (X - np.nanmean(X)) / sd
-
-
-def _tail_count(samples: np.ndarray, observed: float, alternative: str, center: float = 0.0) -> int:
-    # Resampled statistics equal to the observed one up to rounding must count as "as extreme".
-    gamma = abs(observed) * np.finfo(float).eps * 100
-    if alternative == "greater":
-        return int(np.count_nonzero(samples >= observed - gamma))
-    if alternative == "less":
-        return int(np.count_nonzero(samples <= observed + gamma))
-    return int(np.count_nonzero(np.abs(samples - center) >= abs(observed - center) - gamma))
-
-
-def _fair_bits(rng, shape) -> np.ndarray:
-    """Independent fair coins as 0/1 uint8, eight per random byte (15x faster than comparing floats)."""
-    n = int(np.prod(shape))
-    return np.unpackbits(rng.integers(0, 256, size=(n + 7) // 8, dtype=np.uint8))[:n].reshape(shape)
+    return Xs
 
 
 def _coins(rng, n_resamples: int, shape: tuple[int, int], method: str) -> np.ndarray:
     """Swap indicators (B, N, M) for Perm-Both (a coin per cell), -Systems (per row), -Inputs (per column)
     and rows-xor-columns; all drawn up front so that chunking cannot change them."""
-    N, M = shape
-    if method == "both":
-        return _fair_bits(rng, (n_resamples, N, M)).astype(bool)
-    if method == "systems":
-        return np.broadcast_to(_fair_bits(rng, (n_resamples, N, 1)).astype(bool), (n_resamples, N, M))
-    if method == "inputs":
-        return np.broadcast_to(_fair_bits(rng, (n_resamples, 1, M)).astype(bool), (n_resamples, N, M))
-    row = _fair_bits(rng, (n_resamples, N, 1)).astype(bool)
-    col = _fair_bits(rng, (n_resamples, 1, M)).astype(bool)
-    return row ^ col
+    return draw_coins(rng, (n_resamples,), shape[0], shape[1], method)
 
 
 @numba.njit(cache=True)
@@ -248,109 +230,6 @@ def _kendall_summary_perm(Xs, Ys, Z, coins):  # pragma: no cover - compiled
     return out_x, out_y
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _unpack_row(bits, packed, i, M, coin):  # pragma: no cover - compiled
-    """Coins i .. i + M - 1 into ``coin`` (0.0 / 1.0): from bytes of 0/1 (``packed`` False: a boolean array's
-    bytes) or from packed bits (np.unpackbits order: high bit first, as :func:`_fair_bits` draws them)."""
-    if not packed:
-        for m in range(M):
-            coin[m] = bits[i + m]
-        return
-    m = 0
-    while m < M and (i & 7) != 0:  # the row's first bits share a byte with the previous row
-        coin[m] = (bits[i >> 3] >> (7 - (i & 7))) & 1
-        m += 1
-        i += 1
-    k = i >> 3
-    while m + 8 <= M:
-        byte = bits[k]
-        for j in range(8):
-            coin[m + j] = (byte >> (7 - j)) & 1
-        m += 8
-        k += 1
-    i = k * 8
-    while m < M:
-        coin[m] = (bits[i >> 3] >> (7 - (i & 7))) & 1
-        m += 1
-        i += 1
-
-
-@numba.njit(cache=True, nogil=True)
-def _perm_summary_corr(bits, packed, B, D1, D2, D3, E1, E2, base, codes, z_ok):  # pragma: no cover - compiled
-    """Per-input Pearson r of the permuted X and Y with Z for every trial and permutation (Perm-Both,
-    summary level): the sums over systems of the swapped cells' changes (D1..D3 (T, N, M)), summed over n in
-    order as ``np.einsum("tbnm,tnm->tbm", coins, D)`` does, then turned into r by
-    :func:`~metaeval.correlation.pearson_from_sums`'s formulas evaluated in the same order (the same floats),
-    without its (T, B, M) temporaries.
-
-    E1, E2 (T, N, M) are the changes of the integer codes and ``codes`` (4, T, M) their sums (cx, cx^2, cy,
-    cy^2), all as floats: small integers, so every sum is exact (and vectorizes, unlike int64 products);
-    ``base`` (8, T, M): sx, sxx, sxz, sy, syy, syz, sz, szz of the unpermuted centred columns; ``z_ok``
-    (T, M): Z's column is not constant. Returns r_x, r_y (T, B, M) (NaN where undefined) and the masks
-    (T, B, M) of the cells pearson_from_sums would refine (variance below 1e-6 of the mean square)."""
-    T, N, M = D1.shape
-    rx = np.empty((T, B, M))
-    ry = np.empty((T, B, M))
-    wx = np.zeros((T, B, M), np.bool_)
-    wy = np.zeros((T, B, M), np.bool_)
-    s1 = np.empty(M)
-    s2 = np.empty(M)
-    s3 = np.empty(M)
-    c1 = np.empty(M)
-    c2 = np.empty(M)
-    coin = np.empty(M)
-    small = 1e-6 * N
-    for t in range(T):
-        for b in range(B):
-            s1[:] = 0.0
-            s2[:] = 0.0
-            s3[:] = 0.0
-            c1[:] = 0.0
-            c2[:] = 0.0
-            start = (t * B + b) * N * M
-            for n in range(N):
-                _unpack_row(bits, packed, start + n * M, M, coin)
-                d1, d2, d3, e1, e2 = D1[t, n], D2[t, n], D3[t, n], E1[t, n], E2[t, n]
-                for m in range(M):
-                    c = coin[m]
-                    s1[m] += c * d1[m]
-                    s2[m] += c * d2[m]
-                    s3[m] += c * d3[m]
-                    c1[m] += c * e1[m]
-                    c2[m] += c * e2[m]
-            for m in range(M):
-                sz = base[6, t, m]
-                szz = base[7, t, m]
-                vz = N * szz - sz * sz
-                for side in range(2):
-                    if side == 0:
-                        sx = base[0, t, m] + s1[m]
-                        sxx = base[1, t, m] + s2[m]
-                        sxz = base[2, t, m] + s3[m]
-                        k1 = codes[0, t, m] + c1[m]
-                        k2 = codes[1, t, m] + c2[m]
-                    else:
-                        sx = base[3, t, m] - s1[m]
-                        sxx = base[4, t, m] - s2[m]
-                        sxz = base[5, t, m] - s3[m]
-                        k1 = codes[2, t, m] - c1[m]
-                        k2 = codes[3, t, m] - c2[m]
-                    vx = N * sxx - sx * sx
-                    cov = N * sxz - sx * sz
-                    defined = (N * k2 - k1 * k1 != 0) and z_ok[t, m]
-                    r = np.nan
-                    if defined and vx > 0 and vz > 0:
-                        r = min(max(cov / np.sqrt(vx * vz), -1.0), 1.0)
-                    weak = defined and (vx <= small * sxx or vz <= small * szz)
-                    if side == 0:
-                        rx[t, b, m] = r
-                        wx[t, b, m] = weak
-                    else:
-                        ry[t, b, m] = r
-                        wy[t, b, m] = weak
-    return rx, ry, wx, wy
-
-
 def _permutation_deltas(Xs, Ys, Z, coins, level, coefficient, w, agg_x="mean", agg_y="mean",
                         compiled: bool = True) -> np.ndarray:
     if level == "system" and w is None and agg_x == agg_y == "mean":
@@ -392,14 +271,14 @@ def _permutation_deltas(Xs, Ys, Z, coins, level, coefficient, w, agg_x="mean", a
                              (Yc * Zc).sum(0), sz, szz])[:, None]
             codes = np.stack([cx.sum(0), (cx * cx).sum(0), cy.sum(0), (cy * cy).sum(0)])[:, None].astype(float)
             d1, d2, d3, e1, e2 = (np.ascontiguousarray(a[None], dtype=float) for a in (D, D2, DZ, dc, dc2))
-            rx, ry, wx, wy = _perm_summary_corr(coins.view(np.uint8).ravel(), False, coins.shape[0], d1, d2, d3,
+            rx, ry, wx, wy = perm_summary_corr(coins.view(np.uint8).ravel(), False, coins.shape[0], d1, d2, d3,
                                                 e1, e2, base, codes, z_ok[None])
             rx, ry = rx[0], ry[0]
             for r, weak, vectors in ((rx, wx[0], exact_x), (ry, wy[0], exact_y)):
                 if weak.any():
                     index = np.nonzero(weak)
                     x, z = vectors(*index)
-                    r[index] = _pearson(x, z, None)
+                    r[index] = pearson(x, z, None)
             return mean_of_defined(rx) - mean_of_defined(ry)
         shift = np.einsum("bnm,nm->bm", coins, D)
         shift2 = np.einsum("bnm,nm->bm", coins, D2)
@@ -418,7 +297,7 @@ def _permutation_deltas(Xs, Ys, Z, coins, level, coefficient, w, agg_x="mean", a
             np.ascontiguousarray(Xs, dtype=float), np.ascontiguousarray(Ys, dtype=float),
             np.ascontiguousarray(Z, dtype=float), np.ascontiguousarray(coins.transpose(0, 2, 1), dtype=np.uint8),
         )
-        return _mean_over_inputs(rx) - _mean_over_inputs(ry)
+        return mean_of_defined(rx) - mean_of_defined(ry)
     Xp = np.where(coins, Ys, Xs)
     Yp = np.where(coins, Xs, Ys)
     return level_corr(Xp, Z, level, coefficient, w, agg=agg_x) - level_corr(Yp, Z, level, coefficient, w, agg=agg_y)
@@ -473,7 +352,7 @@ def permutation_test(
     X, Y, Z, w = _two_metric_inputs(X, Y, Z, level, coefficient, alternative, nan_policy,
                                     resample=(resample, PERMUTATION_METHODS), n_resamples=n_resamples, batch=batch)
     N, M = X.shape
-    check_memory(n_resamples, batch, n_resamples * (N * M * 1.2 + 8), _per_resample(N, M, level, coefficient))
+    check_memory(n_resamples, batch, n_resamples * (N * M * 1.2 + 8), per_resample_bytes(N, M, level, coefficient))
     Xs, Ys = _standardize(X), _standardize(Y)
     if w is not None:
         Xs, Ys, Z = np.nan_to_num(Xs), np.nan_to_num(Ys), np.nan_to_num(Z)
@@ -489,21 +368,8 @@ def permutation_test(
         )
     valid = null[~np.isnan(null)]
     dropped = null.size - valid.size
-    pvalue = _permutation_pvalue(valid, observed, alternative, dropped, n_resamples)
+    pvalue = permutation_pvalue(valid, observed, alternative, dropped, n_resamples)
     return PermutationResult(observed, pvalue, valid, dropped)
-
-
-def _permutation_pvalue(null: np.ndarray, observed: float, alternative: str, dropped: int, total: int) -> float:
-    """(count + 1) / (P + 1) over the valid permutations; NaN, with a warning, when nothing can be counted."""
-    if np.isnan(observed):
-        warn_degenerate("the observed difference of correlations is NaN (a correlation is undefined on the data); "
-                        "the p-value is NaN")
-        return np.nan
-    warn_dropped(dropped, total, "permutations", "the p-value")
-    if null.size == 0:
-        # (0 + 1) / (0 + 1) = 1.0 would look like a real, non-significant result
-        return np.nan
-    return (_tail_count(null, observed, alternative) + 1) / (null.size + 1)
 
 
 def bootstrap_test(
@@ -541,7 +407,7 @@ def bootstrap_test(
                                     resample=(resample, RESAMPLE_METHODS), n_resamples=n_resamples, batch=batch)
     rng = np.random.default_rng(rng)
     N, M = X.shape
-    check_memory(n_resamples, batch, n_resamples * (8.0 * (N + M) + 24), _per_resample(N, M, level, coefficient))
+    check_memory(n_resamples, batch, n_resamples * (8.0 * (N + M) + 24), per_resample_bytes(N, M, level, coefficient))
     observed = float(level_corr(X, Z, level, coefficient, w) - level_corr(Y, Z, level, coefficient, w))
     rows, cols = draw_indices(X.shape[0], X.shape[1], n_resamples, resample, rng)
     batch = batch or auto_batch(X.shape[0], X.shape[1], level, coefficient)
@@ -554,21 +420,7 @@ def bootstrap_test(
                         "data); the p-value is NaN")
         return BootstrapTestResult(observed, np.nan, valid, dropped)
     warn_dropped(dropped, deltas.size, "resamples", "the p-value")
-    return BootstrapTestResult(observed, _bootstrap_pvalue(valid, observed, alternative), valid, dropped)
-
-
-def _bootstrap_pvalue(deltas: np.ndarray, observed: float, alternative: str) -> float:
-    if deltas.size == 0:
-        return np.nan
-    # Shifting by the observed delta centres the distribution on the null.
-    shifted = deltas - observed
-    if alternative == "greater":
-        count = _tail_count(shifted, observed, "greater")
-    elif alternative == "less":
-        count = _tail_count(shifted, observed, "less")
-    else:
-        count = _tail_count(shifted, observed, "two-sided")
-    return count / deltas.size
+    return BootstrapTestResult(observed, bootstrap_pvalue(valid, observed, alternative), valid, dropped)
 
 
 def williams_pvalue(r12, r13, r23, n, alternative: str = "greater"):
@@ -578,14 +430,7 @@ def williams_pvalue(r12, r13, r23, n, alternative: str = "greater"):
     rbar = (r12 + r13) / 2
     with np.errstate(invalid="ignore", divide="ignore"):
         t = (r12 - r13) * np.sqrt((n - 1) * (1 + r23) / (2 * (n - 1) / (n - 3) * det + rbar**2 * (1 - r23) ** 3))
-    df = n - 3
-    if alternative == "greater":
-        p = stats.t.sf(t, df)
-    elif alternative == "less":
-        p = stats.t.cdf(t, df)
-    else:
-        p = 2 * stats.t.sf(np.abs(t), df)
-    return t, p
+    return t, t_pvalue(t, n - 3, alternative)
 
 
 def williams_test(
@@ -675,7 +520,7 @@ def pairwise_tests(
     if test != "williams":
         N, M = Z.shape
         up_front = n_resamples * (N * M * 1.2 + 8.0 * (N + M) + 8.0 * K)
-        check_memory(n_resamples, batch, up_front, _per_resample(N, M, level, coefficient))
+        check_memory(n_resamples, batch, up_front, per_resample_bytes(N, M, level, coefficient))
     aggs = list(aggregates) if aggregates is not None else ["mean"] * K
     if len(aggs) != K:
         raise ValueError(f"aggregates has {len(aggs)} entries for {K} metrics")
@@ -708,8 +553,8 @@ def pairwise_tests(
             deltas = samples[i] - samples[j]
             deltas = deltas[~np.isnan(deltas)]
             dropped += n_resamples - deltas.size
-            pvals[i, j] = _bootstrap_pvalue(deltas, stat[i, j], "greater")
-            pvals[j, i] = _bootstrap_pvalue(-deltas, stat[j, i], "greater")
+            pvals[i, j] = bootstrap_pvalue(deltas, stat[i, j], "greater")
+            pvals[j, i] = bootstrap_pvalue(-deltas, stat[j, i], "greater")
         warn_dropped(dropped, n_resamples * len(pairs), "resampled differences (over all pairs)", "the p-values")
         return PairwiseResult(names, corr, stat, pvals)
     if kind != "perm":
@@ -739,15 +584,15 @@ def pairwise_tests(
         dropped += null.size - valid.size
         if valid.size == 0 or np.isnan(observed):
             continue  # NaN p-values, counted in the warning below
-        pvals[i, j] = (_tail_count(valid, observed, "greater") + 1) / (valid.size + 1)
-        pvals[j, i] = (_tail_count(-valid, -observed, "greater") + 1) / (valid.size + 1)
+        pvals[i, j] = (tail_count(valid, observed, "greater") + 1) / (valid.size + 1)
+        pvals[j, i] = (tail_count(-valid, -observed, "greater") + 1) / (valid.size + 1)
     warn_dropped(dropped, n_resamples * len(pairs), "permuted differences (over all pairs)", "the p-values")
     return PairwiseResult(names, corr, stat, pvals)
 
 
 def _aggregate(X: np.ndarray, agg: str) -> np.ndarray:
     scores = np.median(X, axis=1) if agg == "median" else X.mean(axis=1)
-    return _snap(scores)
+    return snap(scores)
 
 
 def williams_matrix(system_scores, human, *, coefficient: str = "pearson", names=None) -> PairwiseResult:

@@ -14,7 +14,8 @@ judgments, :func:`card_tables` computes the whole battery:
 
 :func:`make_card` writes the tables as CSV (plus ``summary.md`` and ``provenance.json``: dataset,
 signatures, seeds, versions) and, with ``render=True``, executes the card notebook
-(``notebooks/61_report_card``) and renders it to ``card.html``. Every random step draws from
+(``notebooks/61_report_card``) and renders its one-page report (:mod:`metaeval.studies.card_report`) to
+``card.html``. Every random step draws from
 ``numpy.random.default_rng([seed, stage, row])`` (stage 1: CIs, 2: tests, 3: planner), recorded per row,
 so any number of the card can be reproduced by one direct library call.
 """
@@ -25,22 +26,25 @@ import json
 import os
 import tempfile
 import warnings
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from metaeval import _resources
-from metaeval._io import atomic_write, remove_own_tree
+from metaeval._io import atomic_write
+from metaeval._outputs import check_target, remove_run_folder, staging_dir, swap_into_place, write_manifest
 from metaeval.data import datasets as _datasets
 from metaeval.stats.planning import metric_comparison_power, required_size
 from metaeval.stats.resampling import bootstrap_ci
 from metaeval.stats.significance import bonferroni, permutation_test
 from metaeval.studies.deutsch import normality
 
-__all__ = ["Card", "card_tables", "make_card", "default_baselines", "CARD_NOTEBOOK", "LEVELS"]
+__all__ = ["Card", "CardData", "CardOptions", "CardSection", "SECTIONS", "card_section", "card_data", "card_tables",
+           "make_card", "default_baselines", "CARD_NOTEBOOK", "LEVELS"]
 
 LEVELS = ("system", "summary", "global")
 CARD_NOTEBOOK = "61_report_card"
@@ -60,29 +64,35 @@ def _seed_label(seed: int, stage: int, row: int) -> str:
 
 @dataclass(frozen=True)
 class Card:
-    """The report card's tables and provenance (see :func:`card_tables`)."""
+    """The report card's tables and provenance (see :func:`card_tables`).
+
+    ``tables`` holds one table per card section (:data:`SECTIONS`, in order); each is also an attribute:
+    ``card.correlations``, ``card.tests``, ``card.normality``, ``card.planner``.
+    """
 
     dataset: str
     metric: str
     human: str
     baselines: tuple[str, ...]
     shape: tuple[int, int]
-    correlations: pd.DataFrame
-    tests: pd.DataFrame
-    normality: pd.DataFrame
-    planner: pd.DataFrame
+    tables: dict[str, pd.DataFrame]
     summary: str
     provenance: dict = field(default_factory=dict)
     files: dict = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> pd.DataFrame:
+        tables = self.__dict__.get("tables") or {}
+        if name in tables:
+            return tables[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute or card section {name!r}")
 
     def write(self, output_dir: str | os.PathLike) -> dict[str, Path]:
         """Write the tables (CSV), ``summary.md`` and ``provenance.json`` into ``output_dir`` atomically."""
         out = Path(output_dir)
         out.mkdir(parents=True, exist_ok=True)
         files = {}
-        for name in ("correlations", "tests", "normality", "planner"):
+        for name, frame in self.tables.items():
             path = out / f"{name}.csv"
-            frame: pd.DataFrame = getattr(self, name)
 
             def write_csv(tmp: Path, frame: pd.DataFrame = frame) -> None:
                 frame.to_csv(tmp, index=False)
@@ -106,9 +116,9 @@ def default_baselines(ds, exclude: Sequence[str] = ()) -> list[str]:
     >>> default_baselines(_datasets.load("realsumm"), exclude=["rouge-l.recall"])
     ['rouge-1.recall', 'rouge-2.recall', 'bertscore.recall']
     """
-    stat = "recall" if getattr(ds, "recall_oriented", False) else "f1"
-    names = [f"{m}.{stat}" for m in _STANDARD]
-    return [n for n in names if n in ds.score_names and n not in exclude]
+    from metaeval.data.defaults import default_baselines as from_data  # one rule for cards and notebooks
+
+    return from_data(ds, exclude)
 
 
 def _display(ds, name: str) -> str:
@@ -175,6 +185,314 @@ def _user_scores(scores, ds, metric: str | None):
     return metric, values[:, ~missing_inputs], notes, tuple(common_sys), tuple(keep_inp)
 
 
+@dataclass(frozen=True)
+class CardOptions:
+    """The settings of a card (every one that changes a number; see :func:`card_tables`)."""
+
+    coefficient: str = "pearson"
+    levels: tuple[str, ...] = LEVELS
+    test_levels: tuple[str, ...] = ("system", "summary")
+    n_resamples: int = 1000
+    confidence_level: float = 0.95
+    alpha: float = 0.05
+    target_power: float = 0.8
+    planner_inputs: tuple[float, ...] = (0.5, 1, 2, 4, 8)
+    planner_trials: int = 200
+    planner_resamples: int = 200
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class CardData:
+    """What every section of a card sees: the dataset on the grid the new metric covers, the N x M matrices
+    of the new metric (``X``), the human score (``Z``) and every compared metric (``mats``, the new metric
+    first), and the options."""
+
+    ds: Any
+    metric: str
+    human: str
+    baselines: tuple[str, ...]
+    X: np.ndarray
+    Z: np.ndarray
+    mats: dict[str, np.ndarray]
+    options: CardOptions
+    notes: tuple[str, ...] = ()
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        N, M = self.Z.shape
+        return int(N), int(M)
+
+    def name(self, score: str) -> str:
+        """The display name of a score of the dataset."""
+        return _display(self.ds, score)
+
+    def rng(self, stage: int, row: int) -> np.random.Generator:
+        """The generator of row ``row`` of random stage ``stage``: ``default_rng([seed, stage, row])``."""
+        return _rng(self.options.seed, stage, row)
+
+    def seed_label(self, stage: int, row: int) -> str:
+        return _seed_label(self.options.seed, stage, row)
+
+
+#: ``compute(data, tables)`` -> the section's table; ``tables`` holds the sections computed before it.
+Compute = Callable[[CardData, Mapping[str, pd.DataFrame]], pd.DataFrame]
+#: ``summarize(data, table)`` -> the section's lines of the card's summary (Markdown list items).
+Summarize = Callable[[CardData, pd.DataFrame], list[str]]
+
+
+@dataclass(frozen=True)
+class CardSection:
+    """One section of the report card: a table (``<name>.csv``, ``card.<name>``) and its summary lines."""
+
+    name: str
+    compute: Compute
+    summarize: Summarize
+    doc: str = ""
+
+
+#: The card's sections in the order they are computed, written and summarised. Add one with
+#: :func:`card_section` (see CONTRIBUTING.md, "Add a card section or a baseline").
+SECTIONS: dict[str, CardSection] = {}
+
+
+def card_section(name: str, summarize: Summarize) -> Callable[[Compute], Compute]:
+    """Register ``compute`` as the card section ``name`` (appended after the sections registered before it).
+
+    A section's ``compute(data, tables)`` returns one DataFrame from :class:`CardData` (and the tables of
+    earlier sections, by name); any random draw uses ``data.rng(stage, row)`` with a stage number of its own
+    and records ``data.seed_label(stage, row)`` in a ``seed`` column, so each row can be reproduced by one
+    library call. ``summarize(data, table)`` turns the table into summary lines; each line that reports a
+    comparison names the test and its p-value.
+    """
+    if not name.isidentifier() or name in {f.name for f in fields(Card)}:
+        raise ValueError(f"card section name {name!r} must be an identifier and not a Card field")
+
+    def register(compute: Compute) -> Compute:
+        SECTIONS[name] = CardSection(name, compute, summarize, (compute.__doc__ or "").strip().split("\n")[0])
+        return compute
+
+    return register
+
+
+def _summarize_correlations(data: CardData, corr: pd.DataFrame) -> list[str]:
+    lines = []
+    conf = f"{data.options.confidence_level:.0%}"
+    for level, block in corr.groupby("level", sort=False):
+        block = block.sort_values("r", ascending=False).reset_index(drop=True)
+        pos = int(block.index[block.metric == data.metric][0]) + 1
+        row = block[block.metric == data.metric].iloc[0]
+        # the rank orders point estimates only: whether two metrics differ is the tests' business (below), never
+        # read from overlapping or disjoint intervals
+        lines.append(f"- {level.capitalize()} level: r = {row.r:.3f}, {conf} Boot-Both CI [{row.low:.3f}, "
+                     f"{row.high:.3f}] (width {row.high - row.low:.3f}); its point estimate ranks {pos} of "
+                     f"{len(block)} among the new metric and {len(block) - 1} baselines (a ranking of estimates, "
+                     "not a test).")
+    return lines
+
+
+@card_section("correlations", _summarize_correlations)
+def correlations_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Correlation of every compared metric with the human score at each level, with Boot-Both CIs."""
+    opt = data.options
+    rows = []
+    k = 0
+    for level in opt.levels:
+        for name, V in data.mats.items():
+            res = bootstrap_ci(V, data.Z, level=level, coefficient=opt.coefficient, resample="both",
+                               n_resamples=opt.n_resamples, confidence_level=opt.confidence_level,
+                               rng=data.rng(STAGE_CI, k))
+            rows.append({"level": level, "metric": name, "display_name": data.name(name),
+                         "role": "new" if name == data.metric else "baseline", "r": res.statistic,
+                         "low": res.confidence_interval.low, "high": res.confidence_interval.high,
+                         "se": res.standard_error, "seed": data.seed_label(STAGE_CI, k)})
+            k += 1
+    return pd.DataFrame(rows)
+
+
+def _summarize_tests(data: CardData, tests: pd.DataFrame) -> list[str]:
+    alpha = data.options.alpha
+    lines = []
+    for level, block in tests.groupby("level", sort=False):
+        parts = []
+        for _, t in block.iterrows():
+            name = data.name(t.baseline)
+            p = f"two-sided p = {_fmt_p(t.p_two_sided)}, Bonferroni-adjusted {_fmt_p(t.p_two_sided_bonferroni)}"
+            if t.verdict == "new better":
+                parts.append(f"higher than {name} (difference {t.difference:+.3f}; {p})")
+            elif t.verdict == "baseline better":
+                parts.append(f"lower than {name} (difference {t.difference:+.3f}; {p})")
+            else:
+                parts.append(f"no significant difference from {name} (difference {t.difference:+.3f}; {p}; "
+                             "not evidence that they are equal)")
+        lines.append(f"- {level.capitalize()}-level correlation of the new metric against each baseline, Perm-Both "
+                     f"permutation test of the difference in correlation (H0: equal correlations), "
+                     f"family-wise alpha = {alpha} with Bonferroni over {len(data.baselines)} baselines: "
+                     + "; ".join(parts) + ".")
+    return lines
+
+
+def _fmt_p(p: float) -> str:
+    return "nan" if not np.isfinite(p) else f"{p:.3g}" if p >= 0.001 else "< 0.001"
+
+
+@card_section("tests", _summarize_tests)
+def tests_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Perm-Both tests of the new metric against each baseline, both directions, Bonferroni over the
+    baselines of a level."""
+    opt = data.options
+    rows = []
+    k = 0
+    for level in opt.test_levels:
+        for b in data.baselines:
+            # both directions from the same seed: the same permutations, as one two-tailed look at them
+            p = {alt: permutation_test(data.X, data.mats[b], data.Z, level=level, coefficient=opt.coefficient,
+                                       resample="both", n_resamples=opt.n_resamples, alternative=alt,
+                                       rng=data.rng(STAGE_TEST, k))
+                 for alt in ("greater", "less")}
+            rows.append({"level": level, "baseline": b, "display_name": data.name(b),
+                         "difference": p["greater"].statistic, "p_new_better": p["greater"].pvalue,
+                         "p_baseline_better": p["less"].pvalue, "seed": data.seed_label(STAGE_TEST, k)})
+            k += 1
+    tests = pd.DataFrame(rows)
+    if len(tests):
+        # one two-sided test per baseline: reading a verdict from either one-sided p-value at alpha would test
+        # at 2 * alpha; the two-sided p-value of the same permutations is twice the smaller tail
+        tests["p_two_sided"] = np.minimum(1.0, 2 * np.minimum(tests["p_new_better"], tests["p_baseline_better"]))
+        for col in ("p_new_better", "p_baseline_better", "p_two_sided"):
+            tests[col + "_bonferroni"] = np.concatenate(
+                [bonferroni(block[col].to_numpy(), n_tests=len(data.baselines)) for _, block in
+                 tests.groupby("level", sort=False)])
+        significant = tests["p_two_sided_bonferroni"] < opt.alpha
+        tests["verdict"] = np.where(significant & (tests["difference"] > 0), "new better",
+                                    np.where(significant & (tests["difference"] < 0), "baseline better",
+                                             "not significant"))
+    return tests
+
+
+PLANNER_COLUMNS = ["level", "baseline", "better_here", "difference", "n_systems", "documents_needed", "ci_low",
+                   "ci_high", "reached", "largest_size_tried", "power_curve", "seed"]
+
+
+def _planned_inputs(data: CardData) -> list[int]:
+    M = data.shape[1]
+    return sorted({max(3, int(round(f * M))) for f in data.options.planner_inputs})
+
+
+def _summarize_planner(data: CardData, planner: pd.DataFrame) -> list[str]:
+    opt = data.options
+    name = data.name(data.metric)
+    N, M = data.shape
+    lines = []
+    for _, p in planner.iterrows():
+        who = data.name(p.better_here)
+        other = data.name(p.baseline if p.better_here == data.metric else data.metric)
+        if p.reached:
+            lines.append(f"- Planner, {p.level} level, {name} vs {data.name(p.baseline)}: detecting that {who} "
+                         f"beats {other} (difference {p.difference:.3f}; Perm-Both, two-sided, alpha = "
+                         f"{opt.alpha} / {len(data.baselines)} baselines) with {opt.target_power:.0%} power needs "
+                         f"about {_fmt_docs(p.documents_needed)} documents with the same {N} systems (Monte-Carlo "
+                         f"interval {_fmt_docs(p.ci_low)}-{_fmt_docs(p.ci_high)}; this study has {M}).")
+        else:
+            curve = p.power_curve.split("; ")
+            lines.append(f"- Planner, {p.level} level, {name} vs {data.name(p.baseline)}: no size tried, up to "
+                         f"{p.largest_size_tried} documents with the same {N} systems, gives "
+                         f"{opt.target_power:.0%} power to show that {who} beats {other} (difference "
+                         f"{p.difference:.3f}; Perm-Both, two-sided, alpha = {opt.alpha} / {len(data.baselines)} "
+                         f"baselines; power by number of documents {curve[0]} ... {curve[-1]}).")
+    return lines
+
+
+@card_section("planner", _summarize_planner)
+def planner_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """For each comparison the tests could not decide, the documents a study with the same systems would
+    need to detect the observed difference with the target power."""
+    opt = data.options
+    N, _ = data.shape
+    sizes_inputs = _planned_inputs(data)
+    rows = []
+    k = 0
+    for _, t in tables["tests"].iterrows():
+        if t["verdict"] != "not significant":
+            continue
+        # the direction the data point to: the metric that correlated better here is "X"; the planned study
+        # tests in that direction at alpha / (2 x baselines), the tail of the card's two-sided Bonferroni test
+        first, second = ((data.X, data.mats[t["baseline"]]) if t["difference"] >= 0
+                         else (data.mats[t["baseline"]], data.X))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            power = metric_comparison_power(first, second, data.Z, sizes=[(N, m) for m in sizes_inputs],
+                                            test="perm-both", level=t["level"], coefficient=opt.coefficient,
+                                            alpha=opt.alpha / (2 * len(data.baselines)),
+                                            n_trials=opt.planner_trials,
+                                            n_resamples=opt.planner_resamples, rng=data.rng(STAGE_PLANNER, k))
+        need = required_size(power, target=opt.target_power, size="n_inputs", n_trials=opt.planner_trials).iloc[0]
+        rows.append({"level": t["level"], "baseline": t["baseline"],
+                     "better_here": data.metric if t["difference"] >= 0 else t["baseline"],
+                     "difference": abs(t["difference"]), "n_systems": N,
+                     "documents_needed": need["required"], "ci_low": need["low"], "ci_high": need["high"],
+                     "reached": bool(need["reached"]), "largest_size_tried": int(max(sizes_inputs)),
+                     "power_curve": "; ".join(f"{m}: {p:.2f}" for m, p in zip(power.n_inputs, power.power)),
+                     "seed": data.seed_label(STAGE_PLANNER, k)})
+        k += 1
+    return pd.DataFrame(rows, columns=PLANNER_COLUMNS)
+
+
+def _summarize_normality(data: CardData, norm: pd.DataFrame) -> list[str]:
+    alpha = data.options.alpha
+    non_normal = norm.loc[norm.system_pvalue < alpha, ["score", "system_pvalue"]]
+    which = (" (" + ", ".join(f"{data.name(s)}: p = {_fmt_p(p)}" for s, p in non_normal.itertuples(index=False))
+             + ")") if len(non_normal) else ""
+    return [f"- Normality: {len(non_normal)} of {len(norm)} scores have system-level values whose Shapiro-Wilk "
+            f"test rejects normality at {alpha}, each tested on its own (no correction for the {len(norm)} tests)"
+            f"{which}; per input, Shapiro-Wilk rejects for "
+            f"{norm.summary_percent_rejected.min():.0f}% to {norm.summary_percent_rejected.max():.0f}% of inputs"
+            + (" - tests that assume normality (Williams, Fisher CIs) are doubtful here; the card's Perm-Both "
+               "tests and Boot-Both CIs do not assume it." if len(non_normal) else ".")]
+
+
+@card_section("normality", _summarize_normality)
+def normality_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Shapiro-Wilk normality of the human score and every compared metric (Deutsch et al., Appendix
+    Table 2)."""
+    return normality({data.human: data.Z, **data.mats}, alpha=data.options.alpha)
+
+
+def _check_options(opt: CardOptions) -> None:
+    seed = opt.seed
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    unknown = [lv for lv in [*opt.levels, *opt.test_levels] if lv not in LEVELS]
+    if unknown:
+        raise ValueError(f"levels must be among {LEVELS}, got {unknown}")
+
+
+def card_data(scores, *, dataset: str, metric: str | None = None, baselines: Sequence[str] | None = None,
+              human: str | None = None, options: CardOptions = CardOptions()) -> CardData:
+    """The checked inputs of a card: the new metric's scores on the grid it shares with ``dataset``, the
+    human score and the baselines (see :func:`card_tables` for the arguments)."""
+    _check_options(options)
+    ds = _datasets.load(dataset)
+    human = human or _default_human(ds)
+    if human not in ds.score_names:
+        raise ValueError(f"human score {human!r} is not in dataset {dataset!r}")
+    metric, X, notes, systems, inputs = _user_scores(scores, ds, metric)
+    if (systems, inputs) != (ds.systems, ds.inputs):
+        ds = ds.subset(systems, inputs)
+    baselines = list(baselines) if baselines is not None else default_baselines(ds, exclude=(metric,))
+    if not baselines:
+        raise ValueError(f"no baselines: dataset {dataset!r} has none of the standard metrics; pass baselines= "
+                         "(metaeval card: --baselines)")
+    missing = [b for b in baselines if b not in ds.score_names and not ds.computable(b)]
+    if missing:
+        raise ValueError(f"baselines {missing} are not scores of dataset {dataset!r}")
+    if metric in baselines:
+        raise ValueError(f"the new metric {metric!r} is also listed as a baseline")
+    mats = {metric: X, **{b: ds.matrix(b) for b in baselines}}
+    return CardData(ds=ds, metric=metric, human=human, baselines=tuple(baselines), X=X, Z=ds.matrix(human),
+                    mats=mats, options=options, notes=tuple(notes))
+
+
 def card_tables(
     scores,
     *,
@@ -194,7 +512,8 @@ def card_tables(
     planner_resamples: int = 200,
     seed: int = 0,
 ) -> Card:
-    """Compute the report card of a new metric on an embedded dataset.
+    """Compute the report card of a new metric on an embedded dataset: every section of :data:`SECTIONS`
+    in order, then the summary from their lines.
 
     Parameters
     ----------
@@ -229,180 +548,57 @@ def card_tables(
     -------
     Card
     """
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    unknown = [lv for lv in [*levels, *test_levels] if lv not in LEVELS]
-    if unknown:
-        raise ValueError(f"levels must be among {LEVELS}, got {unknown}")
-    ds = _datasets.load(dataset)
-    human = human or _default_human(ds)
-    if human not in ds.score_names:
-        raise ValueError(f"human score {human!r} is not in dataset {dataset!r}")
-    metric, X, notes, systems, inputs = _user_scores(scores, ds, metric)
-    if (systems, inputs) != (ds.systems, ds.inputs):
-        ds = ds.subset(systems, inputs)
-    baselines = list(baselines) if baselines is not None else default_baselines(ds, exclude=(metric,))
-    if not baselines:
-        raise ValueError(f"no baselines: dataset {dataset!r} has none of the standard metrics; pass baselines=")
-    missing = [b for b in baselines if b not in ds.score_names]
-    if missing:
-        raise ValueError(f"baselines {missing} are not scores of dataset {dataset!r}")
-    if metric in baselines:
-        raise ValueError(f"the new metric {metric!r} is also listed as a baseline")
-    Z = ds.matrix(human)
-    mats = {metric: X, **{b: ds.matrix(b) for b in baselines}}
-    N, M = Z.shape
+    options = CardOptions(coefficient=coefficient, levels=tuple(levels), test_levels=tuple(test_levels),
+                          n_resamples=n_resamples, confidence_level=confidence_level, alpha=alpha,
+                          target_power=target_power, planner_inputs=tuple(planner_inputs),
+                          planner_trials=planner_trials, planner_resamples=planner_resamples, seed=seed)
+    data = card_data(scores, dataset=dataset, metric=metric, baselines=baselines, human=human, options=options)
+    tables: dict[str, pd.DataFrame] = {}
+    for section in SECTIONS.values():
+        tables[section.name] = section.compute(data, tables)
+    return Card(dataset=data.ds.name, metric=data.metric, human=data.human, baselines=data.baselines,
+                shape=data.shape, tables=tables, summary=_summary(data, tables),
+                provenance=_provenance(data, scores, dataset))
 
-    # Correlations with Boot-Both CIs
-    rows = []
-    k = 0
-    for level in levels:
-        for name, V in mats.items():
-            res = bootstrap_ci(V, Z, level=level, coefficient=coefficient, resample="both", n_resamples=n_resamples,
-                               confidence_level=confidence_level, rng=_rng(seed, STAGE_CI, k))
-            rows.append({"level": level, "metric": name, "display_name": _display(ds, name),
-                         "role": "new" if name == metric else "baseline", "r": res.statistic,
-                         "low": res.confidence_interval.low, "high": res.confidence_interval.high,
-                         "se": res.standard_error, "seed": _seed_label(seed, STAGE_CI, k)})
-            k += 1
-    correlations = pd.DataFrame(rows)
 
-    # Perm-Both against each baseline, both directions, Bonferroni over the baselines of a level
-    rows = []
-    k = 0
-    for level in test_levels:
-        for b in baselines:
-            # both directions from the same seed: the same permutations, as one two-tailed look at them
-            p = {alt: permutation_test(X, mats[b], Z, level=level, coefficient=coefficient, resample="both",
-                                       n_resamples=n_resamples, alternative=alt, rng=_rng(seed, STAGE_TEST, k))
-                 for alt in ("greater", "less")}
-            rows.append({"level": level, "baseline": b, "display_name": _display(ds, b),
-                         "difference": p["greater"].statistic, "p_new_better": p["greater"].pvalue,
-                         "p_baseline_better": p["less"].pvalue, "seed": _seed_label(seed, STAGE_TEST, k)})
-            k += 1
-    tests = pd.DataFrame(rows)
-    if len(tests):
-        for col in ("p_new_better", "p_baseline_better"):
-            tests[col + "_bonferroni"] = np.concatenate(
-                [bonferroni(block[col].to_numpy(), n_tests=len(baselines)) for _, block in
-                 tests.groupby("level", sort=False)])
-        tests["verdict"] = np.where(tests["p_new_better_bonferroni"] < alpha, "new better",
-                                    np.where(tests["p_baseline_better_bonferroni"] < alpha, "baseline better",
-                                             "not significant"))
+def _signature(opt: CardOptions, n_baselines: int) -> str:
+    return (f"card|corr:{opt.coefficient}|ci:boot-both|B:{opt.n_resamples}|conf:{opt.confidence_level}|"
+            f"test:perm-both,two-sided|alpha:{opt.alpha}|bonferroni:{n_baselines}|planner:perm-both,"
+            f"{opt.planner_trials}x{opt.planner_resamples},power:{opt.target_power}|seed:{opt.seed}")
 
-    # Normality (Deutsch et al., Appendix Table 2)
-    norm = normality({human: Z, **mats}, alpha=alpha)
 
-    # Planner for the comparisons that are not significant
-    sizes_inputs = sorted({max(3, int(round(f * M))) for f in planner_inputs})
-    rows = []
-    k = 0
-    for _, t in tests.iterrows():
-        if t["verdict"] != "not significant":
-            continue
-        # the direction the data point to: the metric that correlated better here is "X"
-        first, second = (X, mats[t["baseline"]]) if t["difference"] >= 0 else (mats[t["baseline"]], X)
-        rng = _rng(seed, STAGE_PLANNER, k)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            power = metric_comparison_power(first, second, Z, sizes=[(N, m) for m in sizes_inputs], test="perm-both",
-                                            level=t["level"], coefficient=coefficient,
-                                            alpha=alpha / len(baselines), n_trials=planner_trials,
-                                            n_resamples=planner_resamples, rng=rng)
-        need = required_size(power, target=target_power, size="n_inputs", n_trials=planner_trials).iloc[0]
-        rows.append({"level": t["level"], "baseline": t["baseline"],
-                     "better_here": metric if t["difference"] >= 0 else t["baseline"],
-                     "difference": abs(t["difference"]), "n_systems": N,
-                     "documents_needed": need["required"], "ci_low": need["low"], "ci_high": need["high"],
-                     "reached": bool(need["reached"]), "largest_size_tried": int(max(sizes_inputs)),
-                     "power_curve": "; ".join(f"{m}: {p:.2f}" for m, p in zip(power.n_inputs, power.power)),
-                     "seed": _seed_label(seed, STAGE_PLANNER, k)})
-        k += 1
-    planner = pd.DataFrame(rows, columns=["level", "baseline", "better_here", "difference", "n_systems",
-                                          "documents_needed", "ci_low", "ci_high", "reached", "largest_size_tried",
-                                          "power_curve", "seed"])
-
-    signature = (f"card|corr:{coefficient}|ci:boot-both|B:{n_resamples}|conf:{confidence_level}|test:perm-both|"
-                 f"alpha:{alpha}|bonferroni:{len(baselines)}|planner:perm-both,{planner_trials}x{planner_resamples},"
-                 f"power:{target_power}|seed:{seed}")
-    card = Card(dataset=ds.name, metric=metric, human=human, baselines=tuple(baselines), shape=(N, M),
-                correlations=correlations, tests=tests, normality=norm, planner=planner, summary="",
-                provenance={})
-    summary = _summary(card, ds, alpha=alpha, coefficient=coefficient, target_power=target_power, notes=notes,
-                       sizes_inputs=sizes_inputs)
-    score_signatures = {}
-    sig_fn = getattr(ds, "signature", None)
-    for name in [metric, *baselines, human]:
-        score_signatures[name] = sig_fn(name) if callable(sig_fn) else name
+def _provenance(data: CardData, scores, dataset: str) -> dict:
     from metaeval import __version__
 
-    provenance = {
-        "dataset": dataset, "dataset_name": ds.name, "shape": [N, M], "human": human, "metric": metric,
+    sig_fn = getattr(data.ds, "signature", None)
+    score_signatures = {name: sig_fn(name) if callable(sig_fn) else name
+                        for name in [data.metric, *data.baselines, data.human]}
+    N, M = data.shape
+    return {
+        "dataset": dataset, "dataset_name": data.ds.name, "shape": [N, M], "human": data.human,
+        "metric": data.metric,
         "scores": str(scores) if not isinstance(scores, _datasets.Dataset) else scores.name,
-        "baselines": list(baselines), "signature": signature, "score_signatures": score_signatures,
-        "seed": seed, "seeding": "row k of stage s draws from numpy.random.default_rng([seed, s, k]); "
-                                "stages: 1 = Boot-Both CIs, 2 = Perm-Both tests, 3 = planner",
-        "metaeval": __version__, "numpy": np.__version__, "notes": notes,
+        "baselines": list(data.baselines), "signature": _signature(data.options, len(data.baselines)),
+        "score_signatures": score_signatures, "seed": data.options.seed,
+        "seeding": "row k of stage s draws from numpy.random.default_rng([seed, s, k]); "
+                   "stages: 1 = Boot-Both CIs, 2 = Perm-Both tests, 3 = planner",
+        "sections": list(SECTIONS),
+        "metaeval": __version__, "numpy": np.__version__, "notes": list(data.notes),
     }
-    return Card(dataset=ds.name, metric=metric, human=human, baselines=tuple(baselines), shape=(N, M),
-                correlations=correlations, tests=tests, normality=norm, planner=planner, summary=summary,
-                provenance=provenance)
+
+
+def _summary(data: CardData, tables: Mapping[str, pd.DataFrame]) -> str:
+    N, M = data.shape
+    lines = [f"**{data.name(data.metric)}** on **{data.ds.name}** ({N} systems x {M} inputs), against "
+             f"{data.name(data.human)}, {data.options.coefficient.capitalize()} correlation."]
+    for section in SECTIONS.values():
+        lines.extend(section.summarize(data, tables[section.name]))
+    lines.extend(f"- Note: {n}." for n in data.notes)
+    return "\n".join(lines)
 
 
 def _fmt_docs(value: float) -> str:
     return f"{int(value)}" if np.isfinite(value) else "?"
-
-
-def _summary(card: Card, ds, *, alpha, coefficient, target_power, notes, sizes_inputs) -> str:
-    name = _display(ds, card.metric)
-    human = _display(ds, card.human)
-    N, M = card.shape
-    lines = [f"**{name}** on **{card.dataset}** ({N} systems x {M} inputs), against {human}, "
-             f"{coefficient.capitalize()} correlation."]
-    corr = card.correlations
-    for level, block in corr.groupby("level", sort=False):
-        block = block.sort_values("r", ascending=False).reset_index(drop=True)
-        pos = int(block.index[block.metric == card.metric][0]) + 1
-        row = block[block.metric == card.metric].iloc[0]
-        lines.append(f"- {level.capitalize()} level: r = {row.r:.3f} [{row.low:.3f}, {row.high:.3f}], "
-                     f"rank {pos} of {len(block)} among the new metric and {len(block) - 1} baselines; "
-                     f"CI width {row.high - row.low:.3f}.")
-    tests = card.tests
-    for level, block in tests.groupby("level", sort=False):
-        parts = []
-        for verdict, label in (("new better", "significantly better than"),
-                               ("baseline better", "significantly worse than"),
-                               ("not significant", "not distinguishable from")):
-            names = [_display(ds, b) for b in block.loc[block.verdict == verdict, "baseline"]]
-            if names:
-                parts.append(f"{label} {', '.join(names)}")
-        lines.append(f"- Perm-Both at {level} level (alpha = {alpha}, Bonferroni over {len(card.baselines)} "
-                     f"baselines): {'; '.join(parts)}.")
-    for _, p in card.planner.iterrows():
-        who = _display(ds, p.better_here)
-        other = _display(ds, p.baseline if p.better_here == card.metric else card.metric)
-        if p.reached:
-            lines.append(f"- Planner, {p.level} level, {name} vs {_display(ds, p.baseline)}: detecting that {who} "
-                         f"beats {other} (difference {p.difference:.3f}) with {target_power:.0%} power needs about "
-                         f"{_fmt_docs(p.documents_needed)} documents with the same {N} systems (Monte-Carlo "
-                         f"interval {_fmt_docs(p.ci_low)}-{_fmt_docs(p.ci_high)}; this study has {M}).")
-        else:
-            curve = p.power_curve.split("; ")
-            lines.append(f"- Planner, {p.level} level, {name} vs {_display(ds, p.baseline)}: no size tried, up to "
-                         f"{p.largest_size_tried} documents with the same {N} systems, gives {target_power:.0%} "
-                         f"power to show that {who} beats {other} (difference {p.difference:.3f}; power by number "
-                         f"of documents {curve[0]} ... {curve[-1]}).")
-    norm = card.normality
-    non_normal = norm.loc[norm.system_pvalue < alpha, "score"].tolist()
-    which = f" ({', '.join(_display(ds, s) for s in non_normal)})" if non_normal else ""
-    lines.append(f"- Normality: {len(non_normal)} of {len(norm)} scores have system-level values that fail "
-                 f"Shapiro-Wilk at {alpha}{which}; "
-                 f"per-input failures range from {norm.summary_percent_rejected.min():.0f}% to "
-                 f"{norm.summary_percent_rejected.max():.0f}% of inputs"
-                 + (" - tests that assume normality (Williams, Fisher CIs) are doubtful here." if non_normal
-                    else "."))
-    lines.extend(f"- Note: {n}." for n in notes)
-    return "\n".join(lines)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -429,6 +625,11 @@ def _kernel_name() -> str:
     return "python3"
 
 
+#: The name a card's manifest (``.metaeval-run.card.json``) and staging folder carry: the card writes its
+#: folders by the runner's rules (:mod:`metaeval._outputs`), with this as the "notebook" that owns them.
+CARD_RUN = "card"
+
+
 def make_card(
     scores,
     *,
@@ -441,45 +642,66 @@ def make_card(
 
     With ``render=True`` the card notebook (``notebooks/61_report_card``) is executed with these arguments
     and rendered to ``card.html`` next to the CSV tables (``correlations.csv``, ``tests.csv``,
-    ``normality.csv``, ``planner.csv``), ``summary.md`` and ``provenance.json``; the folder appears only when
-    everything succeeded. ``options`` are those of :func:`card_tables` (``metric``, ``baselines``,
-    ``n_resamples``, ``seed``, ...).
+    ``normality.csv``, ``planner.csv``), ``summary.md`` and ``provenance.json``. ``options`` are those of
+    :func:`card_tables` (``metric``, ``baselines``, ``n_resamples``, ``seed``, ...).
+
+    The folder is written by the runner's ownership rules, in both modes: only a new or empty folder, or one
+    holding a previous card's manifest (``.metaeval-run.card.json``, the sha256 of every file it wrote) whose
+    files nobody changed; never the compendium root, a folder above it, the home folder, ``/``, ``results/``,
+    ``data/`` or ``lib/``. The card is staged next to the folder and swapped in when complete; a file the card
+    did not write is never removed or overwritten.
 
     Returns
     -------
     Card
         With ``files``: the paths written.
+
+    Raises
+    ------
+    metaeval._outputs.OutputDirError
+        (a ``ValueError``) A folder the card may not write, before anything is computed.
     """
-    out = Path(output_dir)
-    if not render:
-        card = card_tables(scores, dataset=dataset, **options)
-        files = card.write(out)
-        return Card(**{**card.__dict__, "files": files})
+    given = output_dir
+    out = check_target(Path(output_dir), CARD_RUN, given=given, paper=CARD_RUN)
+    if render and isinstance(scores, _datasets.Dataset):
+        raise TypeError("with render=True, scores must be a path or a score name (the notebook loads it); "
+                        "pass render=False to card a loaded Dataset")
+    if not isinstance(scores, _datasets.Dataset) and Path(scores).exists():
+        # the notebook runs in the compendium root: a relative path must not change meaning
+        scores = str(Path(scores).resolve())
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = staging_dir(out)
+    card = None
+    try:
+        if render:
+            _render(scores, dataset, staging, options)
+        else:
+            card = card_tables(scores, dataset=dataset, **options)
+            card.write(staging)
+        parameters = {"scores": str(scores) if not isinstance(scores, _datasets.Dataset) else scores.name,
+                      "dataset": dataset, "render": render, **options}
+        write_manifest(staging, CARD_RUN, parameters, paper=CARD_RUN)
+        swap_into_place(staging, out, CARD_RUN, paper=CARD_RUN)
+    except BaseException:
+        remove_run_folder(staging)
+        raise
+    written = _read_card(out)
+    # without rendering, the tables computed here (not their CSV round trip) with the files written
+    return written if card is None else replace(card, files=written.files)
+
+
+def _render(scores, dataset: str, staging: Path, options: dict) -> None:
+    """Execute the card notebook into ``staging`` and render ``card.html`` there."""
     import jupytext
     import nbformat
     import papermill
-    from nbconvert import HTMLExporter
     from papermill.exceptions import PapermillExecutionError
 
-    if isinstance(scores, _datasets.Dataset):
-        raise TypeError("with render=True, scores must be a path or a score name (the notebook loads it); "
-                        "pass render=False to card a loaded Dataset")
-    if Path(scores).exists():
-        # the notebook runs in the compendium root: a relative path must not change meaning
-        scores = str(Path(scores).resolve())
     source = _card_notebook()
-    out = out.resolve()
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "provenance.json").is_file()
-                                              and not (out / "card.html").is_file())):
-        # replace only a card this function wrote: never a user's folder or file that happens to be there
-        raise ValueError(f"output {out} exists and does not hold a metaeval card; choose a new or empty folder")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".partial-{out.name}-", dir=out.parent))
-    (staging / _STAGING_MARK).touch()
-    try:
+    with tempfile.TemporaryDirectory(prefix="metaeval-card-") as scratch:
         nb = jupytext.read(source) if source.suffix == ".py" else nbformat.read(source, as_version=4)
         nb.metadata["kernelspec"] = {"name": _kernel_name(), "display_name": "Python 3", "language": "python"}
-        template = staging / "card_template.ipynb"
+        template = Path(scratch) / "card_template.ipynb"
         nbformat.write(nb, str(template))
         params = {"scores": str(scores), "dataset": dataset, "output_dir": str(staging), **options}
         if params.get("baselines") is not None:
@@ -492,36 +714,20 @@ def make_card(
         except PapermillExecutionError as exc:
             raise RuntimeError(
                 f"the card notebook failed in cell {exc.cell_index}: {exc.ename}: {exc.evalue}") from None
-        template.unlink()
-        body, _ = HTMLExporter(exclude_input=False).from_filename(str(executed))
-        (staging / "card.html").write_text(body, encoding="utf-8")
-        if out.exists():
-            backup = out.parent / f".old-{out.name}-{os.getpid()}"
-            os.replace(out, backup)
-            (staging / _STAGING_MARK).unlink()
-            os.replace(staging, out)
-            remove_own_tree(backup, _CARD_MARKS)
-        else:
-            (staging / _STAGING_MARK).unlink()
-            os.replace(staging, out)
-    except BaseException:
-        remove_own_tree(staging, _CARD_MARKS)
-        raise
-    return _read_card(out)
+    from metaeval.studies.card_report import render_report
 
-
-# what marks a folder the card wrote (only such a folder, or an empty one, is ever deleted)
-_STAGING_MARK = ".metaeval-staging"
-_CARD_MARKS = (_STAGING_MARK, "provenance.json", "card.html")
+    # the card's page is its one-page report (no code, no parameters), not the executed notebook
+    (staging / "card.html").write_text(render_report(staging), encoding="utf-8")
 
 
 def _read_card(out: Path) -> Card:
     provenance = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
-    tables = {name: pd.read_csv(out / f"{name}.csv") for name in ("correlations", "tests", "normality", "planner")}
+    tables = {name: pd.read_csv(out / f"{name}.csv") for name in provenance.get("sections", list(SECTIONS))}
     files = {name: out / f"{name}.csv" for name in tables}
-    files.update(summary=out / "summary.md", provenance=out / "provenance.json", html=out / "card.html",
-                 notebook=out / "card.ipynb")
+    files.update(summary=out / "summary.md", provenance=out / "provenance.json")
+    files.update({name: out / f"card.{suffix}" for name, suffix in (("html", "html"), ("notebook", "ipynb"))
+                  if (out / f"card.{suffix}").exists()})
     return Card(dataset=provenance["dataset_name"], metric=provenance["metric"], human=provenance["human"],
                 baselines=tuple(provenance["baselines"]), shape=tuple(provenance["shape"]),  # type: ignore[arg-type]
                 summary=(out / "summary.md").read_text(encoding="utf-8").strip(), provenance=provenance,
-                files=files, **tables)
+                files=files, tables=tables)

@@ -27,20 +27,25 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from metaeval.stats._kernels import (
+    bootstrap_pvalue,
+    coins,
+    draw_counts,
+    pearson_row,
+    perm_summary_shared,
+    permutation_pvalue,
+    standardize,
+)
 from metaeval.stats.correlation import (
-    _fisher_interval,
     batch_corr,
     effective_n,
+    fisher_interval,
     level_corr,
     mean_of_defined,
 )
 from metaeval._warnings import warn_degenerate
 from metaeval.stats.resampling import bootstrap_ci, draw_indices, warn_dropped
 from metaeval.stats.significance import (
-    _bootstrap_pvalue,
-    _coins,
-    _permutation_pvalue,
-    _standardize,
     bonferroni,
     bootstrap_test,
     pairwise_tests,
@@ -144,6 +149,8 @@ def paper_metrics(score_names: Sequence[str], *, recall_oriented: bool) -> dict[
     --------
     >>> paper_metrics(["rouge-1.f1", "rouge-1.recall", "qa-eval.f1", "s3.resp"], recall_oriented=True)
     {'QAEval-F1': 'qa-eval.f1', 'ROUGE-1': 'rouge-1.recall', 'S3': 's3.resp'}
+    >>> paper_metrics(["R-2|stem=1|stop=0|F", "my_metric"], recall_oriented=False)
+    {'ROUGE-2': 'R-2|stem=1|stop=0|F'}
     """
     stat = "recall" if recall_oriented else "f1"
     wanted = {
@@ -153,7 +160,18 @@ def paper_metrics(score_names: Sequence[str], *, recall_oriented: bool) -> dict[
         "ROUGE-SU4": f"rouge-su4.{stat}", "S3": "s3.resp",
     }
     present = set(score_names)
-    return {paper: name for paper, name in wanted.items() if name in present}
+    found = {paper: name for paper, name in wanted.items() if name in present}
+    # the same metrics under a dataset's own spelling (metaeval's key R-2|stem=1|stop=0|F, rouge_2_f, ...)
+    from metaeval.data.defaults import recognize
+
+    papers = {"rouge-1": "ROUGE-1", "rouge-2": "ROUGE-2", "rouge-l": "ROUGE-L", "rouge-su4": "ROUGE-SU4",
+              "bertscore": "BERTScore"}
+    spelled = sorted((hit[2], papers[hit[0]], name) for name in score_names
+                     if (hit := recognize(name)) is not None and hit[0] in papers
+                     and hit[1] == ("R" if hit[0] == "bertscore" or recall_oriented else "F"))
+    for _, paper, name in spelled:  # the best-ranked spelling of each
+        found.setdefault(paper, name)
+    return {paper: found[paper] for paper in wanted if paper in found}
 
 
 def min_pvalue(n_resamples: int) -> float:
@@ -240,7 +258,7 @@ def ci_coverage_simulation(
             for method in methods:
                 if method == "fisher":
                     r = float(level_corr(XA, ZA, level, coefficient))
-                    low, high = _fisher_interval(r, effective_n(XA, level=level), coefficient, confidence_level)
+                    low, high = fisher_interval(r, effective_n(XA, level=level), coefficient, confidence_level)
                 else:
                     res = bootstrap_ci(XA, ZA, level=level, coefficient=coefficient, resample=method.split("-")[1],
                                        n_resamples=n_resamples, confidence_level=confidence_level, rng=child)
@@ -524,37 +542,6 @@ def power_simulation(
     return frame
 
 
-@numba.njit(cache=True, error_model="numpy")
-def _pearson_row(n, sx, sz, sxx, szz, sxz, defined, weights, r, weak):  # pragma: no cover - compiled
-    """Per-input r from sums (as :func:`~metaeval.stats.correlation.pearson_from_sums`) for one resample:
-    fills ``r`` (NaN where not ``defined`` or a variance is not positive) and ``weak`` (the variance lost
-    most of its digits: the caller recomputes r from the values); returns the mean of the defined r with
-    multiplicities ``weights`` (NaN if none). The hot loop of the power study: r and ``weak`` are filled by
-    separate branch-free loops, which LLVM vectorizes (square roots and divisions four at a time; one
-    combined loop with ``min``/``max`` did not vectorize and was 5x slower)."""
-    M = sx.shape[0]
-    nf = float(n)
-    for m in range(M):
-        vx = nf * sxx[m] - sx[m] * sx[m]
-        vz = nf * szz[m] - sz[m] * sz[m]
-        rm = (nf * sxz[m] - sx[m] * sz[m]) / np.sqrt(vx * vz)
-        rm = 1.0 if rm > 1.0 else rm
-        rm = -1.0 if rm < -1.0 else rm
-        ok = defined[m] and vx > 0 and vz > 0
-        r[m] = rm if ok else np.nan
-    for m in range(M):
-        vx = nf * sxx[m] - sx[m] * sx[m]
-        vz = nf * szz[m] - sz[m] * sz[m]
-        weak[m] = defined[m] and ((vx <= 1e-6 * nf * sxx[m]) or (vz <= 1e-6 * nf * szz[m]))
-    total = 0.0
-    count = 0.0
-    for m in range(M):
-        if r[m] == r[m]:
-            total += weights[m] * r[m]
-            count += weights[m]
-    return total / count if count > 0 else np.nan
-
-
 @numba.njit(cache=True)
 def _all_distinct(raw):  # pragma: no cover - compiled
     """(J, M): whether the N values of each column of each matrix are all different."""
@@ -619,138 +606,8 @@ def _boot_summary_from_sums(S, raw, Zraw, rows, cols, distinct, z_distinct):  # 
                         if Xr[rows[b, i], m] != Xr[first, m]:
                             defined[m] = True
                             break
-            means[j, b] = _pearson_row(N, S[b, 2 + j], S[b, 0], S[b, 2 + J + j], S[b, 1], S[b, 2 + 2 * J + j],
+            means[j, b] = pearson_row(N, S[b, 2 + j], S[b, 0], S[b, 2 + J + j], S[b, 1], S[b, 2 + 2 * J + j],
                                        defined, colcnt, r[j, b], weak[j, b])
-    return means, r, weak
-
-
-@numba.njit(cache=True)
-def _perm_summary_kernel(Xs, Yss, Zc, Zraw, coins, packed):  # pragma: no cover - compiled
-    """Summary-level Pearson with Z of the two permuted matrices (X's standardized cells swapped with Y_k's
-    where ``coins[m, b, n]``) on every permutation, for every k: means (2, K, B), per-input r (2, K, B, M)
-    and the weak cells. The sums of a permuted column are the original sums plus the coins' changes (X and
-    Y centred by one shift per column); ``packed[m, b, h]`` holds the coins of systems 8h..8h+7 as one
-    byte, and a table of the changes of all 256 subsets of those systems turns the sum over N systems into
-    N/8 look-ups (the "four Russians" trick; one column's table stays in cache while its resamples are
-    summed). Constancy is decided exactly on the values; a column with two systems whose four values all
-    differ can never be constant, which skips the check. O(K M 256 N / 8 + K B M N / 8)."""
-    K, N, M = Yss.shape
-    B = coins.shape[1]
-    H = packed.shape[2]
-    means = np.empty((2, K, B))
-    r = np.empty((2, K, B, M))
-    weak = np.zeros((2, K, B, M), np.bool_)
-    sz = np.zeros(M)
-    szz = np.zeros(M)
-    ones = np.ones(M)
-    z_def = np.zeros(M, np.bool_)
-    for m in range(M):
-        for n in range(1, N):
-            if Zraw[n, m] != Zraw[0, m]:
-                z_def[m] = True
-                break
-        for n in range(N):
-            sz[m] += Zc[n, m]
-            szz[m] += Zc[n, m] * Zc[n, m]
-    for k in range(K):
-        Ys = Yss[k]
-        D = np.empty((N, M))
-        D2 = np.empty((N, M))
-        DZ = np.empty((N, M))
-        bx = np.zeros(M)
-        bxx = np.zeros(M)
-        bxz = np.zeros(M)
-        by = np.zeros(M)
-        byy = np.zeros(M)
-        byz = np.zeros(M)
-        px = np.zeros(M)
-        pxx = np.zeros(M)
-        pxz = np.zeros(M)
-        py = np.zeros(M)
-        pyy = np.zeros(M)
-        pyz = np.zeros(M)
-        table = np.zeros((H, 256, 3))
-        sums = np.empty((3, B, M))
-        may_be_constant = np.zeros(M, np.bool_)
-        x_def = np.zeros(M, np.bool_)
-        y_def = np.zeros(M, np.bool_)
-        for m in range(M):
-            # one shift per column for both metrics: a permuted column mixes cells of X and Y
-            mx = 0.0
-            my = 0.0
-            for n in range(N):
-                mx += Xs[n, m]
-                my += Ys[n, m]
-            centre = (mx / N + my / N) / 2
-            bx[m] = bxx[m] = bxz[m] = by[m] = byy[m] = byz[m] = 0.0
-            for n in range(N):
-                x = Xs[n, m] - centre
-                y = Ys[n, m] - centre
-                z = Zc[n, m]
-                bx[m] += x
-                bxx[m] += x * x
-                bxz[m] += x * z
-                by[m] += y
-                byy[m] += y * y
-                byz[m] += y * z
-                D[n, m] = y - x
-                D2[n, m] = y * y - x * x
-                DZ[n, m] = (y - x) * z
-            for h in range(H):
-                # subsets containing system 8h + i: the subsets of the systems before it, plus it
-                for i in range(8):
-                    n = 8 * h + i
-                    d, d2, dz = (D[n, m], D2[n, m], DZ[n, m]) if n < N else (0.0, 0.0, 0.0)
-                    for sub in range(1 << i):
-                        table[h, sub | (1 << i), 0] = table[h, sub, 0] + d
-                        table[h, sub | (1 << i), 1] = table[h, sub, 1] + d2
-                        table[h, sub | (1 << i), 2] = table[h, sub, 2] + dz
-            for b in range(B):
-                s0 = s1 = s2_ = 0.0
-                for h in range(H):
-                    t = packed[m, b, h]
-                    s0 += table[h, t, 0]
-                    s1 += table[h, t, 1]
-                    s2_ += table[h, t, 2]
-                sums[0, b, m] = s0
-                sums[1, b, m] = s1
-                sums[2, b, m] = s2_
-            may_be_constant[m] = True
-            for n1 in range(N):
-                a1, a2 = Xs[n1, m], Ys[n1, m]
-                for n2 in range(n1 + 1, N):
-                    b1, b2 = Xs[n2, m], Ys[n2, m]
-                    if a1 != b1 and a1 != b2 and a2 != b1 and a2 != b2:
-                        may_be_constant[m] = False
-                        break
-                if not may_be_constant[m]:
-                    break
-        for b in range(B):
-            s, s2, sdz = sums[0, b], sums[1, b], sums[2, b]
-            for m in range(M):
-                px[m] = bx[m] + s[m]
-                pxx[m] = bxx[m] + s2[m]
-                pxz[m] = bxz[m] + sdz[m]
-                py[m] = by[m] - s[m]
-                pyy[m] = byy[m] - s2[m]
-                pyz[m] = byz[m] - sdz[m]
-                x_def[m] = z_def[m]
-                y_def[m] = z_def[m]
-                if z_def[m] and may_be_constant[m]:
-                    x0 = Ys[0, m] if coins[m, b, 0] else Xs[0, m]
-                    y0 = Xs[0, m] if coins[m, b, 0] else Ys[0, m]
-                    x_def[m] = False
-                    y_def[m] = False
-                    for n in range(1, N):
-                        if (Ys[n, m] if coins[m, b, n] else Xs[n, m]) != x0:
-                            x_def[m] = True
-                            break
-                    for n in range(1, N):
-                        if (Xs[n, m] if coins[m, b, n] else Ys[n, m]) != y0:
-                            y_def[m] = True
-                            break
-            means[0, k, b] = _pearson_row(N, px, sz, pxx, szz, pxz, x_def, ones, r[0, k, b], weak[0, k, b])
-            means[1, k, b] = _pearson_row(N, py, sz, pyy, szz, pyz, y_def, ones, r[1, k, b], weak[1, k, b])
     return means, r, weak
 
 
@@ -809,7 +666,7 @@ class _BatchedPowerTrial:
     def __init__(self, X: np.ndarray, Z: np.ndarray, levels: tuple[str, ...], n_resamples: int):
         self.X, self.Z, self.levels, self.B = X, Z, levels, n_resamples
         self.N, self.M = X.shape
-        self.Xs = _standardize(X)
+        self.Xs = standardize(X)
         self.r_xz = {lv: float(level_corr(X, Z, lv, "pearson")) for lv in levels}
         self.rs_xz = {lv: float(level_corr(self.Xs, Z, lv, "pearson")) for lv in levels}
         self.Zc = np.ascontiguousarray(Z - Z.mean(axis=0))
@@ -850,8 +707,8 @@ class _BatchedPowerTrial:
                 if same.any():
                     observed = 0.0 if np.isfinite(self.r_xz[level]) else np.nan
                     zeros = np.zeros(self.B)
-                    p[same] = (_permutation_pvalue(zeros, observed, "greater", 0, self.B) if test.startswith("perm-")
-                               else np.nan if np.isnan(observed) else _bootstrap_pvalue(zeros, 0.0, "greater"))
+                    p[same] = (permutation_pvalue(zeros, observed, "greater", 0, self.B) if test.startswith("perm-")
+                               else np.nan if np.isnan(observed) else bootstrap_pvalue(zeros, 0.0, "greater"))
                 out[test, level] = p
         return out
 
@@ -870,14 +727,14 @@ class _BatchedPowerTrial:
                 packed[:, :, -1] &= np.uint8((1 << (N % 8)) - 1)  # no coins for systems that do not exist
             bits = np.unpackbits(packed, axis=-1, count=N, bitorder="little")
         else:
-            bits = np.ascontiguousarray(_coins(rng, B, (N, M), method).transpose(2, 0, 1), dtype=np.uint8)
+            bits = np.ascontiguousarray(coins(rng, (B,), N, M, method).transpose(2, 0, 1), dtype=np.uint8)
             packed = np.packbits(bits, axis=-1, bitorder="little")
         return bits, packed
 
     def _permutation(self, Ys: np.ndarray, bits: np.ndarray, packed: np.ndarray) -> dict[str, np.ndarray]:
         K, M, B = Ys.shape[0], self.M, self.B
         Xs, Z = self.Xs, self.Z
-        Yss = np.stack([_standardize(Y) for Y in Ys])
+        Yss = np.stack([standardize(Y) for Y in Ys])
         D = np.ascontiguousarray((Yss - Xs).transpose(1, 2, 0))  # (N, M, K): what a swap adds to X's cell
         nulls = {level: np.empty((K, B)) for level in self.levels}
         for start in range(0, B, self.chunk):
@@ -892,7 +749,7 @@ class _BatchedPowerTrial:
                 ys = Yss.mean(axis=2)[:, None, :] - shift
                 nulls["system"][:, start : start + b] = _system_pearson(xs, zs) - _system_pearson(ys, zs)
             if "summary" in self.levels:
-                means, r, weak = _perm_summary_kernel(Xs, Yss, self.Zc, Z, np.ascontiguousarray(c),
+                means, r, weak = perm_summary_shared(Xs, Yss, self.Zc, Z, np.ascontiguousarray(c),
                                                       np.ascontiguousarray(packed[:, start : start + b]))
                 for which, k, bb, m in zip(*np.nonzero(weak)) if weak.any() else ():
                     # the variance lost its digits in the sums: r from the permuted values themselves
@@ -905,7 +762,7 @@ class _BatchedPowerTrial:
         for level in self.levels:
             observed = self.rs_xz[level] - level_corr(Yss, Z[None], level, "pearson")
             pvalues[level] = np.array([
-                _permutation_pvalue(null[~np.isnan(null)], float(obs), "greater", int(np.isnan(null).sum()), B)
+                permutation_pvalue(null[~np.isnan(null)], float(obs), "greater", int(np.isnan(null).sum()), B)
                 for null, obs in zip(nulls[level], observed)
             ])
         return pvalues
@@ -929,13 +786,13 @@ class _BatchedPowerTrial:
             r, c = rows[start : start + self.chunk], cols[start : start + self.chunk]
             b = r.shape[0]
             if "system" in self.levels:
-                counts = _counts(c, M)  # (b, M): how often each input was drawn
+                counts = draw_counts(c, M)  # (b, M): how often each input was drawn
                 sums = counts @ np.concatenate([Z, raw.reshape((K + 1) * N, M)]).T  # (b, (K + 2) N)
                 sums = np.take_along_axis(sums.reshape(b, K + 2, N), r[:, None, :], axis=2) / M
                 corr = _system_pearson(sums[:, 1:].transpose(1, 0, 2), sums[:, 0][None])  # (K + 1, b)
                 deltas["system"][:, start : start + b] = corr[0] - corr[1:]
             if "summary" in self.levels:
-                S = (_counts(r, N) @ stacked).reshape(b, -1, M)
+                S = (draw_counts(r, N) @ stacked).reshape(b, -1, M)
                 means, per_input, weak = _boot_summary_from_sums(S, raw, Z, np.ascontiguousarray(r),
                                                                  np.ascontiguousarray(c), distinct, z_distinct)
                 for j, bb in {(j, bb) for j, bb, _ in zip(*np.nonzero(weak))} if weak.any() else ():
@@ -954,16 +811,9 @@ class _BatchedPowerTrial:
                     ps.append(np.nan)
                     continue
                 warn_dropped(d.size - valid.size, d.size, "resamples", "the p-value")
-                ps.append(_bootstrap_pvalue(valid, float(obs), "greater"))
+                ps.append(bootstrap_pvalue(valid, float(obs), "greater"))
             pvalues[level] = np.array(ps)
         return pvalues
-
-
-def _counts(index: np.ndarray, n: int) -> np.ndarray:
-    """How often each of ``n`` items was drawn in each resample: (B, n) float."""
-    B = index.shape[0]
-    flat = (index + n * np.arange(B)[:, None]).ravel()
-    return np.bincount(flat, minlength=B * n).reshape(B, n).astype(float)
 
 
 def power_table(trials: pd.DataFrame) -> pd.DataFrame:

@@ -21,7 +21,8 @@ from scipy import stats
 
 from metaeval.stats.correlation import system_corr
 from metaeval.data.datasets import Dataset
-from metaeval.stats.resampling import _column_counts, bootstrap_ci
+from metaeval.stats._kernels import draw_counts
+from metaeval.stats.resampling import bootstrap_ci
 from metaeval.data.scoring import rouge_matrices
 from metaeval.stats.significance import pairwise_tests
 from metaeval.metrics.variants import RougeVariant, lin_measures
@@ -137,7 +138,7 @@ def sample_size_curves(
         if not 1 <= s:
             raise ValueError(f"sizes must be positive, got {s}")
         docs = child.integers(0, M, size=(n_resamples, s))
-        counts = _column_counts(docs, M)
+        counts = draw_counts(docs, M)
         xm = np.einsum("bm,nm->bn", counts, X) / s
         zm = np.einsum("bm,nm->bn", counts, Z) / s
         if resample == "both":

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from metaeval._io import atomic_write, cache_dir
+from metaeval._io import cache_dir
 from metaeval.data.datasets import DataError, Dataset
 from metaeval.data.scoring import rouge_table
 from metaeval.metrics.bleu import bleu_signature, sentence_bleu
@@ -153,20 +153,33 @@ def _embedding_scores(summaries, references, emb: Embeddings, cache: bool):
         from metaeval import __version__
 
         digest.update(f"v={__version__}".encode())
-        key = cache_dir() / "embeddings" / f"{digest.hexdigest()[:32]}.npz"
-        if key.exists():
-            # npz without pickle (the project's cache rule): values, column names and the centroid differences
-            with np.load(key, allow_pickle=False) as z:
-                return pd.DataFrame(z["values"], columns=[str(c) for c in z["columns"]]), z["diff"]
+        # no pickle in a cache (anyone who can write to a shared cache folder could run code): parquet + npz
+        # + JSON, checked before use (metaeval._io.load_cached)
+        from metaeval._io import load_cached
+
+        key = cache_dir() / "embeddings" / f"{digest.hexdigest()[:32]}.json"
+        entry = load_cached(key, what="cached embedding scores",
+                            validate=lambda e: _invalid_embedding_entry(e, len(summaries)))
+        if entry is not None:
+            return entry.frames["scores"], entry.arrays["centroid_difference"]
     frame = score(summaries, references, EMBEDDING_FEATURES, embeddings=emb)
     diff = centroid_difference(summaries, references, embeddings=emb)
     if key is not None:
-        def write(tmp):
-            with open(tmp, "wb") as fh:
-                np.savez(fh, values=frame.to_numpy(dtype=float), columns=np.array(frame.columns, dtype=str), diff=diff)
+        from metaeval._io import save_cached
 
-        atomic_write(key, write)
+        save_cached(key, frames={"scores": frame}, arrays={"centroid_difference": diff})
     return frame, diff
+
+
+def _invalid_embedding_entry(entry, n: int) -> str | None:
+    frame, diff = entry.frames.get("scores"), entry.arrays.get("centroid_difference")
+    if frame is None or diff is None or len(frame) != n or len(diff) != n:
+        return f"it does not hold {n} summaries' scores"
+    if list(frame.columns) != list(EMBEDDING_FEATURES) and len(frame.columns) != len(EMBEDDING_FEATURES):
+        return "its columns are not the embedding features"
+    if not np.isfinite(frame.to_numpy(dtype=float)).all() or not np.isfinite(np.asarray(diff, dtype=float)).all():
+        return "it holds values that are not finite"
+    return None
 
 
 def features(ds: Dataset, *, embeddings: str | Embeddings = DEFAULT_EMBEDDINGS, cache: bool = True) -> Features:

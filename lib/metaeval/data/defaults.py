@@ -1,0 +1,181 @@
+"""Defaults from the user's data: when a notebook or the card defaults to a paper's metric that the dataset
+does not hold, take the dataset's own equivalent, in one documented order.
+
+Order (``data/README.md``, "Defaults on your data"):
+
+1. the score asked for, when the dataset has it (stored, or a metaeval ROUGE key/signature it can score);
+2. the dataset's ROUGE-2 under any of its spellings (``rouge-2.f1``, ``rouge_2_f``, ``ROUGE-2-F``,
+   ``R-2|stem=1|stop=0|F``, ``rouge-2|stem:yes|stop:no|stat:F|refs:A``, ...), recall on a recall-oriented
+   dataset (REALSumm), F otherwise;
+3. ROUGE-2 computed from the dataset's texts (``R-2|stem=1|stop=0|F``, stemmed, stopwords kept);
+4. otherwise a one-line error listing the dataset's scores and the parameter (``-p NAME``) or option
+   (``--flag``) that sets one.
+
+A second metric that must differ from a first one (notebook 60's X against its Y) continues the order with
+ROUGE-1 (2-3 again).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+
+from metaeval.data.datasets import Dataset, load
+from metaeval.data.formats import DataError
+
+__all__ = ["default_baselines", "default_metric", "recognize"]
+
+_STAT = {"f1": "F", "f": "F", "fmeasure": "F", "f_measure": "F", "fscore": "F", "f_score": "F",
+         "recall": "R", "r": "R", "precision": "P", "p": "P"}
+_SPELLED = re.compile(r"^(rouge|r)[-_ ]?([0-9]+|l|su4|w)[-_. ]?(f1|f|fmeasure|f_measure|fscore|f_score|recall|r|"
+                      r"precision|p)$", re.IGNORECASE)
+_PLAIN = re.compile(r"^(bertscore|bert_score|bert-score)[-_. ]?(f1|f|recall|r|precision|p)$", re.IGNORECASE)
+
+
+def recognize(name: str) -> tuple[str, str, int] | None:
+    """(measure, statistic, rank) of a score name that spells a standard metric, else None; ``rank`` orders
+    spellings of one metric (0: the embedded datasets' own, 1: metaeval's stemmed key, 2: anything else).
+
+    Examples
+    --------
+    >>> recognize("rouge-2.f1"), recognize("R-2|stem=1|stop=0|F"), recognize("ROUGE_2_Recall")
+    (('rouge-2', 'F', 0), ('rouge-2', 'F', 1), ('rouge-2', 'R', 2))
+    >>> recognize("rouge-2|stem:yes|stop:no|stat:R|refs:A"), recognize("qa-eval.f1")
+    (('rouge-2', 'R', 1), None)
+    """
+    if "|" in name:
+        from metaeval.metrics.variants import RougeVariant, parse_variant
+
+        try:
+            v = parse_variant(name)
+        except (ValueError, KeyError, AttributeError):
+            return None
+        if not isinstance(v, RougeVariant) or v.refs != "A":
+            return None
+        measure = f"rouge-{v.measure.name.removeprefix('R-').lower()}"
+        return measure, v.stat, 1 if (v.stem, v.stop) == (True, False) else 2
+    m = _SPELLED.match(name)
+    if m:
+        measure = f"rouge-{m.group(2).lower()}"
+        stat = _STAT[m.group(3).lower()]
+        return measure, stat, 0 if name in (f"{measure}.f1", f"{measure}.recall", f"{measure}.precision") else 2
+    m = _PLAIN.match(name)
+    if m:
+        return "bertscore", _STAT[m.group(2).lower()], 0 if name.startswith("bertscore.") else 2
+    return None
+
+
+def _dataset(dataset: Dataset | str | os.PathLike[str]) -> Dataset:
+    return dataset if isinstance(dataset, Dataset) else load(dataset)
+
+
+def _find(ds: Dataset, measure: str, exclude: Iterable[str]) -> str | None:
+    """The dataset's stored ``measure`` (its statistic), best spelling first; else the computable key."""
+    stat = "R" if ds.recall_oriented else "F"
+    excluded = set(exclude)
+    found = []
+    for name in ds.score_names:
+        hit = recognize(name)
+        if hit is not None and hit[:2] == (measure, stat) and name not in excluded:
+            found.append((hit[2], name))
+    if found:
+        return min(found)[1]
+    if measure.startswith("rouge-"):
+        key = f"R-{measure.removeprefix('rouge-').upper()}|stem=1|stop=0|{stat}"
+        if key not in excluded and ds.computable(key):
+            return key
+    return None
+
+
+def _no_default(ds: Dataset, what: str, setting: str) -> DataError:
+    humans = set(ds.human_scores)
+    metrics = [n for n in ds.score_names if n not in humans]
+    return DataError(f"dataset {ds.name!r} has no {what}, no ROUGE-2 under any spelling and no texts to compute it "
+                     f"(its metric scores: {', '.join(metrics) or 'none'}); set one with {setting}")
+
+
+def default_metric(
+    dataset: Dataset | str | os.PathLike[str],
+    value: str | None,
+    *,
+    paper: str | None = None,
+    param: str = "metric",
+    exclude: Sequence[str] = (),
+    measures: Sequence[str] = ("rouge-2", "rouge-1"),
+    quiet: bool = False,
+) -> str:
+    """The metric a notebook analyses: ``value`` if the dataset has it, else the documented fallback.
+
+    Parameters
+    ----------
+    dataset : Dataset, name or path
+    value : str or None
+        The parameter's value. A value other than ``paper`` (the user's own choice) is never replaced: it is
+        returned as is, and the analysis reports it if the dataset lacks it.
+    paper : str, optional
+        The paper's metric, the parameter's default (e.g. ``"qa-eval.f1"``).
+    param : str
+        The parameter's name, for the message (``-p NAME``).
+    exclude : sequence of str
+        Scores that may not be chosen (the other metric of a comparison).
+    measures : sequence of str
+        Fallback measures in order (each stored under any spelling, else computed from the texts).
+    quiet : bool
+        Do not print the one-line note saying which score replaced the default.
+
+    Examples
+    --------
+    >>> default_metric("fabbri2020", "qa-eval.f1", paper="qa-eval.f1")
+    'qa-eval.f1'
+    >>> default_metric("realsumm", None)
+    'rouge-2.recall'
+    """
+    if value is not None and value != paper:
+        return value
+    ds = _dataset(dataset)
+    wanted = value if value is not None else paper
+    if wanted is not None and (wanted in ds.score_names or ds.computable(wanted)) and wanted not in exclude:
+        return wanted
+    for measure in measures:
+        found = _find(ds, measure, exclude)
+        if found is not None:
+            if wanted is not None and not quiet:
+                print(f"{ds.name} has no {wanted!r} (the paper's metric, the default of {param}): using "
+                      f"{display(ds, found)} ({found}); set another with -p {param} NAME")
+            return found
+    what = f"score {wanted!r} (the default of {param})" if wanted else f"default for {param}"
+    raise _no_default(ds, what, f"-p {param} NAME (metaeval run/sweep) or {param}=... (Python)")
+
+
+def default_baselines(dataset: Dataset | str | os.PathLike[str], exclude: Sequence[str] = (),
+                      measures: Sequence[str] = ("rouge-1", "rouge-2", "rouge-l", "bertscore")) -> list[str]:
+    """The card's default baselines: the dataset's ROUGE-1/2/L and BERTScore under any spelling (recall on a
+    recall-oriented dataset, F otherwise); if it has none, ROUGE-2 computed from its texts; else an error
+    naming ``--baselines``.
+
+    Examples
+    --------
+    >>> default_baselines("realsumm", exclude=["rouge-l.recall"])
+    ['rouge-1.recall', 'rouge-2.recall', 'bertscore.recall']
+    """
+    ds = _dataset(dataset)
+    stat = "R" if ds.recall_oriented else "F"
+    stored = [n for n in ds.score_names if n not in exclude]
+    chosen = []
+    for measure in measures:
+        hits = [(recognize(n) or ("", "", 9))[2:] + (n,) for n in stored if (recognize(n) or ())[:2] == (measure, stat)]
+        if hits:
+            chosen.append(min(hits)[1])
+    if chosen:
+        return chosen
+    computed = _find(ds, "rouge-2", exclude)
+    if computed is not None:
+        return [computed]
+    raise _no_default(ds, "standard baseline (ROUGE-1/2/L, BERTScore)",
+                      "--baselines NAME,... (metaeval card) or baselines=[...] (Python)")
+
+
+def display(ds: Dataset, name: str) -> str:
+    """The score's display name (the one helper: :meth:`Dataset.display_name`)."""
+    return ds.display_name(name)

@@ -1,0 +1,579 @@
+"""Tables as datasets: CSV, TSV, parquet and DataFrames, in long or wide format (``metaeval import``).
+
+A human evaluation usually lives in a spreadsheet or a DataFrame. This module maps its columns to the
+dataset contract (``data/README.md``) and either hands the records to :func:`metaeval.datasets.load` /
+:func:`metaeval.datasets.from_frame` or writes them as a dataset folder (``records.jsonl`` + ``dataset.yml``)
+with :func:`import_table`.
+
+Formats
+-------
+long
+    one row per document x system: a document column, a system column, then the summary, references and
+    scores of that cell.
+wide
+    one row per document: a document column, references, and one column per system and field named
+    ``FIELD:SYSTEM`` (``summary:bart``, ``relevance:bart``, ``summary:pegasus``, ...). A DataFrame may
+    give the same as two-level columns ``(FIELD, SYSTEM)``.
+
+Column roles are inferred from common names (:data:`ROLE_NAMES`), every other column is a score, and the
+options (``doc=``, ``system=``, ``summary=``, ``reference=``, ``score=``, ``human=``, ``ignore=``; on the
+command line ``--doc`` ...) override the inference. References are one column or several (``reference_1``,
+``reference_2``, ...), or one column of lists (a parquet list column, or JSON ``["...", "..."]`` text).
+A score cell is a number, empty (missing), or a list of numbers (one per annotator: JSON ``[4, 5, 3]`` text
+in a CSV).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import os
+import re
+import shutil
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from metaeval.data.formats import DataError
+
+__all__ = ["ROLE_NAMES", "TABLE_SUFFIXES", "ColumnMap", "ImportResult", "frame_records", "import_table",
+           "infer_columns", "is_table", "read_table"]
+
+TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".parquet", ".pq", ".xlsx", ".xls", ".ods")
+
+# Normalized column name (lower case, spaces and dashes as "_") -> role. The first match wins.
+ROLE_NAMES: dict[str, tuple[str, ...]] = {
+    "doc": ("instance_id", "doc", "document", "doc_id", "docid", "document_id", "input", "input_id",
+            "article_id", "source_id", "example_id", "item_id", "topic", "topic_id", "id"),
+    "system": ("summarizer_id", "system", "system_id", "sys", "sys_id", "model", "model_id", "model_name",
+               "summarizer", "system_name"),
+    "summary": ("summary", "peer", "system_summary", "output", "prediction", "hypothesis", "candidate",
+                "generated", "generated_summary", "summary_text", "model_summary"),
+    "reference": ("references", "reference", "refs", "ref", "reference_summary", "reference_summaries", "target",
+                  "gold", "gold_summary", "highlights"),
+}
+# Several reference columns: reference_1, ref2, reference-A, references_0 ...
+_REFERENCE_COLUMN = re.compile(r"^(references?|refs?|gold|target)[_ ]?([0-9]+|[a-z])$")
+# Scores that are human judgments by name (first component, before "." or "_"), besides dataset.yml's
+# prefixes (expert., human., ...): the usual protocol names.
+_HUMAN_WORDS = ("expert", "human", "annotator", "litepyramid", "pyramid", "responsiveness", "crowd", "turker",
+                "relevance", "coherence", "consistency", "fluency", "informativeness", "faithfulness",
+                "factuality", "overall", "quality", "rating", "likert", "readability", "acu", "normalized",
+                "nacu", "grammaticality", "redundancy", "adequacy", "preference")
+WIDE_SEPARATOR = ":"
+MANIFEST = ".metaeval-import.json"
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[\s\-]+", "_", str(name).strip().lower())
+
+
+def is_table(path: str | os.PathLike[str]) -> bool:
+    """True for a file name a table reader handles (by suffix).
+
+    Examples
+    --------
+    >>> is_table("study.csv"), is_table("Study.TSV"), is_table("scores.parquet"), is_table("rouge.jsonl")
+    (True, True, True, False)
+    """
+    return Path(path).suffix.lower() in TABLE_SUFFIXES
+
+
+# ----------------------------------------------------------------------------------------------------
+# Reading
+
+
+def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """A CSV (``,``), TSV (tab) or parquet file as a DataFrame; CSV/TSV cells are kept as text (ids such as
+    ``007`` stay as written) and numbers are read per score column, with errors naming row and column.
+
+    Raises
+    ------
+    DataError
+        Unreadable file, not UTF-8, ragged rows, an Excel file (no Excel reader is a dependency), no rows.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if not path.is_file():
+        raise DataError(f"{path}: does not exist" if not path.exists() else f"{path}: is not a file")
+    if suffix in (".xlsx", ".xls", ".ods"):
+        raise DataError(f"{path}: spreadsheet files are not read (no spreadsheet reader is a dependency of "
+                        "metaeval); save the sheet as CSV (UTF-8) or TSV and import that")
+    if suffix in (".parquet", ".pq"):
+        try:
+            frame = pd.read_parquet(path)
+        except Exception as exc:  # pyarrow's errors have many types; each means "not a parquet file we can read"
+            raise DataError(f"{path}: cannot be read as parquet ({type(exc).__name__}: {exc})") from None
+    else:
+        raw = path.read_bytes()
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            line = raw[: exc.start].count(b"\n") + 1
+            column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+            raise DataError(f"{path}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {column}); "
+                            "save the file as UTF-8 (in a spreadsheet: Save As > CSV UTF-8)") from None
+        sep = "\t" if suffix in (".tsv", ".tab") else ","
+        try:
+            frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_values=[])
+        except pd.errors.EmptyDataError:
+            raise DataError(f"{path}: the file is empty (no header row)") from None
+        except pd.errors.ParserError as exc:
+            detail = " ".join(str(exc).split())
+            raise DataError(f"{path}: not a {'TSV' if sep == chr(9) else 'CSV'} table ({detail}); quote cells "
+                            "that hold the separator or a line break") from None
+    if frame.empty:
+        raise DataError(f"{path}: the table has a header but no rows")
+    return frame
+
+
+# ----------------------------------------------------------------------------------------------------
+# Column roles
+
+
+@dataclass(frozen=True)
+class ColumnMap:
+    """Which column plays which role. ``wide``: columns ``FIELD:SYSTEM``, ``systems`` their systems."""
+
+    doc: str
+    system: str | None
+    summary: str | None
+    references: tuple[str, ...]
+    scores: tuple[str, ...]
+    human: tuple[str, ...]
+    ignored: tuple[str, ...] = ()
+    wide: bool = False
+    systems: tuple[str, ...] = ()
+    inferred: frozenset[str] = field(default_factory=frozenset)
+
+    def describe(self) -> str:
+        """The mapping, one role a line, as ``metaeval import`` shows it before writing anything."""
+        def how(role: str) -> str:
+            return "  (inferred)" if role in self.inferred else ""
+
+        layout = "wide (one column per system: FIELD:SYSTEM)" if self.wide else "long (one row per document x system)"
+        lines = [f"format:     {layout}", f"document:   {self.doc}{how('doc')}   --doc"]
+        if self.wide:
+            more = " ..." if len(self.systems) > 8 else ""
+            lines.append(f"systems:    {len(self.systems)} ({', '.join(self.systems[:8])}{more})")
+        else:
+            lines.append(f"system:     {self.system}{how('system')}   --system")
+        lines.append(f"summary:    {self.summary or '(none)'}{how('summary')}   --summary")
+        lines.append(f"references: {', '.join(self.references) or '(none)'}{how('reference')}   --reference")
+        metric = [s for s in self.scores if s not in self.human]
+        lines.append(f"human:      {', '.join(self.human) or '(none)'}{how('human')}   --human")
+        lines.append(f"scores:     {', '.join(metric) or '(none)'}{how('score')}   --score")
+        if self.ignored:
+            lines.append(f"ignored:    {', '.join(self.ignored)}   --ignore")
+        return "\n".join(lines)
+
+
+def _as_list(value: str | Iterable[str] | None) -> list[str] | None:
+    if value is None:
+        return None
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _flat_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """Two-level columns (FIELD, SYSTEM) as ``FIELD:SYSTEM``; single-level ones as str."""
+    if isinstance(frame.columns, pd.MultiIndex):
+        if frame.columns.nlevels != 2:
+            raise DataError(f"a DataFrame with {frame.columns.nlevels} column levels; give one level, or two "
+                            "(FIELD, SYSTEM) for the wide format")
+        def flat(top: Any, sub: Any) -> str:
+            top, sub = ("" if pd.isna(x) else str(x) for x in (top, sub))
+            # ("doc", "") is a plain column; ("summary", "bart") a wide one
+            return f"{top}{WIDE_SEPARATOR}{sub}" if top and sub and not sub.startswith("Unnamed:") else top or sub
+
+        frame = frame.copy()
+        frame.columns = [flat(top, sub) for top, sub in frame.columns]
+        return frame
+    if not all(isinstance(c, str) for c in frame.columns):
+        frame = frame.copy()
+        frame.columns = [str(c) for c in frame.columns]
+    return frame
+
+
+def infer_columns(
+    frame: pd.DataFrame,
+    *,
+    doc: str | None = None,
+    system: str | None = None,
+    summary: str | None = None,
+    reference: str | Iterable[str] | None = None,
+    score: str | Iterable[str] | None = None,
+    human: str | Iterable[str] | None = None,
+    ignore: str | Iterable[str] | None = None,
+    source: str = "table",
+) -> ColumnMap:
+    """The role of every column: the options given, the rest inferred from common names.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"doc": ["d1"], "model": ["A"], "summary": ["x"], "reference": ["y"],
+    ...                    "rouge-2.f1": [0.2], "relevance": [4.0]})
+    >>> m = infer_columns(df)
+    >>> m.doc, m.system, m.summary, m.references, m.scores, m.human
+    ('doc', 'model', 'summary', ('reference',), ('rouge-2.f1', 'relevance'), ('relevance',))
+    """
+    frame = _flat_columns(frame)
+    columns = list(frame.columns)
+    dupes = sorted({c for c in columns if columns.count(c) > 1})
+    if dupes:
+        raise DataError(f"{source}: column {dupes[0]!r} appears twice in the header; rename one")
+    known = set(columns)
+    options = {"doc": doc, "system": system, "summary": summary}
+    lists = {"reference": _as_list(reference), "score": _as_list(score), "human": _as_list(human),
+             "ignore": _as_list(ignore)}
+    for role, col in list(options.items()) + [(r, c) for r in ("reference", "ignore") for c in lists[r] or []]:
+        if col is not None and col not in known and not (role == "summary" and system is None):
+            raise DataError(f"{source}: --{role} {col!r} is not a column (columns: {', '.join(columns)})")
+    ignored = list(lists["ignore"] or [])
+    # a row index written by DataFrame.to_csv without index=False: shown as ignored, never a score
+    ignored += [c for c in columns if (c.startswith("Unnamed: ") or c == "") and c not in ignored]
+    taken = set(ignored)
+    inferred: set[str] = set()
+
+    def pick(role: str, given: str | None, wide_ok: bool = False) -> str | None:
+        if given is not None:
+            taken.add(given)
+            return given
+        for name in ROLE_NAMES[role]:
+            for c in columns:
+                if c not in taken and _norm(c) == name and (wide_ok or WIDE_SEPARATOR not in c):
+                    taken.add(c)
+                    inferred.add(role)
+                    return c
+        return None
+
+    doc_col = pick("doc", options["doc"])
+    if doc_col is None:
+        raise DataError(f"{source}: no document column (one of {', '.join(ROLE_NAMES['doc'][:6])}, ...); name "
+                        f"it with --doc COLUMN (doc=...); columns: {', '.join(columns)}")
+    system_col = pick("system", options["system"])
+    wide_cols = [c for c in columns if c not in taken and WIDE_SEPARATOR in c and c not in (lists["reference"] or [])
+                 and c not in (lists["score"] or []) and c not in (lists["human"] or [])]
+    wide = system_col is None and bool(wide_cols)
+    if system_col is None and not wide:
+        raise DataError(f"{source}: no system column (one of {', '.join(ROLE_NAMES['system'][:6])}, ...) and no "
+                        f"wide-format columns FIELD{WIDE_SEPARATOR}SYSTEM; name the system column with --system "
+                        f"COLUMN (system=...); columns: {', '.join(columns)}")
+
+    if lists["reference"] is not None:
+        references = list(lists["reference"])
+        taken.update(references)
+    else:
+        references = [c for c in columns if c not in taken and WIDE_SEPARATOR not in c
+                      and (_norm(c) in ROLE_NAMES["reference"] or _REFERENCE_COLUMN.match(_norm(c)))]
+        taken.update(references)
+        if references:
+            inferred.add("reference")
+
+    systems: list[str] = []
+    if wide:
+        fields: dict[str, list[str]] = {}
+        for c in wide_cols:
+            fld, _, sys_name = c.rpartition(WIDE_SEPARATOR)
+            if not fld.strip() or not sys_name.strip():
+                raise DataError(f"{source}: column {c!r} is not FIELD{WIDE_SEPARATOR}SYSTEM (wide format)")
+            fields.setdefault(fld, []).append(sys_name)
+            if sys_name not in systems:
+                systems.append(sys_name)
+        taken.update(wide_cols)
+        given = set(lists["score"] or []) | set(lists["human"] or [])
+        rest = [c for c in columns if c not in taken and c not in given]
+        if rest:
+            raise DataError(f"{source}: column {rest[0]!r} is neither the document, a reference nor "
+                            f"FIELD{WIDE_SEPARATOR}SYSTEM (wide format: one column per system and field, e.g. "
+                            f"summary{WIDE_SEPARATOR}{systems[0]}); rename it, or pass --ignore {rest[0]}")
+        field_names = list(fields)
+        summary_col = summary if summary is not None else next(
+            (f for name in ROLE_NAMES["summary"] for f in field_names if _norm(f) == name), None)
+        if summary is None and summary_col is not None:
+            inferred.add("summary")
+        candidates = [f for f in field_names if f != summary_col]
+    else:
+        summary_col = pick("summary", options["summary"])
+        candidates = [c for c in columns if c not in taken]
+
+    allowed = candidates + ([summary_col] if summary_col else []) if wide else columns
+    for role in ("score", "human"):
+        for col in lists[role] or []:
+            if col not in allowed:
+                what = "a field of the wide columns FIELD:SYSTEM" if wide else "a column"
+                raise DataError(f"{source}: --{role} {col!r} is not {what} (columns: {', '.join(columns)})")
+    if lists["score"] is not None:
+        scores = list(dict.fromkeys(lists["score"] + (lists["human"] or [])))
+        left = [c for c in candidates if c not in scores]
+        if left:
+            raise DataError(f"{source}: column {left[0]!r} has no role (the scores were listed with --score); "
+                            f"add it with --score {left[0]} or --human {left[0]}, or leave it out with --ignore "
+                            f"{left[0]}")
+    else:
+        scores = candidates
+        inferred.add("score")
+    if lists["human"] is not None:
+        human = list(lists["human"])
+    else:
+        human = [s for s in scores if re.split(r"[._\s]", _norm(s))[0] in _HUMAN_WORDS]
+        inferred.add("human")
+    return ColumnMap(doc=doc_col, system=system_col, summary=summary_col, references=tuple(references),
+                     scores=tuple(scores), human=tuple(human), ignored=tuple(ignored), wide=wide,
+                     systems=tuple(systems), inferred=frozenset(inferred))
+
+
+# ----------------------------------------------------------------------------------------------------
+# Cells
+
+
+def _missing(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    return isinstance(value, str) and not value.strip()
+
+
+def _score_cell(value: Any, where: str, column: str) -> float | list[float] | None:
+    """A number, a list of numbers (annotators) or None; anything else is an error naming the fix."""
+    def bad() -> DataError:
+        return DataError(f"{where}, column {column!r}: {value!r} is not a number; give a number, a list of "
+                         "numbers (one per annotator, e.g. [4, 5, 3]) or an empty cell (missing); if the column "
+                         f"is not a score, name its role (--summary/--reference {column}) or pass --ignore {column}")
+
+    if _missing(value):
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        raise bad()
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        number = float(value)
+        if math.isinf(number):
+            raise DataError(f"{where}, column {column!r}: {value!r}; scores must be finite (an empty cell is missing)")
+        return number
+    if isinstance(value, (list, tuple, np.ndarray)):
+        items = [_score_cell(v, where, column) for v in value]
+        if not items or any(not isinstance(v, float) for v in items):
+            raise bad()
+        return [v for v in items if isinstance(v, float)]
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                parsed = json.loads(text)
+            except json.JSONDecodeError:
+                raise bad() from None
+            return _score_cell(parsed, where, column) if isinstance(parsed, list) else None
+        try:
+            return _score_cell(float(text), where, column)
+        except ValueError:
+            raise bad() from None
+    raise bad()
+
+
+def _text_cell(value: Any, where: str, column: str) -> str | None:
+    if _missing(value):
+        return None
+    if isinstance(value, str):
+        return value
+    raise DataError(f"{where}, column {column!r}: expected text, got {type(value).__name__} {value!r}")
+
+
+def _reference_cells(row: Mapping[str, Any], columns: Sequence[str], where: str) -> list[str] | None:
+    refs: list[str] = []
+    for c in columns:
+        value = row[c]
+        if isinstance(value, str) and value.strip().startswith("[") and len(columns) == 1:
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                pass  # a reference that starts with "[" is text
+        if isinstance(value, (list, tuple, np.ndarray)):
+            refs.extend(t for t in (_text_cell(v, where, c) for v in value) if t is not None)
+        else:
+            text = _text_cell(value, where, c)
+            if text is not None:
+                refs.append(text)
+    return refs or None
+
+
+# ----------------------------------------------------------------------------------------------------
+# Records
+
+
+def _ids(value: Any, where: str, column: str, option: str) -> str:
+    if _missing(value):
+        raise DataError(f"{where}, column {column!r}: empty id; every row needs one (or name another column with "
+                        f"{option})")
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        value = int(value)  # parquet/DataFrame ids 3.0 -> "3", as JSON integers are read
+    return str(value).strip()
+
+
+def frame_records(frame: pd.DataFrame, columns: ColumnMap, source: str, *,
+                  header_lines: int = 1) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(where, record)`` of the dataset contract for every cell of the table, and one input-level record
+    with the references of each document. ``where`` names the row (and the file line for CSV/TSV, with
+    ``header_lines`` lines before the first row).
+    """
+    frame = _flat_columns(frame)
+    first_refs: dict[str, tuple[list[str] | None, str]] = {}
+    records: list[tuple[str, dict[str, Any]]] = []
+    for k, row in enumerate(frame.to_dict("records")):
+        where = f"{source}:{k + 1 + header_lines} (row {k + 1})" if header_lines else f"{source}, row {k + 1}"
+        instance = _ids(row[columns.doc], where, columns.doc, "--doc")
+        if columns.references:
+            refs = _reference_cells(row, columns.references, where)
+            seen = first_refs.get(instance)
+            if seen is None:
+                first_refs[instance] = (refs, where)
+            elif refs is not None and seen[0] is not None and refs != seen[0]:
+                raise DataError(f"{where}, column {', '.join(columns.references)}: the references of document "
+                                f"{instance!r} differ from those at {seen[1]}; give each document one set of "
+                                "references")
+            elif seen[0] is None and refs is not None:
+                first_refs[instance] = (refs, where)
+        cells = ([(columns.system and _ids(row[columns.system], where, columns.system, "--system"), "")]
+                 if not columns.wide else [(s, f"{WIDE_SEPARATOR}{s}") for s in columns.systems])
+        for system, suffix in cells:
+            record: dict[str, Any] = {"instance_id": instance, "summarizer_id": system}
+            if columns.summary is not None and (columns.summary + suffix) in row:
+                text = _text_cell(row[columns.summary + suffix], where, columns.summary + suffix)
+                if text is not None:
+                    record["summary"] = text
+            metrics: dict[str, Any] = {}
+            for name in columns.scores:
+                col = name + suffix
+                if col in row:
+                    value = _score_cell(row[col], where, col)
+                    if value is not None:
+                        metrics[name] = value
+            if metrics:
+                record["metrics"] = metrics
+            if columns.wide and len(record) == 2:
+                continue  # this system has no cell in this row
+            records.append((where, record))
+    for instance, (refs, where) in first_refs.items():
+        if refs is not None:
+            yield where, {"instance_id": instance, "references": refs}
+    yield from records
+
+
+def dataset_meta(columns: ColumnMap, source: str) -> dict[str, Any]:
+    """The ``dataset.yml`` of an imported table: human scores marked, the first one the default."""
+    meta: dict[str, Any] = {"description": f"imported from {Path(source).name} by metaeval import"}
+    if columns.human:
+        meta["human_scores"] = list(columns.human)
+        meta["default_human"] = columns.human[0]
+    return meta
+
+
+# ----------------------------------------------------------------------------------------------------
+# metaeval import
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """What :func:`import_table` wrote (or would write with ``dry_run``)."""
+
+    dest: Path
+    columns: ColumnMap
+    n_records: int
+    files: tuple[str, ...]
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _owned(dest: Path) -> bool:
+    """True if ``dest`` is absent, an empty folder, or exactly what an earlier import wrote (its manifest
+    lists every file with its sha256); anything else belongs to the user."""
+    if not dest.exists():
+        return True
+    if dest.is_symlink() or not dest.is_dir():
+        return False
+    present = sorted(p.name for p in dest.iterdir())
+    if not present:
+        return True
+    try:
+        manifest = json.loads((dest / MANIFEST).read_text(encoding="utf-8"))
+        files = dict(manifest["files"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    if sorted([*files, MANIFEST]) != present:
+        return False
+    return all((dest / name).is_file() and _digest(dest / name) == sha for name, sha in files.items())
+
+
+def import_table(
+    source: str | os.PathLike[str] | pd.DataFrame,
+    dest: str | os.PathLike[str],
+    *,
+    doc: str | None = None,
+    system: str | None = None,
+    summary: str | None = None,
+    reference: str | Iterable[str] | None = None,
+    score: str | Iterable[str] | None = None,
+    human: str | Iterable[str] | None = None,
+    ignore: str | Iterable[str] | None = None,
+    dry_run: bool = False,
+    show: Callable[[str], object] | None = None,
+) -> ImportResult:
+    """Convert a table into a dataset folder: ``records.jsonl`` and ``dataset.yml`` (human scores marked).
+
+    The column mapping is passed to ``show`` before anything is written; every record is checked by the
+    dataset reader before the folder appears. The folder is written beside ``dest`` and renamed into place;
+    an existing ``dest`` is replaced only if an earlier import wrote it unchanged (its manifest), never a
+    folder of the user.
+    """
+    import yaml
+
+    from metaeval._io import remove_own_tree
+    from metaeval.data.formats import parse_record
+
+    if isinstance(source, pd.DataFrame):
+        frame, name, header = source, "DataFrame", 0
+    else:
+        frame, name = read_table(source), str(source)
+        header = 0 if Path(source).suffix.lower() in (".parquet", ".pq") else 1
+    columns = infer_columns(frame, doc=doc, system=system, summary=summary, reference=reference, score=score,
+                            human=human, ignore=ignore, source=name)
+    if show is not None:
+        show(columns.describe())
+    records = list(frame_records(frame, columns, name, header_lines=header))
+    for where, record in records:  # the reader's own checks, before anything is written
+        parse_record(record, where)
+    dest = Path(dest)
+    files = ("records.jsonl", "dataset.yml")
+    result = ImportResult(dest, columns, len(records), files)
+    if dry_run:
+        return result
+    if not _owned(dest):
+        raise DataError(f"{dest}: exists and was not written by metaeval import (or was changed since); choose a "
+                        "new folder, or remove it yourself")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    staging = dest.with_name(f".partial-{os.getpid()}-{dest.name}")
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir()
+    try:
+        with open(staging / "records.jsonl", "w", encoding="utf-8") as out:
+            for _, record in records:
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        (staging / "dataset.yml").write_text(
+            yaml.safe_dump(dataset_meta(columns, name), sort_keys=False, allow_unicode=True), encoding="utf-8")
+        manifest = {"source": name, "files": {f: _digest(staging / f) for f in files}}
+        (staging / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+        if dest.exists():
+            remove_own_tree(dest, [MANIFEST])
+        os.rename(staging, dest)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+    return result

@@ -1,0 +1,627 @@
+"""Private: the one copy of each resampling kernel and rule that :mod:`~metaeval.stats.resampling`,
+:mod:`~metaeval.stats.significance`, :mod:`~metaeval.stats.planning` and :mod:`metaeval.studies.deutsch` share.
+
+A fix to any of these is made here once and reaches every test, CI and power simulation:
+
+* the tail rule (what counts as "at least as extreme" for ``greater``, ``less`` and ``two-sided``), written
+  once as named closures (:data:`TAIL`, as scipy's ``_resampling.permutation_test``), compiled so that the
+  numba kernels call the same functions, and the p-values built on it (:func:`permutation_pvalue`,
+  :func:`bootstrap_pvalue`, :func:`t_pvalue`);
+* the random draws: Boot-Both/-Systems/-Inputs indices (:func:`bootstrap_indices`), draw multiplicities
+  (:func:`draw_counts`), the permutation coins (:func:`fair_bits`, :func:`coins`, :class:`PackedCoins`);
+* exact constancy (:func:`constant`, :func:`standardize`), the Pearson kernel on vectors (:func:`pearson`)
+  and on sums (:func:`pearson_row`, compiled), rank snapping (:func:`snap`);
+* the summary-level Perm-Both Pearson kernel (:func:`perm_summary_corr`), for one metric pair per trial
+  (significance, planner), and its K-metric form with shared coins (:func:`perm_summary_shared`, the power
+  study), which accumulate the swapped cells' sums differently (in einsum order, so the compiled and the
+  numpy paths give the same floats; or through subset tables, 8 systems per look-up) and turn the sums into
+  r with the same :func:`pearson_row`.
+
+Nothing here validates arguments: the public functions do.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+from scipy import stats
+
+from metaeval._warnings import warn_degenerate
+
+__all__ = [
+    "TAIL",
+    "TAIL_CODES",
+    "greater",
+    "less",
+    "two_sided",
+    "tail_hits",
+    "tail_count",
+    "permutation_pvalue",
+    "bootstrap_pvalue",
+    "t_pvalue",
+    "warn_dropped",
+    "bootstrap_indices",
+    "draw_counts",
+    "fair_bits",
+    "coins",
+    "PackedCoins",
+    "constant",
+    "standardize",
+    "snap",
+    "pearson",
+    "pearson_row",
+    "perm_summary_corr",
+    "perm_summary_shared",
+]
+
+# ----------------------------------------------------------------------------------------------------
+# The tail rule, once. Each closure says whether a resampled statistic ``s`` is at least as extreme as the
+# observed ``o``, within ``g``: statistics equal to the observed one up to rounding (the same numbers summed
+# in another order) must count as "as extreme". numba ufuncs: numpy calls them on arrays, the compiled
+# kernels on scalars, so both use the same rule.
+
+
+@numba.vectorize(["boolean(float64, float64, float64)"], cache=True)
+def greater(s, o, g):  # pragma: no cover - compiled
+    return s >= o - g
+
+
+@numba.vectorize(["boolean(float64, float64, float64)"], cache=True)
+def less(s, o, g):  # pragma: no cover - compiled
+    return s <= o + g
+
+
+@numba.vectorize(["boolean(float64, float64, float64)"], cache=True)
+def two_sided(s, o, g):  # pragma: no cover - compiled
+    return abs(s) >= abs(o) - g
+
+
+#: alternative -> closure ``(statistic, observed, tolerance) -> at least as extreme``
+TAIL = {"greater": greater, "less": less, "two-sided": two_sided}
+#: the integer a compiled kernel receives for each alternative (see :func:`_tail_hit`)
+TAIL_CODES = {"two-sided": 0, "greater": 1, "less": 2}
+
+#: the relative tolerance of "equal up to rounding" (as scipy's ``permutation_test``: 100 ulps of the observed)
+RELATIVE_TOLERANCE = np.finfo(float).eps * 100
+
+
+@numba.njit(cache=True, inline="always")
+def _tail_hit(code, s, o, g):  # pragma: no cover - compiled
+    """:data:`TAIL` by its :data:`TAIL_CODES` number, inside compiled kernels."""
+    if code == 1:
+        return greater(s, o, g)
+    if code == 2:
+        return less(s, o, g)
+    return two_sided(s, o, g)
+
+
+def tail_hits(null: np.ndarray, observed, alternative: str, tolerance=None) -> np.ndarray:
+    """Where ``null`` is at least as extreme as ``observed`` (broadcast); ``tolerance`` defaults to 100 ulps of
+    the observed value.
+
+    Examples
+    --------
+    >>> tail_hits(np.array([-0.3, 0.1, 0.2, 0.5]), 0.2, "greater").tolist()
+    [False, False, True, True]
+    >>> tail_hits(np.array([-0.3, 0.1, 0.2, 0.5]), 0.2, "two-sided").tolist()
+    [True, False, True, True]
+    """
+    if tolerance is None:
+        tolerance = np.abs(observed) * RELATIVE_TOLERANCE
+    return TAIL[alternative](null, observed, tolerance)
+
+
+def tail_count(samples: np.ndarray, observed: float, alternative: str) -> int:
+    """How many ``samples`` are at least as extreme as ``observed`` (:func:`tail_hits`)."""
+    return int(np.count_nonzero(tail_hits(samples, observed, alternative)))
+
+
+def warn_dropped(n_dropped: int, total: int, what: str, result: str) -> None:
+    """Warn (DegenerateResultWarning) that ``n_dropped`` of ``total`` resampled statistics were undefined."""
+    if n_dropped:
+        warn_degenerate(
+            f"{n_dropped} of {total} {what} were dropped because their correlation is undefined (constant scores "
+            f"in the resample); {result} rests on the other {total - n_dropped}"
+            + (": it is NaN" if n_dropped == total else ""),
+            stacklevel=4,
+        )
+
+
+def permutation_pvalue(null: np.ndarray, observed: float, alternative: str, dropped: int, total: int) -> float:
+    """(count + 1) / (P + 1) over the valid permutations; NaN, with a warning, when nothing can be counted.
+
+    Examples
+    --------
+    >>> permutation_pvalue(np.array([0.1, -0.2, 0.4]), 0.3, "greater", 0, 3)
+    0.5
+    """
+    if np.isnan(observed):
+        warn_degenerate("the observed difference of correlations is NaN (a correlation is undefined on the data); "
+                        "the p-value is NaN")
+        return np.nan
+    warn_dropped(dropped, total, "permutations", "the p-value")
+    if null.size == 0:
+        # (0 + 1) / (0 + 1) = 1.0 would look like a real, non-significant result
+        return np.nan
+    return (tail_count(null, observed, alternative) + 1) / (null.size + 1)
+
+
+def bootstrap_pvalue(deltas: np.ndarray, observed: float, alternative: str) -> float:
+    """The share of bootstrap differences, centred at the observed one (the null), at least as extreme as it.
+
+    Examples
+    --------
+    >>> bootstrap_pvalue(np.array([0.1, 0.3, 0.5, 0.7]), 0.4, "greater")   # centred: -0.3, -0.1, 0.1, 0.3
+    0.0
+    """
+    if deltas.size == 0:
+        return np.nan
+    # Shifting by the observed delta centres the distribution on the null.
+    return tail_count(deltas - observed, observed, alternative) / deltas.size
+
+
+def t_pvalue(t, df, alternative: str):
+    """p-value of a t statistic with ``df`` degrees of freedom (vectorized), as ``scipy.stats.ttest_rel``.
+
+    Examples
+    --------
+    >>> round(float(t_pvalue(2.0, 10, "two-sided")), 4), round(float(t_pvalue(2.0, 10, "greater")), 4)
+    (0.0734, 0.0367)
+    """
+    if alternative == "greater":
+        return stats.t.sf(t, df)
+    if alternative == "less":
+        return stats.t.cdf(t, df)
+    return 2 * stats.t.sf(np.abs(t), df)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Random draws
+
+
+def bootstrap_indices(rng: np.random.Generator, lead: tuple[int, ...], n_systems: int, n_inputs: int,
+                      resample: str) -> tuple[np.ndarray, np.ndarray]:
+    """Boot-Both / -Systems / -Inputs row and column indices, shapes ``lead + (N,)`` and ``lead + (M,)``.
+
+    Rows are drawn before columns, always, each from ``range(N)`` / ``range(M)`` with replacement, so adding
+    a resampled dimension never changes the other's draws; a dimension that is not resampled gets the
+    identity (a read-only broadcast).
+
+    Examples
+    --------
+    >>> rows, cols = bootstrap_indices(np.random.default_rng(0), (2,), 3, 4, "systems")
+    >>> rows.tolist(), cols.tolist()
+    ([[2, 1, 1], [0, 0, 2]], [[0, 1, 2, 3], [0, 1, 2, 3]])
+    """
+    N, M = n_systems, n_inputs
+    rows = (rng.integers(0, N, size=lead + (N,)) if resample in ("both", "systems")
+            else np.broadcast_to(np.arange(N), lead + (N,)))
+    cols = (rng.integers(0, M, size=lead + (M,)) if resample in ("both", "inputs")
+            else np.broadcast_to(np.arange(M), lead + (M,)))
+    return rows, cols
+
+
+def draw_counts(idx: np.ndarray, n: int) -> np.ndarray:
+    """Multiplicities of 0..n-1 in each row of ``idx`` (any leading shape): array (..., n) of floats.
+
+    Examples
+    --------
+    >>> draw_counts(np.array([[0, 0, 2], [1, 2, 2]]), 4)
+    array([[2., 0., 1., 0.],
+           [0., 1., 2., 0.]])
+    """
+    lead = idx.shape[:-1]
+    rows = int(np.prod(lead))
+    flat = idx.reshape(rows, idx.shape[-1]) + n * np.arange(rows)[:, None]
+    return np.bincount(flat.ravel(), minlength=rows * n).reshape(*lead, n).astype(float)
+
+
+def fair_bits(rng: np.random.Generator, shape) -> np.ndarray:
+    """Independent fair coins as 0/1 uint8, eight per random byte (15x faster than comparing floats).
+
+    Examples
+    --------
+    >>> fair_bits(np.random.default_rng(0), (2, 5)).tolist()
+    [[1, 1, 0, 0, 1], [0, 1, 0, 0, 0]]
+    """
+    n = int(np.prod(shape))
+    return np.unpackbits(rng.integers(0, 256, size=(n + 7) // 8, dtype=np.uint8))[:n].reshape(shape)
+
+
+class PackedCoins:
+    """Perm-Both's fair coins (T, B, N, M) kept packed, eight per random byte, as :func:`fair_bits` draws
+    them (the same random stream; ``np.unpackbits`` order): the summary-level kernel reads the bits directly
+    instead of a boolean array eight times larger, and ``coins[t, b, :, m]`` unpacks single columns."""
+
+    def __init__(self, rng: np.random.Generator, shape: tuple[int, int, int, int]):
+        self.shape = shape
+        n = int(np.prod(shape))
+        self.bits = rng.integers(0, 256, size=(n + 7) // 8, dtype=np.uint8)
+
+    def unpacked(self) -> np.ndarray:
+        n = int(np.prod(self.shape))
+        return np.unpackbits(self.bits)[:n].reshape(self.shape).astype(bool)
+
+    def __getitem__(self, key) -> np.ndarray:
+        # only the (t, b, :, m) columns that pearson_from_sums refines, as index arrays of equal length
+        t, b, _, m = key
+        T, B, N, M = self.shape
+        flat = ((np.asarray(t)[:, None] * B + np.asarray(b)[:, None]) * N + np.arange(N)) * M + np.asarray(m)[:, None]
+        return ((self.bits[flat >> 3] >> (7 - (flat & 7))) & 1).astype(bool)
+
+
+def coins(rng: np.random.Generator, lead: tuple[int, ...], n_systems: int, n_inputs: int, method: str,
+          packed: bool = False):
+    """Swap indicators ``lead + (N, M)`` for Perm-Both (a coin per cell), -Systems (per row), -Inputs (per
+    column) and rows-xor-columns; drawn up front so that chunking cannot change them. ``packed`` (Perm-Both,
+    ``lead`` = (T, B)) returns the same coins as :class:`PackedCoins`."""
+    N, M = n_systems, n_inputs
+    if method == "both":
+        # the same random bytes either way; packed only where the summary-level kernel reads them
+        return PackedCoins(rng, lead + (N, M)) if packed else fair_bits(rng, lead + (N, M)).astype(bool)
+    if method == "systems":
+        return np.broadcast_to(fair_bits(rng, lead + (N, 1)).astype(bool), lead + (N, M))
+    if method == "inputs":
+        return np.broadcast_to(fair_bits(rng, lead + (1, M)).astype(bool), lead + (N, M))
+    row = fair_bits(rng, lead + (N, 1)).astype(bool)
+    col = fair_bits(rng, lead + (1, M)).astype(bool)
+    return row ^ col
+
+
+# ----------------------------------------------------------------------------------------------------
+# Exact constancy, standardization, Pearson
+
+
+def constant(x: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
+    """True where all (valid) entries along the last axis are exactly equal, or fewer than 2 are valid.
+
+    Constancy is decided on the values themselves, as scipy does, never from a centred sum of squares:
+    centring equal values that are not exactly representable (0.1, 0.7) leaves ~1e-17 of noise, which
+    would turn an undefined correlation into a meaningless one.
+
+    Examples
+    --------
+    >>> constant(np.array([[0.1, 0.1, 0.1], [0.1, 0.2, 0.1]])).tolist()
+    [True, False]
+    """
+    if x.shape[-1] == 0:
+        return np.ones(x.shape[:-1], dtype=bool)
+    if w is None:
+        return (x == x[..., :1]).all(axis=-1)
+    valid = w > 0
+    high = np.where(valid, x, -np.inf).max(axis=-1)
+    low = np.where(valid, x, np.inf).min(axis=-1)
+    return (high == low) | (np.count_nonzero(valid, axis=-1) < 2)
+
+
+def standardize(X: np.ndarray) -> np.ndarray:
+    """One z-score per matrix (the last two axes; population sd, NaN cells ignored), as Alg. 2 does before
+    swapping cells; NaN for a matrix whose (non-NaN) values are all equal, decided exactly (the sd of equal
+    values such as 0.1 is ~1e-17, not 0).
+
+    Examples
+    --------
+    >>> standardize(np.array([[1., 2], [3, 4]])).round(3).tolist()
+    [[-1.342, -0.447], [0.447, 1.342]]
+    >>> bool(np.isnan(standardize(np.full((2, 2), 0.1))).all())
+    True
+    """
+    axes = (-2, -1)
+    const = np.nanmax(X, axis=axes, keepdims=True) == np.nanmin(X, axis=axes, keepdims=True)
+    mean = np.nanmean(X, axis=axes, keepdims=True)
+    sd = np.nanstd(X, axis=axes, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(const, np.nan, (X - mean) / np.where(const, 1.0, sd))
+
+
+def snap(x: np.ndarray) -> np.ndarray:
+    """Round to ~11 significant digits of the array's scale, so that values that are mathematically equal
+    but differ in the last bits (different summation orders of the same numbers) tie when ranked.
+
+    Examples
+    --------
+    >>> a = np.array([0.1 + 0.2, 0.3, 1.0])
+    >>> bool(a[0] == a[1]), bool(snap(a)[0] == snap(a)[1])
+    (False, True)
+    """
+    scale = np.nanmax(np.abs(x)) if x.size else 0.0
+    if not np.isfinite(scale) or scale == 0:
+        return x
+    quantum = 10.0 ** (math.floor(math.log10(scale)) - 11)
+    return np.round(x / quantum) * quantum
+
+
+def pearson(x: np.ndarray, z: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    """Pearson r along the last axis (any batch shape); ``w`` a 0/1 validity mask; NaN where undefined.
+
+    Examples
+    --------
+    >>> pearson(np.array([[1., 2, 3], [1, 1, 1]]), np.array([1., 2, 4]), None).round(4).tolist()
+    [0.9820, nan]
+    """
+    if w is None:
+        xc = x - x.mean(axis=-1, keepdims=True)
+        zc = z - z.mean(axis=-1, keepdims=True)
+        sxz = (xc * zc).sum(axis=-1)
+        sxx = (xc * xc).sum(axis=-1)
+        szz = (zc * zc).sum(axis=-1)
+    else:
+        n = w.sum(axis=-1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            xc = (x - (w * x).sum(axis=-1, keepdims=True) / n) * w
+            zc = (z - (w * z).sum(axis=-1, keepdims=True) / n) * w
+        sxz = (xc * zc).sum(axis=-1)
+        sxx = (xc * xc).sum(axis=-1)
+        szz = (zc * zc).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = sxz / np.sqrt(sxx * szz)
+    # a constant vector has zero variance: the correlation is undefined, as scipy says (decided exactly)
+    defined = ~constant(x, w) & ~constant(z, w) & (sxx > 0) & (szz > 0)
+    r = np.where(defined, r, np.nan)
+    return np.clip(r, -1.0, 1.0)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def pearson_row(n, sx, sz, sxx, szz, sxz, defined, weights, r, weak):  # pragma: no cover - compiled
+    """Per-input r from sums over ``n`` pairs (as :func:`~metaeval.stats.correlation.pearson_from_sums`) for one
+    resample: fills ``r`` (NaN where not ``defined`` or a variance is not positive) and ``weak`` (the variance
+    lost most of its digits, below 1e-6 of the mean square: the caller recomputes r from the values);
+    returns the mean of the defined r with multiplicities ``weights`` (NaN if none). r and ``weak`` are
+    filled by separate branch-free loops, which LLVM vectorizes (square roots and divisions four at a
+    time; one combined loop with ``min``/``max`` did not vectorize and was 5x slower)."""
+    M = sx.shape[0]
+    nf = float(n)
+    for m in range(M):
+        vx = nf * sxx[m] - sx[m] * sx[m]
+        vz = nf * szz[m] - sz[m] * sz[m]
+        rm = (nf * sxz[m] - sx[m] * sz[m]) / np.sqrt(vx * vz)
+        rm = 1.0 if rm > 1.0 else rm
+        rm = -1.0 if rm < -1.0 else rm
+        ok = defined[m] and vx > 0 and vz > 0
+        r[m] = rm if ok else np.nan
+    for m in range(M):
+        vx = nf * sxx[m] - sx[m] * sx[m]
+        vz = nf * szz[m] - sz[m] * sz[m]
+        weak[m] = defined[m] and ((vx <= 1e-6 * nf * sxx[m]) or (vz <= 1e-6 * nf * szz[m]))
+    total = 0.0
+    count = 0.0
+    for m in range(M):
+        if r[m] == r[m]:
+            total += weights[m] * r[m]
+            count += weights[m]
+    return total / count if count > 0 else np.nan
+
+
+# ----------------------------------------------------------------------------------------------------
+# Summary-level Perm-Both Pearson
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _unpack_row(bits, packed, i, M, coin):  # pragma: no cover - compiled
+    """Coins i .. i + M - 1 into ``coin`` (0.0 / 1.0): from bytes of 0/1 (``packed`` False: a boolean array's
+    bytes) or from packed bits (np.unpackbits order: high bit first, as :func:`fair_bits` draws them)."""
+    if not packed:
+        for m in range(M):
+            coin[m] = bits[i + m]
+        return
+    m = 0
+    while m < M and (i & 7) != 0:  # the row's first bits share a byte with the previous row
+        coin[m] = (bits[i >> 3] >> (7 - (i & 7))) & 1
+        m += 1
+        i += 1
+    k = i >> 3
+    while m + 8 <= M:
+        byte = bits[k]
+        for j in range(8):
+            coin[m + j] = (byte >> (7 - j)) & 1
+        m += 8
+        k += 1
+    i = k * 8
+    while m < M:
+        coin[m] = (bits[i >> 3] >> (7 - (i & 7))) & 1
+        m += 1
+        i += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def perm_summary_corr(bits, packed, B, D1, D2, D3, E1, E2, base, codes, z_ok):  # pragma: no cover - compiled
+    """Per-input Pearson r of the permuted X and Y with Z for every trial and permutation (Perm-Both,
+    summary level, one metric pair per trial): the sums over systems of the swapped cells' changes (D1..D3
+    (T, N, M)), summed over n in order as ``np.einsum("tbnm,tnm->tbm", coins, D)`` does, then turned into r
+    by :func:`pearson_row` (the same floats as :func:`~metaeval.stats.correlation.pearson_from_sums`), without
+    its (T, B, M) temporaries.
+
+    E1, E2 (T, N, M) are the changes of the integer codes and ``codes`` (4, T, M) their sums (cx, cx^2, cy,
+    cy^2), all as floats: small integers, so every sum is exact (and vectorizes, unlike int64 products);
+    ``base`` (8, T, M): sx, sxx, sxz, sy, syy, syz, sz, szz of the unpermuted centred columns; ``z_ok``
+    (T, M): Z's column is not constant. Returns r_x, r_y (T, B, M) (NaN where undefined) and the masks
+    (T, B, M) of the cells pearson_from_sums would refine (variance below 1e-6 of the mean square)."""
+    T, N, M = D1.shape
+    rx = np.empty((T, B, M))
+    ry = np.empty((T, B, M))
+    wx = np.zeros((T, B, M), np.bool_)
+    wy = np.zeros((T, B, M), np.bool_)
+    s1 = np.empty(M)
+    s2 = np.empty(M)
+    s3 = np.empty(M)
+    c1 = np.empty(M)
+    c2 = np.empty(M)
+    coin = np.empty(M)
+    px = np.empty(M)
+    pxx = np.empty(M)
+    pxz = np.empty(M)
+    py = np.empty(M)
+    pyy = np.empty(M)
+    pyz = np.empty(M)
+    x_def = np.empty(M, np.bool_)
+    y_def = np.empty(M, np.bool_)
+    ones = np.ones(M)
+    for t in range(T):
+        sz = base[6, t]
+        szz = base[7, t]
+        for b in range(B):
+            s1[:] = 0.0
+            s2[:] = 0.0
+            s3[:] = 0.0
+            c1[:] = 0.0
+            c2[:] = 0.0
+            start = (t * B + b) * N * M
+            for n in range(N):
+                _unpack_row(bits, packed, start + n * M, M, coin)
+                d1, d2, d3, e1, e2 = D1[t, n], D2[t, n], D3[t, n], E1[t, n], E2[t, n]
+                for m in range(M):
+                    c = coin[m]
+                    s1[m] += c * d1[m]
+                    s2[m] += c * d2[m]
+                    s3[m] += c * d3[m]
+                    c1[m] += c * e1[m]
+                    c2[m] += c * e2[m]
+            for m in range(M):
+                px[m] = base[0, t, m] + s1[m]
+                pxx[m] = base[1, t, m] + s2[m]
+                pxz[m] = base[2, t, m] + s3[m]
+                k1 = codes[0, t, m] + c1[m]
+                k2 = codes[1, t, m] + c2[m]
+                x_def[m] = (N * k2 - k1 * k1 != 0) and z_ok[t, m]
+                py[m] = base[3, t, m] - s1[m]
+                pyy[m] = base[4, t, m] - s2[m]
+                pyz[m] = base[5, t, m] - s3[m]
+                k1 = codes[2, t, m] - c1[m]
+                k2 = codes[3, t, m] - c2[m]
+                y_def[m] = (N * k2 - k1 * k1 != 0) and z_ok[t, m]
+            pearson_row(N, px, sz, pxx, szz, pxz, x_def, ones, rx[t, b], wx[t, b])
+            pearson_row(N, py, sz, pyy, szz, pyz, y_def, ones, ry[t, b], wy[t, b])
+    return rx, ry, wx, wy
+
+
+@numba.njit(cache=True)
+def perm_summary_shared(Xs, Yss, Zc, Zraw, coins, packed):  # pragma: no cover - compiled
+    """Summary-level Pearson with Z of the two permuted matrices (X's standardized cells swapped with Y_k's
+    where ``coins[m, b, n]``) on every permutation, for every one of K metrics Y_k sharing the coins: means
+    (2, K, B), per-input r (2, K, B, M) and the weak cells. The sums of a permuted column are the original
+    sums plus the coins' changes (X and Y centred by one shift per column); ``packed[m, b, h]`` holds the
+    coins of systems 8h..8h+7 as one byte, and a table of the changes of all 256 subsets of those systems
+    turns the sum over N systems into N/8 look-ups (the "four Russians" trick; one column's table stays in
+    cache while its resamples are summed). r from the sums by :func:`pearson_row`, as
+    :func:`perm_summary_corr`. Constancy is decided exactly on the values; a column with two systems whose
+    four values all differ can never be constant, which skips the check. O(K M 256 N / 8 + K B M N / 8)."""
+    K, N, M = Yss.shape
+    B = coins.shape[1]
+    H = packed.shape[2]
+    means = np.empty((2, K, B))
+    r = np.empty((2, K, B, M))
+    weak = np.zeros((2, K, B, M), np.bool_)
+    sz = np.zeros(M)
+    szz = np.zeros(M)
+    ones = np.ones(M)
+    z_def = np.zeros(M, np.bool_)
+    for m in range(M):
+        for n in range(1, N):
+            if Zraw[n, m] != Zraw[0, m]:
+                z_def[m] = True
+                break
+        for n in range(N):
+            sz[m] += Zc[n, m]
+            szz[m] += Zc[n, m] * Zc[n, m]
+    for k in range(K):
+        Ys = Yss[k]
+        D = np.empty((N, M))
+        D2 = np.empty((N, M))
+        DZ = np.empty((N, M))
+        bx = np.zeros(M)
+        bxx = np.zeros(M)
+        bxz = np.zeros(M)
+        by = np.zeros(M)
+        byy = np.zeros(M)
+        byz = np.zeros(M)
+        px = np.zeros(M)
+        pxx = np.zeros(M)
+        pxz = np.zeros(M)
+        py = np.zeros(M)
+        pyy = np.zeros(M)
+        pyz = np.zeros(M)
+        table = np.zeros((H, 256, 3))
+        sums = np.empty((3, B, M))
+        may_be_constant = np.zeros(M, np.bool_)
+        x_def = np.zeros(M, np.bool_)
+        y_def = np.zeros(M, np.bool_)
+        for m in range(M):
+            # one shift per column for both metrics: a permuted column mixes cells of X and Y
+            mx = 0.0
+            my = 0.0
+            for n in range(N):
+                mx += Xs[n, m]
+                my += Ys[n, m]
+            centre = (mx / N + my / N) / 2
+            bx[m] = bxx[m] = bxz[m] = by[m] = byy[m] = byz[m] = 0.0
+            for n in range(N):
+                x = Xs[n, m] - centre
+                y = Ys[n, m] - centre
+                z = Zc[n, m]
+                bx[m] += x
+                bxx[m] += x * x
+                bxz[m] += x * z
+                by[m] += y
+                byy[m] += y * y
+                byz[m] += y * z
+                D[n, m] = y - x
+                D2[n, m] = y * y - x * x
+                DZ[n, m] = (y - x) * z
+            for h in range(H):
+                # subsets containing system 8h + i: the subsets of the systems before it, plus it
+                for i in range(8):
+                    n = 8 * h + i
+                    d, d2, dz = (D[n, m], D2[n, m], DZ[n, m]) if n < N else (0.0, 0.0, 0.0)
+                    for sub in range(1 << i):
+                        table[h, sub | (1 << i), 0] = table[h, sub, 0] + d
+                        table[h, sub | (1 << i), 1] = table[h, sub, 1] + d2
+                        table[h, sub | (1 << i), 2] = table[h, sub, 2] + dz
+            for b in range(B):
+                s0 = s1 = s2_ = 0.0
+                for h in range(H):
+                    t = packed[m, b, h]
+                    s0 += table[h, t, 0]
+                    s1 += table[h, t, 1]
+                    s2_ += table[h, t, 2]
+                sums[0, b, m] = s0
+                sums[1, b, m] = s1
+                sums[2, b, m] = s2_
+            may_be_constant[m] = True
+            for n1 in range(N):
+                a1, a2 = Xs[n1, m], Ys[n1, m]
+                for n2 in range(n1 + 1, N):
+                    b1, b2 = Xs[n2, m], Ys[n2, m]
+                    if a1 != b1 and a1 != b2 and a2 != b1 and a2 != b2:
+                        may_be_constant[m] = False
+                        break
+                if not may_be_constant[m]:
+                    break
+        for b in range(B):
+            s, s2, sdz = sums[0, b], sums[1, b], sums[2, b]
+            for m in range(M):
+                px[m] = bx[m] + s[m]
+                pxx[m] = bxx[m] + s2[m]
+                pxz[m] = bxz[m] + sdz[m]
+                py[m] = by[m] - s[m]
+                pyy[m] = byy[m] - s2[m]
+                pyz[m] = byz[m] - sdz[m]
+                x_def[m] = z_def[m]
+                y_def[m] = z_def[m]
+                if z_def[m] and may_be_constant[m]:
+                    x0 = Ys[0, m] if coins[m, b, 0] else Xs[0, m]
+                    y0 = Xs[0, m] if coins[m, b, 0] else Ys[0, m]
+                    x_def[m] = False
+                    y_def[m] = False
+                    for n in range(1, N):
+                        if (Ys[n, m] if coins[m, b, n] else Xs[n, m]) != x0:
+                            x_def[m] = True
+                            break
+                    for n in range(1, N):
+                        if (Xs[n, m] if coins[m, b, n] else Ys[n, m]) != y0:
+                            y_def[m] = True
+                            break
+            means[0, k, b] = pearson_row(N, px, sz, pxx, szz, pxz, x_def, ones, r[0, k, b], weak[0, k, b])
+            means[1, k, b] = pearson_row(N, py, sz, pyy, szz, pyz, y_def, ones, r[1, k, b], weak[1, k, b])
+    return means, r, weak

@@ -1,0 +1,235 @@
+"""The library's structure, read from its source with :mod:`ast` (nothing is imported):
+
+* layers import only downward: ``metrics`` -> ``stats`` -> ``data`` -> ``studies`` -> ``run`` (a module may
+  import from layers listed before its own, and from the private top-level modules ``metaeval._*``);
+* no import cycle between modules of ``lib/metaeval`` (an import inside a function counts: a cycle dodged by a
+  function-local import is still a cycle a reader has to hold in their head);
+* no private name (``_foo``) imported across modules, except from a private module (``_name.py`` or a module
+  inside a ``_package``), which exists to be shared.
+
+Every module is covered without a list to maintain: a new module joins its layer by its folder.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+LIB = Path(__file__).resolve().parents[1] / "lib"
+PACKAGE = "metaeval"
+LAYERS = ("metrics", "stats", "data", "studies", "run")
+
+# Known violations, each with the reason it is kept (none today). A violation not listed here fails the test;
+# a listed one that is gone fails it too (so the list only ever shrinks).
+KNOWN_CYCLES: set[frozenset[str]] = set()
+KNOWN_PRIVATE_IMPORTS: set[tuple[str, str, str]] = set()
+KNOWN_UPWARD_IMPORTS: set[tuple[str, str]] = set()
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str  # dotted module name
+    module: str  # the metaeval module imported from (resolved to a module, not a package attribute)
+    names: tuple[str, ...]  # names taken from it (empty for `import x`)
+    line: int
+    type_only: bool  # under `if TYPE_CHECKING:` (never executed)
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(LIB).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in sorted((LIB / PACKAGE).rglob("*.py"))}
+
+
+MODULES = _modules()
+
+
+def _is_package(name: str) -> bool:
+    return MODULES.get(name, Path()).name == "__init__.py"
+
+
+def _absolute(importer: str, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    base = importer.split(".")
+    if not _is_package(importer):
+        base = base[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    ids: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                ids.update(id(n) for n in ast.walk(child))
+    return ids
+
+
+def imports_of(name: str) -> list[Import]:
+    """Every import of a metaeval module in module ``name`` (module level or inside functions)."""
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    typed = _type_checking_nodes(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == PACKAGE and alias.name in MODULES:
+                    found.append(Import(name, alias.name, (), node.lineno, id(node) in typed))
+        elif isinstance(node, ast.ImportFrom):
+            source = _absolute(name, node)
+            if source.split(".")[0] != PACKAGE:
+                continue
+            for alias in node.names:
+                sub = f"{source}.{alias.name}"
+                if sub in MODULES:  # `from metaeval.run import notebooks`: the module itself
+                    found.append(Import(name, sub, (), node.lineno, id(node) in typed))
+                elif source in MODULES:
+                    found.append(Import(name, source, (alias.name,), node.lineno, id(node) in typed))
+    return found
+
+
+ALL_IMPORTS = [imp for name in MODULES for imp in imports_of(name)]
+
+
+def layer(module: str) -> int | None:
+    """The layer index of a module (None: the package root or a private top-level module)."""
+    parts = module.split(".")
+    return LAYERS.index(parts[1]) if len(parts) > 1 and parts[1] in LAYERS else None
+
+
+def _private_module(module: str) -> bool:
+    """``metaeval._io``, ``metaeval.metrics._inputs``, ``metaeval.x._pkg.y``: modules that exist to be shared
+    (``__main__``, ``__init__`` are not private modules)."""
+    return any(part.startswith("_") and not part.startswith("__") for part in module.split(".")[1:])
+
+
+def test_every_library_folder_is_a_known_layer():
+    folders = {p.name for p in (LIB / PACKAGE).iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders - set(LAYERS) <= {p for p in folders if p.startswith("_")}, (
+        f"unknown layer folder(s) {sorted(folders - set(LAYERS))}: add them to LAYERS (and to the README picture)")
+
+
+def upward_imports() -> set[tuple[str, str]]:
+    bad = set()
+    for imp in ALL_IMPORTS:
+        if imp.type_only:
+            continue
+        mine, theirs = layer(imp.importer), layer(imp.module)
+        if mine is None and theirs is not None and _private_module(imp.importer):
+            bad.add((imp.importer, imp.module))  # a private helper (metaeval._io, ...) depends on no layer
+        elif mine is not None and theirs is not None and theirs > mine:
+            bad.add((imp.importer, imp.module))
+    return bad
+
+
+def test_layers_import_only_downward():
+    bad = upward_imports()
+    new = sorted(bad - KNOWN_UPWARD_IMPORTS)
+    assert not new, "imports against the layer order (metrics -> stats -> data -> studies -> run): " + ", ".join(
+        f"{a} imports {b}" for a, b in new)
+    assert not (KNOWN_UPWARD_IMPORTS - bad), f"fixed, remove from KNOWN_UPWARD_IMPORTS: {KNOWN_UPWARD_IMPORTS - bad}"
+
+
+def _graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {name: set() for name in MODULES}
+    for imp in ALL_IMPORTS:
+        if imp.type_only or imp.module == imp.importer:
+            continue
+        # a package's __init__ that re-exports (or lazily maps) its modules is not part of a cycle with them:
+        # importing `metaeval.x.y` runs `metaeval/__init__` and `metaeval/x/__init__` first by construction
+        if _is_package(imp.importer) and imp.module.startswith(imp.importer + "."):
+            continue
+        if _is_package(imp.module) and imp.importer.startswith(imp.module + "."):
+            continue
+        graph[imp.importer].add(imp.module)
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The strongly connected components with more than one module."""
+    import networkx as nx
+
+    g = nx.DiGraph()
+    g.add_nodes_from(graph)
+    g.add_edges_from((a, b) for a, targets in graph.items() for b in targets)
+    return sorted((frozenset(c) for c in nx.strongly_connected_components(g) if len(c) > 1), key=sorted)
+
+
+def test_cycle_finder_finds_a_planted_cycle():
+    # which bug would this catch? a finder that never reports anything
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert import_cycles(graph) == [frozenset({"a", "b", "c"})]
+    assert import_cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycle_in_the_library():
+    cycles = set(import_cycles(_graph()))
+    new = cycles - KNOWN_CYCLES
+    assert not new, "import cycles (function-local imports count): " + "; ".join(
+        " <-> ".join(sorted(c)) for c in new)
+    assert not (KNOWN_CYCLES - cycles), f"fixed, remove from KNOWN_CYCLES: {KNOWN_CYCLES - cycles}"
+
+
+def private_imports() -> set[tuple[str, str, str]]:
+    bad = set()
+    for imp in ALL_IMPORTS:
+        if imp.type_only or _private_module(imp.module):
+            continue
+        for name in imp.names:
+            if name.startswith("_") and not name.startswith("__"):
+                bad.add((imp.importer, imp.module, name))
+    return bad
+
+
+def test_no_private_name_imported_across_modules():
+    bad = private_imports()
+    new = sorted(bad - KNOWN_PRIVATE_IMPORTS)
+    assert not new, ("private names imported from a public module (move them to a private module `_name.py` "
+                     "that both import, or make them public): "
+                     + ", ".join(f"{a} imports {n} from {b}" for a, b, n in new))
+    assert not (KNOWN_PRIVATE_IMPORTS - bad), (
+        f"fixed, remove from KNOWN_PRIVATE_IMPORTS: {sorted(KNOWN_PRIVATE_IMPORTS - bad)}")
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("from metaeval.stats.significance import _tail", [("metaeval.stats.significance", "_tail")]),
+    ("from metaeval.stats._kernels import _tail", []),
+    ("from metaeval import _io", []),
+    ("from ._inputs import _check", []),
+])
+def test_private_import_rule_on_planted_sources(tmp_path, monkeypatch, source, expected):
+    # which bug would this catch? a rule that misses `from x import _y`, or flags the private modules' use
+    module = "metaeval.metrics.planted"
+    path = tmp_path / "planted.py"
+    path.write_text(source + "\n", encoding="utf-8")
+    monkeypatch.setitem(MODULES, module, path)
+    monkeypatch.setitem(MODULES, "metaeval.stats._kernels", tmp_path / "k.py")
+    monkeypatch.setitem(MODULES, "metaeval.metrics._inputs", tmp_path / "i.py")
+    found = [(i.module, n) for i in imports_of(module) if not _private_module(i.module)
+             for n in i.names if n.startswith("_")]
+    assert found == expected
+
+
+def test_every_module_has_a_row_in_the_tests_readme():
+    """tests/README.md maps modules to their tests: a new module or a renamed test file updates it."""
+    import re
+
+    text = (Path(__file__).parent / "README.md").read_text(encoding="utf-8")
+    table = text[text.index("## Module -> tests"):]
+    named = set(re.findall(r"`([A-Za-z_/]+\.py)`", table))
+    modules = [p.relative_to(LIB / PACKAGE).as_posix() for p in MODULES.values()]
+    missing = [rel for rel in modules if rel not in named and (rel == "__init__.py" or not rel.endswith("/__init__.py"))]
+    assert not missing, f"modules without a row in tests/README.md: {missing}"
+    tests_named = {n for n in named if n.startswith("test_")}
+    absent = sorted(n for n in tests_named if not (Path(__file__).parent / n).exists())
+    assert not absent, f"tests/README.md names test files that do not exist: {absent}"

@@ -1,0 +1,140 @@
+"""JupyterLab as a reader uses it (issue 25 item 4): a double-click on a notebook source opens a notebook, which
+runs and shows its figure and its conclusions; saving it keeps the source's parameters cell.
+
+Headless Chromium from Debian (``/usr/bin/chromium``, ``/usr/bin/chromedriver``) driven by selenium; skipped
+with a message when either is absent. JupyterLab runs on a free loopback port with a token, the settings that
+``make setup`` installs (``jupyter/``) and throw-away user settings, on a copy of one notebook source in a
+temporary folder. The notebook is ``00_dataset_check`` (its defaults are small: about 5 s of kernel time).
+
+Minimal fixture: the shared browser helpers of helper ``teach`` (tests/browser) were not in main when this was
+written; this file starts the server and the driver itself and kills both in ``finally``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = "00_dataset_check.py"
+
+selenium = pytest.importorskip("selenium", reason="selenium is not installed (pip install selenium)")
+if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+    pytest.skip(f"headless browser test skipped: {CHROMIUM} or {CHROMEDRIVER} is absent (apt-get install chromium "
+                "chromium-driver)", allow_module_level=True)
+
+from selenium import webdriver  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support import expected_conditions as ec  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def lab(tmp_path):
+    """(url, token, root, log): JupyterLab serving a temporary folder that holds one notebook source."""
+    root = tmp_path / "lab"
+    (root / "notebooks").mkdir(parents=True)
+    shutil.copy(ROOT / "notebooks" / NOTEBOOK, root / "notebooks" / NOTEBOOK)
+    port, token = _free_port(), "metaeval-test-token"
+    env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "user-settings"),
+           "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "rt"),
+           "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT / "lib"), os.environ.get("PYTHONPATH", "")) if p)}
+    log = open(tmp_path / "lab.log", "w")
+    server_config = json.loads((ROOT / "jupyter/jupyter_server_config.d/metaeval.json").read_text())
+    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ServerApp.ip=127.0.0.1",
+           "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+           f"--LabApp.app_settings_dir={ROOT / 'jupyter/lab/settings'}", "--LabApp.expose_app_in_browser=True",
+           f"--ContentsManager.pre_save_hook={server_config['ContentsManager']['pre_save_hook']}"]
+    if os.geteuid() == 0:  # containers and CI runners often run as root, which jupyter refuses by default
+        cmd.append("--allow-root")
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=5).read()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log.flush()
+                    pytest.fail(f"JupyterLab did not start: {(tmp_path / 'lab.log').read_text()[-2000:]}")
+                time.sleep(0.5)
+        yield url, token, root, tmp_path / "lab.log"
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)  # the server and its kernels
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        log.close()
+
+
+@pytest.fixture
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def test_double_click_opens_runs_and_renders(lab, browser):
+    url, token, root, log = lab
+    wait = WebDriverWait(browser, 240)
+    browser.get(f"{url}/lab/tree/notebooks?token={token}")
+    item = wait.until(ec.element_to_be_clickable(
+        (By.XPATH, f"//li[contains(@class, 'jp-DirListing-item')][.//span[text()='{NOTEBOOK}']]")))
+    ActionChains(browser).double_click(item).perform()
+    # a notebook, not the text editor
+    wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, ".jp-NotebookPanel .jp-Cell")))
+    assert not browser.find_elements(By.CSS_SELECTOR, ".jp-FileEditor")
+    wait.until(lambda d: d.execute_script(
+        "const w = window.jupyterapp.shell.currentWidget;"
+        "return w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel"
+        " && w.sessionContext.session.kernel.connectionStatus === 'connected';"))
+    browser.execute_script("window.jupyterapp.commands.execute('notebook:run-all-cells');")
+    # a figure and the generated conclusions
+    wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, ".jp-RenderedImage img")))
+    wait.until(lambda d: any("systems × 100 inputs" in e.text
+                             for e in d.find_elements(By.CSS_SELECTOR, ".jp-RenderedMarkdown")))
+    errors = browser.find_elements(By.CSS_SELECTOR, "[data-mime-type='application/vnd.jupyter.error']")
+    assert not errors, errors[0].text[:2000]
+
+    # an edited parameters cell, saved: the source on disk keeps its defaults, the other cells save as edited
+    source = (root / "notebooks" / NOTEBOOK).read_text()
+    browser.execute_script(
+        "const nb = window.jupyterapp.shell.currentWidget.content;"
+        "const cells = nb.model.cells;"
+        "cells.get(0).sharedModel.setSource('dataset = \"realsumm\"  # changed');"
+        "const last = cells.get(cells.length - 1); last.sharedModel.setSource(last.sharedModel.getSource() + '\\n');")
+    browser.execute_script("window.jupyterapp.commands.execute('docmanager:save');")
+    wait.until(lambda d: (root / "notebooks" / NOTEBOOK).read_text() != source)
+    saved = (root / "notebooks" / NOTEBOOK).read_text()
+    assert 'dataset = "summeval"' in saved and "realsumm\"  # changed" not in saved
+    assert "the parameters cell was not saved" in log.read_text()
