@@ -131,3 +131,116 @@ def test_parallel_folds_give_the_same_result():
     parallel = cross_validate(X, y, groups, model="ridge", folds=4, rng=3, n_jobs=2)
     np.testing.assert_array_equal(serial.predictions, parallel.predictions)
     assert serial.params == parallel.params
+
+
+# ----------------------------------------------------------------------------------------------------
+# Fold leakage, degenerate targets, determinism, the paper's presets
+
+
+@pytest.mark.parametrize("model", ["ridge", "best-single", "mlp"])
+def test_preprocessing_sees_only_training_rows(model):
+    """Out-of-fold predictions of a test fold may depend on a test row's features only through that row.
+
+    A scaler (or any preprocessing) fitted on training plus test rows lets one test row's features move every
+    other prediction of its fold: an extreme value in one test row must leave the other rows of its fold
+    bit-identical (and a test row's target must change no prediction of its fold). Planted bug: the feature
+    StandardScaler fitted on ``vstack([Xtr, Xte])`` in ``_fit_predict``: this test fails."""
+    rng, groups, X = grouped_data(n_groups=24, per_group=5, p=4, seed=8)
+    y = X[:, 0] - X[:, 1] + 0.3 * rng.normal(size=len(X))
+    grid = TINY_GRID if model == "mlp" else None
+    base = cross_validate(X, y, groups, model=model, folds=4, rng=2, grid=grid)
+    i = int(np.flatnonzero(base.fold == 1)[0])
+    same_fold = (base.fold == 1) & (np.arange(len(y)) != i)
+    X2 = X.copy()
+    X2[i] = [1e3, -1e3, 5e2, 2e3]
+    moved = cross_validate(X2, y, groups, model=model, folds=4, rng=2, grid=grid)
+    np.testing.assert_array_equal(moved.predictions[same_fold], base.predictions[same_fold])
+    assert moved.predictions[i] != base.predictions[i]  # the row itself is predicted from its new features
+    y2 = y.copy()
+    y2[i] = 1e3
+    relabelled = cross_validate(X, y2, groups, model=model, folds=4, rng=2, grid=grid)
+    np.testing.assert_array_equal(relabelled.predictions[base.fold == 1], base.predictions[base.fold == 1])
+
+
+def test_best_single_undefined_spearman_is_nan_with_a_warning():
+    """A constant target: every Spearman correlation is undefined: NaN and a DegenerateResultWarning, never 0.0."""
+    from metaeval import DegenerateResultWarning
+
+    _, groups, X = grouped_data(n_groups=24, per_group=5, p=3, seed=9)
+    with pytest.warns(DegenerateResultWarning, match="target is constant.*undefined"):
+        res = cross_validate(X, np.ones(120), groups, model="best-single", folds=4, rng=0)
+    assert all(np.isnan(p["spearman"]) and p["feature"] is None for p in res.params)
+    np.testing.assert_array_equal(res.predictions, 1.0)
+    # a constant feature is skipped (NaN), not chosen for a 0.0
+    Xc = X.copy()
+    Xc[:, 0] = 3.0
+    y = X[:, 2] + 0.1 * np.random.default_rng(0).normal(size=120)
+    res = cross_validate(Xc, y, groups, model="best-single", folds=4, rng=0)
+    assert all(p["feature"] == "2" for p in res.params)
+
+
+_DETERMINISM = """
+import hashlib, json, sys
+import numpy as np
+from metaeval.combination import cross_validate
+rng = np.random.default_rng(6)
+groups = np.repeat(np.arange(30), 8)
+X = rng.normal(size=(240, 20)); y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=240)
+if sys.argv[1] == "misaligned":  # the same values at another memory alignment
+    buf = np.empty(X.size + 1); Xa = buf[1:].reshape(X.shape); Xa[:] = X; X = Xa
+grid = ({"depth": 2, "width": 33, "alpha": 1e-2, "max_iter": 60}, {"depth": 1, "width": 17, "alpha": 1e-1, "max_iter": 60})
+r = cross_validate(X, y, groups, model="mlp", folds=3, rng=11, grid=grid)
+print(json.dumps([hashlib.sha256(r.predictions.tobytes()).hexdigest(), [repr(p) for p in r.params]]))
+"""
+
+
+def test_mlp_is_bit_identical_across_processes_threads_and_alignment():
+    """Two runs in fresh processes, with 1 or 2 BLAS/OpenMP threads and aligned or misaligned inputs, give
+    bit-identical predictions and chosen hyper-parameters (issue: chosen_hyperparameters.csv differing in the
+    16th digit between runs)."""
+    import os
+    import subprocess
+    import sys
+
+    outputs = []
+    for threads, layout in (("1", "aligned"), ("2", "aligned"), ("2", "misaligned"), ("1", "aligned")):
+        env = {**os.environ, "OPENBLAS_NUM_THREADS": threads, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+        done = subprocess.run([sys.executable, "-c", _DETERMINISM, layout], env=env, capture_output=True, text=True,
+                              timeout=600, check=True)
+        outputs.append(done.stdout.strip().splitlines()[-1])
+    assert len(set(outputs)) == 1, outputs
+
+
+def test_select_each_is_one_model_per_target():
+    """select="each" chooses a configuration per target on that target's inner error. Ridge is separable over
+    targets, so the multi-output fits must equal one single-target cross-validation per target exactly."""
+    rng, groups, X = grouped_data(n_groups=30, per_group=6, p=8, seed=10)
+    Y = pd.DataFrame({"a": X[:, 0] + 2.0 * rng.normal(size=len(X)),  # noisy: a strong penalty wins
+                      "b": X @ rng.normal(size=8) + 0.05 * rng.normal(size=len(X))})  # clean: a weak one
+    grid = ({"alpha": 0.01}, {"alpha": 1.0}, {"alpha": 300.0})
+    each = cross_validate(X, Y, groups, model="ridge", folds=4, rng=5, grid=grid, select="each")
+    for k, col in enumerate("ab"):
+        one = cross_validate(X, Y[col], groups, model="ridge", folds=4, rng=5, grid=grid)
+        np.testing.assert_allclose(each.predictions[:, k], one.predictions, rtol=0, atol=1e-10)
+        assert [p["per_target"][k]["alpha"] for p in each.params] == [p["alpha"] for p in one.params]
+        assert all(p["per_target"][k]["target"] == col for p in each.params)
+    chosen = {(p["per_target"][0]["alpha"], p["per_target"][1]["alpha"]) for p in each.params}
+    assert any(a != b for a, b in chosen)  # the two targets did choose differently: the test has teeth
+    joint = cross_validate(X, Y, groups, model="ridge", folds=4, rng=5, grid=grid, select="all")
+    assert "per_target" not in joint.params[0]
+
+
+def test_paper_presets_build_the_papers_networks():
+    from metaeval.metrics.combination import _mlp, mlp_grid, ridge_grid
+
+    sizes = {name: {_mlp(p, 0).hidden_layer_sizes for p in mlp_grid(name)}
+             for name in ("paper-duc", "paper-bioasq", "paper-multitask")}
+    # Figures 3 (DUC-2004 S-ROUGE: 5 x 512), 4 (BioASQ S-ROUGE: 5 x 256), 5 (BioASQ M-ROUGE: up to 4 x 256)
+    assert sizes == {"paper-duc": {(512,) * 5}, "paper-bioasq": {(256,) * 5}, "paper-multitask": {(256,) * 4}}
+    for name in sizes:
+        grid = mlp_grid(name)
+        assert len({p["alpha"] for p in grid}) == len(grid) >= 3  # an L2 search
+        assert all(_mlp(p, 0).early_stopping and _mlp(p, 0).learning_rate_init == 1e-3 for p in grid)
+        assert len(ridge_grid(len(grid))) == len(grid)  # the same tuning budget for ridge
+    with pytest.raises(ValueError, match="unknown MLP search 'paper'"):
+        cross_validate(np.zeros((20, 2)), np.arange(20.0), np.arange(20), model="mlp", grid="paper")

@@ -19,12 +19,28 @@ Protocol
   not exist in scikit-learn), ``"ridge"`` (:class:`~sklearn.linear_model.Ridge` over a grid of ``alpha``)
   and ``"best-single"`` (the feature with the largest absolute Spearman correlation with the target on the
   training rows, mapped to the target's scale by a least-squares line fitted on them).
-* Several target columns: ``"mlp"`` and ``"ridge"`` fit one multi-output model (M-ROUGE, multi-task);
-  ``"best-single"`` chooses a feature per target. One column: S-ROUGE; the mean of the human scores:
-  MEAN-ROUGE.
+* Several target columns: ``"mlp"`` and ``"ridge"`` fit multi-output models (M-ROUGE, multi-task);
+  ``"best-single"`` chooses a feature per target. With ``select="all"`` one configuration is chosen on the
+  mean squared error over all targets; with ``select="each"`` one configuration per target, on that target's
+  error alone: the paper's M-ROUGE, "for each measure ... a network which predicts the scores for all four
+  measures", whose configuration depends on its measure (each target's column comes from its own network;
+  networks of equal configuration are the same fit, so this costs one multi-output search). One column:
+  S-ROUGE; the mean of the human scores: MEAN-ROUGE.
+* Named searches (``grid=``): ``"small"`` (2 configurations, the notebooks' default), ``"default"``
+  (:data:`MLP_GRID`, 4) and the paper's architectures (:data:`PAPER_GRIDS`): ``"paper-duc"`` (S-ROUGE on
+  DUC-2004, 5 x 512, Figure 3), ``"paper-bioasq"`` (S-ROUGE on BioASQ, 5 x 256, Figure 4) and
+  ``"paper-multitask"`` (M-ROUGE on BioASQ, "up to 4 layers of 128 or 256": 4 x 256, Figure 5), each with an
+  L2 search over :data:`PAPER_L2`. The paper regularised with dropout and L2 and trained with early
+  stopping; scikit-learn's MLP has no dropout, so early stopping (and L2) is the regulariser here.
+  :func:`ridge_grid` gives ridge the same number of inner-CV configurations (the same tuning budget).
 * Deterministic for a seed: every random choice (fold assignment, network initialisation, early-stopping
-  split) derives from ``rng``; BLAS runs single-threaded inside the fits (faster on a loaded machine and
-  free of thread-count-dependent rounding).
+  split) derives from ``rng``, and BLAS and OpenMP run single-threaded inside every fit
+  (:func:`threadpoolctl.threadpool_limits`): a multi-threaded BLAS splits sums by thread count and so rounds
+  differently from run to run. Two runs give bit-identical predictions and chosen configurations (tested in
+  fresh processes with other BLAS thread settings and other memory alignment of the inputs). The reported
+  inner-CV errors (``inner_mse``) and best-single's Spearman are rounded to 12 significant digits: they are
+  written to tables, and a feature computed on another machine or with another BLAS kernel can differ in its
+  last bit, which would show in their 16th digit (the predictions are not rounded).
 """
 
 from __future__ import annotations
@@ -37,7 +53,20 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-__all__ = ["MLP_GRID", "MLP_GRID_SMALL", "RIDGE_GRID", "CrossValidationResult", "cross_validate", "grouped_folds"]
+from metaeval._warnings import warn_degenerate
+
+__all__ = [
+    "MLP_GRID",
+    "MLP_GRID_SMALL",
+    "PAPER_GRIDS",
+    "PAPER_L2",
+    "RIDGE_GRID",
+    "CrossValidationResult",
+    "cross_validate",
+    "grouped_folds",
+    "mlp_grid",
+    "ridge_grid",
+]
 
 #: Default MLP search: depth 1-5, widths, L2 penalties; early stopping on (the paper trained with it).
 MLP_GRID: tuple[dict[str, Any], ...] = (
@@ -52,6 +81,17 @@ MLP_GRID_SMALL: tuple[dict[str, Any], ...] = (
     {"depth": 3, "width": 64, "alpha": 1e-2, "early_stopping": True},
 )
 RIDGE_GRID: tuple[dict[str, Any], ...] = tuple({"alpha": a} for a in (0.1, 1.0, 10.0, 100.0, 1000.0))
+#: Ridge penalties in the order :func:`ridge_grid` takes them: outward from 10, one decade at a time.
+_RIDGE_ORDER = (10.0, 100.0, 1.0, 1000.0, 0.1, 1e4, 0.01, 1e5, 1e-3)
+#: The L2 penalties searched with the paper's architectures (the paper drew them at random; a decade grid
+#: of the same size is reproducible).
+PAPER_L2 = (1e-3, 1e-2, 1e-1)
+#: The paper's networks (Miloulis et al., Figures 3-5): name -> (depth, width).
+PAPER_ARCHITECTURES = {"paper-duc": (5, 512), "paper-bioasq": (5, 256), "paper-multitask": (4, 256)}
+PAPER_GRIDS: dict[str, tuple[dict[str, Any], ...]] = {
+    name: tuple({"depth": d, "width": w, "alpha": a, "early_stopping": True} for a in PAPER_L2)
+    for name, (d, w) in PAPER_ARCHITECTURES.items()
+}
 MODELS = ("mlp", "ridge", "best-single")
 #: Epoch limit of the MLPs (early stopping usually ends training well before).
 MAX_ITER = 200
@@ -88,6 +128,34 @@ class CrossValidationResult:
         frame = pd.DataFrame(P, columns=list(self.target_names))
         frame["fold"] = self.fold
         return frame
+
+
+def mlp_grid(name: str) -> tuple[dict[str, Any], ...]:
+    """A named MLP search: ``"small"``, ``"default"`` or one of :data:`PAPER_GRIDS`.
+
+    Examples
+    --------
+    >>> [(p["depth"], p["width"], p["alpha"]) for p in mlp_grid("paper-bioasq")]
+    [(5, 256, 0.001), (5, 256, 0.01), (5, 256, 0.1)]
+    """
+    grids = {"small": MLP_GRID_SMALL, "default": MLP_GRID, **PAPER_GRIDS}
+    if name not in grids:
+        raise ValueError(f"grid: unknown MLP search {name!r}; known: {', '.join(grids)} (or a list of configurations)")
+    return tuple(dict(p) for p in grids[name])
+
+
+def ridge_grid(n: int) -> tuple[dict[str, Any], ...]:
+    """``n`` ridge penalties, outward from 10 one decade at a time: the same tuning budget as an n-configuration
+    MLP search (``ridge_grid(5)`` is :data:`RIDGE_GRID`).
+
+    Examples
+    --------
+    >>> [p["alpha"] for p in ridge_grid(2)], ridge_grid(5) == RIDGE_GRID
+    ([10.0, 100.0], True)
+    """
+    if not (isinstance(n, (int, np.integer)) and 1 <= n <= len(_RIDGE_ORDER)):
+        raise ValueError(f"ridge_grid: n must be an integer in 1..{len(_RIDGE_ORDER)}, got {n!r}")
+    return tuple({"alpha": a} for a in sorted(_RIDGE_ORDER[:n]))
 
 
 def _as_matrix(values: Any, what: str) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -176,48 +244,70 @@ def _spearman_columns(X: np.ndarray, y: np.ndarray) -> np.ndarray:
     den = np.sqrt((rx**2).sum(axis=0) * (ry**2).sum())
     with np.errstate(invalid="ignore", divide="ignore"):
         r = (rx * ry[:, None]).sum(axis=0) / den
-    return np.where(den > 0, r, 0.0)
+    # undefined (a constant column or target) is NaN, never 0.0: a 0.0 would read as "no association"
+    return np.where(den > 0, r, np.nan)
 
 
-def _best_single(Xtr, Ytr, Xte, names) -> tuple[np.ndarray, dict[str, Any]]:
+def _reported(x: float) -> float:
+    """A reported error or correlation, to 12 significant digits (see the module notes on determinism)."""
+    return float(f"{x:.12g}")
+
+
+def _best_single(Xtr, Ytr, Xte, names, target_names) -> tuple[np.ndarray, dict[str, Any]]:
     preds, chosen = [], []
     for t in range(Ytr.shape[1]):
         rho = _spearman_columns(Xtr, Ytr[:, t])
-        j = int(np.argmax(np.abs(rho)))
-        slope, intercept = np.polyfit(Xtr[:, j], Ytr[:, t], 1) if np.ptp(Xtr[:, j]) > 0 else (0.0, Ytr[:, t].mean())
+        if np.isnan(rho).all():
+            why = "the target is constant" if np.ptp(Ytr[:, t]) == 0 else "every feature is constant"
+            warn_degenerate(f"best-single, target {target_names[t]!r}: {why} on the training rows, so every "
+                            "Spearman correlation is undefined (NaN); no feature is chosen and the prediction "
+                            "is the training mean", stacklevel=2)
+            preds.append(np.full(Xte.shape[0], Ytr[:, t].mean()))
+            chosen.append({"feature": None, "spearman": np.nan})
+            continue
+        j = int(np.nanargmax(np.abs(rho)))  # a defined rho needs a non-constant column
+        slope, intercept = np.polyfit(Xtr[:, j], Ytr[:, t], 1)
         preds.append(intercept + slope * Xte[:, j])
-        chosen.append({"feature": names[j], "spearman": float(rho[j])})
+        chosen.append({"feature": names[j], "spearman": _reported(rho[j])})
     params = chosen[0] if len(chosen) == 1 else {"per_target": tuple(chosen)}
     return np.column_stack(preds), params
 
 
-def _one_fold(model, grid, inner_folds, seed, X, Y, groups, train, test, names):
+def _one_fold(model, grid, inner_folds, seed, X, Y, groups, train, test, names, target_names, select):
     from threadpoolctl import threadpool_limits
 
     Xtr, Ytr, Xte = X[train], Y[train], X[test]
     if model == "best-single":
-        return _best_single(Xtr, Ytr, Xte, names)
+        return _best_single(Xtr, Ytr, Xte, names, target_names)
     rng = np.random.default_rng(seed)
     fit_seed = int(rng.integers(2**31 - 1))
+    n_t = Ytr.shape[1]
     with threadpool_limits(limits=1):
         if len(grid) == 1:
-            best, scores = 0, [np.nan]
+            errors = np.full((1, n_t), np.nan)
         else:
             inner = grouped_folds(groups[train], inner_folds, rng)
             Ys = (Ytr - Ytr.mean(axis=0)) / np.where(Ytr.std(axis=0) > 0, Ytr.std(axis=0), 1.0)
-            scores = []
-            for params in grid:
-                errors = []
+            errors = np.empty((len(grid), n_t))  # inner-CV mean squared error per configuration and target
+            for c, params in enumerate(grid):
+                per_fold = []
                 for k in range(inner_folds):
                     tr, te = inner != k, inner == k
                     pred = _fit_predict(model, params, fit_seed, Xtr[tr], Ys[tr], Xtr[te])
-                    errors.append(np.mean((pred - Ys[te]) ** 2))
-                scores.append(float(np.mean(errors)))
-            best = int(np.argmin(scores))
-        pred = _fit_predict(model, grid[best], fit_seed, Xtr, Ytr, Xte)
-    chosen = dict(grid[best])
-    chosen["inner_mse"] = scores[best]
-    return pred, chosen
+                    per_fold.append(np.mean((pred - Ys[te]) ** 2, axis=0))
+                errors[c] = np.mean(per_fold, axis=0)
+        if select == "each" and n_t > 1:
+            # one network per target, each chosen on its target's error; equal configurations are one fit
+            best = [int(np.argmin(errors[:, t])) if len(grid) > 1 else 0 for t in range(n_t)]
+            fitted = {c: _fit_predict(model, grid[c], fit_seed, Xtr, Ytr, Xte) for c in sorted(set(best))}
+            pred = np.column_stack([fitted[c][:, t] for t, c in enumerate(best)])
+            chosen = tuple({**grid[c], "target": target_names[t], "inner_mse": _reported(errors[c, t])}
+                           for t, c in enumerate(best))
+            return pred, {"per_target": chosen}
+        total = errors.mean(axis=1)
+        b = int(np.argmin(total)) if len(grid) > 1 else 0
+        pred = _fit_predict(model, grid[b], fit_seed, Xtr, Ytr, Xte)
+    return pred, {**grid[b], "inner_mse": _reported(total[b])}
 
 
 def cross_validate(
@@ -228,8 +318,9 @@ def cross_validate(
     model: Literal["mlp", "ridge", "best-single"] = "mlp",
     folds: int = 10,
     rng: np.random.Generator | int | None = None,
-    grid: Sequence[Mapping[str, Any]] | Literal["small"] | None = None,
+    grid: Sequence[Mapping[str, Any]] | str | None = None,
     inner_folds: int = 3,
+    select: Literal["all", "each"] = "all",
     n_jobs: int = 1,
     progress: bool = False,
 ) -> CrossValidationResult:
@@ -250,10 +341,15 @@ def cross_validate(
         Seed of every random choice; the same seed gives the same result.
     grid : sequence of dict, optional
         Hyper-parameter configurations searched by the inner CV (default :data:`MLP_GRID` /
-        :data:`RIDGE_GRID`; ``"small"``: :data:`MLP_GRID_SMALL`); MLP keys ``depth``, ``width``, ``alpha``,
+        :data:`RIDGE_GRID`), or a named MLP search (:func:`mlp_grid`: ``"small"``, ``"default"``,
+        ``"paper-duc"``, ``"paper-bioasq"``, ``"paper-multitask"``); MLP keys ``depth``, ``width``, ``alpha``,
         ``early_stopping`` (``max_iter``).
     inner_folds : int
         Folds of the inner grouped CV (default 3).
+    select : {"all", "each"}
+        Several targets: choose one configuration on the error over all of them (``"all"``, one multi-output
+        model), or one per target on its own error (``"each"``: the paper's M-ROUGE, one multi-output
+        network per measure; ``params`` then holds ``per_target`` configurations).
     n_jobs : int
         Outer folds run in parallel (joblib); the result does not depend on it.
     progress : bool
@@ -295,9 +391,9 @@ def cross_validate(
     if grid is None:
         grid = MLP_GRID if model == "mlp" else RIDGE_GRID
     elif isinstance(grid, str):
-        if grid != "small" or model != "mlp":
-            raise ValueError(f"grid: the only named grid is 'small' (for model='mlp'), got {grid!r}")
-        grid = MLP_GRID_SMALL
+        if model != "mlp":
+            raise ValueError(f"grid: named searches are MLP searches (model='mlp'), got {grid!r} for {model!r}")
+        grid = mlp_grid(grid)
     grid = tuple(dict(p) for p in grid)
     if not grid:
         raise ValueError("grid must hold at least one configuration")
@@ -306,6 +402,8 @@ def cross_validate(
         missing = required - set(p)
         if missing:
             raise ValueError(f"grid: configuration {p} lacks {sorted(missing)} for model {model!r}")
+    if select not in ("all", "each"):
+        raise ValueError(f"select must be 'all' or 'each', got {select!r}")
     gen = np.random.default_rng(rng)
     fold = grouped_folds(g, int(folds), gen)
     seeds = gen.integers(2**31 - 1, size=int(folds))
@@ -314,7 +412,7 @@ def cross_validate(
             raise ValueError(f"inner_folds={inner_folds} needs more groups in each training fold")
     jobs = [
         (model, grid, int(inner_folds), int(seeds[k]), X, Y, g, np.flatnonzero(fold != k), np.flatnonzero(fold == k),
-         feature_names)
+         feature_names, target_names, select)
         for k in range(int(folds))
     ]
     if n_jobs == 1:

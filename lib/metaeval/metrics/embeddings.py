@@ -1,7 +1,7 @@
 """Word-embedding metrics: TF-IDF centroids, (relaxed) word mover's distances and ROUGE-WE.
 
-The metrics of Miloulis et al. (2019) besides ROUGE and BLEU, and the ROUGE-WE baseline of Ng & Abrecht
-(2015), for many (summary, references) records at once. :func:`score` returns one row per summary and one
+The metrics of Miloulis et al. (2019) besides ROUGE and BLEU, and ROUGE-WE (Ng & Abrecht, 2015, as SummEval
+computes it), for many (summary, references) records at once. :func:`score` returns one row per summary and one
 column per variant signature, like :func:`metaeval.rouge.score`.
 
 Embeddings
@@ -18,8 +18,8 @@ dimension (``emb:glove-6b-50d|dim:50``).
 Text processing
 ---------------
 Tokens are ROUGE-1.5.5's (:mod:`metaeval.metrics.text`: maximal runs of ASCII letters and digits,
-lower-cased). Words without a vector (out of vocabulary, OOV) are left out of centroids and word mover's
-distances; ROUGE-WE still matches them by identity.
+lower-cased; ROUGE-WE can use SummEval's instead). Words without a vector (out of vocabulary, OOV) are left out
+of centroids and word mover's distances; ROUGE-WE still matches them by identity.
 
 Variants
 --------
@@ -37,20 +37,32 @@ Variants
     to the summary; RWMD-M is the larger of the two (Kusner et al.'s tighter lower bound of WMD). ``wmd`` is
     the exact word mover's distance with Euclidean ground distance, solved by POT's ``ot.emd2``. All are
     reported *negated* (``val:-dist``), larger is better; several references: the mean over references.
-``rouge-we-1``, ``rouge-we-2``, ``rouge-we-su4``
-    ROUGE-N / ROUGE-SU4 whose exact gram matches are replaced by soft matches (Ng & Abrecht, 2015). The
-    similarity of two words is their cosine similarity clipped to [0, 1] (1 for identical tokens, also when
-    out of vocabulary; 0 between an OOV word and another word); the similarity of two grams is the product
-    of the similarities of their words at the same positions (the tensor-product composition: with one-hot
-    vectors it is exactly 1 for identical grams and 0 otherwise; Ng & Abrecht's element-wise product of
-    word vectors would not reduce to ROUGE). Gram occurrences of the summary and of a reference are matched
-    one-to-one, greedily by decreasing similarity (ties in text order), and only pairs with similarity >=
-    ``threshold`` (0.8, SummEval's ROUGE-WE) match; the hits are the sum of the matched similarities. With
-    exact (one-hot) vectors the greedy matching is ROUGE's clipped count, so the values equal
-    :func:`metaeval.rouge.score` (unrounded). Grams, totals and the pooling of several references (``-f A``:
-    R = hits / reference grams, P = hits / (references x summary grams), F = 2PR / (P + R)) are
-    ROUGE-1.5.5's. Options: ``|stat:P|R|F`` (default F), ``|stem:yes|no`` (default no: stems are rarely
-    in an embedding's vocabulary), ``|stop:yes|no`` (default no).
+``rouge-we-1``, ``rouge-we-2``, ``rouge-we-su4`` (``rouge-we-N``, ``rouge-we-suK``)
+    ROUGE-WE by SummEval's ``rouge_n_we`` rule (Fabbri et al., 2021, ``summ_eval/s3_utils.py``, from
+    UKPLab's S3 code), the definition behind the ROUGE-WE numbers most papers quote; kernels and sources in
+    :mod:`metaeval.metrics.rouge_we`. A gram's vector is the sum of its words' vectors; each distinct summary
+    gram (in order of first occurrence) is matched to its closest reference gram with a count left (cosine
+    similarity, 1 for identical grams; a gram with a word that has no vector matches only an identical gram);
+    if the similarity is >= ``threshold`` (``thr``, 0.8 as SummEval) the hit is the clipped count
+    ``min(summary count, reference count left)``, which is then taken off the reference gram. Hits are summed
+    over references; R = hits / reference grams, P = hits / (references x summary grams), F = PR / (0.5 P +
+    0.5 R) (SummEval's formulas, which are ROUGE-1.5.5's ``-f A``). With one-hot vectors the values equal
+    :func:`metaeval.rouge.score` (unrounded). ``rouge-we-suK`` applies the rule to ROUGE-SU's grams
+    (skip-bigrams to skip-bigrams, unigrams to unigrams; SummEval has no SU variant). Ng & Abrecht's (2015)
+    original ROUGE-WE composed n-gram vectors by element-wise product inside ROUGE-1.5.5's Perl; SummEval's
+    sum-of-vectors rule is what is reproduced here. Options: ``|stat:P|R|F`` (default F), ``|tok:rouge155``
+    (default: ROUGE-1.5.5's tokens, so that ``|stem:yes`` and ``|stop:yes`` mean what they mean for the ROUGE
+    rows it is compared with; stems rarely have vectors and then match only identical stems) or
+    ``|tok:summeval`` (SummEval's own tokens: ``\\w+`` runs, lower-cased, no stemming, stopwords kept),
+    ``|stem:yes|no`` and ``|stop:yes|no`` (default no, as SummEval), ``|thr:x``. The signature records the
+    rule, threshold, tokenization and stemming (``rule:summeval|sim:cos|thr:0.8|tok:rouge155|stem:no``).
+    SummEval's code, given several references as strings, tokenizes each reference character by character
+    (only a single reference is wrapped in a list); the rule is applied here to whole references, as intended.
+``rouge-wepos-N``, ``rouge-wepos-suK``
+    metaeval's earlier design, kept under its own name (``rule:positional``) for comparison: the similarity
+    of two grams is the product of the clipped cosine similarities of their words at the same positions,
+    occurrences are matched one-to-one greedily by decreasing similarity and a match is credited its
+    similarity. It is neither Ng & Abrecht's nor SummEval's definition.
 
 Every undefined value (a text with no word that has a vector, no references) is NaN with a
 :class:`EmbeddingWarning` that says why.
@@ -70,11 +82,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-import numba
 import numpy as np
 import pandas as pd
 
 from metaeval.metrics._inputs import check_records
+from metaeval.metrics.rouge_we import gram_totals, positional_hits, soft_hits
 from metaeval.metrics.text import process_tokens, tokenize
 
 __all__ = [
@@ -99,7 +111,7 @@ DEFAULT_VARIANTS = (
     "wmd",
     "rouge-we-1", "rouge-we-2", "rouge-we-su4",
 )
-#: SummEval's ROUGE-WE similarity threshold.
+#: SummEval's ROUGE-WE similarity threshold (``THRESHOLD`` in ``s3_utils._soft_overlap``).
 DEFAULT_THRESHOLD = 0.8
 
 
@@ -304,7 +316,8 @@ def load(name_or_path: str | os.PathLike[str] | Embeddings = DEFAULT_EMBEDDINGS,
 
 
 _YES = {"yes": True, "no": False, "1": True, "0": False}
-_WE = re.compile(r"^rouge-we-(?:(?P<n>\d)|su(?P<skip>\d))$")
+_WE = re.compile(r"^rouge-we(?P<pos>pos)?-(?:(?P<n>\d)|su(?P<skip>\d))$")
+_TOKENIZERS = ("rouge155", "summeval")
 
 
 @dataclass(frozen=True)
@@ -313,8 +326,10 @@ class EmbeddingVariant:
 
     Examples
     --------
-    >>> parse_variant("rouge-we-su4|stat:R").signature("glove-6b-50d", 50)
-    'rouge-we-su4|emb:glove-6b-50d|dim:50|sim:cos|thr:0.8|stem:no|stop:no|stat:R|refs:A'
+    >>> parse_variant("rouge-we-2|stem:yes|stat:R").signature("glove-6b-50d", 50)
+    'rouge-we-2|emb:glove-6b-50d|dim:50|rule:summeval|sim:cos|thr:0.8|tok:rouge155|stem:yes|stop:no|stat:R|refs:A'
+    >>> parse_variant("rouge-wepos-su4|stat:R").signature("glove-6b-50d", 50)
+    'rouge-wepos-su4|emb:glove-6b-50d|dim:50|rule:positional|sim:cos|thr:0.8|tok:rouge155|stem:no|stop:no|stat:R|refs:A'
     >>> parse_variant("rwmd-m-c").signature("glove-6b-50d", 50)
     'rwmd-m-c|emb:glove-6b-50d|dim:50|stop:yes|val:-dist|refs:mean'
     """
@@ -325,6 +340,8 @@ class EmbeddingVariant:
     stop: bool = True
     stat: Literal["P", "R", "F"] = "F"
     threshold: float = DEFAULT_THRESHOLD
+    rule: Literal["summeval", "positional"] = "summeval"
+    tok: Literal["rouge155", "summeval"] = "rouge155"
 
     @property
     def gram(self) -> tuple[int, int]:
@@ -342,8 +359,8 @@ class EmbeddingVariant:
             return f"{head}|stop:{yn(self.stop)}|idf:texts|refs:mean"
         if self.family == "wmd":
             return f"{head}|stop:{yn(self.stop)}|val:-dist|refs:mean"
-        return (f"{head}|sim:cos|thr:{self.threshold:g}|stem:{yn(self.stem)}|stop:{yn(self.stop)}"
-                f"|stat:{self.stat}|refs:A")
+        return (f"{head}|rule:{self.rule}|sim:cos|thr:{self.threshold:g}|tok:{self.tok}|stem:{yn(self.stem)}"
+                f"|stop:{yn(self.stop)}|stat:{self.stat}|refs:A")
 
 
 _WMD_NAMES = ("rwmd-l-e", "rwmd-r-e", "rwmd-m-e", "rwmd-l-c", "rwmd-r-c", "rwmd-m-c", "wmd")
@@ -354,8 +371,9 @@ def parse_variant(text: str | EmbeddingVariant, *, threshold: float = DEFAULT_TH
 
     Examples
     --------
-    >>> parse_variant("rouge-we-1|stop:yes|stat:P")
-    EmbeddingVariant(name='rouge-we-1', family='rouge-we', stem=False, stop=True, stat='P', threshold=0.8)
+    >>> parse_variant("rouge-we-1|stop:yes|stat:P")  # doctest: +NORMALIZE_WHITESPACE
+    EmbeddingVariant(name='rouge-we-1', family='rouge-we', stem=False, stop=True, stat='P', threshold=0.8,
+                     rule='summeval', tok='rouge155')
     """
     if isinstance(text, EmbeddingVariant):
         return text
@@ -369,7 +387,7 @@ def parse_variant(text: str | EmbeddingVariant, *, threshold: float = DEFAULT_TH
         if not sep or not value:
             raise ValueError(f"variants: cannot parse option {part!r} in {text!r} (expected key:value)")
         opts[key] = value
-    for ignored in ("emb", "dim", "refs", "val", "idf", "sim"):
+    for ignored in ("emb", "dim", "refs", "val", "idf", "sim", "rule"):
         opts.pop(ignored, None)
     try:
         stem = _YES[opts.pop("stem", "no")]
@@ -390,15 +408,23 @@ def parse_variant(text: str | EmbeddingVariant, *, threshold: float = DEFAULT_TH
         thr = float(opts.pop("thr", threshold))
         if not 0 < thr <= 1:
             raise ValueError(f"threshold must be in (0, 1], got {thr!r}")
+        tok = opts.pop("tok", "rouge155")
+        if tok not in _TOKENIZERS:
+            raise ValueError(f"variants: tok must be one of {_TOKENIZERS} in {text!r}")
+        if tok == "summeval" and (stem or stop):
+            raise ValueError(f"variants: tok:summeval is SummEval's tokenization, which neither stems nor removes "
+                             f"stopwords; use tok:rouge155 with stem/stop in {text!r}")
         if opts:
             raise ValueError(f"variants: unknown option(s) {sorted(opts)} for {name} in {text!r}")
         m = _WE.match(name)
         assert m is not None
         if m.group("n") and int(m.group("n")) < 1:
             raise ValueError(f"variants: ROUGE-WE-N needs n >= 1, got {text!r}")
-        return EmbeddingVariant(name, "rouge-we", stem, stop, stat, thr)  # type: ignore[arg-type]
+        rule = "positional" if m.group("pos") else "summeval"
+        return EmbeddingVariant(name, "rouge-we", stem, stop, stat, thr, rule, tok)  # type: ignore[arg-type]
     known = ", ".join(DEFAULT_VARIANTS)
-    raise ValueError(f"variants: unknown embedding metric {name!r}; known: {known} (rouge-we-N, rouge-we-suK)")
+    raise ValueError(f"variants: unknown embedding metric {name!r}; known: {known} (rouge-we-N, rouge-we-suK, "
+                     "rouge-wepos-N, rouge-wepos-suK)")
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -623,7 +649,9 @@ def _wmd_pairs(rec: _Records, emb: Embeddings, stop: bool, names: set[str], prog
         for tag, D in blocks:
             Dp = D[inverse]  # rows of every summary word, summaries concatenated
             left = np.bincount(seg, weights=w_all * Dp.min(axis=1), minlength=ks.size)
-            right = np.minimum.reduceat(Dp, starts, axis=0) @ ref_w
+            # a row-wise sum rather than a BLAS matrix-vector product, whose summation order can depend on the
+            # arrays' memory alignment (a last-bit difference between runs that reached the learned metrics)
+            right = (np.minimum.reduceat(Dp, starts, axis=0) * ref_w).sum(axis=1)
             for side, values in (("l", left), ("r", right), ("m", np.maximum(left, right))):
                 name = f"rwmd-{side}-{tag}"
                 if name in out:
@@ -663,161 +691,43 @@ def word_movers(summaries: Sequence, references: Sequence, *,
 # ROUGE-WE
 
 
-@numba.njit(cache=True)
-def _greedy(ei, ej, es, n_i, n_j):  # pragma: no cover - compiled
-    """One-to-one matching of occurrences, greedily by decreasing similarity (stable: text order)."""
-    if es.shape[0] == 0:
-        return 0.0
-    order = np.argsort(-es, kind="mergesort")
-    used_i = np.zeros(n_i, np.bool_)
-    used_j = np.zeros(n_j, np.bool_)
-    hit = 0.0
-    for o in order:
-        a, b = ei[o], ej[o]
-        if not used_i[a] and not used_j[b]:
-            used_i[a] = True
-            used_j[b] = True
-            hit += es[o]
-    return hit
+_SUMMEVAL_TOKEN = re.compile(r"\w+")
 
 
-@numba.njit(cache=True)
-def _ngram_hits(S, n, thr):  # pragma: no cover - compiled
-    Lp, Lm = S.shape
-    n_i, n_j = Lp - n + 1, Lm - n + 1
-    if n_i <= 0 or n_j <= 0:
-        return 0.0
-    count = 0
-    for phase in range(2):
-        if phase == 1:
-            ei = np.empty(count, np.int64)
-            ej = np.empty(count, np.int64)
-            es = np.empty(count, np.float64)
-            count = 0
-        for i in range(n_i):
-            for j in range(n_j):
-                s = S[i, j]
-                if s < thr:
-                    continue
-                for t in range(1, n):
-                    s *= S[i + t, j + t]
-                    if s < thr:
-                        break
-                if s >= thr:
-                    if phase == 1:
-                        ei[count] = i
-                        ej[count] = j
-                        es[count] = s
-                    count += 1
-    return _greedy(ei, ej, es, n_i, n_j)
+def _we_token_lists(texts: Sequence[str], tok: str, stem: bool, stop: bool) -> list[list[str]]:
+    if tok == "summeval":
+        # SummEval's tokenization: nltk's RegexpTokenizer(r"\w+") (Unicode word characters), lower-cased
+        return [[w.lower() for w in _SUMMEVAL_TOKEN.findall(t)] for t in texts]
+    return _token_lists(texts, stem, stop)
 
 
-@numba.njit(cache=True)
-def _skip_hits(S, gap, thr):  # pragma: no cover - compiled
-    """Skip-bigram hits: occurrence (i, d) is the pair of tokens i and i + d, 1 <= d <= gap."""
-    Lp, Lm = S.shape
-    count = 0
-    for phase in range(2):
-        if phase == 1:
-            ei = np.empty(count, np.int64)
-            ej = np.empty(count, np.int64)
-            es = np.empty(count, np.float64)
-            count = 0
-        for i in range(Lp):
-            for j in range(Lm):
-                s0 = S[i, j]
-                if s0 < thr:
-                    continue
-                for d in range(1, gap + 1):
-                    if i + d >= Lp:
-                        break
-                    for e in range(1, gap + 1):
-                        if j + e >= Lm:
-                            break
-                        s = s0 * S[i + d, j + e]
-                        if s >= thr:
-                            if phase == 1:
-                                ei[count] = i * gap + d - 1
-                                ej[count] = j * gap + e - 1
-                                es[count] = s
-                            count += 1
-    return _greedy(ei, ej, es, max(Lp, 1) * gap, max(Lm, 1) * gap)
-
-
-@numba.njit(cache=True)
-def _we_hits(pair_peer, pair_ref, tok, off, unit, ns, gaps, thr):  # pragma: no cover - compiled
-    """Soft hits of every (summary, reference) pair for every gram kind (ns[m] > 0: n-grams; else SU-gap)."""
-    n_pairs = pair_peer.shape[0]
-    n_meas = ns.shape[0]
-    dim = unit.shape[1]
-    out = np.zeros((n_pairs, n_meas))
-    for k in range(n_pairs):
-        p0, p1 = off[pair_peer[k]], off[pair_peer[k] + 1]
-        m0, m1 = off[pair_ref[k]], off[pair_ref[k] + 1]
-        Lp, Lm = p1 - p0, m1 - m0
-        S = np.zeros((Lp, Lm))
-        for i in range(Lp):
-            a = tok[p0 + i]
-            for j in range(Lm):
-                b = tok[m0 + j]
-                if a == b:
-                    S[i, j] = 1.0
-                else:
-                    s = 0.0
-                    for t in range(dim):
-                        s += unit[a, t] * unit[b, t]
-                    S[i, j] = min(max(s, 0.0), 1.0)
-        for m in range(n_meas):
-            if ns[m] > 0:
-                out[k, m] = _ngram_hits(S, ns[m], thr[m])
-            else:
-                hits = _skip_hits(S, gaps[m], thr[m])
-                if Lp > 1 and Lm > 1:
-                    # SU's unigrams: every token but the last of its text (ROUGE-1.5.5's loop bound)
-                    hits += _ngram_hits(S[: Lp - 1, : Lm - 1], 1, thr[m])
-                out[k, m] = hits
-    return out
-
-
-def _gram_totals(lengths: np.ndarray, n: int, skip: int) -> np.ndarray:
-    if n > 0:
-        return np.maximum(lengths - n + 1, 0).astype(float)
-    gap = skip + 1
-    total = np.zeros(lengths.shape[0])
-    for d in range(1, gap + 1):
-        total += np.maximum(lengths - d, 0)
-    return total + np.maximum(lengths - 1, 0)
-
-
-def _rouge_we(rec: _Records, emb: Embeddings, variants: list[EmbeddingVariant], stem: bool, stop: bool):
-    token_lists = _token_lists(rec.texts, stem, stop)
+def _rouge_we(rec: _Records, emb: Embeddings, variants: list[EmbeddingVariant], tok: str, stem: bool, stop: bool,
+              rule: str):
+    token_lists = _we_token_lists(rec.texts, tok, stem, stop)
     vocab: dict[str, int] = {}
-    tok = np.array([vocab.setdefault(w, len(vocab)) for tokens in token_lists for w in tokens], dtype=np.int64)
+    token_ids = [[vocab.setdefault(w, len(vocab)) for w in tokens] for tokens in token_lists]
     lengths = np.array([len(t) for t in token_lists], dtype=np.int64)
-    off = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     rows = emb.rows(list(vocab))
-    unit = np.zeros((max(len(vocab), 1), emb.dim))
-    ok = rows >= 0
-    vec = emb.vectors[rows[ok]].astype(np.float64)
-    norms = np.linalg.norm(vec, axis=1)
-    unit[np.flatnonzero(ok)] = np.where(norms[:, None] > 0, vec / np.where(norms > 0, norms, 1.0)[:, None], 0.0)
+    oov = rows < 0
+    vec = np.zeros((max(len(vocab), 1), emb.dim))
+    vec[np.flatnonzero(~oov)] = emb.vectors[rows[~oov]].astype(np.float64)
+    oov = np.concatenate([oov, np.zeros(vec.shape[0] - oov.size, bool)])
     grams = sorted({(v.gram, v.threshold) for v in variants})
-    ns = np.array([g[0][0] for g in grams], dtype=np.int64)
-    gaps = np.array([g[0][1] + 1 for g in grams], dtype=np.int64)
-    thr = np.array([g[1] for g in grams], dtype=np.float64)
-    pair_peer = rec.peer[rec.pair_rec]
-    hits = _we_hits(pair_peer, rec.pair_ref, tok, off, unit, ns, gaps, thr)
+    kernel = soft_hits if rule == "summeval" else positional_hits
+    hits = kernel(token_ids, oov, vec, rec.peer[rec.pair_rec], rec.pair_ref, [g[0] for g in grams],
+                  [g[1] for g in grams])
     n_rec = rec.peer.shape[0]
     out = {}
     for v in variants:
         m = grams.index((v.gram, v.threshold))
-        totals = _gram_totals(lengths, *v.gram)
+        totals = gram_totals(lengths, *v.gram)
         hit = np.bincount(rec.pair_rec, weights=hits[:, m], minlength=n_rec)
         model = np.bincount(rec.pair_rec, weights=totals[rec.pair_ref], minlength=n_rec)
         peer = rec.n_refs * totals[rec.peer]
         with np.errstate(invalid="ignore", divide="ignore"):
             R = np.where(model > 0, hit / np.where(model > 0, model, 1), 0.0)
             P = np.where(peer > 0, hit / np.where(peer > 0, peer, 1), 0.0)
+            # SummEval's _safe_f1 with alpha = 0.5: P R / (0.5 P + 0.5 R), 0 when both are 0
             F = np.where(P + R > 0, P * R / np.where(P + R > 0, 0.5 * P + 0.5 * R, 1), 0.0)
         values = {"P": P, "R": R, "F": F}[v.stat]
         out[v] = np.where(rec.n_refs > 0, values, np.nan)
@@ -869,10 +779,10 @@ def score(
     Examples
     --------
     >>> e = Embeddings.from_dict({"cat": [1.0, 0.0], "dog": [0.96, 0.28], "sat": [0.0, 1.0]}, name="toy")
-    >>> score(["the cat sat"], [["the dog sat"]], ["rouge-we-1", "rwmd-m-e"], embeddings=e,
+    >>> score(["the cat sat"], [["the dog sat"]], ["rouge-we-1", "rouge-wepos-1", "rwmd-m-e"], embeddings=e,
     ...       columns="name").round(4)
-       rouge-we-1  rwmd-m-e
-    0      0.9867   -0.2828
+       rouge-we-1  rouge-wepos-1  rwmd-m-e
+    0         1.0         0.9867   -0.2828
     """
     if columns not in ("signature", "name"):
         raise ValueError(f"columns must be 'signature' or 'name', got {columns!r}")
@@ -911,10 +821,11 @@ def score(
             if v.family == "wmd" and v.stop == stop:
                 results[v] = -_mean_over_refs(dist[v.name], rec)
         note_empty(empty, "word mover's distance undefined: a text has no word with a vector")
-    settings = sorted({(v.stem, v.stop) for v in parsed if v.family == "rouge-we"})
-    for stem, stop in settings:
-        vs = [v for v in parsed if v.family == "rouge-we" and (v.stem, v.stop) == (stem, stop)]
-        results.update(_rouge_we(rec, emb, vs, stem, stop))
+    settings = sorted({(v.rule, v.tok, v.stem, v.stop) for v in parsed if v.family == "rouge-we"})
+    for rule, tok, stem, stop in settings:
+        vs = [v for v in parsed
+              if v.family == "rouge-we" and (v.rule, v.tok, v.stem, v.stop) == (rule, tok, stem, stop)]
+        results.update(_rouge_we(rec, emb, vs, tok, stem, stop, rule))
     for r in np.flatnonzero(rec.n_refs == 0).tolist():
         reasons[r].add("no references")
     if warn:

@@ -185,7 +185,7 @@ def cmd_run(args) -> int:
 def cmd_run_all(args) -> int:
     from metaeval.run.notebooks import run_all
 
-    results = run_all(only=args.only, jobs=args.jobs, log=args.log)
+    results = run_all(only=args.only, jobs=args.jobs, log=args.log, force=args.force)
     return 1 if any(r["state"] == "failed" for r in results) else 0
 
 
@@ -261,16 +261,17 @@ def cmd_sweep(args) -> int:
 
 def _card_folder(scores: str, dataset: str) -> str:
     """``card-<metric>-<dataset>``: readable names (a path's last component; ``R-2|stem=1|stop=0|F`` as
-    ``R-2_stem=1_stop=0_F``), never a ``|``, ``/`` or a whole path inside a folder name."""
+    ``R-2_stem=1_stop=0_F``), never a ``|``, ``/`` or a whole path inside a folder name; a dataset given as a
+    path is named as its results folder is (its name and a short hash of its resolved path, so two folders
+    called ``study/`` never share a card folder)."""
     import re
 
     from metaeval.data.datasets import readable_name
+    from metaeval.run.paths import dataset_folder_name
 
-    def slug(text: str) -> str:
-        name = readable_name(text) if ("/" in text or Path(text).exists()) else text
-        return re.sub(r"[^A-Za-z0-9=.+-]+", "_", Path(name).name).strip("_.") or "x"
-
-    return f"card-{slug(scores)}-{slug(dataset)}"
+    name = readable_name(scores) if ("/" in scores or Path(scores).exists()) else scores
+    metric = re.sub(r"[^A-Za-z0-9=.+-]+", "_", Path(name).name).strip("_.") or "x"
+    return f"card-{metric}-{dataset_folder_name(dataset)}"
 
 
 def cmd_card(args) -> int:
@@ -374,6 +375,9 @@ def main(argv=None) -> int:
     p.add_argument("--only", nargs="*", help="only these notebooks")
     p.add_argument("--jobs", "-j", type=int, default=1, help="notebooks run in parallel (e.g. the number of cores)")
     p.add_argument("--log", help="append progress lines and the kernels' own diagnostics to this file")
+    p.add_argument("--force", action="store_true",
+                   help="rerun every notebook, also those whose notebook, library code, data and parameters are "
+                        "unchanged since the run that wrote their outputs (skipped otherwise)")
     p.set_defaults(func=cmd_run_all)
 
     p = sub.add_parser("sweep", help="run a notebook over a parameter grid and collect its main table")

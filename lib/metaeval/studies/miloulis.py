@@ -64,6 +64,9 @@ __all__ = [
     "compare",
     "label",
     "options",
+    "searches",
+    "describe_searches",
+    "split_comparison",
     "chosen_configurations",
 ]
 
@@ -210,6 +213,84 @@ def features(ds: Dataset, *, embeddings: str | Embeddings = DEFAULT_EMBEDDINGS, 
     return Features(frame, diff, groups, signature, (N, M))
 
 
+#: ``grid="paper"``: the S-ROUGE search for a dataset with one human score (DUC-2004's HAS: 5 x 512) and with
+#: several (BioASQ's four measures: 5 x 256), and the M-ROUGE search (4 x 256); see
+#: :data:`metaeval.combination.PAPER_GRIDS`.
+PAPER_PRESET = {"single": "paper-duc", "several": "paper-bioasq", "multitask": "paper-multitask"}
+SPLITS = ("grouped", "random")
+
+
+def searches(grid: Any, n_targets: int) -> dict[str, Any]:
+    """The MLP searches of each learned metric and ridge's penalties for a ``grid`` of :func:`learned_metrics`.
+
+    ``grid="paper"``: S-ROUGE with the paper's architecture for the number of human scores (one: DUC-2004's
+    5 x 512; several: BioASQ's 5 x 256), M-ROUGE with 4 x 256, an L2 search each; no centroid networks
+    (None: the paper's CENT architectures are not part of the preset, and the default run has the small
+    ones). Any other ``grid`` (a
+    name of :func:`metaeval.combination.mlp_grid` or a list of configurations) serves every network, except
+    that with ``"small"`` the centroid networks take its 3 x 64 configuration without a search. Ridge
+    always gets as many penalties as S-ROUGE gets configurations (the same tuning budget).
+
+    Examples
+    --------
+    >>> s = searches("paper", 4)
+    >>> s["S-ROUGE"], s["M-ROUGE"], s["S-CENT"], [p["alpha"] for p in s["ridge"]]
+    ('paper-bioasq', 'paper-multitask', None, [1.0, 10.0, 100.0])
+    >>> searches("paper", 1)["S-ROUGE"], [p["alpha"] for p in searches("small", 1)["ridge"]]
+    ('paper-duc', [10.0, 100.0])
+    """
+    from metaeval.metrics.combination import mlp_grid, ridge_grid
+
+    if isinstance(grid, str) and grid == "paper":
+        s_grid: Any = PAPER_PRESET["several" if n_targets > 1 else "single"]
+        out = {"S-ROUGE": s_grid, "M-ROUGE": PAPER_PRESET["multitask"], "S-CENT": None, "M-CENT": None}
+    else:
+        s_grid = grid
+        out = dict.fromkeys(("S-ROUGE", "M-ROUGE", "S-CENT", "M-CENT"), grid)
+        if isinstance(grid, str) and grid == "small":
+            # the small search chose 3 x 64 for the centroid networks in 68 of 70 outer folds (SummEval and
+            # REALSumm); fixing it saves their inner search, which pays for the random split in the default run
+            out["S-CENT"] = out["M-CENT"] = (dict(mlp_grid("small")[1]),)
+    size = len(mlp_grid(s_grid)) if isinstance(s_grid, str) else len(list(s_grid))
+    out["ridge"] = ridge_grid(size)
+    return out
+
+
+def describe_searches(search: Mapping[str, Any], *, folds: int, inner_folds: int) -> str:
+    """One Markdown sentence per learned model naming the search it used (from :func:`searches`).
+
+    Examples
+    --------
+    >>> print(describe_searches(searches("small", 4), folds=10, inner_folds=2))  # doctest: +NORMALIZE_WHITESPACE
+    Search (inner grouped CV with 2 folds in each of 10 outer folds, the configuration with the lowest mean
+    squared error): S-ROUGE / MEAN-ROUGE: 2 configurations (1 x 64, L2 0.01; 3 x 64, L2 0.01), early
+    stopping; M-ROUGE: the same; S-CENT / M-CENT: 1 configuration (3 x 64, L2 0.01), early stopping; ridge: 2
+    penalties (10, 100).
+    """
+    from metaeval.metrics.combination import mlp_grid
+
+    def text(grid: Any) -> str:
+        configs = mlp_grid(grid) if isinstance(grid, str) else [dict(p) for p in grid]
+        parts = "; ".join(f"{int(p['depth'])} x {int(p['width'])}, L2 {p['alpha']:g}" for p in configs)
+        name = f"`{grid}`: " if isinstance(grid, str) and grid.startswith("paper") else ""
+        stop = ", early stopping" if all(p.get("early_stopping", True) for p in configs) else ""
+        return f"{name}{len(configs)} configuration{'s' * (len(configs) != 1)} ({parts}){stop}"
+
+    s_text = text(search["S-ROUGE"])
+    parts = [f"S-ROUGE / MEAN-ROUGE: {s_text}"]
+    for key, label_ in (("M-ROUGE", "M-ROUGE"), ("S-CENT", "S-CENT / M-CENT")):
+        if search[key] is None:
+            parts.append(f"{label_}: not run")
+            continue
+        t = text(search[key])
+        parts.append(f"{label_}: {'the same' if t == s_text else t}")
+    alphas = ", ".join(f"{p['alpha']:g}" for p in search["ridge"])
+    n_r = len(search["ridge"])
+    parts.append(f"ridge: {n_r} {'penalty' if n_r == 1 else 'penalties'} ({alphas})")
+    return (f"Search (inner grouped CV with {inner_folds} folds in each of {folds} outer folds, the configuration "
+            f"with the lowest mean squared error): " + "; ".join(parts) + ".")
+
+
 def learned_metrics(
     feats: Features,
     targets: Mapping[str, np.ndarray],
@@ -220,14 +301,24 @@ def learned_metrics(
     inner_folds: int = 2,
     n_jobs: int = 1,
     centroids: bool = True,
+    multitask: bool = True,
+    split: str = "grouped",
     progress: bool = False,
 ) -> tuple[dict[str, dict[str, np.ndarray]], pd.DataFrame]:
     """Out-of-fold learned metrics per human score, and the hyper-parameters chosen per fold.
 
     For each human score t (and ``"mean"``): ``S-ROUGE`` (MLP on the features, target t; for the mean
-    ``MEAN-ROUGE``), ``M-ROUGE`` (one multi-output MLP on all non-mean scores, its column t), ``S-CENT`` /
-    ``M-CENT`` / ``MEAN-CENT`` alike on the centroid differences, ``ridge`` and ``best-single`` (on the
-    features, target t). Every model uses the same outer folds (one seed), grouped by input.
+    ``MEAN-ROUGE``), ``M-ROUGE`` (as the paper: for each measure t, a network predicting all non-mean scores
+    at once whose configuration is chosen on t's error; its column t), ``S-CENT`` / ``M-CENT`` / ``MEAN-CENT``
+    alike on the centroid differences (``centroids``; not with ``grid="paper"``), ``ridge`` and ``best-single``
+    (on the features, target t); ``multitask=False`` leaves M-* out. Every model uses the same outer folds
+    (one seed). The searches: :func:`searches` (``grid="paper"``: the paper's
+    architectures).
+
+    ``split="grouped"`` (default) keeps all summaries of a document in one fold; ``split="random"`` makes
+    every summary its own group (a random split of summaries, as a random train/test split of DUC summaries
+    would give): the difference between the two is what a model gains from having seen the test documents'
+    other summaries and references in training (leakage).
 
     Returns
     -------
@@ -236,38 +327,82 @@ def learned_metrics(
     params : DataFrame
         One row per (model, target, fold): the chosen hyper-parameters (best-single: the feature).
     """
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
     seed = int(np.random.default_rng(rng).integers(2**31 - 1))
     names = [t for t in targets if t != MEAN]
+    search = searches(grid, len(names))
     shape = feats.shape
     X = feats.frame
     Y = {t: np.asarray(targets[t], dtype=float).ravel() for t in targets}
     out: dict[str, dict[str, np.ndarray]] = {t: {} for t in targets}
     rows: list[dict[str, Any]] = []
-    opts: dict[str, Any] = dict(groups=feats.groups, folds=folds, rng=seed, inner_folds=inner_folds, n_jobs=n_jobs,
+    groups = feats.groups if split == "grouped" else np.arange(feats.groups.size)
+    opts: dict[str, Any] = dict(groups=groups, folds=folds, rng=seed, inner_folds=inner_folds, n_jobs=n_jobs,
                                 progress=progress)
 
     def record(name: str, target: str, res) -> None:
         for k, p in enumerate(res.params):
-            rows.append({"model": name, "target": target, "fold": k, **{key: _plain(v) for key, v in p.items()}})
+            for q in p.get("per_target", (p,)) if name.startswith("M-") else (p,):
+                q = dict(q)
+                rows.append({"model": name, "target": q.pop("target", target), "fold": k,
+                             **{key: _plain(v) for key, v in q.items()}})
 
+    centroids = centroids and search["S-CENT"] is not None
     inputs = [("ROUGE", X)] + ([("CENT", feats.centroid_difference)] if centroids else [])
     for kind, F in inputs:
         for t in targets:
             name = f"{'MEAN' if t == MEAN else 'S'}-{kind}"
-            res = cross_validate(F, Y[t], model="mlp", grid=grid, **opts)
+            res = cross_validate(F, Y[t], model="mlp", grid=search[f"S-{kind}"], **opts)
             out[t][name] = res.predictions.reshape(shape)
             record(name, t, res)
-        if len(names) > 1:
-            res = cross_validate(F, np.column_stack([Y[t] for t in names]), model="mlp", grid=grid, **opts)
+        if multitask and len(names) > 1:
+            frame = pd.DataFrame({t: Y[t] for t in names})
+            res = cross_validate(F, frame, model="mlp", grid=search[f"M-{kind}"], select="each", **opts)
             for k, t in enumerate(names):
                 out[t][f"M-{kind}"] = res.predictions[:, k].reshape(shape)
             record(f"M-{kind}", "all", res)
     for t in targets:
         for model in ("ridge", "best-single"):
-            res = cross_validate(X, Y[t], model=model, **opts)
+            res = cross_validate(X, Y[t], model=model, grid=search["ridge"] if model == "ridge" else None, **opts)
             out[t][model] = res.predictions.reshape(shape)
             record(model, t, res)
-    return out, pd.DataFrame(rows)
+    params = pd.DataFrame(rows)
+    params.insert(0, "split", split)
+    return out, params
+
+
+def split_comparison(
+    grouped: Mapping[str, Mapping[str, np.ndarray]],
+    random: Mapping[str, Mapping[str, np.ndarray]],
+    targets: Mapping[str, np.ndarray],
+    *,
+    levels: Sequence[Level] = ("global", "summary", "system"),
+    coefficient: str = "spearman",
+) -> pd.DataFrame:
+    """Each learned metric's correlation under the grouped split next to the random split of summaries.
+
+    ``grouped`` and ``random`` are the first outputs of :func:`learned_metrics` with ``split="grouped"`` and
+    ``split="random"``; metrics missing from ``random`` are left out. ``leakage`` = random - grouped: what a
+    model gains from having seen other summaries (and the references) of its test documents in training.
+
+    Examples
+    --------
+    >>> Z = np.arange(12.0).reshape(3, 4)
+    >>> g, r = {"t": {"ridge": -Z}}, {"t": {"ridge": Z}}
+    >>> split_comparison(g, r, {"t": Z}, levels=["global"]).round(3).to_dict("records")
+    [{'target': 't', 'metric': 'ridge', 'level': 'global', 'grouped': -1.0, 'random': 1.0, 'leakage': 2.0}]
+    """
+    rows = []
+    for t, Z in targets.items():
+        for name, G in grouped[t].items():
+            if name not in random.get(t, {}):
+                continue
+            for level in levels:
+                a = float(level_corr(G, Z, level, coefficient))
+                b = float(level_corr(random[t][name], Z, level, coefficient))
+                rows.append({"target": t, "metric": name, "level": level, "grouped": a, "random": b, "leakage": b - a})
+    return pd.DataFrame(rows, columns=["target", "metric", "level", "grouped", "random", "leakage"])
 
 
 def chosen_configurations(params: pd.DataFrame) -> pd.DataFrame:
@@ -281,16 +416,19 @@ def chosen_configurations(params: pd.DataFrame) -> pd.DataFrame:
     0  ridge      t       alpha=1      2
     1  ridge      t      alpha=10      1
     """
-    keys = [c for c in params.columns if c not in ("model", "target", "fold", "inner_mse", "spearman")]
+    keys = [c for c in params.columns if c not in ("split", "model", "target", "fold", "inner_mse", "spearman")]
 
     def describe(row: pd.Series) -> str:
+        if "feature" in row and not isinstance(row["feature"], str) and pd.isna(row.get("spearman", 0.0)):
+            return "none (every Spearman correlation undefined)"
         if isinstance(row.get("feature"), str):
             return label(row["feature"]) + "".join(f" {v}" for v in options(row["feature"]).values() if v != "-")
         return ", ".join(f"{k}={_number(row[k])}" for k in keys if k != "feature" and pd.notna(row[k]))
 
     table = params.assign(configuration=params.apply(describe, axis=1))
-    counts = table.groupby(["model", "target", "configuration"], sort=False).size().rename("folds").reset_index()
-    return counts.sort_values(["model", "target", "folds"], ascending=[True, True, False], kind="mergesort",
+    by = (["split"] if "split" in table.columns else []) + ["model", "target"]
+    counts = table.groupby(by + ["configuration"], sort=False).size().rename("folds").reset_index()
+    return counts.sort_values(by + ["folds"], ascending=[True] * len(by) + [False], kind="mergesort",
                               ignore_index=True)
 
 
@@ -432,21 +570,23 @@ def compare(
     coefficient: str = "kendall",
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
+    alternative: str = "greater",
     rng: np.random.Generator | int | None = None,
 ) -> pd.DataFrame:
     """Is metric X better than Y? Perm-Both and Boot-Both (Deutsch et al., 2021) at each level.
 
-    Returns one row per level: r(X, Z), r(Y, Z), their difference, the one-sided Perm-Both and Boot-Both
-    p-values (H1: X correlates more strongly) and the Boot-Both percentile interval of the difference.
+    Returns one row per level: r(X, Z), r(Y, Z), their difference, the Perm-Both and Boot-Both p-values
+    (``alternative="greater"``, one-sided H1: X correlates more strongly; ``"two-sided"``: they differ) and
+    the Boot-Both percentile interval of the difference.
     """
     gen = np.random.default_rng(rng)
     rows = []
     for level, child in zip(levels, gen.spawn(len(levels))):
         a, b = child.spawn(2)
         perm = permutation_test(X, Y, Z, level=level, coefficient=coefficient, resample="both",
-                                n_resamples=n_resamples, rng=a)
+                                n_resamples=n_resamples, alternative=alternative, rng=a)
         boot = bootstrap_test(X, Y, Z, level=level, coefficient=coefficient, resample="both",
-                              n_resamples=n_resamples, rng=b)
+                              n_resamples=n_resamples, alternative=alternative, rng=b)
         tail = (1 - confidence_level) / 2
         low, high = np.quantile(boot.bootstrap_distribution, [tail, 1 - tail])
         rows.append({
