@@ -7,13 +7,13 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml requirements/constraints.txt jupyter/*/*.json jupyter/*/*/*/*.json | cksum | cut -d' ' -f1)
 
-.PHONY: setup results test test-slow bench clean-venv
+.PHONY: setup results test test-slow bench clean-venv site browser-test
 
 $(STAMP): pyproject.toml requirements/constraints.txt $(wildcard jupyter/*/*.json jupyter/*/*/*/*.json)
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), f"Python 3.11 needed, this is {sys.version.split()[0]}"'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[notebooks,dist,test]"
+	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[notebooks,dist,test,site]"
 	$(BIN)/python -m ipykernel install --sys-prefix --name metaeval --display-name "Python (metaeval)" >/dev/null
 	# JupyterLab: double-click opens notebooks/*.py as notebooks; saves keep a source's parameters cell (jupyter/README.md)
 	mkdir -p $(VENV)/share/jupyter/lab/settings/overrides.d $(VENV)/etc/jupyter/jupyter_server_config.d
@@ -27,10 +27,14 @@ setup: $(STAMP)
 results: setup
 	$(BIN)/metaeval run-all --jobs 2 --log .cache/run-all.log
 
+# Every notebook figure is checked for text cut off, text over text and legends over data as nbval draws it
+# (metaeval.studies.plotting.layout_problems): FIGURE_CHECK=raise makes a figure with such a problem fail its cell.
+FIGURE_CHECK ?= warn
+
 test: setup
-	$(BIN)/ruff check lib tests notebooks
+	$(BIN)/ruff check lib tests notebooks site
 	rm -rf .nbval && $(BIN)/metaeval prepare-ci .nbval
-	$(BIN)/python -m pytest -q -m "not slow" tests lib/metaeval .nbval --nbval-lax --nbval-current-env -p no:cacheprovider
+	METAEVAL_FIGURE_CHECK=$(FIGURE_CHECK) $(BIN)/python -m pytest -q -m "not slow" tests lib/metaeval .nbval --nbval-lax --nbval-current-env -p no:cacheprovider
 	$(BIN)/mypy
 
 test-slow: setup
@@ -42,6 +46,18 @@ test-slow: setup
 bench: setup
 	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[bench]"
 	$(BIN)/python benchmarks/report.py
+
+# The static site (site/_build/html/index.html) from the committed results: Sphinx + myst-nb, nothing re-executed.
+site: setup
+	$(BIN)/python site/build.py
+
+# The site in headless Chromium (Debian's chromium + chromium-driver, installed here when run as root): every page
+# loads without console errors, every internal link resolves, every figure renders, the report card is one page.
+browser-test: site
+	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium chromium-driver; \
+	  else echo "browser-test needs chromium and chromium-driver: sudo apt-get install chromium chromium-driver"; exit 1; fi; fi
+	METAEVAL_SITE_HTML=site/_build/html $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_site_browser.py
 
 clean-venv:
 	rm -rf $(VENV)

@@ -126,7 +126,7 @@ grid.set_titles("{col_name}")
 grid.legend.set_title("test")
 grid.figure.suptitle(f"Figure 3: power to find ROUGE-1 {statistic} better than R_k ({ds.name}, "
                      f"{ds.display_name(human)}, {coefficient}, {n_trials} trials)", fontsize=10)
-grid.figure.tight_layout()
+grid.tight_layout()  # seaborn's: keeps the legend's column free (the figure's own ran the panels under it)
 nb.save_figure(grid.figure, "figure3_power")
 plt.show()
 

@@ -119,7 +119,7 @@ coef_name = {"kendall": "Kendall's τ", "pearson": "Pearson's r", "spearman": "S
 ax.set_xlabel(f"{coef_name} with {ds.display_name(human)} (point, and 95% Boot-Both CI)")
 ax.set_ylabel("metric")
 ax.set_title(f"Figure 4: 95% CIs of metric correlations ({ds.name}, {n_resamples} resamples)", fontsize=10)
-ax.legend(loc="lower right", fontsize=8)
+ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)  # beside the axes, never over an interval
 fig.tight_layout()
 nb.save_figure(fig, "figure4_metric_cis")
 plt.show()

@@ -86,6 +86,7 @@ from IPython.display import Markdown, display
 from metaeval import miloulis
 from metaeval.datasets import load as load_dataset
 from metaeval.run.session import start
+from metaeval.studies.plotting import wrap_label
 
 humans = [human] if isinstance(human, str) else list(human or miloulis.default_humans(load_dataset(dataset)))
 nb = start("miloulis", dataset, output_dir=output_dir, seed=seed, texts=True, incomplete=incomplete, scores=humans,
@@ -166,7 +167,8 @@ nb.save_table(overview, "learned_vs_fixed.csv", index=False, float_format="%.6f"
 g = sns.catplot(data=overview, x="target", y="spearman", hue="metric", col="level", kind="bar", height=4.2,
                 aspect=1.2, sharey=False)
 g.set_axis_labels("human score", "Spearman's ρ with the human score")
-g.set_xticklabels(rotation=30, ha="right")
+for axis in g.axes.flat:  # wrapped, not slanted: slanted names ran into the y-axis label
+    axis.set_xticks(axis.get_xticks(), [wrap_label(t.get_text(), 12) for t in axis.get_xticklabels()], fontsize=9)
 g.set_titles("{col_name} level")
 sns.move_legend(g, "lower center", bbox_to_anchor=(0.5, 0.0), ncol=7, title="metric (S-: MEAN- for the mean)",
                 frameon=False)

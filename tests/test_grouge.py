@@ -1,16 +1,17 @@
-"""GRouge: PPR against networkx and a dense power iteration, Weighted Overlap, the paper's examples,
-the truncation's effect, lam = 1 equals ROUGE recall, the signature, the disk cache and input errors."""
+"""GRouge: PPR against networkx and a dense power iteration, Weighted Overlap (hand values and ADW's own
+test), the alignment measure, the paper's examples, stopwords out of the signatures, lam = 1 equals ROUGE
+recall, the signature, the disk cache (validated shards) and input errors, and the compiled engine against
+a plain Python implementation of the rules in :mod:`metaeval.metrics.grouge`."""
 
 
-import itertools
 import json
-from pathlib import Path
 
 import metaeval
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from metaeval.metrics import grouge, wordnet
+from metaeval.metrics.grouge import _engine, _overlap, _ppr
 from metaeval.metrics.rouge import score as rouge_score
 
 
@@ -116,7 +117,7 @@ def test_compiled_wo_equals_the_reference_on_truncated_vectors(wn):
     nodes = [wn.synset(n) for n in ("dog.n.01", "cat.n.01", "fire.v.04", "pour.v.01", "rain.v.01")]
     store.ensure(nodes)
     rows = store.row_of[np.asarray(nodes)]
-    fast = grouge._pair_wo(rows, rows, store.idx, store.length, wn.n_nodes, grouge._harmonic(300), 2)
+    fast = _overlap._pair_wo(rows, rows, store.idx, store.length, wn.n_nodes, _overlap._harmonic(300), 2)
     for i, a in enumerate(nodes):
         for j, b in enumerate(nodes):
             assert fast[i, j] == pytest.approx(grouge.weighted_overlap(store.dense(a), store.dense(b)), abs=1e-13)
@@ -191,12 +192,15 @@ def test_grouge_is_linear_in_lam_and_between_lexical_and_semantic():
 
 def test_signature_and_variant_parsing():
     f = grouge.score(["a cat"], [["a dog"]], ["G-2"], lam=1.0)
-    assert list(f.columns) == ["grouge-2|lam:1|restart:0.15|iter:30|topk:128|wn:3.0|stem:yes|stop:no|refs:A"]
-    v = grouge.parse_variant("grouge-su4|lam:0.25|restart:0.15|iter:30|topk:all|wn:3.0|stem:no|stop:yes|refs:A")
-    assert (v.measure.skip, v.lam, v.topk, v.stem, v.stop) == (4, 0.25, None, False, True)
+    assert list(f.columns) == ["grouge-2|lam:1|restart:0.15|iter:30|topk:5000|align:cosine@500|sw:out|wn:3.0|stem:yes|stop:no|refs:A"]
+    v = grouge.parse_variant("grouge-su4|lam:0.25|restart:0.15|iter:30|topk:all|align:wo@100|sw:out|wn:3.0|stem:no|"
+                             "stop:yes|refs:A")
+    assert (v.measure.skip, v.lam, v.topk, v.stem, v.stop, v.align, v.align_topk) == (4, 0.25, None, False, True,
+                                                                                      "wo", 100)
     assert grouge.parse_variant(v.signature) == v
     for bad, msg in [("rouge-l", "grouge-N"), ("grouge-2|lam:2", "lam"), ("grouge-2|topk:0", "topk"),
-                     ("grouge-2|wn:2.1", "wn:3.0")]:
+                     ("grouge-2|wn:2.1", "wn:3.0"), ("grouge-1|lam:0.2|lam:0.9", "twice"),
+                     ("grouge-1|align:euclid", "align"), ("grouge-1|sw:in", "sw:out"), ("grouge-1|stem:maybe", "stem")]:
         with pytest.raises(ValueError, match=msg):
             grouge.parse_variant(bad)
 
@@ -225,7 +229,7 @@ def test_disk_cache_round_trip_and_damaged_shard(tmp_path, monkeypatch, wn):
     for n in nodes:
         np.testing.assert_array_equal(again.dense(n), first.dense(n))
     shards[0].write_bytes(b"not a zip file")
-    with pytest.warns(grouge.GRougeWarning, match="unreadable"):
+    with pytest.warns(grouge.GRougeWarning, match="ignoring GRouge cache"):
         third = grouge.SenseVectors(topk=16)
     assert (third.row_of[nodes] < 0).all()
     # another top-K is another cache folder
@@ -257,7 +261,7 @@ def test_topk_truncation_against_exact_weighted_overlap(wn):
     N = wn.n_nodes
     ranks = np.zeros((len(nodes), N), np.int64)
     for c in range(len(nodes)):
-        o = grouge._ranked(V[:, c])
+        o = _overlap._ranked(V[:, c])
         ranks[c, o] = np.arange(1, o.size + 1)
     harm_full = np.cumsum(1 / (2 * np.arange(1, N + 1)))
     pairs = rng.integers(0, len(nodes), (2000, 2))
@@ -267,8 +271,8 @@ def test_topk_truncation_against_exact_weighted_overlap(wn):
         return float((1 / (ranks[a][h] + ranks[b][h])).sum() / harm_full[h.sum() - 1])
 
     ex = np.array([exact(a, b) for a, b in pairs])
-    idx, _val, length = grouge._truncate(V, grouge.DEFAULT_TOPK)
-    tr = grouge._pair_wo(pairs[:, 0].copy(), np.arange(len(nodes)), idx, length, N, grouge._harmonic(600), 2)
+    idx, _val, length = _ppr._truncate(V, 128)
+    tr = _overlap._pair_wo(pairs[:, 0].copy(), np.arange(len(nodes)), idx, length, N, _overlap._harmonic(600), 2)
     tr = tr[np.arange(len(pairs)), pairs[:, 1]]
     # identical senses: both exactly 1
     same = pairs[:, 0] == pairs[:, 1]
@@ -276,7 +280,7 @@ def test_topk_truncation_against_exact_weighted_overlap(wn):
     np.testing.assert_allclose(ex[same], 1.0)
     d = np.abs(tr - ex)[~same]
     rho = spearmanr(tr[~same], ex[~same])[0]
-    print(f"top-{grouge.DEFAULT_TOPK} vs exact WO on {(~same).sum()} pairs: mean |dWO| = {d.mean():.4f}, "
+    print(f"top-128 vs exact WO on {(~same).sum()} pairs: mean |dWO| = {d.mean():.4f}, "
           f"Spearman = {rho:.3f}")
     assert d.mean() < 0.30 and rho > 0.5
 
@@ -301,7 +305,6 @@ def test_topk_truncation_effect_on_summeval_grouge(summeval):
 
 
 def test_grouge_cli_writes_rouge_style_records(tmp_path):
-    import json
 
     from metaeval.run.cli import main
 
@@ -314,7 +317,8 @@ def test_grouge_cli_writes_rouge_style_records(tmp_path):
     assert main(["grouge", str(src), str(dst), "--methods", "G-1,G-SU4", "--lam", "1"]) == 0
     out = [json.loads(line) for line in dst.read_text().splitlines()]
     assert [o["id"] for o in out] == ["a", "b"] and [o["n_refs"] for o in out] == [2, 1]
-    sig = "grouge-1|lam:1|restart:0.15|iter:30|topk:128|wn:3.0|stem:yes|stop:no|refs:A"
+    # the command line keeps its own default, --topk 128 (run/cli.py)
+    sig = "grouge-1|lam:1|restart:0.15|iter:30|topk:128|align:cosine@500|sw:out|wn:3.0|stem:yes|stop:no|refs:A"
     assert set(out[0]["scores"]) == {sig, sig.replace("grouge-1", "grouge-su4")}
     expected = rouge_score([r["peer"] for r in records], [r["refs"] for r in records], ["R-1|stem=1|stop=0|R"],
                            rounding=False).iloc[:, 0]
@@ -344,8 +348,8 @@ def test_a_larger_topk_cache_serves_a_smaller_one(tmp_path, monkeypatch, wn):
 def test_exact_mode_keeps_the_raining_pouring_order():
     """topk=None (every dimension): measured 0.767 (pouring) vs 0.453 (expensive) on 2026-11-21."""
     base = "it is raining heavily"
-    near = grouge.similarity(base, "it is pouring", topk=None, cache=False)
-    far = grouge.similarity(base, "it is expensive", topk=None, cache=False)
+    near = grouge.similarity(base, "it is pouring", options=grouge.GRougeOptions(topk=None), cache=False)
+    far = grouge.similarity(base, "it is expensive", options=grouge.GRougeOptions(topk=None), cache=False)
     assert near > far + 0.1
 
 
@@ -419,7 +423,7 @@ def test_stored_vectors_are_the_top_k_of_the_full_vectors(wn):
         store = grouge.SenseVectors(topk=topk, cache=False)
         store.ensure(nodes)
         full = grouge.ppr([[int(s)] for s in nodes], dtype=np.float32)
-        idx, val, length = grouge._truncate(full, topk)
+        idx, val, length = _ppr._truncate(full, topk)
         rows = store.row_of[nodes]
         assert np.array_equal(store.idx[rows], idx)
         assert np.array_equal(store.val[rows], val)
@@ -427,60 +431,283 @@ def test_stored_vectors_are_the_top_k_of_the_full_vectors(wn):
     assert (length[-3:] == 1).all() and (length == topk).sum() > 150  # isolated synsets keep only themselves
 
 
-def test_aggregate_is_the_top_of_the_summed_vectors(wn):
+def test_text_vector_is_the_whole_sorted_sum_of_the_stored_vectors(wn):
+    # ADW averages single-sense vectors and does not truncate the mean: every dimension, by decreasing
+    # value, ties by dimension
     store = grouge.SenseVectors(topk=32, cache=False)
     rng = np.random.default_rng(2)
     nodes = rng.choice(wn.n_nodes, 60, replace=False)
     store.ensure(nodes)
     n_dims = wn.n_nodes
-    acc, mark = np.zeros(n_dims), np.zeros(n_dims, np.int8)
+    acc = np.zeros(n_dims)
     for size in (1, 2, 3, 9, 40):
         for _ in range(5):
             rows = np.unique(store.row_of[rng.choice(nodes, size, replace=False)])
             total = np.zeros(n_dims)
-            for r in rows:  # float64 sums of the stored float32 values, rows in increasing order
+            for r in rows:  # float64 sums of the stored float32 values
                 n = store.length[r]
                 np.add.at(total, store.idx[r, :n], store.val[r, :n].astype(np.float64))
             nz = np.flatnonzero(total)
-            want = nz[np.lexsort((nz, -total[nz]))][:32]
-            got = grouge._aggregate(rows, store.idx, store.val, store.length, 32, acc, mark)
-            assert np.array_equal(got, want)
+            want = nz[np.lexsort((nz, -total[nz]))]
+            out = np.empty(size * 32 + 5, np.int64)
+            m = _engine._aggregate_sorted(rows, store.idx, store.val, store.length, acc,
+                                          np.empty(size * 32 + 1, np.int64), out, 3)
+            assert np.array_equal(out[3 : 3 + m], want)  # not cut to 32
             assert not acc.any()  # the scratch array is left zeroed
 
 
-def _reference_scores():
-    import pandas as pd
-
-    path = Path(__file__).parent / "fixtures" / "grouge" / "summeval_first208.csv"
-    return pd.read_csv(path, comment="#", index_col="id")
+# ------------------------------------------------------------------------------------------------
+# Weighted Overlap: one kernel, hand-computed values and ADW's own unit test
 
 
-def _summeval_head(n):
-    root = Path(metaeval.__file__).resolve().parents[2] / "data" / "summeval" / "summeval_joined.jsonl"
-    with open(root, encoding="utf-8") as fh:
-        recs = [json.loads(line) for line in itertools.islice(fh, n)]
-    ids = [f"{r['instance_id']}|{r['summarizer_id']}" for r in recs]
-    return ids, [r["summary"] for r in recs], [r["references"] for r in recs]
+def test_weighted_overlap_matches_adw_unit_test():
+    # pilehvar/ADW src/test/java/it/uniroma1/lcl/adw/comparison/WeightedOverlapTest.java: map1 = {1:1, ..., 6:6},
+    # map4 = {1:6, 4:5, 2:4, 5:3, 3:2, 6:1}: ADW asserts 0.725 +- 0.01, map1 vs map5 = {7:6, 8:5}: 0
+    m1 = np.zeros(9)
+    m1[1:7] = [1, 2, 3, 4, 5, 6]
+    m4 = np.zeros(9)
+    m4[[1, 4, 2, 5, 3, 6]] = [6, 5, 4, 3, 2, 1]
+    m5 = np.zeros(9)
+    m5[[7, 8]] = [6, 5]
+    # by hand: ranks in m1 (6:1, 5:2, ..., 1:6), in m4 (1:1, 4:2, 2:3, 5:4, 3:5, 6:6);
+    # sum 1/(r1 + r2) = 1/7 + 1/8 + 1/9 + 1/5 + 1/6 + 1/7, normaliser sum_{i=1..6} 1/(2i) = 1.225
+    want = (1 / 7 + 1 / 8 + 1 / 9 + 1 / 5 + 1 / 6 + 1 / 7) / 1.225
+    assert grouge.weighted_overlap(m1, m4) == pytest.approx(want, abs=1e-15)
+    assert abs(want - 0.725) < 0.01
+    assert grouge.weighted_overlap(m1, m1) == 1.0 and grouge.weighted_overlap(m1, m5) == 0.0
 
 
-def _check_against_reference(n):
-    ref = _reference_scores().iloc[:n]
-    ids, peers, refs = _summeval_head(n)
-    assert list(ref.index) == ids
-    measures = ("grouge-1", "grouge-2", "grouge-su4")
-    f = grouge.score(peers, refs, measures, ids=ids, columns="name")
-    _, S = grouge.score_parts(peers, refs, measures, ids=ids)
-    for m in measures:
-        np.testing.assert_allclose(f[m].to_numpy(), ref[f"lam0.5:{m}"].to_numpy(), rtol=0, atol=1e-12)
-        np.testing.assert_allclose(S[m].to_numpy(), ref[f"semantic:{m}"].to_numpy(), rtol=0, atol=1e-12)
+def test_pair_kernels_equal_the_formulas_on_truncated_vectors(wn):
+    store = grouge.SenseVectors(topk=64, cache=False)
+    nodes = [wn.synset(n) for n in ("dog.n.01", "cat.n.01", "fire.v.04", "pour.v.01", "rain.v.01")]
+    store.ensure(nodes)
+    rows = store.row_of[np.asarray(nodes)]
+    for top in (64, 10):
+        length = np.minimum(store.length, top)
+        cos = _overlap._pair_cosine(rows, rows, store.idx, store.val, length, wn.n_nodes, 2)
+        for i, a in enumerate(nodes):
+            for j, b in enumerate(nodes):
+                va, vb = store.dense(a), store.dense(b)
+                va[_overlap._ranked(va)[top:]] = 0
+                vb[_overlap._ranked(vb)[top:]] = 0
+                assert cos[i, j] == pytest.approx(grouge.cosine(va, vb), abs=1e-12)
+    assert np.allclose(np.diag(cos), 1.0) and cos[0, 1] > cos[0, 2]
 
 
-def test_scores_equal_the_reference_implementation_on_one_summeval_input():
-    # tests/fixtures/grouge/summeval_first208.csv: the implementation before the speed-up (commit
-    # ca46c8f); 16 summaries x 11 references here, all 208 in the slow test below
-    _check_against_reference(16)
+# ------------------------------------------------------------------------------------------------
+# Stopwords never enter a signature
 
 
-@pytest.mark.slow
-def test_scores_equal_the_reference_implementation_on_208_summeval_summaries():
-    _check_against_reference(208)
+PEER = "the police said that the man was arrested in a car on the road and the car was seized"
+
+
+def test_stopword_only_grams_have_no_sem_and_content_words_do():
+    from metaeval.metrics.text import stopwords
+
+    for w in ("the", "was", "a", "in", "and", "that"):
+        assert w in stopwords() and np.isnan(grouge.similarity(w, PEER))
+    car, police, banana = (grouge.similarity(w, PEER) for w in ("car", "police", "banana"))
+    # present content words are credited, an unrelated one far less
+    assert min(car, police) > 0.3 and banana < 0.1 < min(car, police) - banana
+    # a stopword in a gram with a content word changes nothing: its signature is the content word's
+    assert grouge.similarity("the car", PEER) == grouge.similarity("car", PEER)
+
+
+def test_a_stopword_only_gram_contributes_its_lexical_count_only():
+    # reference "the of cat": the (in the peer, hit 1), of (absent, hit 0) and cat (Sem); planted bug: if
+    # the stopwords had a Sem, S would not be (1 + 0 + Sem(cat)) / 3
+    peer, ref = "the cat sat on a mat", "the of cat"
+    L, S = grouge.score_parts([peer], [[ref]], ["grouge-1"])
+    sem_cat = grouge.similarity("cat", peer)
+    assert L.iloc[0, 0] == pytest.approx(2 / 3)
+    assert S.iloc[0, 0] == pytest.approx((1 + 0 + sem_cat) / 3, abs=1e-12)
+    # bigrams: "the of" is stopword-only and absent (0), "of cat" has Sem(of cat) = Sem(cat)
+    L2, S2 = grouge.score_parts([peer], [[ref]], ["grouge-2"])
+    assert L2.iloc[0, 0] == 0 and S2.iloc[0, 0] == pytest.approx(sem_cat / 2, abs=1e-12)
+    # lam = 0 is the semantic part
+    f = grouge.score([peer], [[ref]], ["grouge-1"], lam=0.0)
+    assert f.iloc[0, 0] == pytest.approx(S.iloc[0, 0], abs=1e-15)
+
+
+# ------------------------------------------------------------------------------------------------
+# The compiled engine against a plain Python statement of the rules
+
+
+def _plain_sem(gram, peer, store, align_topk):
+    """Sem(gram, peer) by the rules of the module docstring, dense vectors, no shortcuts (the gram has at
+    most one OOV word, so the OOV order needs no tie rule)."""
+    from metaeval.metrics.text import stopwords, tokenize
+
+    sw, wn = stopwords(), store.wn
+    g = [w for w in dict.fromkeys(tokenize(gram)) if w not in sw]
+    if not g:
+        return float("nan")
+    p_tokens = [w for w in tokenize(peer) if w not in sw]
+    p = list(dict.fromkeys(p_tokens))
+    senses = {w: [s.node for s in wn.senses(w)] for w in g + p}
+    store.ensure({s for w in senses for s in senses[w]})
+
+    def head(node):
+        v = store.dense(node)
+        v[_overlap._ranked(v)[align_topk:]] = 0
+        return v
+
+    def sim(a, b):
+        return grouge.cosine(head(a), head(b))
+
+    def choose(word, other_senses):
+        shared = [s for s in senses[word] if s in other_senses]
+        if shared:
+            return shared[-1]
+        best, pick = 0.0, None
+        for s in senses[word]:
+            m = max((sim(s, t) for t in other_senses), default=0.0)
+            if m > best:
+                best, pick = m, s
+        return pick
+
+    p_senses = {s for w in p for s in senses[w]}
+    g_senses = {s for w in g for s in senses[w]}
+    n = wn.n_nodes
+    oov = sorted({w for w in g + p if not senses[w]})
+    dim = {w: n + k for k, w in enumerate(oov)}
+
+    def vector(words, chosen, counts):
+        v = np.zeros(n + len(oov))
+        for s in sorted({c for c in chosen if c is not None}):
+            v += np.pad(store.dense(s), (0, len(oov)))
+        top = sorted([w for w in words if not senses[w]], key=lambda w: (-counts.get(w, 1), w))
+        for k, w in enumerate(top):
+            v[dim[w]] = 10.0 + len(top) - k
+        return v
+
+    gv = vector(g, [choose(w, p_senses) for w in g if senses[w]], {})
+    counts = {w: p_tokens.count(w) for w in p}
+    pv = vector(p, [choose(w, g_senses) for w in p if senses[w]], counts)
+    return grouge.weighted_overlap(gv, pv)
+
+
+def test_engine_equals_a_plain_implementation_of_the_rules(summeval):
+    opts = grouge.GRougeOptions(topk=48, align_topk=16)
+    store = grouge.SenseVectors(topk=48, cache=False)
+    S, R = summeval.summaries(), summeval.references()
+    peers = [S[0, 0], S[3, 1], "police fired three officers", "zyxwv and the car", ""]
+    grams = ["officers", "the fired officers", "car", "zyxwv car", "terminated", "of the", "bank", "police said"]
+    grams += [" ".join(R[0, 0][0].split()[i : i + 2]) for i in range(0, 12, 3)]
+    for peer in peers:
+        for gram in grams:
+            got = grouge.similarity(gram, peer, options=opts, cache=False)
+            want = _plain_sem(gram, peer, store, 16)
+            if np.isnan(want):
+                assert np.isnan(got), (gram, peer)
+            else:
+                assert got == pytest.approx(want, abs=1e-12), (gram, peer)
+
+
+# ------------------------------------------------------------------------------------------------
+# Vector sizes: ADW's 5000, the power method's own top 5000
+
+
+def test_default_vectors_are_the_power_methods_top_5000(wn):
+    # the stored vectors are the 30-step power iteration's (float32, bitwise, see above) top 5000, ties by
+    # node: the error against the power method is 0 by construction
+    assert grouge.DEFAULT_TOPK == 5000 and grouge.GRougeOptions().topk == 5000
+    nodes = np.asarray([wn.synset("dog.n.01"), wn.synset("fire.v.04"), wn.synset("rain.v.01")])
+    store = grouge.SenseVectors(cache=False)
+    store.ensure(nodes)
+    full = grouge.ppr([[int(s)] for s in nodes], dtype=np.float32)
+    idx, val, length = _ppr._truncate(full, 5000)
+    rows = store.row_of[nodes]
+    assert np.array_equal(store.idx[rows], idx) and np.array_equal(store.val[rows], val)
+    assert (length == 5000).all()
+
+
+# ------------------------------------------------------------------------------------------------
+# The disk cache: validated shards, no pickle
+
+
+def _one_shard(tmp_path):
+    shards = sorted((tmp_path / "grouge").rglob("shard-*.npz"))
+    assert len(shards) == 1
+    with np.load(shards[0]) as z:
+        return shards[0], {k: z[k].copy() for k in z.files}
+
+
+def _rewrite(path, arrays, *, fix_checksum=True):
+    from metaeval.metrics.grouge._store import _digest
+
+    if fix_checksum:  # a hostile or buggy writer that also writes a matching checksum
+        arrays["sha256"] = _digest(arrays["nodes"], arrays["idx"], arrays["val"], arrays["length"])
+    with open(path, "wb") as fh:
+        np.savez(fh, **arrays)
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("nan", "not finite"),
+    ("huge_dimension", "dimension indices"),
+    ("shifted_nodes", "node ids"),
+    ("checksum", "checksum"),
+    ("order", "decreasing"),
+    ("pickle", "ignoring GRouge cache"),
+])
+def test_damaged_cache_shards_are_recomputed_with_a_warning(tmp_path, monkeypatch, damage, message):
+    from metaeval.metrics.grouge import _store as store_mod
+
+    monkeypatch.setenv("METAEVAL_CACHE", str(tmp_path))
+    monkeypatch.setattr(store_mod, "_STORES", {})
+    peers, refs = ["police fired three officers"], [["the officers were dismissed by the police"]]
+    clean = grouge.score(peers, refs, topk=16)
+    path, arrays = _one_shard(tmp_path)
+    if damage == "nan":
+        arrays["val"][0, 0] = np.nan
+    elif damage == "huge_dimension":
+        arrays["idx"][0, 0] = 2**30  # was a segmentation fault
+    elif damage == "shifted_nodes":
+        arrays["nodes"] = arrays["nodes"] + 10**9  # was an IndexError
+    elif damage == "order":
+        arrays["val"][0, :2] = arrays["val"][0, 1::-1]
+    if damage == "pickle":
+        import pickle
+
+        marker = tmp_path / "executed"
+
+        class Payload:
+            def __reduce__(self):
+                return (open, (str(marker), "w"))
+
+        path.write_bytes(pickle.dumps({"nodes": Payload()}))
+    else:
+        _rewrite(path, arrays, fix_checksum=damage != "checksum")
+        if damage == "checksum":
+            arrays["val"][0, 1] *= 1.0001
+            _rewrite(path, arrays, fix_checksum=False)
+    monkeypatch.setattr(store_mod, "_STORES", {})
+    with pytest.warns(grouge.GRougeWarning, match=message):
+        again = grouge.score(peers, refs, topk=16)
+    assert np.array_equal(again.to_numpy(), clean.to_numpy())  # never a changed score
+    if damage == "pickle":
+        assert not (tmp_path / "executed").exists()
+
+
+def test_wordnet_parse_cache_never_unpickles(tmp_path, monkeypatch):
+    import pickle
+
+    monkeypatch.setenv("METAEVAL_CACHE", str(tmp_path))
+    marker = tmp_path / "executed"
+
+    class Payload:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    first = wordnet.WordNet()  # parses, writes npz + json
+    base = wordnet._cache_path(first.sha256)
+    npz, meta = base.with_suffix(".npz"), base.with_suffix(".json")
+    assert npz.exists() and meta.exists()
+    old = tmp_path / "wordnet" / f"parsed-{first.sha256[:32]}.pkl"  # where the previous version looked
+    for path in (npz, meta, old):
+        path.write_bytes(pickle.dumps(Payload()))
+    with pytest.warns(UserWarning, match="WordNet parse cache"):
+        again = wordnet.WordNet()
+    assert not marker.exists()
+    assert again.n_nodes == first.n_nodes and (again.adjacency != first.adjacency).nnz == 0
+    assert [s.name for s in again.senses("dogs")] == [s.name for s in first.senses("dogs")]

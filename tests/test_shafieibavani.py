@@ -49,3 +49,31 @@ def test_lam_curve_endpoints_and_comparison_direction():
     # of systems (8) even at summary level, so it only points the right way
     assert row["delta"] > 0.1 and row["p_williams"] < 0.5 and row["p_perm_both"] < 0.05
     assert row["p_boot_both"] < 0.05
+
+
+def test_all_cells_covers_every_cell_and_adjusts_over_the_table():
+    L, S, Z = _data()
+    humans = {"h1": Z, "h2": -Z + 0.1 * np.random.default_rng(3).normal(size=Z.shape)}
+    cells = sb.all_cells([("S", "L")], {"S": S, "L": L}, humans, coefficients=("pearson", "kendall"),
+                         n_resamples=200, rng=4)
+    assert len(cells) == 2 * 2 * 2 * 1  # levels x humans x coefficients x pairs
+    row = cells[(cells.level == "summary") & (cells.human == "h1") & (cells.coefficient == "kendall")].iloc[0]
+    assert row["r_metric"] == pytest.approx(correlate(S, Z, level="summary", coefficient="kendall"))
+    for test in ("williams", "perm_both", "boot_both"):
+        assert (cells[f"p_{test}_holm"] >= cells[f"p_{test}"] - 1e-15).all()
+    # S is the better part for h1, the worse for h2 (one-sided H1: S > L)
+    h1 = cells[(cells.human == "h1") & (cells.level == "summary")]
+    h2 = cells[(cells.human == "h2") & (cells.level == "summary")]
+    assert (h1["p_perm_both_holm"] < 0.05).all() and (h2["p_perm_both"] > 0.5).all()
+
+
+def test_lam_tests_compare_each_lam_with_rouge_on_paired_resamples():
+    L, S, Z = _data()
+    t = sb.lam_tests((L, S), Z, [0.0, 0.5, 1.0], level="summary", n_resamples=200, rng=5)
+    last = t.iloc[-1]
+    assert last["lam"] == 1.0 and last["delta"] == 0.0 and np.isnan(last["p_perm_both"])
+    first = t.iloc[0]
+    assert first["delta"] == pytest.approx(correlate(S, Z, level="summary", coefficient="pearson")
+                                           - correlate(L, Z, level="summary", coefficient="pearson"))
+    assert first["p_perm_both"] < 0.05 and first["p_boot_both"] < 0.05  # S is much better than L
+    assert (t["p_perm_both_holm"].iloc[:2] >= t["p_perm_both"].iloc[:2]).all()

@@ -72,15 +72,16 @@ def test_parsed_tables_cached_on_disk_round_trip_and_damaged_file(tmp_path, monk
     monkeypatch.setenv("METAEVAL_CACHE", str(tmp_path))
     parsed = wordnet.WordNet(use_cache=False)
     first = wordnet.WordNet()  # parses and writes the cache
-    files = list((tmp_path / "wordnet").glob("parsed-*.pkl"))
-    assert len(files) == 1 and parsed.sha256[:32] in files[0].name
+    files = sorted((tmp_path / "wordnet").glob("parsed-*"))
+    assert [f.suffix for f in files] == [".json", ".npz"] and parsed.sha256[:32] in files[0].name
     again = wordnet.WordNet()  # read back
     for wn in (first, again):
         assert wn.sha256 == parsed.sha256 and wn.n_nodes == parsed.n_nodes
         assert (wn.adjacency != parsed.adjacency).nnz == 0
         assert [s.name for s in wn.senses("fired")] == [s.name for s in parsed.senses("fired")]
         assert wn.morphy("geese", "n") == ["goose"]
-    files[0].write_bytes(b"damaged")
-    third = wordnet.WordNet()  # a damaged cache is parsed again, and rewritten
+    files[1].write_bytes(b"damaged")
+    with pytest.warns(UserWarning, match="parse cache"):
+        third = wordnet.WordNet()  # a damaged cache is parsed again (with a warning), and rewritten
     assert (third.adjacency != parsed.adjacency).nnz == 0 and third.synset("fire.v.04") == parsed.synset("fire.v.04")
-    assert files[0].read_bytes() != b"damaged"
+    assert files[1].read_bytes() != b"damaged"

@@ -127,16 +127,19 @@ def read_manifest(folder: str | os.PathLike[str], notebook: str | None = None) -
 
 
 def write_manifest(folder: str | os.PathLike[str], notebook: str, parameters: Mapping[str, Any],
-                   status: str = "done", paper: str | None = None) -> Path:
+                   status: str = "done", paper: str | None = None, inputs: Mapping[str, Any] | None = None) -> Path:
     """Record every file now in ``folder`` (with its sha256) as written by a run of ``notebook``.
 
-    The manifest holds no time stamp, so a rerun with the same seeds writes the same bytes.
+    The manifest holds no time stamp, so a rerun with the same seeds writes the same bytes. ``inputs``: what
+    the run depended on (:func:`metaeval.run.incremental.fingerprint`), which lets ``run-all`` skip it later.
     """
     folder = Path(folder)
     files = {name: _sha256(folder / name) for name in _files(folder)
              if not _is_runner_file(name) and not is_editor_artefact(name)}
     params = {k: v for k, v in parameters.items() if k != "output_dir"}
     data = {"notebook": notebook, "paper": paper, "status": status, "parameters": params, "files": files}
+    if inputs is not None:
+        data["inputs"] = dict(inputs)
     path = folder / manifest_name(notebook)
     path.write_text(json.dumps(data, indent=1, sort_keys=True, default=str) + "\n", encoding="utf-8")
     return path

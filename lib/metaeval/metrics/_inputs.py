@@ -1,4 +1,4 @@
-"""Private: the input check shared by the text metrics (ROUGE, GRouge, embeddings)."""
+"""Private: the input checks shared by the text metrics (ROUGE, GRouge, embeddings)."""
 
 from __future__ import annotations
 
@@ -20,3 +20,29 @@ def check_records(summaries: Sequence, references: Sequence) -> tuple[list, list
             f"summaries and references must have the same length, got {len(summaries)} and {len(references)}"
         )
     return summaries, references
+
+
+def as_sentences(text, where: str) -> tuple[str, ...]:
+    """One text as ROUGE lines: a string is split at newlines (empty lines skipped), a list of strings is one
+    or more lines per item (newlines inside are line breaks too), None is the empty text; anything else is
+    refused, naming ``where``.
+
+    Examples
+    --------
+    >>> as_sentences(["One.", "Two.\\nThree."], "summaries[0]")
+    ('One.', 'Two.', 'Three.')
+    >>> as_sentences(None, "summaries[0]")
+    ()
+    """
+    from metaeval.metrics.text import split_sentences
+
+    if text is None:
+        return ()
+    if isinstance(text, str):
+        return tuple(split_sentences(text))
+    if isinstance(text, (list, tuple)) and all(isinstance(s, str) for s in text):
+        return tuple(line for s in text for line in split_sentences(s))
+    raise TypeError(f"{where} must be a string or a list of sentence strings, got {type(text).__name__}")
+
+
+_as_sentences = as_sentences  # the name rouge.py's copy has: it can import this one

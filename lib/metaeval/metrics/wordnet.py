@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import pickle
+import json
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -75,7 +76,9 @@ def _folder() -> Path:
 
 
 def _cache_path(digest: str) -> Path:
-    return cache_dir() / "wordnet" / f"parsed-{digest[:32]}.pkl"
+    """The parse cache: ``<path>.npz`` (arrays, read with ``allow_pickle=False``) and ``<path>.json`` (tables,
+    the sha256 of the WordNet files and of the ``.npz``). Nothing that executes code on load (no pickle)."""
+    return cache_dir() / "wordnet" / f"parsed-v2-{digest[:32]}"
 
 
 def _lines(path: Path):
@@ -92,6 +95,15 @@ class WordNet:
     ``node_offset[i]`` its byte offset in its data file, ``sha256`` a digest of the database files that
     keys caches of anything computed from the graph.
     """
+
+    n_nodes: int
+    n_pointers: int
+    node_offset: np.ndarray
+    node_pos: np.ndarray
+    first_lemma: list[str]
+    adjacency: sp.csr_matrix
+    _index: dict[str, dict[str, list[int]]]
+    _exc: dict[str, dict[str, list[str]]]
 
     def __init__(self, folder: Path | None = None, *, use_cache: bool = True):
         folder = Path(folder) if folder is not None else _folder()
@@ -116,30 +128,58 @@ class WordNet:
         if cached is not None:
             self._save_parsed(cached)
 
-    _PARSED = ("n_nodes", "node_offset", "node_pos", "first_lemma", "n_pointers", "adjacency", "_index", "_exc")
-
     def _load_parsed(self, path: Path) -> bool:
-        try:
-            with open(path, "rb") as fh:
-                state = pickle.load(fh)
-            if not isinstance(state, dict) or state.get("sha256") != self.sha256:
-                return False
-            for name in self._PARSED:
-                setattr(self, name, state[name])
-        except Exception:  # noqa: BLE001 - missing, damaged or from another version: parse again
+        npz, meta = path.with_suffix(".npz"), path.with_suffix(".json")
+        if not (npz.exists() and meta.exists()):
             return False
+        try:
+            with open(meta, encoding="utf-8") as fh:
+                state = json.load(fh)
+            if not isinstance(state, dict) or state.get("sha256") != self.sha256:
+                raise ValueError("written for other WordNet files")
+            if state.get("npz_sha256") != _resources.sha256(npz):
+                raise ValueError("checksum mismatch")
+            with np.load(npz, allow_pickle=False) as z:
+                node_offset, node_pos = z["node_offset"], z["node_pos"]
+                indptr, indices = z["indptr"], z["indices"]
+            n = int(state["n_nodes"])
+            if node_offset.shape != (n,) or node_pos.shape != (n,) or indptr.shape != (n + 1,) \
+                    or indptr[0] != 0 or indptr[-1] != indices.shape[0] or (np.diff(indptr) < 0).any() \
+                    or (indices.size and (indices.min() < 0 or indices.max() >= n)):
+                raise ValueError("inconsistent arrays")
+            index, exc = state["index"], state["exc"]
+            if len(state["first_lemma"]) != n or any(
+                    not 0 <= node < n for table in index.values() for nodes in table.values() for node in nodes):
+                raise ValueError("node ids out of range")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc_:
+            warnings.warn(f"ignoring the WordNet parse cache {npz} ({exc_}): parsing again", UserWarning,
+                          stacklevel=3)
+            return False
+        self.n_nodes = n
+        self.node_offset, self.node_pos = node_offset, node_pos
+        self.first_lemma = list(state["first_lemma"])
+        self.n_pointers = int(state["n_pointers"])
+        adj = sp.csr_matrix((np.ones(indices.shape[0]), indices, indptr), shape=(n, n))
+        adj.sort_indices()
+        self.adjacency = adj
+        self._index, self._exc = index, exc
         return True
 
     def _save_parsed(self, path: Path) -> None:
-        state = {name: getattr(self, name) for name in self._PARSED}
-        state["sha256"] = self.sha256
+        npz, meta = path.with_suffix(".npz"), path.with_suffix(".json")
+        adj = self.adjacency
 
-        def write(tmp: Path) -> None:
+        def write_npz(tmp: Path) -> None:
             with open(tmp, "wb") as fh:
-                pickle.dump(state, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                np.savez(fh, node_offset=self.node_offset, node_pos=self.node_pos.astype("U1"),
+                         indptr=adj.indptr.astype(np.int64), indices=adj.indices.astype(np.int64))
 
         try:
-            atomic_write(path, write)
+            atomic_write(npz, write_npz)
+            state = {"sha256": self.sha256, "npz_sha256": _resources.sha256(npz), "n_nodes": self.n_nodes,
+                     "n_pointers": self.n_pointers, "first_lemma": self.first_lemma, "index": self._index,
+                     "exc": self._exc}
+            atomic_write(meta, lambda tmp: tmp.write_text(json.dumps(state), encoding="utf-8"))
         except OSError:  # a read-only cache costs time, not correctness
             pass
 
@@ -158,7 +198,7 @@ class WordNet:
         self.n_nodes = len(offsets)
         self.node_offset = np.asarray(offsets, np.int64)
         self.node_pos = np.asarray(types)
-        self.first_lemma: list[str] = []
+        self.first_lemma = []
         src: list[int] = []
         dst: list[int] = []
         for i, fields in enumerate(records):
@@ -180,9 +220,9 @@ class WordNet:
         adj = sp.coo_matrix((np.ones(rows.shape[0]), (rows, cols)), shape=(self.n_nodes, self.n_nodes)).tocsr()
         adj.data[:] = 1.0  # parallel pointers (e.g. both directions of hypernym/hyponym) count once
         adj.sort_indices()
-        self.adjacency: sp.csr_matrix = adj
+        self.adjacency = adj
 
-        self._index: dict[str, dict[str, list[int]]] = {}
+        self._index = {}
         for p in POS:
             table: dict[str, list[int]] = {}
             for line in _lines(folder / f"index.{_FILE[p]}.gz"):
@@ -191,7 +231,7 @@ class WordNet:
                 synsets = f[4 + p_cnt + 2:]
                 table[f[0]] = [node_of[(p, int(o))] for o in synsets]
             self._index[p] = table
-        self._exc: dict[str, dict[str, list[str]]] = {}
+        self._exc = {}
         for p in POS:
             exc: dict[str, list[str]] = {}
             for line in _lines(folder / f"{_FILE[p]}.exc.gz"):

@@ -1,4 +1,4 @@
-"""Command line: ``metaeval rouge``, ``metaeval run``, ``metaeval run-all``, ``metaeval params``.
+"""metaeval: ROUGE-1.5.5 and GRouge scoring, dataset import and description, notebooks, sweeps and report cards.
 
 Examples::
 
@@ -11,6 +11,7 @@ Examples::
     metaeval card my_metric.jsonl --dataset summeval --output card/  # report card of a new metric
     metaeval datasets                                      # the embedded datasets
     metaeval describe realsumm                             # systems, inputs, texts, scores and their coverage
+    metaeval import study.csv my_study                     # a table (CSV, TSV, parquet) -> a dataset folder
 """
 
 from __future__ import annotations
@@ -184,7 +185,7 @@ def cmd_run(args) -> int:
 def cmd_run_all(args) -> int:
     from metaeval.run.notebooks import run_all
 
-    results = run_all(only=args.only, jobs=args.jobs, log=args.log)
+    results = run_all(only=args.only, jobs=args.jobs, log=args.log, force=args.force)
     return 1 if any(r["state"] == "failed" for r in results) else 0
 
 
@@ -258,6 +259,21 @@ def cmd_sweep(args) -> int:
     return 0
 
 
+def _card_folder(scores: str, dataset: str) -> str:
+    """``card-<metric>-<dataset>``: readable names (a path's last component; ``R-2|stem=1|stop=0|F`` as
+    ``R-2_stem=1_stop=0_F``), never a ``|``, ``/`` or a whole path inside a folder name; a dataset given as a
+    path is named as its results folder is (its name and a short hash of its resolved path, so two folders
+    called ``study/`` never share a card folder)."""
+    import re
+
+    from metaeval.data.datasets import readable_name
+    from metaeval.run.paths import dataset_folder_name
+
+    name = readable_name(scores) if ("/" in scores or Path(scores).exists()) else scores
+    metric = re.sub(r"[^A-Za-z0-9=.+-]+", "_", Path(name).name).strip("_.") or "x"
+    return f"card-{metric}-{dataset_folder_name(dataset)}"
+
+
 def cmd_card(args) -> int:
     from metaeval.studies.card import make_card
 
@@ -266,7 +282,7 @@ def cmd_card(args) -> int:
                                  ("seed", args.seed)) if v is not None}
     if args.baselines:
         options["baselines"] = [b.strip() for b in args.baselines.split(",") if b.strip()]
-    output = args.output or f"card-{Path(args.scores).stem}-{args.dataset}"
+    output = args.output or _card_folder(args.scores, args.dataset)
     try:
         card = make_card(args.scores, dataset=args.dataset, output_dir=output, render=not args.no_html, **options)
     except (ValueError, KeyError, FileNotFoundError, RuntimeError) as exc:
@@ -359,6 +375,9 @@ def main(argv=None) -> int:
     p.add_argument("--only", nargs="*", help="only these notebooks")
     p.add_argument("--jobs", "-j", type=int, default=1, help="notebooks run in parallel (e.g. the number of cores)")
     p.add_argument("--log", help="append progress lines and the kernels' own diagnostics to this file")
+    p.add_argument("--force", action="store_true",
+                   help="rerun every notebook, also those whose notebook, library code, data and parameters are "
+                        "unchanged since the run that wrote their outputs (skipped otherwise)")
     p.set_defaults(func=cmd_run_all)
 
     p = sub.add_parser("sweep", help="run a notebook over a parameter grid and collect its main table")

@@ -271,6 +271,9 @@ def run_notebook(
     path, parameters, final = check_run(notebook, parameters)
     declared = notebook_parameters(path)
     effective = {**declared, **parameters}
+    from metaeval.run.incremental import fingerprint
+
+    inputs = fingerprint(path, effective)  # before the run: what it read, even if a file changes meanwhile
     final.parent.mkdir(parents=True, exist_ok=True)
     staging = staging_dir(final)
     executed = staging / f"{path.stem}.ipynb"
@@ -326,7 +329,7 @@ def run_notebook(
         if scratch_log is not None:
             scratch_log.unlink(missing_ok=True)
     _retarget(executed, staging, final)
-    write_manifest(staging, path.stem, effective, paper=_paper(path))
+    write_manifest(staging, path.stem, effective, paper=_paper(path), inputs=inputs)
     try:
         swap_into_place(staging, final, path.stem, paper=_paper(path))
     except BaseException:
@@ -380,6 +383,7 @@ def _retarget(executed: Path, staging: Path, final: Path) -> None:
     final_rel = final_text[len(root):] if final_text.startswith(root) else final_text
     text = executed.read_text(encoding="utf-8").replace(str(staging), final_rel)
     nb = nbformat.reads(text, as_version=4)
+    _scrub_outputs(nb)
     nb.metadata.get("papermill", {}).pop("start_time", None)
     nb.metadata.get("papermill", {}).pop("end_time", None)
     nb.metadata.get("papermill", {}).pop("duration", None)
@@ -397,27 +401,77 @@ def _retarget(executed: Path, staging: Path, final: Path) -> None:
     nbformat.write(nb, str(executed))
 
 
-_PROGRESS = re.compile(r"\d+%\|.*\|.*(it/s|s/it|\?it)")
+# One tqdm bar update, whatever its unit ("it/s", "sense/s", "trial/s") or description: "<desc>: 12%|##  | 3/25".
+_PROGRESS = re.compile(r"\r?[^\r\n]*?\d+%\|[^\r\n|]*\|\s*[\d.]+[kMG]?/[\d.?]+[kMG]?[^\r\n]*")
 
 
 _ADDRESS = re.compile(r" at 0x[0-9a-f]+>")
 
 
+def _scrub_outputs(nb) -> None:
+    """No machine path in an executed notebook's outputs (warnings and tracebacks print file names)."""
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if "text" in out:
+                out["text"] = scrub_machine_paths(out["text"])
+            if "traceback" in out:
+                out["traceback"] = [scrub_machine_paths(line) for line in out["traceback"]]
+            for mime, value in out.get("data", {}).items():
+                if mime.startswith("text/") and isinstance(value, str):
+                    out["data"][mime] = scrub_machine_paths(value)
+
+
 def _strip_progress(nb) -> None:
-    """Drop what differs on every run: progress-bar output (tqdm on stderr carries timings) and memory
-    addresses in plain-text reprs (``<Styler at 0x7f...>``)."""
+    """Drop what differs on every run: progress-bar output (tqdm on stderr carries timings; the runner relays
+    it to the terminal and run-all's log, see :class:`_ProgressRelay`, and an interactive run still shows it)
+    and memory addresses in plain-text reprs (``<Styler at 0x7f...>``). Warnings on stderr are kept."""
     for cell in nb.cells:
         if cell.get("cell_type") != "code":
             continue
-        cell.outputs = [
-            out for out in cell.get("outputs", [])
-            if not (out.get("output_type") == "stream" and out.get("name") == "stderr"
-                    and _PROGRESS.search(out.get("text", "")))
-        ]
+        kept = []
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                text = _PROGRESS.sub("", out.get("text", ""))
+                if not text.strip():
+                    continue
+                out["text"] = text.lstrip("\r\n") if text != out.get("text") else text
+            kept.append(out)
+        cell.outputs = kept
         for out in cell.outputs:
             plain = out.get("data", {}).get("text/plain")
             if isinstance(plain, str):
                 out["data"]["text/plain"] = _ADDRESS.sub(">", plain)
+
+
+def _machine_paths() -> list[tuple[re.Pattern, str]]:
+    """Paths of this machine that warnings and tracebacks print, and what an executed notebook shows instead:
+    the library's folder as ``metaeval/``, installed packages as ``<site-packages>/``, the compendium root as
+    nothing (paths relative to it), a kernel's cell file (``/tmp/ipykernel_1263/2683809839.py``) as ``<cell>``."""
+    import site
+    import sysconfig
+
+    import metaeval
+
+    pairs: list[tuple[str, str]] = [(str(Path(metaeval.__file__).resolve().parent) + os.sep, "metaeval" + os.sep)]
+    packages = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *site.getsitepackages()}
+    pairs += [(str(Path(p).resolve()) + os.sep, "<site-packages>" + os.sep) for p in packages if p]
+    pairs += [(str(project_root()) + os.sep, ""), (str(Path.home()) + os.sep, "~" + os.sep)]
+    patterns = [(re.compile(re.escape(a)), b) for a, b in sorted(pairs, key=lambda p: -len(p[0])) if len(a) > 1]
+    patterns.append((re.compile(r"(?:/[^\s\"'/]+)*/ipykernel_\d+/\d+\.py"), "<cell>"))
+    return patterns
+
+
+def scrub_machine_paths(text: str) -> str:
+    """``text`` without the paths of this machine (see :func:`_machine_paths`).
+
+    >>> import metaeval, os
+    >>> lib = os.path.dirname(metaeval.__file__)
+    >>> scrub_machine_paths(f"{lib}/studies/deutsch.py:245: Warning; /tmp/ipykernel_12/345.py:9: UserWarning")
+    'metaeval/studies/deutsch.py:245: Warning; <cell>:9: UserWarning'
+    """
+    for pattern, replacement in _machine_paths():
+        text = pattern.sub(replacement.replace("\\", "\\\\"), text)
+    return text
 
 
 _TQDM = re.compile(r"(?:([^\r\n|:]*?):\s*)?\d+%\|[^|\r\n]*\|\s*(\d+)/(\d+)")
@@ -521,6 +575,17 @@ def _run_planned(run: PlannedRun) -> dict[str, Any]:
         return {"state": state, "seconds": time.perf_counter() - start, "error": str(exc)}
 
 
+def _unchanged(run: PlannedRun) -> bool:
+    """True when ``run``'s output folder holds an untouched run with the same inputs (run-all skips it)."""
+    from metaeval.run.incremental import unchanged
+
+    try:
+        path, parameters, final = check_run(run.notebook, run.parameters)
+        return unchanged(path, {**notebook_parameters(path), **parameters}, final, path.stem)
+    except Exception:  # anything unusual (an unreadable manifest, a folder it may not replace): run it
+        return False
+
+
 def _drop_failed(run: PlannedRun) -> None:
     """An optional run that does not apply to its dataset leaves no ``.failed`` folder behind."""
 
@@ -550,13 +615,17 @@ def run_all(
     log: str | os.PathLike | None = None,
     echo: Callable[[str], None] | None = None,
     tick: float = 15.0,
+    force: bool = False,
 ) -> list[dict[str, Any]]:
     """The default run: every notebook on every dataset it applies to (:func:`plan_all`), ``jobs`` at a time.
 
     Each run is announced on the terminal (``[3/14] 21_deutsch2021_power (realsumm): started``), its progress
     relayed every ``tick`` seconds (``trials 412/1000, 2m10s``) and its end reported with the elapsed time;
     ``log`` receives the same lines plus each kernel's own diagnostics. Returns one status per run
-    (``state``: done, failed, not applicable). Ctrl-C stops every run and raises KeyboardInterrupt.
+    (``state``: done, failed, not applicable, unchanged). Ctrl-C stops every run and raises KeyboardInterrupt.
+    A run whose notebook, imported library code, data and parameters are those of the run that wrote its
+    output folder (and whose outputs nobody changed) is skipped (:mod:`metaeval.run.incremental`), unless
+    ``force``.
     """
 
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
@@ -632,10 +701,18 @@ def run_all(
                 text = file.read_text(encoding="utf-8").strip() or "started"
                 say(f"{tag(run)}: {text}, running for {_elapsed(max(since, 0.0))}")
 
+        if not force:
+            for run in list(queue):
+                if _unchanged(run):
+                    queue.remove(run)
+                    results[run.label] = {"label": run.label, "state": "unchanged", "seconds": 0.0}
+                    say(f"{tag(run)}: unchanged since its last run (notebook, library code it imports, data, "
+                        "parameters): skipped (--force reruns it)")
         try:
             run_in_pool(_run_planned, queue, jobs, on_done=done, on_tick=progress, tick=tick)
             states = [results[r.label]["state"] for r in runs if r.label in results]
             say(f"finished {states.count('done')} of {total} runs in {_elapsed(time.perf_counter() - started)}"
+                + (f"; {states.count('unchanged')} unchanged, skipped" if "unchanged" in states else "")
                 + (f"; {states.count('failed')} FAILED" if "failed" in states else "")
                 + (f"; {states.count('not applicable')} did not apply" if "not applicable" in states else ""))
         except KeyboardInterrupt:

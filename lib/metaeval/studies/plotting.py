@@ -1,12 +1,55 @@
-"""Figures saved reproducibly: the same data give byte-identical PNG and SVG files on every run."""
+"""Figures saved reproducibly and never clipped: the same data give byte-identical PNG and SVG files on every run,
+saved with a tight bounding box, and :func:`layout_problems` finds text cut by the canvas, text over text and
+legends over data (the check ``save_figure`` runs when ``METAEVAL_FIGURE_CHECK`` is set, as ``make test`` does).
+"""
 
 from __future__ import annotations
 
+import os
+import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
 
-__all__ = ["save_figure", "use_compendium_style"]
+__all__ = ["FigureLayoutError", "FigureLayoutWarning", "LayoutProblem", "layout_problems", "save_figure",
+           "use_compendium_style", "wrap_label"]
+
+#: Extra room (inches) around the tight bounding box of a saved figure.
+PAD_INCHES = 0.08
+#: Overlaps smaller than this (pixels, in both directions) are antialiasing, not text over text.
+_TOLERANCE_PX = 1.0
+
+
+class FigureLayoutWarning(UserWarning):
+    """A saved figure has text outside its canvas, text over text, or a legend over its data."""
+
+
+class FigureLayoutError(ValueError):
+    """Raised by :func:`save_figure` instead of :class:`FigureLayoutWarning` when ``METAEVAL_FIGURE_CHECK=raise``."""
+
+
+@dataclass(frozen=True)
+class LayoutProblem:
+    """One layout defect of a figure: ``kind`` is ``"outside"``, ``"overlap"`` or ``"legend-over-data"``."""
+
+    kind: str
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.what}"
+
+
+def wrap_label(text: str, width: int = 40) -> str:
+    """Wrap a long axis label or title onto lines of at most ``width`` characters.
+
+    >>> print(wrap_label("Spearman correlation with the expert relevance judgments", 30))
+    Spearman correlation with the
+    expert relevance judgments
+    """
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width)) if len(text) > width else text
 
 
 def use_compendium_style() -> None:
@@ -17,20 +60,172 @@ def use_compendium_style() -> None:
     matplotlib.rcParams["savefig.dpi"] = 150
     matplotlib.rcParams["axes.spines.top"] = False
     matplotlib.rcParams["axes.spines.right"] = False
+    # The saved file always holds every artist (save_figure saves the tight bounding box); these make the
+    # interactive view match it.
+    matplotlib.rcParams["savefig.bbox"] = "tight"
+    matplotlib.rcParams["savefig.pad_inches"] = PAD_INCHES
+
+
+def _texts(fig, renderer):
+    """The drawn, non-empty text artists of ``fig`` with their window extents (pixels)."""
+    from matplotlib.text import Text
+
+    hidden = set()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            lo, hi = sorted(axis.get_view_interval())
+            span = (hi - lo) or 1.0
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                # located ticks outside the view limits are not drawn (Axis._update_ticks drops them)
+                if not lo - 1e-9 * span <= tick.get_loc() <= hi + 1e-9 * span:
+                    hidden.update({id(tick.label1), id(tick.label2)})
+    out = []
+    for artist in fig.findobj(Text):
+        if id(artist) in hidden or not artist.get_visible() or not artist.get_text().strip():
+            continue
+        if artist.axes is not None and not artist.axes.get_visible():
+            continue
+        box = artist.get_window_extent(renderer)
+        if box.width > 0 and box.height > 0:
+            out.append((artist, box))
+    return out
+
+
+def _name(artist) -> str:
+    text = " ".join(artist.get_text().split())
+    return repr(text if len(text) <= 40 else text[:37] + "...")
+
+
+def layout_problems(fig, *, canvas: str = "saved") -> list[LayoutProblem]:
+    """Text cut off by the canvas, text drawn over text, and legends drawn over plotted data.
+
+    Window extents come from the figure's renderer after a full draw (so every layout engine has run). A text
+    is *outside* when its box leaves the canvas: with ``canvas="saved"`` the one :func:`save_figure` writes
+    (the figure's tight bounding box plus :data:`PAD_INCHES`, which holds every artist that takes part in the
+    layout), with ``canvas="figure"`` the figure's own size (what a plain ``savefig`` writes); two texts
+    *overlap* when their
+    boxes intersect by more than a pixel in both directions; a legend inside an axes is *over the data* when a
+    plotted point or line vertex of that axes falls inside it.
+
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots(figsize=(4, 3))
+    >>> _ = ax.set(xticks=[], yticks=[])
+    >>> _ = ax.set_title("a title far too long for a figure four inches wide", fontsize=16)
+    >>> [str(p) for p in layout_problems(fig, canvas="figure")]
+    ["outside: 'a title far too long for a figure fou...' extends outside the canvas"]
+    >>> layout_problems(fig)  # save_figure saves the tight bounding box: nothing is cut
+    []
+    >>> _ = ax.text(0.5, 0.5, "A", transform=ax.transAxes); _ = ax.text(0.5, 0.5, "B", transform=ax.transAxes)
+    >>> [str(p) for p in layout_problems(fig)]
+    ["overlap: 'A' over 'B'"]
+    >>> plt.close(fig)
+    """
+
+    from matplotlib.transforms import Bbox
+
+    if canvas not in ("saved", "figure"):
+        raise ValueError(f"canvas={canvas!r}: use 'saved' (what save_figure writes) or 'figure'")
+    fig.canvas.draw()  # runs the layout engine; extents below are those of the saved figure
+    renderer = fig.canvas.get_renderer()
+    problems = []
+    region = fig.bbox
+    if canvas == "saved":
+        inches = fig.get_tightbbox(renderer).padded(PAD_INCHES)
+        region = Bbox(inches.get_points() * fig.dpi)
+    texts = _texts(fig, renderer)
+    for artist, box in texts:
+        if (box.x0 < region.x0 - _TOLERANCE_PX or box.y0 < region.y0 - _TOLERANCE_PX
+                or box.x1 > region.x1 + _TOLERANCE_PX or box.y1 > region.y1 + _TOLERANCE_PX):
+            problems.append(LayoutProblem("outside", f"{_name(artist)} extends outside the canvas"))
+    for i, (a, box_a) in enumerate(texts):
+        for b, box_b in texts[i + 1:]:
+            angle = a.get_rotation() % 90
+            if angle and angle == b.get_rotation() % 90:
+                # parallel slanted texts (rotated tick labels): their axis-aligned boxes overlap although the
+                # glyphs, side by side along the slant, do not
+                continue
+            width = min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0)
+            height = min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0)
+            if width > _TOLERANCE_PX and height > _TOLERANCE_PX:
+                problems.append(LayoutProblem("overlap", f"{_name(a)} over {_name(b)}"))
+    legends = [(ax.get_legend(), [ax]) for ax in fig.axes] + [(legend, fig.axes) for legend in fig.legends]
+    for legend, axes in legends:
+        if legend is None or not legend.get_visible():
+            continue
+        box = legend.get_window_extent(renderer)
+        for ax in axes:
+            problem = _legend_over_data(ax, box)
+            if problem:
+                problems.append(problem)
+    return problems
+
+
+def _legend_over_data(ax, box) -> LayoutProblem | None:
+    """A problem when a plotted point or vertex of ``ax`` lies inside the legend box ``box`` (pixels)."""
+    import numpy as np
+    from matplotlib.text import Text
+
+    points = []
+    for line in ax.get_lines():
+        if line.get_visible() and len(line.get_xydata()):
+            points.append(line.get_transform().transform(np.asarray(line.get_xydata(), dtype=float)))
+    for coll in ax.collections:
+        offsets = coll.get_offsets()
+        if coll.get_visible() and len(offsets):
+            points.append(coll.get_offset_transform().transform(np.asarray(offsets, dtype=float)))
+    if not points:
+        return None
+    xy = np.concatenate(points)
+    xy = xy[np.isfinite(xy).all(axis=1)]
+    # only points drawn inside the axes count (a line continued past the view limits is clipped)
+    inside_axes = ((xy[:, 0] >= ax.bbox.x0) & (xy[:, 0] <= ax.bbox.x1) & (xy[:, 1] >= ax.bbox.y0)
+                   & (xy[:, 1] <= ax.bbox.y1))
+    inside = ((xy[:, 0] > box.x0) & (xy[:, 0] < box.x1) & (xy[:, 1] > box.y0) & (xy[:, 1] < box.y1)
+              & inside_axes)
+    if inside.any():
+        title = ax.get_title() or ax.get_ylabel() or "an axes"
+        return LayoutProblem("legend-over-data", f"a legend covers {int(inside.sum())} plotted point(s) of "
+                             f"{_name(Text(text=title))}")
+    return None
+
+
+def check_layout(fig, name: str = "figure") -> list[LayoutProblem]:
+    """Run :func:`layout_problems` as ``METAEVAL_FIGURE_CHECK`` says: unset or ``off`` skips it, ``warn`` warns
+    (:class:`FigureLayoutWarning`), ``raise`` raises :class:`FigureLayoutError`."""
+    mode = os.environ.get("METAEVAL_FIGURE_CHECK", "off").strip().lower()
+    if mode in ("", "off", "0", "no"):
+        return []
+    if mode not in ("warn", "raise"):
+        raise ValueError(f"METAEVAL_FIGURE_CHECK={mode!r}: use off, warn or raise")
+    problems = layout_problems(fig)
+    if problems:
+        message = f"{name}: " + "; ".join(str(p) for p in problems)
+        if mode == "raise":
+            raise FigureLayoutError(message)
+        warnings.warn(message, FigureLayoutWarning, stacklevel=3)
+    return problems
 
 
 def save_figure(fig, folder: str | Path, name: str) -> list[Path]:
-    """Save ``fig`` as ``name.png`` and ``name.svg`` in ``folder`` without timestamps; returns the paths."""
+    """Save ``fig`` as ``name.png`` and ``name.svg`` in ``folder`` without timestamps; returns the paths.
+
+    The files hold the figure's tight bounding box (plus :data:`PAD_INCHES`), so a title, label or legend that
+    the layout pushed past the canvas is kept, never cut. With ``METAEVAL_FIGURE_CHECK`` set the figure's layout
+    is checked first (:func:`check_layout`).
+    """
     from metaeval._io import atomic_write
 
     matplotlib.rcParams["svg.hashsalt"] = "metaeval"
+    check_layout(fig, name)
     folder = Path(folder)
     paths = []
     for ext in ("png", "svg"):
         path = folder / f"{name}.{ext}"
         metadata = {"Date": None} if ext == "svg" else {"Software": None}
         atomic_write(path, lambda tmp, ext=ext, metadata=metadata: fig.savefig(  # type: ignore[misc]
-            tmp, format=ext, metadata=metadata))
+            tmp, format=ext, metadata=metadata, bbox_inches="tight", pad_inches=PAD_INCHES))
         paths.append(path)
     return paths
 
@@ -82,7 +277,7 @@ def significance_heatmap(pvalues, *, alpha: float = 0.05, labels=None, title: st
 
         ax.figure.text(0.01, 0.005, textwrap.fill(f"Key: {key}", 110), fontsize=7, va="bottom", ha="left")
     if title:
-        ax.set_title(title, fontsize=10)
+        ax.set_title(title, fontsize=10, pad=12)  # clear of the colorbar's top tick label
     ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="p-value (significant cells)")
     ax.figure.tight_layout(rect=(0, 0.06 if key else 0, 1, 1))
     return ax

@@ -10,7 +10,10 @@ computes the analogue on any dataset with texts:
 * :func:`correlation_table`: correlations of many metrics with many human scores, best value marked;
 * :func:`comparison_table`: each GRouge variant against its ROUGE counterpart: Williams' test (the paper),
   Deutsch et al.'s Perm-Both test and Boot-Both confidence intervals, at system and summary level;
-* :func:`lam_curve`: correlation with a Boot-Both interval as a function of lam.
+* :func:`all_cells`: every cell (human score x coefficient x variant x level) of GRouge against ROUGE with
+  the three tests, Holm-adjusted over the table;
+* :func:`lam_curve`: correlation with a Boot-Both interval as a function of lam, and :func:`lam_tests`:
+  paired tests of each lam against lam = 1 (ROUGE).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from metaeval._io import cache_dir
 from metaeval.metrics import grouge
 from metaeval.stats.correlation import Coefficient, Level, correlate
 from metaeval.stats.resampling import bootstrap_ci
-from metaeval.stats.significance import bootstrap_test, permutation_test, williams_test
+from metaeval.stats.significance import bootstrap_test, holm, permutation_test, williams_test
 
 __all__ = [
     "grouge_parts",
@@ -36,6 +39,9 @@ __all__ = [
     "comparison_table",
     "lam_curve",
     "at_lam",
+    "all_cells",
+    "lam_tests",
+    "signatures",
 ]
 
 
@@ -45,17 +51,26 @@ def _grid(values, ds) -> np.ndarray:
 
 def grouge_parts(ds, measures: Sequence[str] = ("grouge-1", "grouge-2", "grouge-su4"), *,
                  topk: int | None = grouge.DEFAULT_TOPK, stem: bool = True, stop: bool = False,
-                 cache: bool = True, progress: bool = False) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """``{measure: (L, S)}``, systems x inputs matrices of GRouge's lexical and semantic parts.
+                 options: grouge.GRougeOptions | None = None, cache: bool = True,
+                 progress: bool = False) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """``{measure: (L, S)}``, systems x inputs matrices of GRouge's lexical and semantic parts, keyed by the
+    short names (``grouge-2``); :func:`signatures` gives their full signatures.
 
     ``ds`` is a dataset with texts (``metaeval.datasets.load("summeval")``); references are all of each
-    input's references (pooled, ROUGE ``-f A``).
+    input's references (pooled, ROUGE ``-f A``). ``options`` (a :class:`metaeval.grouge.GRougeOptions`)
+    replaces ``topk``, ``stem`` and ``stop`` when given.
     """
+    if options is not None:
+        topk, stem, stop = options.topk, options.stem, options.stop
+    else:
+        options = grouge.GRougeOptions(topk=topk, stem=stem, stop=stop)
     if ds.texts is None:
         raise ValueError(f"dataset {ds.name!r} has no texts: GRouge needs summaries and references")
     summaries = ds.texts["summary"].tolist()
     references = [list(r) for r in ds.texts["references"]]
-    names = [grouge.parse_variant(m).slug for m in measures]
+    # full signatures (every setting, the method's version): they key the table cache below
+    names = signatures(measures, options=options)
+    slugs = [grouge.parse_variant(n).slug for n in names]  # the tables' columns
     key = None
     if cache:
         digest = hashlib.sha256()
@@ -67,7 +82,7 @@ def grouge_parts(ds, measures: Sequence[str] = ("grouge-1", "grouge-2", "grouge-
     from metaeval._io import load_cached, save_cached
 
     entry = None if key is None else load_cached(key, what="cached GRouge tables",
-                                                  validate=lambda e: _invalid_parts(e, names, len(summaries)))
+                                                  validate=lambda e: _invalid_parts(e, slugs, len(summaries)))
     if entry is not None:
         lexical, semantic = entry.frames["lexical"], entry.frames["semantic"]
     else:
@@ -76,7 +91,18 @@ def grouge_parts(ds, measures: Sequence[str] = ("grouge-1", "grouge-2", "grouge-
         if key is not None:
             path: Path = key
             save_cached(path, frames={"lexical": lexical, "semantic": semantic})
-    return {n: (_grid(lexical[n], ds), _grid(semantic[n], ds)) for n in names}
+    return {m: (_grid(lexical[m], ds), _grid(semantic[m], ds)) for m in slugs}
+
+
+def signatures(measures: Sequence[str], *, lam: float = 0.5, options: grouge.GRougeOptions | None = None) -> list[str]:
+    """The GRouge signatures of ``measures`` at ``lam`` with ``options``.
+
+    Examples
+    --------
+    >>> signatures(["grouge-2"], options=grouge.GRougeOptions(topk=128))
+    ['grouge-2|lam:0.5|restart:0.15|iter:30|topk:128|align:cosine@500|sw:out|wn:3.0|stem:yes|stop:no|refs:A']
+    """
+    return [grouge.parse_variant(m, lam=lam, options=options).signature for m in measures]
 
 
 def _invalid_parts(entry, names: Sequence[str], n: int) -> str | None:
@@ -185,3 +211,76 @@ def lam_curve(parts: tuple[np.ndarray, np.ndarray], Z: np.ndarray, lams: Sequenc
         rows.append({"lam": float(lam), "r": correlate(X, Z, level=level, coefficient=coefficient),
                      "ci_low": ci.confidence_interval.low, "ci_high": ci.confidence_interval.high})
     return pd.DataFrame(rows)
+
+
+def all_cells(pairs: Sequence[tuple[str, str]], metrics: Mapping[str, np.ndarray], humans: Mapping[str, np.ndarray],
+              *, levels: Sequence[Level] = ("system", "summary"),
+              coefficients: Sequence[Coefficient] = ("pearson", "spearman", "kendall"), n_resamples: int = 1000,
+              rng: np.random.Generator | int | None = None) -> pd.DataFrame:
+    """Every cell of the comparison: each (metric, baseline) pair x human score x coefficient x level, with
+    both correlations, their difference, and the one-sided p-values of H1 r(metric) > r(baseline) by
+    Williams' test, Perm-Both and Boot-Both; ``*_holm`` columns are Holm-adjusted over all cells of the
+    table (one family per test), for a statement about the whole table.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> Z = rng.normal(size=(6, 10))
+    >>> cells = all_cells([("A", "B")], {"A": Z + rng.normal(size=Z.shape), "B": rng.normal(size=Z.shape)},
+    ...                   {"h": Z}, levels=("system",), coefficients=("pearson",), n_resamples=99, rng=1)
+    >>> list(cells.columns[:5]), len(cells)
+    (['level', 'human', 'coefficient', 'metric', 'baseline'], 1)
+    """
+    rng = np.random.default_rng(rng)
+    rows = []
+    for level in levels:
+        for h, Z in humans.items():
+            for c in coefficients:
+                for a, b in pairs:
+                    X, Y = metrics[a], metrics[b]
+                    ra = correlate(X, Z, level=level, coefficient=c)
+                    rb = correlate(Y, Z, level=level, coefficient=c)
+                    will = williams_test(X, Y, Z, level=level, coefficient=c, alternative="greater")
+                    perm = permutation_test(X, Y, Z, level=level, coefficient=c, alternative="greater",
+                                            resample="both", n_resamples=n_resamples, rng=rng)
+                    boot = bootstrap_test(X, Y, Z, level=level, coefficient=c, alternative="greater",
+                                          resample="both", n_resamples=n_resamples, rng=rng)
+                    rows.append({"level": level, "human": h, "coefficient": c, "metric": a, "baseline": b,
+                                 "r_metric": ra, "r_baseline": rb, "delta": ra - rb, "p_williams": will.pvalue,
+                                 "p_perm_both": perm.pvalue, "p_boot_both": boot.pvalue})
+    cells = pd.DataFrame(rows)
+    for test in ("williams", "perm_both", "boot_both"):
+        cells[f"p_{test}_holm"] = holm(cells[f"p_{test}"].to_numpy(dtype=float)) if len(cells) else []
+    return cells
+
+
+def lam_tests(parts: tuple[np.ndarray, np.ndarray], Z: np.ndarray, lams: Sequence[float], *,
+              level: Level = "system", coefficient: Coefficient = "pearson", n_resamples: int = 1000,
+              rng: np.random.Generator | int | None = None) -> pd.DataFrame:
+    """For each lam: the correlation of GRouge(lam) with ``Z`` and two-sided paired tests of
+    r(GRouge(lam)) = r(ROUGE) (lam = 1) by Perm-Both and Boot-Both, on the same resamples for every lam.
+
+    Judge the curve by these tests, not by whether a value lies inside another lam's interval. Picking the
+    best lam on the same data and then testing it is a selection: the notebook reports the smallest p-value
+    with a Holm adjustment over the lams tested.
+    """
+    rng = np.random.default_rng(rng)
+    seed = int(rng.integers(1 << 62))
+    R = at_lam(parts, 1.0)
+    rows = []
+    for lam in lams:
+        X = at_lam(parts, float(lam))
+        r = correlate(X, Z, level=level, coefficient=coefficient)
+        if float(lam) == 1.0:
+            rows.append({"lam": 1.0, "r": r, "delta": 0.0, "p_perm_both": np.nan, "p_boot_both": np.nan})
+            continue
+        perm = permutation_test(X, R, Z, level=level, coefficient=coefficient, resample="both",
+                                n_resamples=n_resamples, alternative="two-sided", rng=np.random.default_rng(seed))
+        boot = bootstrap_test(X, R, Z, level=level, coefficient=coefficient, resample="both",
+                              n_resamples=n_resamples, alternative="two-sided", rng=np.random.default_rng(seed))
+        rows.append({"lam": float(lam), "r": r, "delta": r - correlate(R, Z, level=level, coefficient=coefficient),
+                     "p_perm_both": perm.pvalue, "p_boot_both": boot.pvalue})
+    out = pd.DataFrame(rows)
+    for test in ("perm_both", "boot_both"):
+        out[f"p_{test}_holm"] = holm(out[f"p_{test}"].to_numpy(dtype=float))
+    return out

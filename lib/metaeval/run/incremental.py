@@ -1,0 +1,223 @@
+"""Incremental rebuilds: what a notebook run depends on, and whether its committed outputs are still current.
+
+A run's *inputs* are its notebook source, the library modules it imports (transitively, read from the source
+code's import statements, including imports inside functions), the data it can read (the embedded data's
+``SHA256SUMS``, or the files of a dataset given as a path) and its effective parameters. :func:`fingerprint`
+hashes each of them; the runner stores the result in the run's manifest, and :func:`up_to_date` tells
+``metaeval run-all`` that a run can be skipped: same inputs as the run that wrote the outputs, and the outputs
+exactly as that run left them (their sha256 in the manifest). ``run-all --force`` reruns everything.
+
+The dependency rule is conservative: an import anywhere in a module counts, even one only some code paths reach,
+so a run is never skipped when a module it might use changed; a module that nothing a notebook imports reaches
+(another paper's study module) never reruns it.
+
+>>> from metaeval import _resources
+>>> deps = library_dependencies(_resources.notebooks_root() / "23_deutsch2021_normality.py")
+>>> "metaeval/studies/deutsch.py" in deps, "metaeval/studies/graham.py" in deps
+(True, False)
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib
+import importlib.util
+import json
+import os
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from metaeval import _resources
+
+__all__ = ["INPUTS_KEY", "fingerprint", "library_dependencies", "up_to_date", "changed_inputs"]
+
+#: The manifest key holding a run's fingerprint.
+INPUTS_KEY = "inputs"
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]  # lib/metaeval
+
+
+def _sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _file_digest(path: Path) -> str:
+    return _sha256_bytes(path.read_bytes())
+
+
+def _relative(path: Path) -> str:
+    """``metaeval/<...>.py``: a module's name in a fingerprint, the same in a checkout and an installed wheel."""
+    return path.resolve().relative_to(_PACKAGE_DIR.parent).as_posix()
+
+
+@lru_cache(maxsize=None)
+def _module_file(name: str) -> Path | None:
+    """The source file of the metaeval module ``name`` (also a short alias such as ``metaeval.deutsch``), or
+    None when ``name`` is not a module (an attribute such as ``metaeval.correlate`` is resolved to the module
+    that defines it)."""
+    if name != "metaeval" and not name.startswith("metaeval."):
+        return None
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.origin and spec.origin.endswith(".py"):
+        return Path(spec.origin).resolve()
+    parent, _, attr = name.rpartition(".")
+    try:
+        if spec is not None:  # a short alias: its loader imports the module of the layer
+            origin = importlib.import_module(name).__spec__.origin  # type: ignore[union-attr]
+            return Path(origin).resolve() if origin else None
+        owner = getattr(importlib.import_module(parent), attr, None) if parent else None
+    except ImportError:
+        return None
+    module = getattr(owner, "__module__", None)
+    if isinstance(owner, type(os)):  # a module reached as an attribute
+        origin = owner.__spec__.origin if owner.__spec__ else None
+        return Path(origin).resolve() if origin else None
+    return _module_file(module) if isinstance(module, str) and module != parent else None
+
+
+def _imports(tree: ast.AST, package: str) -> set[str]:
+    """Every metaeval name a module or notebook imports or reads as ``metaeval.<name>``."""
+    names: set[str] = set()
+    aliases = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                names.add(alias.name)
+                if alias.name == "metaeval":
+                    aliases.add(alias.asname or "metaeval")
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+            names.add(f"metaeval.{node.attr}")
+    return {n for n in names if n == "metaeval" or n.startswith("metaeval.")}
+
+
+def _package_inits(path: Path) -> set[Path]:
+    """The ``__init__.py`` files Python runs before the module at ``path``."""
+    inits = set()
+    folder = path.parent
+    while folder.is_relative_to(_PACKAGE_DIR):
+        init = folder / "__init__.py"
+        if init.is_file():
+            inits.add(init.resolve())
+        folder = folder.parent
+    return inits
+
+
+@lru_cache(maxsize=None)
+def _direct_dependencies(path: Path) -> frozenset[Path]:
+    rel = path.relative_to(_PACKAGE_DIR.parent).with_suffix("")
+    package = ".".join(rel.parts[:-1]) if rel.name != "__init__" else ".".join(rel.parts[:-1])
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = set()
+    for name in _imports(tree, package):
+        file = _module_file(name)
+        if file is not None and file.is_relative_to(_PACKAGE_DIR):
+            found.add(file)
+            found |= _package_inits(file)
+    return frozenset(found)
+
+
+def library_dependencies(source: str | os.PathLike) -> dict[str, str]:
+    """``{module path: sha256}`` of every library module the notebook (or module) at ``source`` imports,
+    transitively (including the packages' ``__init__.py``)."""
+    source = Path(source)
+    tree = ast.parse(source.read_text(encoding="utf-8"), filename=str(source))
+    todo = set()
+    for name in _imports(tree, ""):
+        file = _module_file(name)
+        if file is not None and file.is_relative_to(_PACKAGE_DIR):
+            todo.add(file)
+            todo |= _package_inits(file)
+    seen: set[Path] = set()
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        todo |= set(_direct_dependencies(path)) - seen
+    return {_relative(p): _file_digest(p) for p in sorted(seen)}
+
+
+def _data_checksums(dataset: Any) -> dict[str, str]:
+    """The data a run can read: the embedded data's checksum list (every embedded file, by sha256) and, for a
+    dataset given as a path, the sha256 of each of its files."""
+    out = {}
+    sums = _resources.data_root() / "SHA256SUMS"
+    if sums.is_file():
+        out["embedded data (SHA256SUMS)"] = _sha256_bytes(sums.read_bytes())
+    if isinstance(dataset, (str, os.PathLike)) and str(dataset):
+        path = Path(dataset)
+        if not path.is_absolute():
+            path = _resources.project_root() / path
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path] if path.is_file() else []
+        for file in files:
+            out[str(Path(dataset) / file.relative_to(path)) if path.is_dir() else str(dataset)] = \
+                _sha256_bytes(file.read_bytes())
+    return out
+
+
+def fingerprint(notebook: str | os.PathLike, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """What a run of ``notebook`` (a source path) with the effective ``parameters`` depends on, hashed.
+
+    ``output_dir`` is left out: where the outputs go does not change them.
+    """
+    source = Path(notebook)
+    params = {k: v for k, v in parameters.items() if k != "output_dir"}
+    return {
+        "notebook": _sha256_bytes(source.read_bytes()),
+        "library": library_dependencies(source),
+        "data": _data_checksums(params.get("dataset")),
+        "parameters": _sha256_bytes(json.dumps(params, sort_keys=True, default=str).encode("utf-8")),
+    }
+
+
+def changed_inputs(manifest: Mapping[str, Any] | None, current: Mapping[str, Any]) -> list[str]:
+    """What differs between the fingerprint stored in ``manifest`` and ``current`` (empty: nothing)."""
+    if not manifest or manifest.get("status") != "done" or INPUTS_KEY not in manifest:
+        return ["no record of the inputs of the last run"]
+    old = manifest[INPUTS_KEY]
+    changes = []
+    for key in ("notebook", "parameters"):
+        if old.get(key) != current.get(key):
+            changes.append(key)
+    for key in ("library", "data"):
+        before, now = old.get(key, {}), current.get(key, {})
+        changes += [f"{key} {name}" for name in sorted(set(before) | set(now)) if before.get(name) != now.get(name)]
+    return changes
+
+
+def up_to_date(folder: str | os.PathLike, manifest: Mapping[str, Any] | None, current: Mapping[str, Any]) -> bool:
+    """True when the run that wrote ``folder`` had the inputs ``current`` and its outputs are untouched."""
+    if changed_inputs(manifest, current):
+        return False
+    assert manifest is not None
+    folder = Path(folder)
+    for name, digest in manifest.get("files", {}).items():
+        path = folder / name
+        if not path.is_file() or _sha256_bytes(path.read_bytes()) != digest:
+            return False
+    return True
+
+
+def unchanged(source: str | os.PathLike, parameters: Mapping[str, Any], folder: str | os.PathLike,
+              notebook: str) -> bool:
+    """True when ``folder`` holds an untouched run of ``notebook`` (its source at ``source``) whose inputs equal
+    those of a run with the effective ``parameters`` now: ``run-all`` skips it."""
+    from metaeval.run.outputs import read_manifest
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        return False
+    return up_to_date(folder, read_manifest(folder, notebook), fingerprint(source, parameters))

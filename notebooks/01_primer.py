@@ -1,0 +1,228 @@
+# ---
+# jupyter:
+#   jupytext:
+#     notebook_metadata_filter: kernelspec,metaeval,-jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python (metaeval)
+#     language: python
+#     name: metaeval
+#   metaeval:
+#     datasets: [summeval]
+#     expected_seconds: {summeval: 12}
+#     main_table: coverage.csv
+#     paper: primer
+# ---
+
+# %% tags=["parameters"]
+dataset = "summeval"  # the real dataset of the last section (an embedded name or your own folder)
+metric = "qa-eval.f1"  # the metric whose bootstrap distributions are drawn
+human = None  # human score; None: the dataset's default
+n_systems = 10  # systems of each simulated study
+n_inputs = 20  # inputs (documents) of each simulated study
+system_correlation = 0.7  # population correlation of metric and human system quality
+summary_correlation = 0.4  # population correlation within one input
+n_studies = 400  # simulated studies for the sampling distribution of r
+n_trials = 200  # simulated studies for the coverage of each interval method
+n_resamples = 200  # bootstrap resamples per interval in the coverage study
+n_resamples_real = 1000  # bootstrap resamples per scheme on the real metric
+seed = 0  # seed of the random generator (every study and resample derives from it)
+output_dir = None  # None: results/primer/<dataset>
+
+# %% [markdown]
+# # 01 · Primer: how sure are we about a metric's correlation?
+#
+# A summarization metric is judged by how well its scores agree with human judgments. This notebook builds the
+# ideas the other notebooks use, one at a time, for a first class on statistical meta-evaluation:
+#
+# 1. the **three levels** at which a metric and human scores are correlated, by hand on a 4 x 3 matrix;
+# 2. the **sampling distribution** of a correlation: how much r moves from one study to the next;
+# 3. the **true coverage** of four kinds of 95% confidence interval, on synthetic data whose population
+#    correlation is known (`metaeval.datasets.synthetic`), not against a proxy;
+# 4. **what each bootstrap scheme resamples**, drawn, and one real metric's three bootstrap distributions.
+#
+# Words in bold are defined in the site's glossary. Exercises close each part; their answers are folded (click to
+# open in the rendered site; in JupyterLab they are the cells tagged `answer`). The helpers live in
+# `metaeval.studies.primer`; the notebook only calls them.
+
+# %%
+import matplotlib.pyplot as plt
+import pandas as pd
+
+import metaeval
+from metaeval.run.session import start
+from metaeval.studies import primer
+
+nb = start("primer", dataset, output_dir=output_dir, seed=seed, human=human, scores=[metric])
+ds, out = nb.dataset, nb.out
+
+# %% [markdown]
+# ## 1. Three levels of correlation, by hand
+#
+# Rows are **systems** (summarizers), columns are **inputs** (documents); each cell is one summary, scored by the
+# metric (X) and by humans (Z).
+
+# %%
+X, Z = primer.TOY_METRIC, primer.TOY_HUMAN
+pd.concat({"metric X": pd.DataFrame(X), "human Z": pd.DataFrame(Z)}, axis=1).rename_axis("system")
+
+# %% [markdown]
+# * **System level**: average each system's row, then correlate the 4 metric means with the 4 human means.
+# * **Summary level**: within each input (column), correlate the 4 systems' metric and human scores; average the
+#   3 correlations.
+# * **Global level**: correlate all 12 cells at once.
+
+# %%
+steps = primer.levels_by_hand(X, Z)
+steps["system_means"].round(3)
+
+# %%
+steps["per_input"].round(3).to_frame()
+
+# %%
+by_library = {level: metaeval.correlate(X, Z, level=level) for level in ("system", "summary", "global")}
+check = pd.DataFrame({"by hand": [steps[k] for k in by_library], "metaeval.correlate": list(by_library.values())},
+                     index=list(by_library))
+assert (check["by hand"] - check["metaeval.correlate"]).abs().max() < 1e-12
+check.round(4)
+
+# %%
+fig = primer.plot_levels(X, Z, steps)
+nb.save_figure(fig, "toy_levels")
+plt.show()
+
+# %%
+per_input = steps["per_input"]
+worst = per_input.idxmin()
+nb.report(f"On the toy matrix the metric ranks the **systems** well (system-level r = {steps['system']:.2f}) but "
+          f"the **summaries of one document** much less reliably (summary-level r = {steps['summary']:.2f}, the mean "
+          f"of {', '.join(f'{v:.2f}' for v in per_input)}): on {worst} it orders the summaries backwards "
+          f"(r = {per_input.min():.2f}). The global r ({steps['global']:.2f}) mixes both. The three levels answer "
+          "different questions, and a paper must say which one it reports.", "toy_levels.md")
+
+# %% [markdown]
+# **Exercise 1.** Compute the summary-level *Kendall* tau of the toy matrix by hand (count concordant and
+# discordant pairs of systems within each input, then average the three taus).
+#
+# **Exercise 2.** Swap the human scores of systems 1 and 4 on input 1. Which level changes, and to what?
+
+# %% tags=["answer", "hide-input"]
+answers = primer.exercise_answers()
+print(f"Exercise 1: summary-level Kendall tau = {answers.toy_summary_kendall:.4f} (per input: "
+      + ", ".join(f"{t:.4f}" for t in answers.toy_kendall_per_input) + ")")
+print(f"Exercise 2: system level "
+      f"{steps['system']:.4f} -> {answers.toy_system_after_swap:.4f}, summary {steps['summary']:.4f} -> "
+      f"{answers.toy_summary_after_swap:.4f}, global {steps['global']:.4f} -> {answers.toy_global_after_swap:.4f}")
+
+# %% [markdown]
+# ## 2. The sampling distribution of r
+#
+# One study gives one r. Had we judged other systems or other documents, r would differ. To see by how much, draw
+# many studies of the same size from one **population** whose correlation we know: `metaeval.datasets.synthetic`
+# generates systems x inputs scores with a given system-level and summary-level population correlation.
+
+# %%
+studies = primer.sampling_distribution(n_systems, n_inputs, system_correlation=system_correlation,
+                                       summary_correlation=summary_correlation, n_studies=n_studies, rng=nb.rng)
+fig = primer.plot_sampling_distribution(studies)
+nb.save_figure(fig, "sampling_distribution")
+plt.show()
+
+# %%
+spread = studies.groupby("level", sort=False).agg(truth=("truth", "mean"), mean_r=("r", "mean"), sd_r=("r", "std"),
+                                                  q025=("r", lambda r: r.quantile(0.025)),
+                                                  q975=("r", lambda r: r.quantile(0.975)))
+nb.save_table(spread, "sampling_distribution.csv", float_format="%.4f")
+sys_row, sum_row = spread.loc["system"], spread.loc["summary"]
+nb.report(f"Over {n_studies} simulated studies of {n_systems} systems x {n_inputs} inputs, the system-level r "
+          f"ranged (middle 95%) from {sys_row.q025:.2f} to {sys_row.q975:.2f} around the population value "
+          f"{sys_row.truth:.2f} (standard deviation {sys_row.sd_r:.3f}); the summary-level r from {sum_row.q025:.2f} "
+          f"to {sum_row.q975:.2f} around {sum_row.truth:.2f} (sd {sum_row.sd_r:.3f}). With {n_systems} systems a "
+          "single study's system-level r is a rough estimate: this spread is what a confidence interval must "
+          "capture.", "sampling_distribution.md")
+
+# %% [markdown]
+# ## 3. Do 95% intervals cover the true value 95% of the time?
+#
+# Four ways to put an interval around one study's r: **Fisher**'s formula, and three bootstraps that resample
+# the systems (**Boot-Systems**), the inputs (**Boot-Inputs**) or both (**Boot-Both**). Because the synthetic
+# population's correlation is known, we can count how often each interval contains it (its **coverage**), and
+# test each rate against the nominal 95% with an exact binomial test. Deutsch et al. (2021, notebook 20) could
+# only compare against a held-out half of real data; here the truth is exact.
+
+# %%
+trials = primer.true_coverage(n_systems, n_inputs, system_correlation=system_correlation,
+                              summary_correlation=summary_correlation, n_trials=n_trials, n_resamples=n_resamples,
+                              rng=nb.rng)
+coverage = primer.coverage_summary(trials)
+nb.save_table(coverage, "coverage.csv", index=False, float_format="%.4f")
+coverage.round(3)
+
+# %%
+fig = primer.plot_coverage(coverage)
+nb.save_figure(fig, "coverage")
+plt.show()
+
+# %%
+nb.report(f"**True coverage** ({n_trials} synthetic studies, {n_systems} systems x {n_inputs} inputs, population "
+          f"correlations {system_correlation} (system) and {summary_correlation} (summary), {n_resamples} "
+          "resamples per bootstrap interval):\n\n" + primer.coverage_sentences(coverage), "coverage.md")
+
+# %% [markdown]
+# **Exercise 3.** The toy matrix has 4 systems. What is the Fisher 95% interval of its system-level r, and what
+# does it tell you about studies with few systems?
+
+# %% tags=["answer", "hide-input"]
+low, high = answers.toy_fisher_interval
+print(f"Exercise 3: [{low:.3f}, {high:.3f}]: with 4 systems (n - 3 = 1) almost any correlation is compatible "
+      "with the data.")
+
+# %% [markdown]
+# ## 4. What each bootstrap resamples
+#
+# One resample of each scheme, on a study of the simulated size: the colour is how many times each cell (system,
+# input) enters the resample. Boot-Systems draws whole rows, Boot-Inputs whole columns, Boot-Both the cells where
+# a drawn row meets a drawn column.
+
+# %%
+counts = primer.resampling_counts(n_systems, n_inputs, rng=nb.rng)
+fig = primer.plot_resampling_schemes(counts)
+nb.save_figure(fig, "resampling_schemes")
+plt.show()
+
+# %% [markdown]
+# The same three schemes on real data: the system-level correlation of one metric with the human scores of the
+# dataset, resampled each way.
+
+# %%
+Xr, Zr = ds.matrix(metric), ds.matrix(nb.human)
+observed = metaeval.correlate(Xr, Zr, level="system")
+distributions = primer.bootstrap_distributions(Xr, Zr, level="system", n_resamples=n_resamples_real, rng=nb.rng)
+fig = primer.plot_bootstrap_distributions(distributions, statistic=observed,
+                                          title=f"{ds.display_name(metric)} vs {nb.name(nb.human)}, {ds.name}")
+nb.save_figure(fig, "bootstrap_distributions")
+plt.show()
+
+# %%
+widths = distributions.groupby("scheme", sort=False).agg(low=("low", "first"), high=("high", "first"))
+widths["width"] = widths.high - widths.low
+nb.save_table(widths, "bootstrap_widths.csv", float_format="%.4f")
+narrow, wide = widths.width.idxmin(), widths.width.idxmax()
+nb.report(f"On {ds.name}, {ds.display_name(metric)}'s system-level r = {observed:.3f}. Its 95% interval is widest "
+          f"under {wide} ({widths.width[wide]:.3f}) and narrowest under {narrow} ({widths.width[narrow]:.3f}): a "
+          "scheme that holds one source of variation fixed leaves that source's uncertainty out (compare the "
+          "coverage of each scheme in section 3).", "bootstrap_widths.md")
+
+# %% [markdown]
+# **Exercise 4.** Which scheme gives the widest interval for this metric, and why is it the one to report?
+
+# %% tags=["answer", "hide-input"]
+answers = primer.exercise_answers(distributions)
+system_coverage = coverage[coverage.level == "system"].set_index("method").coverage
+closest = (system_coverage - 0.95).abs().idxmin()
+print(f"Exercise 4: {answers.widest_scheme}. Only Boot-Both resamples both sources of variation of a new study "
+      f"(other systems, other documents). In section 3 the system-level interval whose coverage came closest to "
+      f"95% was {closest} ({system_coverage[closest]:.1%}; Boot-Both: {system_coverage['Boot-Both']:.1%}).")

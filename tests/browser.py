@@ -1,0 +1,112 @@
+"""Headless Chromium for the browser tests, shared by every test that opens a page.
+
+Debian's ``chromium`` and ``chromedriver`` packages (``make browser-test`` installs them when run as root) are
+driven through Selenium, pointed at ``/usr/bin/chromedriver`` explicitly so that Selenium Manager never tries to
+download a driver. Without them, or without selenium, the tests that use the ``browser`` fixture are skipped
+with a message that says what to install.
+
+Use::
+
+    from browser import browser, serve  # noqa: F401  (pytest fixtures)
+
+    def test_page(browser, tmp_path):
+        with serve(tmp_path) as url:
+            browser.get(url + "/index.html")
+            assert not console_errors(browser)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
+CHROMEDRIVER_CANDIDATES = ("/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver")
+INSTALL_HINT = ("install Debian's chromium and chromium-driver (`make browser-test` does, as root: "
+                "apt-get install chromium chromium-driver) and selenium (the `test` extra)")
+
+
+def find_browser() -> tuple[str, str] | None:
+    """(chromium, chromedriver) paths, from ``METAEVAL_CHROMIUM`` / ``METAEVAL_CHROMEDRIVER`` or the usual places."""
+    chromium = os.environ.get("METAEVAL_CHROMIUM") or next(
+        (p for p in CHROMIUM_CANDIDATES if Path(p).is_file()), None) or shutil.which("chromium")
+    driver = os.environ.get("METAEVAL_CHROMEDRIVER") or next(
+        (p for p in CHROMEDRIVER_CANDIDATES if Path(p).is_file()), None) or shutil.which("chromedriver")
+    if chromium and driver and Path(chromium).is_file() and Path(driver).is_file():
+        return chromium, driver
+    return None
+
+
+def skip_reason() -> str | None:
+    """Why the browser tests cannot run here, or None when they can."""
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed: " + INSTALL_HINT
+    if find_browser() is None:
+        return "chromium / chromedriver not found: " + INSTALL_HINT
+    return None
+
+
+def make_driver(width: int = 1280, height: int = 900):
+    """A headless Chromium WebDriver that records the browser console."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    found = find_browser()
+    if found is None:
+        raise RuntimeError(INSTALL_HINT)
+    chromium, driver = found
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     f"--window-size={width},{height}", "--disable-extensions", "--no-first-run",
+                     "--disable-background-networking", "--disable-component-update"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    # An explicit driver path: Selenium Manager (which would download a driver) is never consulted.
+    return webdriver.Chrome(service=Service(executable_path=driver), options=options)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """A session-wide headless Chromium (skips the test with a message when it is not installed)."""
+    reason = skip_reason()
+    if reason:
+        pytest.skip(reason)
+    driver = make_driver()
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def console_errors(driver) -> list[str]:
+    """The browser console's errors (level SEVERE) since the last call."""
+    return [entry["message"] for entry in driver.get_log("browser") if entry.get("level") == "SEVERE"]
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - the base class's signature
+        pass
+
+
+@contextlib.contextmanager
+def serve(folder: str | os.PathLike):
+    """Serve ``folder`` over HTTP on a free localhost port for the duration of the block; yields the base URL."""
+    handler = functools.partial(_QuietHandler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

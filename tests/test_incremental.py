@@ -1,0 +1,103 @@
+"""Incremental rebuilds (metaeval.run.incremental): run-all skips a run whose inputs and outputs are unchanged."""
+
+from pathlib import Path
+
+import pytest
+
+from metaeval.run import incremental
+from metaeval.run.notebooks import list_notebooks, notebook_parameters
+
+NOTEBOOKS = {p.stem[:2]: p for p in list_notebooks()}
+
+
+def _fingerprints():
+    return {key: incremental.fingerprint(path, notebook_parameters(path)) for key, path in NOTEBOOKS.items()}
+
+
+def test_dependencies_follow_the_imports_transitively():
+    deps = {key: set(incremental.library_dependencies(path)) for key, path in NOTEBOOKS.items()}
+    everyone = set.intersection(*deps.values())
+    # every notebook starts with metaeval.run.session, which reaches the datasets and the plotting style
+    assert {"metaeval/__init__.py", "metaeval/run/session.py", "metaeval/data/datasets.py",
+            "metaeval/studies/plotting.py"} <= everyone
+    # a module reached only through another one (stats/significance through studies/deutsch) is found
+    assert "metaeval/stats/significance.py" in deps["23"]
+    assert {k for k, d in deps.items() if "metaeval/studies/graham.py" in d} == {"10"}
+
+
+@pytest.mark.parametrize("module, importers", [
+    ("metaeval/studies/deutsch.py", {"20", "21", "22", "23", "61"}),  # notebook 61 through studies/card
+    ("metaeval/studies/lin.py", {"30"}),
+    ("metaeval/studies/miloulis.py", {"40"}),
+    ("metaeval/studies/primer.py", {"01"}),
+])
+def test_touching_one_module_reruns_exactly_its_importers(module, importers, monkeypatch):
+    before = _fingerprints()
+    real = incremental._file_digest
+    monkeypatch.setattr(incremental, "_file_digest",
+                        lambda path: "touched" if path.as_posix().endswith(module) else real(path))
+    after = _fingerprints()
+    manifests = {key: {"status": "done", "inputs": fp, "files": {}} for key, fp in before.items()}
+    rerun = {key for key in NOTEBOOKS if incremental.changed_inputs(manifests[key], after[key])}
+    assert rerun == importers
+    assert incremental.changed_inputs(manifests["30"], after["30"]) == (["library " + module] if "lin" in module
+                                                                         else [])
+
+
+def test_parameters_data_and_notebook_changes_are_seen(tmp_path):
+    path = NOTEBOOKS["23"]
+    params = notebook_parameters(path)
+    fp = incremental.fingerprint(path, params)
+    manifest = {"status": "done", "inputs": fp, "files": {}}
+    assert incremental.changed_inputs(manifest, fp) == []
+    assert incremental.changed_inputs(manifest, incremental.fingerprint(path, {**params, "alpha": 0.01})) == \
+        ["parameters"]
+    assert incremental.fingerprint(path, {**params, "output_dir": "elsewhere"}) == fp  # where outputs go: no input
+    copy = tmp_path / path.name
+    copy.write_text(path.read_text() + "\n# a comment\n")
+    assert incremental.changed_inputs(manifest, incremental.fingerprint(copy, params)) == ["notebook"]
+    own = tmp_path / "my-study"
+    own.mkdir()
+    (own / "scores.jsonl").write_text("{}\n")
+    first = incremental.fingerprint(path, {**params, "dataset": str(own)})
+    (own / "scores.jsonl").write_text('{"a": 1}\n')
+    second = incremental.fingerprint(path, {**params, "dataset": str(own)})
+    assert incremental.changed_inputs({"status": "done", "inputs": first}, second) == \
+        [f"data {own / 'scores.jsonl'}"]
+    assert incremental.changed_inputs(None, fp) == ["no record of the inputs of the last run"]
+    assert incremental.changed_inputs({"status": "failed", "inputs": fp}, fp)
+
+
+def test_second_run_all_skips_everything_and_a_changed_output_reruns(tmp_path, monkeypatch):
+    from metaeval.run import pool
+    from metaeval.run.notebooks import run_all
+
+    monkeypatch.setenv("METAEVAL_ROOT", str(tmp_path))
+    first = run_all(only=["23"], jobs=2, echo=lambda line: None)
+    assert {r["state"] for r in first} == {"done"}
+    lines: list[str] = []
+    second = run_all(only=["23"], jobs=2, echo=lines.append)
+    assert [r["state"] for r in second] == ["unchanged"] * len(first)
+    assert sum("unchanged since its last run" in line and "skipped (--force reruns it)" in line
+               for line in lines) == len(first)
+    assert lines[-1].startswith("finished 0 of 2 runs in") and "2 unchanged, skipped" in lines[-1]
+    # an output somebody edited: that run reruns (and restores it), the other stays
+    folder = Path(first[0]["output_dir"])
+    folder = folder if folder.is_absolute() else tmp_path / folder
+    table = folder / "appendix_table2_normality.csv"
+    original = table.read_bytes()
+    table.write_bytes(original + b"\n")
+    ran: list[str] = []
+
+    def fake_pool(function, queue, jobs, on_done, **kwargs):  # records what would run, runs nothing
+        for run in queue:
+            ran.append(run.label)
+            on_done(run, {"state": "done", "seconds": 0.0, "output_dir": str(folder)})
+
+    monkeypatch.setattr(pool, "run_in_pool", fake_pool)
+    third = run_all(only=["23"], jobs=1, echo=lambda line: None)
+    assert sorted(r["state"] for r in third) == ["done", "unchanged"]
+    assert ran == [r["label"] for r in first if Path(r["output_dir"]).name == folder.name]
+    ran.clear()
+    forced = run_all(only=["23"], jobs=1, echo=lambda line: None, force=True)
+    assert [r["state"] for r in forced] == ["done", "done"] and len(ran) == 2
