@@ -90,10 +90,10 @@ trials.to_csv(out / "table1_ci_simulation_trials.csv", index=False, float_format
 #
 # `coverage` is the share of trials whose interval contains the held-out correlation, `ci_low`/`ci_high` its exact
 # (Clopper-Pearson) 95% interval, `too_high` / `too_low` the shares where the whole interval lies above / below it,
-# `mean_width` the interval's mean width. A method is **`degenerate`** when its intervals are uninformative: its
-# coverage is significantly *above* the nominal level (exact binomial test, `over_pvalue`), i.e. its intervals are
-# wider than a nominal interval should be, or they span nearly all of [-1, 1]. A sample in which every trial
-# covered is not degenerate by itself (30 of 30 trials happen with probability 0.21 at a true 95%).
+# `mean_width` the interval's mean width. A method is **`degenerate`** when its intervals are uninformative: it
+# covers every trial, in enough trials to show that this is more than the nominal level (exact binomial test,
+# `over_pvalue`; the paper's "less than 1.0"), or its intervals span nearly all of [-1, 1]. A sample in which
+# every trial covered is not degenerate by itself (30 of 30 trials happen with probability 0.21 at a true 95%).
 # **`best`** follows the paper's rule: the method closest to the nominal level among the non-degenerate ones, if a
 # one-sided Fisher's exact test (0.05) separates its coverage from every other method's (`best_pvalue`: the
 # largest of those p-values; the paper used a z-test, which agrees at its 1000 trials but not at 30). `paper` is

@@ -45,6 +45,11 @@ def test_degenerate_is_over_coverage_shown_by_a_test_not_a_full_sample():
     assert small.loc["fisher", "over_pvalue"] == pytest.approx(0.95**30)
     large = deutsch.coverage_table(_trials_table({"fisher": 1000, "boot-both": 940}, 1000)).set_index("method")
     assert large.loc["fisher", "degenerate"] and large.loc["boot-both", "best"]
+    # over-coverage below 1.0 is not degenerate (the paper's system-level Boot-Both, 0.98 of 1000, is its answer)
+    paper = deutsch.coverage_table(_trials_table({"fisher": 870, "boot-both": 980, "boot-inputs": 700}, 1000))
+    paper = paper.set_index("method")
+    assert paper.loc["boot-both", "over_pvalue"] < 0.05 and not paper.loc["boot-both", "degenerate"]
+    assert paper["best"].to_dict() == {"fisher": False, "boot-both": True, "boot-inputs": False}
     # Clopper-Pearson interval of the coverage
     ci = stats.binomtest(28, 30).proportion_ci(method="exact")
     assert (small.loc["boot-both", "ci_low"], small.loc["boot-both", "ci_high"]) == pytest.approx((ci.low, ci.high))

@@ -287,11 +287,11 @@ def coverage_table(trials: pd.DataFrame, *, nominal: float = 0.95, alpha: float 
     """Coverage per level and method, its exact (Clopper-Pearson) 95 % interval, mean width, and the mark of Table 1.
 
     ``over_pvalue`` is the exact binomial test of "coverage > nominal" (one-sided), ``under_pvalue`` of
-    "coverage < nominal". A method is ``degenerate`` when its intervals are uninformative: its coverage is
-    significantly above the nominal level (``over_pvalue < alpha``: the interval is wider than a
-    ``nominal`` interval should be, as Fisher's at the summary level, which covers all of the paper's 1000
-    trials), or its mean width is at least 95 % of the whole range [-1, 1]. A sample in which every trial
-    covered is not degenerate by itself: 30 of 30 trials at a true coverage of 0.95 happen with probability 0.21.
+    "coverage < nominal". A method is ``degenerate`` when its intervals are uninformative: it covers every
+    trial and enough trials to show that this is more than the nominal level (``over_pvalue < alpha``; as
+    Fisher's at the summary level, which covers all of the paper's 1000 trials: the paper's "less than 1.0"),
+    or its mean width is at least 95 % of the whole range [-1, 1]. A sample in which every trial covered is
+    not degenerate by itself: 30 of 30 trials at a true coverage of 0.95 happen with probability 0.21.
 
     ``best`` marks, per level, the method whose coverage is closest to ``nominal`` among the non-degenerate
     methods, when its coverage differs significantly from every other method's (one-sided Fisher's exact
@@ -330,7 +330,8 @@ def coverage_table(trials: pd.DataFrame, *, nominal: float = 0.95, alpha: float 
         over.append(stats.binomtest(k, n, nominal, alternative="greater").pvalue)
         under.append(stats.binomtest(k, n, nominal, alternative="less").pvalue)
     table["ci_low"], table["ci_high"], table["over_pvalue"], table["under_pvalue"] = low, high, over, under
-    table["degenerate"] = (table["over_pvalue"] < alpha) | (table["mean_width"] >= 0.95 * 2)
+    table["degenerate"] = (((table["coverage"] >= 1.0) & (table["over_pvalue"] < alpha))
+                           | (table["mean_width"] >= 0.95 * 2))
     table["best"] = False
     table["best_pvalue"] = np.nan
     for level, block in table.groupby("level", sort=False):
