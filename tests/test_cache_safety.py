@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from metaeval._io import CacheWarning, load_cached, save_cached
-from metaeval.data import datasets
+from metaeval.data import _loading, datasets
 
 
 class _Planted:
@@ -62,7 +62,7 @@ def _plant_everywhere(folder: Path, marker: Path) -> list[Path]:
 @pytest.fixture()
 def fresh(tmp_path, monkeypatch):
     monkeypatch.setenv("METAEVAL_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(datasets, "_LOADED", {})
+    monkeypatch.setattr(_loading, "_LOADED", {})
     return tmp_path
 
 
@@ -80,14 +80,14 @@ def test_a_pickle_planted_in_the_dataset_cache_never_runs(fresh, monkeypatch):
     assert list(cache.iterdir())
     marker = fresh / "code-ran"
     _plant_everywhere(cache, marker)
-    monkeypatch.setattr(datasets, "_LOADED", {})
+    monkeypatch.setattr(_loading, "_LOADED", {})
     with pytest.warns(CacheWarning, match="cached dataset .* recomputing"):
         again = datasets.load("fabbri2020")
     assert not marker.exists()
     for name in parsed.score_names:
         np.testing.assert_array_equal(again.matrix(name, allow_nan=True), parsed.matrix(name, allow_nan=True))
     # and the entry was rewritten: the next load uses it without a warning
-    monkeypatch.setattr(datasets, "_LOADED", {})
+    monkeypatch.setattr(_loading, "_LOADED", {})
     import warnings
 
     with warnings.catch_warnings():

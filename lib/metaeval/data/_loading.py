@@ -1,0 +1,459 @@
+"""The loader's internals: the embedded datasets' table, resolving a name or path to files, merging records
+into a :class:`~metaeval.data._dataset.Dataset`, and the in-process and on-disk caches of parsed datasets.
+
+Private: :mod:`metaeval.data.datasets` holds the public API (:func:`~metaeval.data.datasets.load`, ...).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from metaeval import _resources
+from metaeval.data.formats import (
+    DataError,
+    DataWarning,
+    Record,
+    ReferenceRecords,
+    parse_record,
+    read_dataset_yml,
+    read_jsonl,
+)
+from metaeval.data import tabular
+from metaeval.data._dataset import Dataset, DatasetInfo, _infer_human
+
+
+def data_dir() -> Path:
+    """The folder of embedded data: ``$METAEVAL_DATA`` if set, else the compendium's ``data/``."""
+    return _resources.data_root()
+
+
+_SUMMEVAL_HUMAN = tuple(f"{who}.{dim}" for who in ("expert", "turker")
+                        for dim in ("coherence", "consistency", "fluency", "relevance"))
+_SUMMEVAL_META: dict[str, Any] = {"human_scores": list(_SUMMEVAL_HUMAN), "default_human": "expert.relevance",
+                                  "recall_oriented": False}
+_REALSUMM_META: dict[str, Any] = {"human_scores": ["litepyramid.recall"], "default_human": "litepyramid.recall",
+                                  "recall_oriented": True, "display_names": {"litepyramid.recall": "LitePyramid"}}
+
+# name -> (paths relative to data_dir(), description, metadata as in dataset.yml)
+_KNOWN: dict[str, tuple[tuple[str, ...], str, dict[str, Any]]] = {
+    "summeval": (
+        ("summeval/summeval_joined.jsonl", "deutsch2021/fabbri2020"),
+        ("SummEval: 16 systems x 100 CNN/DM inputs, texts, 11 references, expert and crowd ratings, "
+         "Deutsch et al.'s metric scores"),
+        _SUMMEVAL_META,
+    ),
+    "realsumm": (
+        ("realsumm/realsumm_joined.jsonl", "deutsch2021/bhandari2020"),
+        ("REALSumm: 24 systems x 100 CNN/DM inputs, texts, 1 reference, LitePyramid recall, "
+         "Deutsch et al.'s metric scores"),
+        _REALSUMM_META,
+    ),
+    "fabbri2020": (
+        ("deutsch2021/fabbri2020",),
+        "Deutsch et al. (2021) metric scores + ratings on SummEval, no texts (16 x 100)",
+        _SUMMEVAL_META,
+    ),
+    "bhandari2020": (
+        ("deutsch2021/bhandari2020",),
+        "Deutsch et al. (2021) metric scores + LitePyramid on REALSumm, no texts (24 x 100)",
+        _REALSUMM_META,
+    ),
+}
+_ALIASES = {
+    "deutsch2021": "fabbri2020",
+    "deutsch2021/fabbri2020": "fabbri2020",
+    "deutsch2021/bhandari2020": "bhandari2020",
+}
+
+
+# ----------------------------------------------------------------------------------------------------
+# Loading
+
+
+def _resolve(name_or_path: Any) -> tuple[str, list[Path], dict[str, Any], str]:
+    """(name, files, metadata, description) of a dataset name or path."""
+    if name_or_path is None or not isinstance(name_or_path, (str, os.PathLike)):
+        raise DataError(
+            f"name_or_path must be a dataset name ({', '.join(_KNOWN)}) or a path, got {type(name_or_path).__name__}"
+        )
+    text = os.fspath(name_or_path)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if not text.strip():
+        raise DataError(
+            f"name_or_path is empty; give a dataset name ({', '.join(_KNOWN)}) or the path of a folder or JSONL file"
+        )
+    key = _ALIASES.get(text, text)
+    if key in _KNOWN:
+        rels, desc, meta = _KNOWN[key]
+        files: list[Path] = []
+        for rel in rels:
+            path = data_dir() / rel
+            if not path.exists():
+                raise DataError(f"dataset {key!r}: {path} does not exist (embedded data missing; see data/README.md)")
+            files.extend(sorted(path.glob("*.jsonl")) if path.is_dir() else [path])
+        return key, files, dict(meta), desc
+    try:
+        return _resolve_path(text)
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, DataError):
+            raise
+        raise DataError(f"{text!r}: cannot be read as a dataset ({exc})") from None
+
+
+def _resolve_path(text: str) -> tuple[str, list[Path], dict[str, Any], str]:
+    path = Path(text).expanduser()
+    if not path.exists():
+        raise DataError(
+            f"unknown dataset {text!r}: not a known name ({', '.join(sorted(_KNOWN))}) "
+            "and no file or directory of that name exists"
+        )
+    meta: dict[str, Any] = {}
+    if path.is_dir():
+        files = sorted(p for p in path.glob("*.jsonl") if p.is_file())
+        if not files:
+            nested = sorted(p.name for p in path.iterdir() if p.is_dir() and any(p.glob("*.jsonl")))
+            hint = f" (its subfolders {', '.join(nested)} do: load one of them)" if nested else ""
+            raise DataError(f"{path}: directory holds no *.jsonl files{hint}; {_formats_hint()}")
+        yml = path / "dataset.yml"
+        if not yml.exists() and (path / "dataset.yaml").exists():
+            yml = path / "dataset.yaml"
+        if yml.exists():
+            meta = read_dataset_yml(yml)
+        unread = sorted(p.name for p in path.iterdir() if not p.name.startswith(".")
+                        and p.suffix.lower() in (".json", ".gz", ".jsonlines", ".ndjson", *tabular.TABLE_SUFFIXES))
+        if unread:
+            tables = [n for n in unread if tabular.is_table(n)]
+            hint = (f"; a table is read by load('{path / tables[0]}', columns=...) or converted into the folder's "
+                    f"format with `metaeval import {path / tables[0]} DEST`") if tables else ""
+            warnings.warn(f"{path}: only *.jsonl files are read; not reading {', '.join(unread)}{hint}", DataWarning,
+                          stacklevel=4)
+    else:
+        files = [path]
+    return readable_name(text), files, meta, str(meta.get("description", ""))
+
+
+def readable_name(path: str | os.PathLike[str]) -> str:
+    """The name a user dataset is shown under: its folder name (file name without suffix), never a whole path;
+    the path as given when that name is an embedded dataset's (so it is never mistaken for it).
+
+    Examples
+    --------
+    >>> readable_name("/tmp/x/my_study"), readable_name("runs/study.csv"), readable_name("/data/summeval")
+    ('my_study', 'study', '/data/summeval')
+    """
+    path = Path(path)
+    name = (path.stem if path.suffix else path.name) or str(path)
+    if name in _KNOWN or name in _ALIASES or name in ("", ".", ".."):
+        name = str(path.resolve()) if name in ("", ".", "..") else str(path)
+    return name
+
+
+def _formats_hint() -> str:
+    from metaeval.data.formats import FORMAT_HELP
+
+    return FORMAT_HELP
+
+
+class _Collector:
+    """Merges normalized records keyed by (system, input) from one or more files.
+
+    The same value given twice (e.g. LitePyramid in both REALSumm files) is accepted; two different values
+    for one cell and one score are an error naming both places.
+    """
+
+    def __init__(self) -> None:
+        self.scores: dict[str, dict[tuple[str, str], float]] = {}
+        self.ratings: dict[str, dict[tuple[str, str], list[float]]] = {}
+        self.origin: dict[tuple[str, tuple[str, str]], str] = {}
+        self.summary: dict[tuple[str, str], tuple[str, str]] = {}
+        self.refs: dict[tuple[str, str], tuple[list[str], str]] = {}
+        self.input_refs: dict[str, tuple[list[str], str]] = {}
+        self.systems: set[str] = set()
+        self.inputs: set[str] = set()
+
+    def add(self, rec: Record) -> None:
+        self.inputs.add(rec.instance_id)
+        if rec.summarizer_id is None:
+            assert rec.references is not None
+            self._merge_refs(self.input_refs, rec.instance_id, rec.references, rec, "for input")
+            return
+        key = (rec.summarizer_id, rec.instance_id)
+        self.systems.add(rec.summarizer_id)
+        for name, value in rec.scores.items():
+            column = self.scores.setdefault(name, {})
+            old = column.get(key)
+            if old is None or (math.isnan(old) and not math.isnan(value)):
+                column[key] = value
+                self.origin[(name, key)] = rec.where
+            elif old != value and not (math.isnan(old) and math.isnan(value)) and not math.isnan(value):
+                raise DataError(
+                    f"{rec.where}: duplicate score {name!r} for system {key[0]!r}, input {key[1]!r} with a "
+                    f"different value ({value!r} here, {old!r} first seen at {self.origin[(name, key)]})"
+                )
+        for name, values in rec.ratings.items():
+            rcolumn = self.ratings.setdefault(name, {})
+            prev = rcolumn.get(key)
+            if prev is None:
+                rcolumn[key] = values
+            elif prev != values:
+                raise DataError(
+                    f"{rec.where}: duplicate ratings {name!r} for system {key[0]!r}, input {key[1]!r} with different "
+                    f"values ({values} here, {prev} first seen at {self.origin[(name, key)]})"
+                )
+        if rec.summary is not None:
+            first = self.summary.get(key)
+            if first is None:
+                self.summary[key] = (rec.summary, rec.where)
+            elif first[0] != rec.summary:
+                raise DataError(
+                    f"{rec.where}: duplicate summary for system {key[0]!r}, input {key[1]!r} with a different text "
+                    f"(first seen at {first[1]})"
+                )
+        if rec.references is not None:
+            self._merge_refs(self.refs, key, rec.references, rec, "for system/input")
+
+    @staticmethod
+    def _merge_refs(table: dict, key: Any, refs: list[str], rec: Record, what: str) -> None:
+        first = table.get(key)
+        if first is None:
+            table[key] = (refs, rec.where)
+        elif first[0] != refs:
+            raise DataError(
+                f"{rec.where}: duplicate references {what} {key!r} with different texts (first seen at {first[1]})"
+            )
+
+
+def _build(name: str, c: _Collector, info: DatasetInfo) -> Dataset:
+    systems = sorted(c.systems)
+    inputs = sorted(c.inputs)
+    if not systems:
+        raise DataError(
+            f"dataset {name!r}: no record names a system (summarizer_id); only input-level references were found"
+        )
+    n, m = len(systems), len(inputs)
+    s_index = {s: k for k, s in enumerate(systems)}
+    i_index = {i: k for k, i in enumerate(inputs)}
+    index = pd.MultiIndex.from_product([systems, inputs], names=["system", "input"])
+
+    columns: dict[str, np.ndarray] = {}
+    for score in sorted(c.scores):
+        arr = np.full(n * m, np.nan)
+        cells = c.scores[score]
+        pos = np.fromiter((s_index[s] * m + i_index[i] for s, i in cells), dtype=np.int64, count=len(cells))
+        arr[pos] = np.fromiter(cells.values(), dtype=float, count=len(cells))
+        columns[score] = arr
+    scores = pd.DataFrame(columns, index=index)
+
+    ratings: dict[str, np.ndarray] = {}
+    for score in sorted(c.ratings):
+        rcells = c.ratings[score]
+        width = max(len(v) for v in rcells.values())
+        rarr = np.full((n, m, width), np.nan)
+        for (s, i), values in rcells.items():
+            rarr[s_index[s], i_index[i], : len(values)] = values
+        ratings[score] = rarr
+
+    texts = None
+    if c.summary or c.refs or c.input_refs:
+        summaries: list[str | None] = [None] * (n * m)
+        for (s, i), (text, _) in c.summary.items():
+            summaries[s_index[s] * m + i_index[i]] = text
+        refs: list[list[str] | None] = [None] * (n * m)
+        for inp, (shared, where) in c.input_refs.items():
+            j = i_index[inp]
+            for k in range(n):
+                refs[k * m + j] = shared
+        for (s, i), (own, where) in c.refs.items():
+            shared_entry = c.input_refs.get(i)
+            if shared_entry is not None and shared_entry[0] != own:
+                raise DataError(
+                    f"{where}: references for system {s!r}, input {i!r} differ from the input's references given "
+                    f"at {shared_entry[1]}"
+                )
+            refs[s_index[s] * m + i_index[i]] = own
+        # object dtype: a missing text stays None (pandas 3 would infer a string column holding NaN)
+        texts = pd.DataFrame({"summary": pd.Series(summaries, index=index, dtype=object),
+                              "references": pd.Series(refs, index=index, dtype=object)})
+
+    return Dataset(name, tuple(systems), tuple(inputs), scores, ratings, texts, info)
+
+
+def _info(name: str, meta: Mapping[str, Any], score_names: Sequence[str], files: Sequence[Path],
+          description: str) -> DatasetInfo:
+    where = f"dataset {name!r} (dataset.yml)"
+    known = set(score_names)
+    human = list(meta.get("human_scores") or _infer_human(score_names))
+    default = meta.get("default_human")
+    for score in list(meta.get("human_scores", [])) + ([default] if default else []):
+        if score not in known:
+            raise DataError(f"{where}: human score {score!r} is not among the scores ({', '.join(score_names)})")
+    for score in meta.get("display_names", {}):
+        if score not in known:
+            raise DataError(f"{where}: display_names names an unknown score {score!r}")
+    if default is None and human:
+        default = human[0]
+    if default is not None and default not in human:
+        human.insert(0, default)
+    return DatasetInfo(
+        description=description,
+        human_scores=tuple(human),
+        default_human=default,
+        recall_oriented=bool(meta.get("recall_oriented", False)),
+        display_names=dict(meta.get("display_names", {})),
+        sources=tuple(str(f) for f in files),
+    )
+
+
+def _stat_key(files: Sequence[Path]) -> tuple:
+    out = []
+    for f in files:
+        st = f.stat()
+        out.append((str(f.resolve()), st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
+_LOADED: dict[tuple, Dataset] = {}
+_LOADED_MAX = 8
+
+
+def _load_cached(name: str, files: tuple[Path, ...], stat_key: tuple | None, policy: ReferenceRecords,
+                 ignore: frozenset[str], description: str, meta_key: str, meta: Mapping[str, Any]) -> Dataset:
+    """Read and merge the files, reusing the result of an identical earlier call in this process.
+
+    Only embedded datasets whose sha256 was just verified are cached (``stat_key`` not None): their content is
+    known exactly. User files are always read again, since a rewrite within the file system's timestamp
+    granularity could otherwise be missed. A Dataset is immutable (frozen, matrices handed out as copies), so
+    sharing it is safe.
+    """
+    key = (name, stat_key, policy, ignore, description, meta_key)
+    hit = _LOADED.get(key) if stat_key is not None else None
+    if hit is not None:
+        return hit
+    disk = _disk_cache_path(name, files, policy, ignore, description, meta_key) if stat_key is not None else None
+    ds = _read_disk_cache(disk, name) if disk is not None else None
+    if ds is None:
+        ds = _parse_files(name, files, policy, ignore, description, meta)
+        if disk is not None:
+            _write_disk_cache(disk, ds)
+    if stat_key is not None:
+        if len(_LOADED) >= _LOADED_MAX:
+            _LOADED.pop(next(iter(_LOADED)))
+        _LOADED[key] = ds
+    return ds
+
+
+def _parse_files(name: str, files: tuple[Path, ...], policy: ReferenceRecords, ignore: frozenset[str],
+                 description: str, meta: Mapping[str, Any]) -> Dataset:
+    collector = _Collector()
+    for file in files:
+        n_records = 0
+        for lineno, raw in read_jsonl(file):
+            n_records += 1
+            rec = parse_record(raw, f"{file}:{lineno}", reference_records=policy, ignore_fields=ignore)
+            if rec is not None:
+                collector.add(rec)
+        if n_records == 0:
+            raise DataError(f"{file}: the file is empty (no JSON records); {_formats_hint()}")
+    ds = _build(name, collector, DatasetInfo())
+    return replace(ds, info=_info(name, meta, ds.score_names, files, description))
+
+
+# Parsed embedded datasets on disk: every notebook process loads its dataset, and parsing the JSONL costs
+# about 0.35 s of CPU where reading the cache entry (parquet, npz, JSON: no pickle) costs about 0.05 s. Only
+# embedded files whose sha256 was verified in this process are served from it, under a key made of those
+# sha256 values, the load options, the source of the code that parses (datasets.py, formats.py, synthetic.py,
+# and the private _dataset.py and this module, split from datasets.py) and the pandas, numpy and Python
+# versions; so a changed data file is refused by the checksum before the cache is looked at, and a changed
+# parser or library misses the cache.
+_CODE = tuple(Path(__file__).with_name(module)
+              for module in ("datasets.py", "formats.py", "synthetic.py", "_dataset.py", "_loading.py"))
+
+
+def _disk_cache_path(name: str, files: Sequence[Path], policy: str, ignore: frozenset[str], description: str,
+                     meta_key: str) -> Path | None:
+    import hashlib
+    import sys
+
+    digests = [_resources.expected_sha256(f) for f in files]
+    if any(d is None for d in digests):
+        return None
+    h = hashlib.sha256()
+    # the paths too: the Dataset records where its files are (info.sources)
+    h.update(repr((name, [str(f.resolve()) for f in files], digests, policy, sorted(ignore), description, meta_key,
+                   pd.__version__, np.__version__, sys.version_info[:2])).encode())
+    try:
+        for code in _CODE:
+            h.update(code.read_bytes())
+    except OSError:  # an installation without its sources: no way to tell parser versions apart, no cache
+        return None
+    from metaeval._io import cache_dir
+
+    return cache_dir() / "datasets" / f"{name}-{h.hexdigest()[:32]}.json"
+
+
+def _read_disk_cache(path: Path, name: str) -> Dataset | None:
+    """A parsed dataset from the cache (parquet, npz without pickles, JSON: nothing in it runs code), or None
+    (absent, or corrupt: then a warning, and the files are parsed again)."""
+    from metaeval._io import load_cached
+
+    entry = load_cached(path, validate=lambda e: _invalid_cached_dataset(e, name), what="cached dataset")
+    if entry is None:
+        return None
+    meta = entry.meta
+    texts = None
+    if meta["texts"] is not None:
+        cells = pd.MultiIndex.from_tuples([tuple(c) for c in meta["texts"]["index"]], names=["system", "input"])
+        texts = pd.DataFrame({"summary": pd.Series(meta["texts"]["summary"], dtype=object, index=cells),
+                              "references": pd.Series(meta["texts"]["references"], dtype=object, index=cells)})
+    fields_ = dict(meta["info"])
+    info = DatasetInfo(**{**fields_, "human_scores": tuple(fields_["human_scores"]),
+                          "sources": tuple(fields_["sources"])})
+    ratings = {score: entry.arrays[f"ratings_{k}"] for k, score in enumerate(meta["ratings"])}
+    return Dataset(name=meta["name"], systems=tuple(meta["systems"]), inputs=tuple(meta["inputs"]),
+                   scores=entry.frames["scores"], ratings_table=ratings, texts=texts, info=info,
+                   nan_ok=frozenset(meta["nan_ok"]))
+
+
+def _invalid_cached_dataset(entry, name: str) -> str | None:
+    meta, scores = entry.meta, entry.frames.get("scores")
+    if meta.get("name") != name or scores is None:
+        return "it is another dataset's entry"
+    shape = (len(meta["systems"]), len(meta["inputs"]))
+    if not set(scores.index.get_level_values(0)) <= set(meta["systems"]) or \
+            not set(scores.index.get_level_values(1)) <= set(meta["inputs"]) or not scores.index.is_unique:
+        return "its score rows are not cells of its systems x inputs grid"
+    if any(entry.arrays.get(f"ratings_{k}") is None or entry.arrays[f"ratings_{k}"].shape[:2] != shape
+           for k in range(len(meta["ratings"]))):
+        return "its ratings do not have the grid's shape"
+    if meta["texts"] is not None and not (len(meta["texts"]["index"]) == len(meta["texts"]["summary"])
+                                          == len(meta["texts"]["references"])):
+        return "its texts are not one per cell"
+    return None
+
+
+def _write_disk_cache(path: Path, ds: Dataset) -> None:
+    from dataclasses import asdict
+
+    from metaeval._io import save_cached
+
+    texts = None
+    if ds.texts is not None:
+        texts = {"index": [list(map(str, c)) for c in ds.texts.index],
+                 "summary": [None if s is None else str(s) for s in ds.texts["summary"]],
+                 "references": [None if r is None else [str(x) for x in r] for r in ds.texts["references"]]}
+    names = list(ds.ratings_table)
+    meta = {"name": ds.name, "systems": list(ds.systems), "inputs": list(ds.inputs), "texts": texts,
+            "info": {**asdict(ds.info), "display_names": dict(ds.info.display_names)}, "nan_ok": sorted(ds.nan_ok),
+            "ratings": names}
+    save_cached(path, frames={"scores": ds.scores},
+                arrays={f"ratings_{k}": np.asarray(ds.ratings_table[n]) for k, n in enumerate(names)}, meta=meta)
