@@ -160,7 +160,7 @@ def _teaching_page() -> str:
     return "\n".join(lines) + "\n"
 
 
-def _front_page(results: Path, pages: dict[str, list[str]]) -> str:
+def _front_page(results: Path, pages: dict[str, list[str]], titles: dict[str, str]) -> str:
     """``results/README.md`` with each notebook name linked to its executed runs, then the site's contents."""
     text = (results / "README.md").read_text(encoding="utf-8")
 
@@ -174,6 +174,9 @@ def _front_page(results: Path, pages: dict[str, list[str]]) -> str:
     text = re.sub(r"`(\d\d_[a-z0-9_]+)`", link, text)
     analyses = [doc for name in sorted(pages) for doc in pages[name]]
     outputs = sorted({doc.rsplit("/", 1)[0] + "/outputs" for doc in analyses})
+    # one notebook runs on several datasets: the contents name the dataset of each run
+    analyses = [f"{titles.get(doc, doc)} ({doc.split('/')[2]}) <{doc}>" for doc in analyses]
+    outputs = [f"results/{doc.split('/')[1]}/{doc.split('/')[2]} <{doc}>" for doc in outputs]
     toc = ["", "```{toctree}", ":caption: Reading", ":maxdepth: 1", "", "tour", "teaching", "glossary", "cards",
            "figures", "api", "```", "", "```{toctree}", ":caption: Analyses (executed notebooks)", ":maxdepth: 1", "",
            *analyses, "```", "", "```{toctree}", ":caption: Outputs by results folder", ":maxdepth: 1", "", *outputs,
@@ -234,7 +237,8 @@ def assemble(results: Path, src: Path, only: str | None = None, api: bool = True
                         f"`{rel}/{name}` ([outputs](results/{rel}/outputs.md))\n```\n" for name in pngs]
     (src / "figures.md").write_text("\n".join(figures) + "\n", encoding="utf-8")
     (src / "cards.md").write_text("\n".join(cards) + "\n", encoding="utf-8")
-    (src / "index.md").write_text(_front_page(results, pages), encoding="utf-8")
+    titles = {doc: _title(src / f"{doc}.ipynb") for docs in pages.values() for doc in docs}
+    (src / "index.md").write_text(_front_page(results, pages, titles), encoding="utf-8")
     return pages
 
 

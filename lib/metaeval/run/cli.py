@@ -1,4 +1,4 @@
-"""Command line: ``metaeval rouge``, ``metaeval run``, ``metaeval run-all``, ``metaeval params``.
+"""metaeval: ROUGE-1.5.5 and GRouge scoring, dataset import and description, notebooks, sweeps and report cards.
 
 Examples::
 
@@ -11,6 +11,7 @@ Examples::
     metaeval card my_metric.jsonl --dataset summeval --output card/  # report card of a new metric
     metaeval datasets                                      # the embedded datasets
     metaeval describe realsumm                             # systems, inputs, texts, scores and their coverage
+    metaeval import study.csv my_study                     # a table (CSV, TSV, parquet) -> a dataset folder
 """
 
 from __future__ import annotations
@@ -258,6 +259,21 @@ def cmd_sweep(args) -> int:
     return 0
 
 
+def _card_folder(scores: str, dataset: str) -> str:
+    """``card-<metric>-<dataset>``: readable names (a path's last component; ``R-2|stem=1|stop=0|F`` as
+    ``R-2_stem=1_stop=0_F``), never a ``|``, ``/`` or a whole path inside a folder name; a dataset given as a
+    path is named as its results folder is (its name and a short hash of its resolved path, so two folders
+    called ``study/`` never share a card folder)."""
+    import re
+
+    from metaeval.data.datasets import readable_name
+    from metaeval.run.paths import dataset_folder_name
+
+    name = readable_name(scores) if ("/" in scores or Path(scores).exists()) else scores
+    metric = re.sub(r"[^A-Za-z0-9=.+-]+", "_", Path(name).name).strip("_.") or "x"
+    return f"card-{metric}-{dataset_folder_name(dataset)}"
+
+
 def cmd_card(args) -> int:
     from metaeval.studies.card import make_card
 
@@ -266,7 +282,7 @@ def cmd_card(args) -> int:
                                  ("seed", args.seed)) if v is not None}
     if args.baselines:
         options["baselines"] = [b.strip() for b in args.baselines.split(",") if b.strip()]
-    output = args.output or f"card-{Path(args.scores).stem}-{args.dataset}"
+    output = args.output or _card_folder(args.scores, args.dataset)
     try:
         card = make_card(args.scores, dataset=args.dataset, output_dir=output, render=not args.no_html, **options)
     except (ValueError, KeyError, FileNotFoundError, RuntimeError) as exc:

@@ -91,7 +91,8 @@ def coefficient_name(coefficient) -> str:
 
 
 def check_matrices(nan_policy: str = "raise", **named: object) -> tuple[np.ndarray, ...]:
-    """Convert named matrices to float arrays and check they are N x M, equal-shaped, N, M >= 3, finite.
+    """Convert named matrices to float arrays and check they are N x M, equal-shaped, N, M >= 3, finite;
+    a matrix whose magnitudes would overflow float64 in sums of squares is rescaled by a power of 2 (exact).
 
     With ``nan_policy="omit"``, NaN cells are allowed if every matrix has NaN in exactly the same cells.
     """
@@ -126,7 +127,7 @@ def check_matrices(nan_policy: str = "raise", **named: object) -> tuple[np.ndarr
             raise ValueError(f"{name} has shape {arr.shape} but {first_name} has shape {first_shape}")
         if np.isinf(arr).any():
             raise ValueError(f"{name} contains infinite values")
-        arrays.append(arr)
+        arrays.append(_rescale(arr))
     nan_masks = [np.isnan(a) for a in arrays]
     if any(m.any() for m in nan_masks):
         names = list(named)
@@ -140,6 +141,25 @@ def check_matrices(nan_policy: str = "raise", **named: object) -> tuple[np.ndarr
             if not np.array_equal(m, nan_masks[0]):
                 raise ValueError(f"nan_policy='omit' needs identical NaN patterns; {n} differs from {names[0]}")
     return tuple(arrays)
+
+
+#: beyond these magnitudes, sums of squares and products over a matrix overflow (or underflow) float64
+_LARGE, _SMALL = 2.0**400, 2.0**-400
+
+
+def _rescale(arr: np.ndarray) -> np.ndarray:
+    """``arr`` times a power of 2 bringing its largest magnitude near 1, when squares or sums of its values
+    would leave float64's range (a 1e308 cell; X * 1e300); otherwise ``arr`` itself.
+
+    Every statistic computed from the matrices (correlations, their differences and resampled versions) is
+    invariant to a positive scale, and a power of 2 scales every intermediate sum exactly: so the result is
+    the one the data would give at a moderate scale. Data within the range are untouched (bit for bit).
+    """
+    with np.errstate(invalid="ignore"):
+        top = float(np.nanmax(np.abs(arr))) if arr.size and not np.isnan(arr).all() else 0.0
+    if top == 0.0 or _SMALL <= top <= _LARGE:
+        return arr
+    return np.ldexp(arr, -int(np.frexp(top)[1]))
 
 
 def _is_frame(value: object) -> TypeGuard[Any]:
@@ -245,7 +265,9 @@ def batch_corr(x: np.ndarray, z: np.ndarray, coefficient, w: np.ndarray | None =
     """
     x, z = np.broadcast_arrays(x, z)
     if w is not None:
-        w = np.broadcast_to(w, x.shape).astype(float)
+        # C order: astype of a broadcast mask keeps its strides ("K"), and sums along the last axis of such a
+        # layout are taken in another order than those of one row, so results would depend on the batch size
+        w = np.ascontiguousarray(np.broadcast_to(w, x.shape), dtype=float)
         x = np.where(w > 0, x, 0.0)
         z = np.where(w > 0, z, 0.0)
     if coefficient == "pearson":

@@ -7,6 +7,7 @@ size (``batch``) therefore changes memory use and nothing else: the same seed gi
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -408,6 +409,29 @@ def _rows_identity(rows: np.ndarray) -> bool:
     return rows.strides[0] == 0 and np.array_equal(rows[0], np.arange(rows.shape[1]))
 
 
+def min_resamples(confidence_level: float) -> int:
+    """The fewest resamples a percentile interval at ``confidence_level`` can rest on: each tail of
+    (1 - confidence_level) / 2 must hold at least one resample (40 at 95 %, 200 at 99 %).
+
+    Examples
+    --------
+    >>> min_resamples(0.95), min_resamples(0.99)
+    (40, 200)
+    """
+    return int(math.ceil(2 / (1 - confidence_level) - 1e-9))
+
+
+def warn_few_resamples(n: int, confidence_level: float, what: str = "n_resamples") -> None:
+    """Warn (DegenerateResultWarning) when ``n`` resamples are too few for a percentile interval at the level."""
+    need = min_resamples(confidence_level)
+    if n < need:
+        warn_degenerate(
+            f"{what}={n} is too few for a {confidence_level:.0%} percentile interval: each tail of "
+            f"{(1 - confidence_level) / 2:.3g} needs at least one resample beyond the bound, so at least {need} "
+            "(a few thousand for bounds stable to the second decimal); the interval is not a "
+            f"{confidence_level:.0%} interval", stacklevel=4)
+
+
 def percentile_interval(samples: np.ndarray, confidence_level: float) -> ConfidenceInterval:
     alpha = 1 - confidence_level
     if samples.size == 0:
@@ -504,6 +528,9 @@ def bootstrap_ci(
     valid = samples[~np.isnan(samples)]
     se = float(np.std(valid, ddof=1)) if valid.size > 1 else np.nan
     warn_dropped(samples.size - valid.size, samples.size, "resamples", "the interval")
+    if valid.size:
+        warn_few_resamples(int(valid.size), confidence_level,
+                           "n_resamples" if valid.size == n_resamples else "the number of valid resamples")
     if method == "BCa":
         interval = _bca_interval(X, Z, w, level, coefficient, resample, statistic, valid, confidence_level)
     else:
@@ -581,5 +608,8 @@ def _unpaired_bootstrap(X, Z, unjudged, level, coefficient, resample, n_resample
     valid = samples[~np.isnan(samples)]
     se = float(np.std(valid, ddof=1)) if valid.size > 1 else np.nan
     warn_dropped(samples.size - valid.size, samples.size, "resamples", "the interval")
+    if valid.size:
+        warn_few_resamples(int(valid.size), confidence_level,
+                           "n_resamples" if valid.size == n_resamples else "the number of valid resamples")
     return BootstrapResult(statistic, percentile_interval(valid, confidence_level), valid, se,
                            int(samples.size - valid.size))

@@ -521,8 +521,17 @@ def williams_test(
     r23 = float(level_corr(X, Y, level, coefficient, w))
     n = effective_n(X, level=level)
     if np.isnan([r12, r13, r23]).any():
+        const = [name for name, M in (("Z (human)", Z), ("X", X), ("Y", Y))
+                 if np.nanmax(M) == np.nanmin(M)]
         warn_degenerate(f"Williams' test is NaN: a correlation is undefined (r(X,Z)={r12}, r(Y,Z)={r13}, "
-                        f"r(X,Y)={r23})")
+                        f"r(X,Y)={r23})" + (f"; constant scores in {', '.join(const)}" if const
+                                            else f"; constant scores at the {level} level"))
+    elif abs(r23) == 1.0:
+        warn_degenerate(f"Williams' test is NaN: r(X,Y) = {r23:+.0f} at the {level} level "
+                        + ("(X and Y are the same metric)" if np.array_equal(X, Y, equal_nan=True)
+                           else "(X and Y are perfectly correlated)")
+                        + ": the two correlations with Z cannot differ, there is nothing to test")
+        return WilliamsResult(np.nan, np.nan, n - 3, r12, r13, r23)
     t, p = williams_pvalue(r12, r13, r23, n, alternative)
     return WilliamsResult(float(t), float(p), n - 3, r12, r13, r23)
 
@@ -710,8 +719,29 @@ def paired_ttest(a, b, *, alternative: str = "two-sided"):
 
 
 def shapiro(x):
-    """Shapiro-Wilk normality test (``scipy.stats.shapiro``); NaN p-value for constant or too-short data."""
-    x = np.asarray(x, dtype=float)
-    if x.size < 3 or np.ptp(x) == 0:
-        return stats._morestats.ShapiroResult(np.nan, np.nan)
+    """Shapiro-Wilk normality test (``scipy.stats.shapiro``); NaN statistic and p-value, with a
+    DegenerateResultWarning saying why, for non-finite, constant or too-short data.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     res = shapiro([1, 2, np.inf, 4])
+    >>> float(res.pvalue), str(w[0].message)[:39]
+    (nan, 'Shapiro-Wilk is NaN: x has 1 non-finite')
+    """
+    x = np.asarray(x, dtype=float).ravel()
+    nan = stats._morestats.ShapiroResult(np.nan, np.nan)
+    bad = int(np.count_nonzero(~np.isfinite(x)))
+    if bad:
+        # scipy returns p = 1.0 for such data, which would read as "no evidence against normality"
+        warn_degenerate(f"Shapiro-Wilk is NaN: x has {bad} non-finite value(s) (inf or NaN); drop them first")
+        return nan
+    if x.size < 3:
+        warn_degenerate(f"Shapiro-Wilk is NaN: it needs at least 3 values, x has {x.size}")
+        return nan
+    if np.ptp(x) == 0:
+        warn_degenerate("Shapiro-Wilk is NaN: x is constant (normality is undefined for equal values)")
+        return nan
     return stats.shapiro(x)

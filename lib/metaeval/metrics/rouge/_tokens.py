@@ -10,19 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from metaeval.metrics.text import rouge_stem, split_sentences, stopwords, tokenize_batch
-
-
-def _as_sentences(text, where: str) -> tuple[str, ...]:
-    """A text as its sentences (ROUGE lines); ``where`` names the argument in the error."""
-    if text is None:
-        return ()
-    if isinstance(text, str):
-        return tuple(split_sentences(text))
-    if isinstance(text, (list, tuple)) and all(isinstance(s, str) for s in text):
-        # A list of sentences: one ROUGE "line" each (newlines inside are line breaks too).
-        return tuple(line for s in text for line in split_sentences(s))
-    raise TypeError(f"{where} must be a string or a list of sentence strings, got {type(text).__name__}")
+from metaeval.metrics._inputs import _as_sentences  # noqa: F401 - one copy for ROUGE and GRouge
+from metaeval.metrics.text import rouge_stem, stopwords, tokenize_batch
 
 
 @dataclass
