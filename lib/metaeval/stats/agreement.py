@@ -272,7 +272,7 @@ def pairwise_pvalues(X, signs: np.ndarray) -> np.ndarray:
     tol = 1e-9 * max(1.0, float(np.abs(X).sum(axis=1).max()))
     p = np.full((N, N), np.nan)
     iu, ju = np.triu_indices(N, k=1)
-    null = partial[:, iu] - partial[:, ju]
+    null = np.take(partial, iu, axis=1) - np.take(partial, ju, axis=1)
     test = totals[iu] - totals[ju]
     p[iu, ju] = np.count_nonzero(null >= test - tol, axis=0) / signs.shape[0]
     return p
