@@ -213,7 +213,9 @@ for level, result in pairs.items():
     lines.append(f"* **{level.capitalize()} level:** {int(np.nansum(result.pvalues < alpha))} of {tests_all} ordered "
                  f"pairs are significant at {alpha}, {int(marks.sum())} after the per-row Bonferroni correction, "
                  f"{int(deutsch.corrected(result.pvalues, alpha=alpha, by='all').sum())} after the all-pairs one. "
-                 + (f"Most wins after correction: {', '.join(top)}." if top else "No metric wins after correction."))
+                 + (f"Most wins after correction: {', '.join(top)}." if top else
+                    "No metric is significantly better than another after correction (which does not show that they "
+                    "are equally good: the tests may lack the power to separate them)."))
     rouge = [k for k, m in enumerate(mats) if m.startswith("rouge-") and "|" not in m]
     for challenger in ("qa-eval.f1", next((m for m in mats if m.startswith("bertscore")), None)):
         if challenger in mats and rouge:

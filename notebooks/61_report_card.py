@@ -107,20 +107,23 @@ corr.drop(columns="seed").round(3)
 # %% [markdown]
 # ## Perm-Both tests against each baseline
 #
-# `p_new_better`: one-sided p-value of "the new metric correlates more strongly"; `p_baseline_better`: the other
-# direction, from the same permutations; both Bonferroni-corrected over the baselines of a level.
+# One Perm-Both permutation test per baseline of H0 "the new metric and the baseline correlate equally with the
+# humans": `p_two_sided` (twice the smaller of the one-sided p-values of the same permutations, `p_new_better`
+# and `p_baseline_better`), Bonferroni-corrected over the baselines of a level (`_bonferroni`); the verdict is
+# that test at `alpha`, its direction the sign of `difference`. A non-significant test is no evidence that the
+# two metrics are equal, and overlapping intervals in the figure above are no test at all.
 
 # %%
 tests = card.tests
 if len(tests):
-    grid = tests.pivot(index="baseline", columns="level", values="p_new_better_bonferroni")
+    grid = tests.pivot(index="baseline", columns="level", values="p_two_sided_bonferroni")
     grid.index = [name(b) for b in grid.index]
     fig, ax = plt.subplots(figsize=(1.6 * grid.shape[1] + 3, 0.5 * grid.shape[0] + 1.5))
     sns.heatmap(grid, vmin=0, vmax=1, cmap="rocket_r", annot=True, fmt=".3f",
-                cbar_kws={"label": "Bonferroni p (new metric better)"}, ax=ax)
+                cbar_kws={"label": "two-sided Perm-Both p, Bonferroni"}, ax=ax)
     ax.set_xlabel("level")
     ax.set_ylabel("baseline")
-    ax.set_title(f"Is {name(card.metric)} better? (alpha = {alpha})")
+    ax.set_title(f"Does {name(card.metric)} differ? (alpha = {alpha})")
     fig.tight_layout()
     nb.save_figure(fig, "tests")
     plt.show()
@@ -139,7 +142,8 @@ card.normality.round(4)
 # ## Documents needed for the undecided comparisons
 #
 # For each comparison that is not significant, the planner resamples this dataset (same systems, more or fewer
-# documents) and runs Perm-Both at the Bonferroni-corrected level; `documents_needed` is the smallest number of
+# documents) and runs Perm-Both in the observed direction at alpha / (2 x baselines), the tail of the card's
+# two-sided Bonferroni test; `documents_needed` is the smallest number of
 # documents tried whose power reaches the target (`ci_low`–`ci_high`: its Monte-Carlo interval; empty when no
 # size tried reaches it).
 

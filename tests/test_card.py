@@ -42,8 +42,11 @@ def test_card_numbers_equal_direct_library_calls(qaeval_card):
                                 rng=np.random.default_rng([3, 2, k]))
         assert (row.p_new_better, row.p_baseline_better) == (greater.pvalue, less.pvalue)
         assert row.p_new_better_bonferroni == min(1.0, greater.pvalue * n_baselines)
-        expected = ("new better" if row.p_new_better_bonferroni < 0.05 else
-                    "baseline better" if row.p_baseline_better_bonferroni < 0.05 else "not significant")
+        two_sided = min(1.0, 2 * min(greater.pvalue, less.pvalue))
+        assert row.p_two_sided == two_sided and row.p_two_sided_bonferroni == min(1.0, two_sided * n_baselines)
+        # one two-sided test at alpha (not two one-sided tests at alpha each, a test at 2 alpha)
+        expected = ("not significant" if row.p_two_sided_bonferroni >= 0.05 else
+                    "new better" if greater.statistic > 0 else "baseline better")
         assert row.verdict == expected
     not_significant = card.tests[card.tests.verdict == "not significant"]
     assert len(card.planner) == len(not_significant)
@@ -53,7 +56,7 @@ def test_card_numbers_equal_direct_library_calls(qaeval_card):
                          else (ds.matrix(row.baseline), X))
         sizes = [(N, m) for m in sorted({max(3, round(f * M)) for f in SMALL["planner_inputs"]})]
         power = planning.metric_comparison_power(first, second, Z, sizes=sizes, level=row.level,
-                                                 alpha=0.05 / n_baselines, n_trials=30, n_resamples=50,
+                                                 alpha=0.05 / (2 * n_baselines), n_trials=30, n_resamples=50,
                                                  rng=np.random.default_rng([3, 3, k]))
         need = planning.required_size(power, size="n_inputs", n_trials=30).iloc[0]
         assert row.documents_needed == need.required or (np.isnan(row.documents_needed) and not need.reached)
@@ -76,6 +79,37 @@ def test_card_baselines_summary_and_provenance(qaeval_card):
     assert card.dataset in card.summary
     for _, t in card.tests.iterrows():
         assert ds.display_name(t.baseline) in card.summary
+        # every comparison states its test and its p-value (issue 23 item 4)
+        assert f"two-sided p = {C._fmt_p(t.p_two_sided)}, Bonferroni-adjusted {C._fmt_p(t.p_two_sided_bonferroni)}" \
+            in card.summary
+    assert "Perm-Both permutation test of the difference in correlation" in card.summary
+    # ranks of point estimates are labelled as such; nothing is concluded from intervals
+    assert card.summary.count("(a ranking of estimates, not a test)") == 3
+    assert "overlap" not in card.summary and "distinguishable" not in card.summary
+
+
+def test_a_new_card_section_is_computed_written_and_summarised(tmp_path, monkeypatch):
+    """The extension point CONTRIBUTING describes: one function and its summary, registered."""
+    monkeypatch.setattr(C, "SECTIONS", dict(C.SECTIONS))
+
+    def summarize(data, table):
+        return [f"- Spread: the new metric's scores have standard deviation {table.sd.iloc[0]:.4f}."]
+
+    @C.card_section("spread", summarize)
+    def spread(data, tables):
+        """Standard deviation of the new metric's scores."""
+        assert "planner" in tables  # it sees the sections before it
+        return pd.DataFrame({"metric": [data.metric], "sd": [float(np.std(data.X))]})
+
+    card = C.card_tables("qa-eval.f1", dataset="realsumm", n_resamples=20, planner_trials=5, planner_resamples=10,
+                         planner_inputs=(1,), test_levels=("system",))
+    sd = float(np.std(metaeval.datasets.load("realsumm").matrix("qa-eval.f1")))
+    assert card.spread.sd.iloc[0] == sd and card.summary.splitlines()[-1] == f"- Spread: the new metric's scores " \
+        f"have standard deviation {sd:.4f}."
+    files = card.write(tmp_path)
+    assert pd.read_csv(files["spread"]).sd.iloc[0] == pytest.approx(sd, rel=1e-15)
+    with pytest.raises(ValueError, match="not a Card field"):
+        C.card_section("summary", summarize)
 
 
 def _write_metrics_jsonl(path, ds, name, values, systems, inputs):
@@ -155,3 +189,27 @@ def test_make_card_from_a_relative_user_path(tmp_path, monkeypatch):
     assert card.metric == "my-metric.score"
     with pytest.raises(TypeError, match="render=False"):
         C.make_card(ds, dataset="realsumm", output_dir="x")
+
+
+def test_card_agreement_section_equals_direct_library_calls(qaeval_card):
+    card = qaeval_card
+    ds = metaeval.datasets.load(card.dataset)
+    Z = ds.matrix(card.human)
+    X = ds.matrix("qa-eval.f1")
+    table = card.agreement
+    assert list(table.metric)[0] == "qa-eval.f1" or "qa-eval.f1" in set(table.metric)
+    n = len(card.baselines)
+    for k, row in table.iterrows():
+        V = ds.matrix(row.metric)
+        assert row.pairwise_accuracy == metaeval.pairwise_accuracy(V, Z)
+        tie = metaeval.tie_calibrated_accuracy(V, Z, level="system")
+        assert (row.acc_eq, row.epsilon) == (tie.statistic, tie.epsilon)
+        if row.metric == "qa-eval.f1":
+            assert np.isnan(row.p_new_better)
+            continue
+        greater = permutation_test(X, V, Z, coefficient="pairwise-accuracy", n_resamples=100,
+                                   rng=np.random.default_rng([3, 5, k]))
+        assert row.seed == f"default_rng([3, 5, {k}])"
+        assert row.p_new_better == greater.pvalue
+        assert row.p_new_better_bonferroni == min(1.0, greater.pvalue * n)
+    assert "Pairwise accuracy" in card.summary and "Bonferroni over" in card.summary

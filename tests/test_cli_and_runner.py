@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -163,3 +164,77 @@ def test_folders_are_removed_only_when_this_program_wrote_them(tmp_path):
     assert remove_own_tree(staged, RUNNER_MARKS) and not staged.exists()
     assert remove_own_tree(run, RUNNER_MARKS) and not run.exists()
     assert remove_own_tree(empty, RUNNER_MARKS) and not empty.exists()
+
+
+# ----------------------------------------------------------------------------------------------------
+# Clean, deterministic executed notebooks (issue 26 item 2, runner side)
+
+
+def test_executed_notebooks_keep_no_progress_bar_whatever_its_unit():
+    """Notebook 50's committed notebook held 475 bars in "sense/s" (the old pattern knew only it/s)."""
+    import nbformat
+
+    from metaeval.run.notebooks import _strip_progress
+
+    nb = nbformat.v4.new_notebook()
+    bars = ["\rPPR vectors:   0%|          | 0/17130 [00:00<?, ?sense/s]",
+            "\rPPR vectors:   1%|          | 192/17130 [00:04<05:03, 55.85sense/s] ",
+            "trials:  12%|##   | 120/1000 [00:01<00:10, 88.0trial/s]\rtrials: 100%|#####| 1000/1000 [00:11<00:00]\n",
+            "\r 50%|#####     | 1.2k/2.4k [00:01<00:01, 1.1kit/s]"]
+    warning = "metaeval/studies/deutsch.py:245: DegenerateResultWarning: 1 of 1000 resamples were dropped\n"
+    cell = nbformat.v4.new_code_cell("x")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stderr", text=t) for t in [*bars, warning]]
+    cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text="50%|kept on stdout| 1/2\n"))
+    nb.cells = [cell]
+    _strip_progress(nb)
+    assert [o.text for o in nb.cells[0].outputs] == [warning, "50%|kept on stdout| 1/2\n"]
+
+
+def test_executed_notebooks_show_no_machine_path():
+    """Committed notebooks 00 and 20 showed /tmp/cold/p/lib/metaeval/... and /tmp/ipykernel_1263/... paths."""
+    import site
+
+    import metaeval
+    from metaeval.run.notebooks import project_root, scrub_machine_paths
+
+    lib = Path(metaeval.__file__).resolve().parent
+    packages = Path(site.getsitepackages()[0]).resolve()
+    text = (f"{lib}/studies/deutsch.py:245: DegenerateResultWarning\n/tmp/ipykernel_1263/2683809839.py:9: "
+            f"UserWarning\n{packages}/pandas/core/frame.py:1: FutureWarning\nsee {project_root()}/results/x.csv")
+    clean = scrub_machine_paths(text)
+    assert clean == ("metaeval/studies/deutsch.py:245: DegenerateResultWarning\n<cell>:9: UserWarning\n"
+                     "<site-packages>/pandas/core/frame.py:1: FutureWarning\nsee results/x.csv")
+
+
+def test_one_injected_parameters_form_however_the_run_was_started(tmp_path):
+    """`metaeval run 20 -p dataset summeval` (a default given explicitly) and run-all's canonical run (no
+    parameter) are the same run: the same injected cell."""
+    from metaeval.run.notebooks import _injected, notebook_parameters, plan_all
+
+    declared = notebook_parameters("20")
+    staging = tmp_path / ".partial-x"
+    by_run_all = [r for r in plan_all(["20"]) if r.dataset == declared["dataset"]][0].parameters
+    assert _injected(declared, by_run_all, staging) == _injected(declared, {"dataset": "summeval"}, staging) == {
+        "output_dir": str(staging)}
+    changed = _injected(declared, {"n_trials": 5, "dataset": "realsumm", "seed": declared["seed"]}, staging)
+    assert list(changed) == ["dataset", "n_trials", "output_dir"]  # sorted, defaults left out
+
+
+def test_no_machine_path_in_committed_results():
+    """Issue 26: committed notebooks 00 and 20 leaked /tmp/ipykernel_... and /tmp/cold/p/lib/metaeval/... paths.
+    (Checks the committed default run; `make results` regenerates it.)"""
+    import re
+
+    from metaeval.run.notebooks import project_root
+
+    root = project_root()
+    absolute = re.compile(r"(?<![\w.~<>-])/(?:tmp|home|root|work|Users|var|private|usr|opt|mnt)/[\w.-]+")
+    found = []
+    for path in sorted((root / "results").rglob("*")):
+        if path.suffix not in (".ipynb", ".csv", ".md", ".json", ".txt", ".svg") or "runs" in path.parts:
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        hit = absolute.search(text) or (str(root) in text and re.search(re.escape(str(root)), text))
+        if hit:
+            found.append(f"{path.relative_to(root)}: {text[max(0, hit.start() - 40):hit.end() + 40]!r}")
+    assert not found, "machine paths in results/ (rerun `make results`):\n" + "\n".join(found[:10])

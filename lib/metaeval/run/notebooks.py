@@ -383,6 +383,7 @@ def _retarget(executed: Path, staging: Path, final: Path) -> None:
     final_rel = final_text[len(root):] if final_text.startswith(root) else final_text
     text = executed.read_text(encoding="utf-8").replace(str(staging), final_rel)
     nb = nbformat.reads(text, as_version=4)
+    _scrub_outputs(nb)
     nb.metadata.get("papermill", {}).pop("start_time", None)
     nb.metadata.get("papermill", {}).pop("end_time", None)
     nb.metadata.get("papermill", {}).pop("duration", None)
@@ -400,27 +401,77 @@ def _retarget(executed: Path, staging: Path, final: Path) -> None:
     nbformat.write(nb, str(executed))
 
 
-_PROGRESS = re.compile(r"\d+%\|.*\|.*(it/s|s/it|\?it)")
+# One tqdm bar update, whatever its unit ("it/s", "sense/s", "trial/s") or description: "<desc>: 12%|##  | 3/25".
+_PROGRESS = re.compile(r"\r?[^\r\n]*?\d+%\|[^\r\n|]*\|\s*[\d.]+[kMG]?/[\d.?]+[kMG]?[^\r\n]*")
 
 
 _ADDRESS = re.compile(r" at 0x[0-9a-f]+>")
 
 
+def _scrub_outputs(nb) -> None:
+    """No machine path in an executed notebook's outputs (warnings and tracebacks print file names)."""
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if "text" in out:
+                out["text"] = scrub_machine_paths(out["text"])
+            if "traceback" in out:
+                out["traceback"] = [scrub_machine_paths(line) for line in out["traceback"]]
+            for mime, value in out.get("data", {}).items():
+                if mime.startswith("text/") and isinstance(value, str):
+                    out["data"][mime] = scrub_machine_paths(value)
+
+
 def _strip_progress(nb) -> None:
-    """Drop what differs on every run: progress-bar output (tqdm on stderr carries timings) and memory
-    addresses in plain-text reprs (``<Styler at 0x7f...>``)."""
+    """Drop what differs on every run: progress-bar output (tqdm on stderr carries timings; the runner relays
+    it to the terminal and run-all's log, see :class:`_ProgressRelay`, and an interactive run still shows it)
+    and memory addresses in plain-text reprs (``<Styler at 0x7f...>``). Warnings on stderr are kept."""
     for cell in nb.cells:
         if cell.get("cell_type") != "code":
             continue
-        cell.outputs = [
-            out for out in cell.get("outputs", [])
-            if not (out.get("output_type") == "stream" and out.get("name") == "stderr"
-                    and _PROGRESS.search(out.get("text", "")))
-        ]
+        kept = []
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                text = _PROGRESS.sub("", out.get("text", ""))
+                if not text.strip():
+                    continue
+                out["text"] = text.lstrip("\r\n") if text != out.get("text") else text
+            kept.append(out)
+        cell.outputs = kept
         for out in cell.outputs:
             plain = out.get("data", {}).get("text/plain")
             if isinstance(plain, str):
                 out["data"]["text/plain"] = _ADDRESS.sub(">", plain)
+
+
+def _machine_paths() -> list[tuple[re.Pattern, str]]:
+    """Paths of this machine that warnings and tracebacks print, and what an executed notebook shows instead:
+    the library's folder as ``metaeval/``, installed packages as ``<site-packages>/``, the compendium root as
+    nothing (paths relative to it), a kernel's cell file (``/tmp/ipykernel_1263/2683809839.py``) as ``<cell>``."""
+    import site
+    import sysconfig
+
+    import metaeval
+
+    pairs: list[tuple[str, str]] = [(str(Path(metaeval.__file__).resolve().parent) + os.sep, "metaeval" + os.sep)]
+    packages = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *site.getsitepackages()}
+    pairs += [(str(Path(p).resolve()) + os.sep, "<site-packages>" + os.sep) for p in packages if p]
+    pairs += [(str(project_root()) + os.sep, ""), (str(Path.home()) + os.sep, "~" + os.sep)]
+    patterns = [(re.compile(re.escape(a)), b) for a, b in sorted(pairs, key=lambda p: -len(p[0])) if len(a) > 1]
+    patterns.append((re.compile(r"(?:/[^\s\"'/]+)*/ipykernel_\d+/\d+\.py"), "<cell>"))
+    return patterns
+
+
+def scrub_machine_paths(text: str) -> str:
+    """``text`` without the paths of this machine (see :func:`_machine_paths`).
+
+    >>> import metaeval, os
+    >>> lib = os.path.dirname(metaeval.__file__)
+    >>> scrub_machine_paths(f"{lib}/studies/deutsch.py:245: Warning; /tmp/ipykernel_12/345.py:9: UserWarning")
+    'metaeval/studies/deutsch.py:245: Warning; <cell>:9: UserWarning'
+    """
+    for pattern, replacement in _machine_paths():
+        text = pattern.sub(replacement.replace("\\", "\\\\"), text)
+    return text
 
 
 _TQDM = re.compile(r"(?:([^\r\n|:]*?):\s*)?\d+%\|[^|\r\n]*\|\s*(\d+)/(\d+)")

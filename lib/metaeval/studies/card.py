@@ -38,6 +38,7 @@ from metaeval import _resources
 from metaeval._io import atomic_write
 from metaeval._outputs import check_target, remove_run_folder, staging_dir, swap_into_place, write_manifest
 from metaeval.data import datasets as _datasets
+from metaeval.stats.agreement import pairwise_accuracy, tie_calibrated_accuracy
 from metaeval.stats.planning import metric_comparison_power, required_size
 from metaeval.stats.resampling import bootstrap_ci
 from metaeval.stats.significance import bonferroni, permutation_test
@@ -49,6 +50,7 @@ __all__ = ["Card", "CardData", "CardOptions", "CardSection", "SECTIONS", "card_s
 LEVELS = ("system", "summary", "global")
 CARD_NOTEBOOK = "61_report_card"
 STAGE_CI, STAGE_TEST, STAGE_PLANNER = 1, 2, 3
+STAGE_AGREEMENT = 5  # issue 27's section (4 is the example stage of CONTRIBUTING)
 #: The standard metrics of a dataset, in order of preference; the stat is recall on recall-oriented
 #: datasets (REALSumm: the paper used recall), F1 otherwise.
 _STANDARD = ("rouge-1", "rouge-2", "rouge-l", "bertscore")
@@ -67,7 +69,7 @@ class Card:
     """The report card's tables and provenance (see :func:`card_tables`).
 
     ``tables`` holds one table per card section (:data:`SECTIONS`, in order); each is also an attribute:
-    ``card.correlations``, ``card.tests``, ``card.normality``, ``card.planner``.
+    ``card.correlations``, ``card.tests``, ``card.normality``, ``card.planner``, ``card.agreement``.
     """
 
     dataset: str
@@ -277,13 +279,17 @@ def card_section(name: str, summarize: Summarize) -> Callable[[Compute], Compute
 
 def _summarize_correlations(data: CardData, corr: pd.DataFrame) -> list[str]:
     lines = []
+    conf = f"{data.options.confidence_level:.0%}"
     for level, block in corr.groupby("level", sort=False):
         block = block.sort_values("r", ascending=False).reset_index(drop=True)
         pos = int(block.index[block.metric == data.metric][0]) + 1
         row = block[block.metric == data.metric].iloc[0]
-        lines.append(f"- {level.capitalize()} level: r = {row.r:.3f} [{row.low:.3f}, {row.high:.3f}], "
-                     f"rank {pos} of {len(block)} among the new metric and {len(block) - 1} baselines; "
-                     f"CI width {row.high - row.low:.3f}.")
+        # the rank orders point estimates only: whether two metrics differ is the tests' business (below), never
+        # read from overlapping or disjoint intervals
+        lines.append(f"- {level.capitalize()} level: r = {row.r:.3f}, {conf} Boot-Both CI [{row.low:.3f}, "
+                     f"{row.high:.3f}] (width {row.high - row.low:.3f}); its point estimate ranks {pos} of "
+                     f"{len(block)} among the new metric and {len(block) - 1} baselines (a ranking of estimates, "
+                     "not a test).")
     return lines
 
 
@@ -307,18 +313,29 @@ def correlations_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd
 
 
 def _summarize_tests(data: CardData, tests: pd.DataFrame) -> list[str]:
+    alpha = data.options.alpha
     lines = []
     for level, block in tests.groupby("level", sort=False):
         parts = []
-        for verdict, label in (("new better", "significantly better than"),
-                               ("baseline better", "significantly worse than"),
-                               ("not significant", "not distinguishable from")):
-            names = [data.name(b) for b in block.loc[block.verdict == verdict, "baseline"]]
-            if names:
-                parts.append(f"{label} {', '.join(names)}")
-        lines.append(f"- Perm-Both at {level} level (alpha = {data.options.alpha}, Bonferroni over "
-                     f"{len(data.baselines)} baselines): {'; '.join(parts)}.")
+        for _, t in block.iterrows():
+            name = data.name(t.baseline)
+            p = f"two-sided p = {_fmt_p(t.p_two_sided)}, Bonferroni-adjusted {_fmt_p(t.p_two_sided_bonferroni)}"
+            if t.verdict == "new better":
+                parts.append(f"higher than {name} (difference {t.difference:+.3f}; {p})")
+            elif t.verdict == "baseline better":
+                parts.append(f"lower than {name} (difference {t.difference:+.3f}; {p})")
+            else:
+                parts.append(f"no significant difference from {name} (difference {t.difference:+.3f}; {p}; "
+                             "not evidence that they are equal)")
+        lines.append(f"- {level.capitalize()}-level correlation of the new metric against each baseline, Perm-Both "
+                     f"permutation test of the difference in correlation (H0: equal correlations), "
+                     f"family-wise alpha = {alpha} with Bonferroni over {len(data.baselines)} baselines: "
+                     + "; ".join(parts) + ".")
     return lines
+
+
+def _fmt_p(p: float) -> str:
+    return "nan" if not np.isfinite(p) else f"{p:.3g}" if p >= 0.001 else "< 0.001"
 
 
 @card_section("tests", _summarize_tests)
@@ -341,12 +358,16 @@ def tests_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.DataFr
             k += 1
     tests = pd.DataFrame(rows)
     if len(tests):
-        for col in ("p_new_better", "p_baseline_better"):
+        # one two-sided test per baseline: reading a verdict from either one-sided p-value at alpha would test
+        # at 2 * alpha; the two-sided p-value of the same permutations is twice the smaller tail
+        tests["p_two_sided"] = np.minimum(1.0, 2 * np.minimum(tests["p_new_better"], tests["p_baseline_better"]))
+        for col in ("p_new_better", "p_baseline_better", "p_two_sided"):
             tests[col + "_bonferroni"] = np.concatenate(
                 [bonferroni(block[col].to_numpy(), n_tests=len(data.baselines)) for _, block in
                  tests.groupby("level", sort=False)])
-        tests["verdict"] = np.where(tests["p_new_better_bonferroni"] < opt.alpha, "new better",
-                                    np.where(tests["p_baseline_better_bonferroni"] < opt.alpha, "baseline better",
+        significant = tests["p_two_sided_bonferroni"] < opt.alpha
+        tests["verdict"] = np.where(significant & (tests["difference"] > 0), "new better",
+                                    np.where(significant & (tests["difference"] < 0), "baseline better",
                                              "not significant"))
     return tests
 
@@ -370,7 +391,8 @@ def _summarize_planner(data: CardData, planner: pd.DataFrame) -> list[str]:
         other = data.name(p.baseline if p.better_here == data.metric else data.metric)
         if p.reached:
             lines.append(f"- Planner, {p.level} level, {name} vs {data.name(p.baseline)}: detecting that {who} "
-                         f"beats {other} (difference {p.difference:.3f}) with {opt.target_power:.0%} power needs "
+                         f"beats {other} (difference {p.difference:.3f}; Perm-Both, two-sided, alpha = "
+                         f"{opt.alpha} / {len(data.baselines)} baselines) with {opt.target_power:.0%} power needs "
                          f"about {_fmt_docs(p.documents_needed)} documents with the same {N} systems (Monte-Carlo "
                          f"interval {_fmt_docs(p.ci_low)}-{_fmt_docs(p.ci_high)}; this study has {M}).")
         else:
@@ -378,7 +400,8 @@ def _summarize_planner(data: CardData, planner: pd.DataFrame) -> list[str]:
             lines.append(f"- Planner, {p.level} level, {name} vs {data.name(p.baseline)}: no size tried, up to "
                          f"{p.largest_size_tried} documents with the same {N} systems, gives "
                          f"{opt.target_power:.0%} power to show that {who} beats {other} (difference "
-                         f"{p.difference:.3f}; power by number of documents {curve[0]} ... {curve[-1]}).")
+                         f"{p.difference:.3f}; Perm-Both, two-sided, alpha = {opt.alpha} / {len(data.baselines)} "
+                         f"baselines; power by number of documents {curve[0]} ... {curve[-1]}).")
     return lines
 
 
@@ -394,14 +417,16 @@ def planner_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.Data
     for _, t in tables["tests"].iterrows():
         if t["verdict"] != "not significant":
             continue
-        # the direction the data point to: the metric that correlated better here is "X"
+        # the direction the data point to: the metric that correlated better here is "X"; the planned study
+        # tests in that direction at alpha / (2 x baselines), the tail of the card's two-sided Bonferroni test
         first, second = ((data.X, data.mats[t["baseline"]]) if t["difference"] >= 0
                          else (data.mats[t["baseline"]], data.X))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             power = metric_comparison_power(first, second, data.Z, sizes=[(N, m) for m in sizes_inputs],
                                             test="perm-both", level=t["level"], coefficient=opt.coefficient,
-                                            alpha=opt.alpha / len(data.baselines), n_trials=opt.planner_trials,
+                                            alpha=opt.alpha / (2 * len(data.baselines)),
+                                            n_trials=opt.planner_trials,
                                             n_resamples=opt.planner_resamples, rng=data.rng(STAGE_PLANNER, k))
         need = required_size(power, target=opt.target_power, size="n_inputs", n_trials=opt.planner_trials).iloc[0]
         rows.append({"level": t["level"], "baseline": t["baseline"],
@@ -417,13 +442,15 @@ def planner_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.Data
 
 def _summarize_normality(data: CardData, norm: pd.DataFrame) -> list[str]:
     alpha = data.options.alpha
-    non_normal = norm.loc[norm.system_pvalue < alpha, "score"].tolist()
-    which = f" ({', '.join(data.name(s) for s in non_normal)})" if non_normal else ""
-    return [f"- Normality: {len(non_normal)} of {len(norm)} scores have system-level values that fail "
-            f"Shapiro-Wilk at {alpha}{which}; "
-            f"per-input failures range from {norm.summary_percent_rejected.min():.0f}% to "
-            f"{norm.summary_percent_rejected.max():.0f}% of inputs"
-            + (" - tests that assume normality (Williams, Fisher CIs) are doubtful here." if non_normal else ".")]
+    non_normal = norm.loc[norm.system_pvalue < alpha, ["score", "system_pvalue"]]
+    which = (" (" + ", ".join(f"{data.name(s)}: p = {_fmt_p(p)}" for s, p in non_normal.itertuples(index=False))
+             + ")") if len(non_normal) else ""
+    return [f"- Normality: {len(non_normal)} of {len(norm)} scores have system-level values whose Shapiro-Wilk "
+            f"test rejects normality at {alpha}, each tested on its own (no correction for the {len(norm)} tests)"
+            f"{which}; per input, Shapiro-Wilk rejects for "
+            f"{norm.summary_percent_rejected.min():.0f}% to {norm.summary_percent_rejected.max():.0f}% of inputs"
+            + (" - tests that assume normality (Williams, Fisher CIs) are doubtful here; the card's Perm-Both "
+               "tests and Boot-Both CIs do not assume it." if len(non_normal) else ".")]
 
 
 @card_section("normality", _summarize_normality)
@@ -431,6 +458,50 @@ def normality_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.Da
     """Shapiro-Wilk normality of the human score and every compared metric (Deutsch et al., Appendix
     Table 2)."""
     return normality({data.human: data.Z, **data.mats}, alpha=data.options.alpha)
+
+
+def _summarize_agreement(data: CardData, table: pd.DataFrame) -> list[str]:
+    new = table[table.metric == data.metric].iloc[0]
+    ranked = table.sort_values("pairwise_accuracy", ascending=False).reset_index(drop=True)
+    pos = int(ranked.index[ranked.metric == data.metric][0]) + 1
+    base = table[table.metric != data.metric]
+    better = [data.name(b) for b in base.loc[base.p_new_better_bonferroni < data.options.alpha, "metric"]]
+    worse = [data.name(b) for b in base.loc[base.p_baseline_better_bonferroni < data.options.alpha, "metric"]]
+    test = (f"one-sided Perm-Both tests of system-level pairwise accuracy, {data.options.n_resamples} permutations, "
+            f"Bonferroni over {len(base)} baselines, alpha = {data.options.alpha}")
+    verdict = (f"significantly higher than {', '.join(better)}" if better else "significantly higher than none")
+    verdict += f"; significantly lower than {', '.join(worse)}" if worse else "; significantly lower than none"
+    smallest = base.p_new_better_bonferroni.min() if len(base) else np.nan
+    return [f"- Pairwise accuracy (system pairs ordered as the humans order them; Kocmi et al. 2021): "
+            f"{new.pairwise_accuracy:.3f}, rank {pos} of {len(table)}; acc_eq with ties (Deutsch et al. 2023) "
+            f"{new.acc_eq:.3f} at epsilon = {new.epsilon:.3g}. {test}: {verdict} (smallest adjusted p for "
+            f"'new higher' = {smallest:.3g})."]
+
+
+@card_section("agreement", _summarize_agreement)
+def agreement_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """System-level pairwise accuracy and acc_eq (with its tie threshold) of every compared metric, and
+    Perm-Both tests of the new metric's pairwise accuracy against each baseline, Bonferroni over baselines."""
+    opt = data.options
+    rows = []
+    for k, (name, V) in enumerate(data.mats.items()):
+        tie = tie_calibrated_accuracy(V, data.Z, level="system")
+        row = {"metric": name, "display_name": data.name(name), "role": "new" if name == data.metric else "baseline",
+               "pairwise_accuracy": pairwise_accuracy(V, data.Z, level="system"), "acc_eq": tie.statistic,
+               "epsilon": tie.epsilon, "p_new_better": np.nan, "p_baseline_better": np.nan, "seed": ""}
+        if name != data.metric:
+            # both directions from the same seed: the same permutations, as in the tests section
+            p = {alt: permutation_test(data.X, V, data.Z, level="system", coefficient="pairwise-accuracy",
+                                       n_resamples=opt.n_resamples, alternative=alt, rng=data.rng(STAGE_AGREEMENT, k))
+                 for alt in ("greater", "less")}
+            row.update(p_new_better=p["greater"].pvalue, p_baseline_better=p["less"].pvalue,
+                       seed=data.seed_label(STAGE_AGREEMENT, k))
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    n = int((table.role == "baseline").sum())
+    for col in ("p_new_better", "p_baseline_better"):
+        table[col + "_bonferroni"] = bonferroni(table[col].to_numpy(), n_tests=max(n, 1))
+    return table
 
 
 def _check_options(opt: CardOptions) -> None:
@@ -538,7 +609,7 @@ def card_tables(
 
 def _signature(opt: CardOptions, n_baselines: int) -> str:
     return (f"card|corr:{opt.coefficient}|ci:boot-both|B:{opt.n_resamples}|conf:{opt.confidence_level}|"
-            f"test:perm-both|alpha:{opt.alpha}|bonferroni:{n_baselines}|planner:perm-both,"
+            f"test:perm-both,two-sided|alpha:{opt.alpha}|bonferroni:{n_baselines}|planner:perm-both,"
             f"{opt.planner_trials}x{opt.planner_resamples},power:{opt.target_power}|seed:{opt.seed}")
 
 
@@ -644,6 +715,9 @@ def make_card(
     if not isinstance(scores, _datasets.Dataset) and Path(scores).exists():
         # the notebook runs in the compendium root: a relative path must not change meaning
         scores = str(Path(scores).resolve())
+    if isinstance(dataset, (str, os.PathLike)) and str(dataset) not in _datasets.known_datasets() \
+            and Path(dataset).exists():
+        dataset = str(Path(dataset).resolve())  # likewise for a user's dataset folder or table
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = staging_dir(out)
     card = None

@@ -130,14 +130,16 @@ def render_report(folder: str | os.PathLike) -> str:
         shown = pd.DataFrame({
             "level": tests.level, "baseline": tests.display_name,
             "r difference": [f"{d:+.3f}" for d in tests.difference],
+            # the card decides with one two-sided test per baseline (studies/card.py, tests_table)
+            "p, two-sided": [_p(p) for p in tests.p_two_sided_bonferroni],
             "p, new better": [_p(p) for p in tests.p_new_better_bonferroni],
-            "p, baseline better": [_p(p) for p in tests.p_baseline_better_bonferroni],
             "verdict": tests.verdict})
         parts.append('<h2>Tests against the baselines (Perm-Both, Bonferroni-adjusted p)</h2><div class="row">'
                      + _image(folder / "tests.png", "tests heatmap",
-                              "Bonferroni p of 'new metric better', by baseline and level.", css="narrow")
-                     + '<div class="wide">' + _table(shown, numeric=("r difference", "p, new better",
-                                                                     "p, baseline better"),
+                              "Two-sided Bonferroni p of 'the two correlations are equal', by baseline and "
+                              "level.", css="narrow")
+                     + '<div class="wide">' + _table(shown, numeric=("r difference", "p, two-sided",
+                                                                     "p, new better"),
                                                      widths=(15, 23, 14, 14, 14, 20))
                      + "</div></div>")
     lower = []
