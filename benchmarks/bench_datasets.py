@@ -13,7 +13,7 @@ import time
 import timeit
 
 import metaeval
-from metaeval.data import datasets
+from metaeval.data import _loading
 
 
 def main():
@@ -24,7 +24,7 @@ def main():
     for name in metaeval.datasets.known_datasets():
         cold = []
         for _ in range(args.repeat):
-            datasets._LOADED.clear()  # time the reading and merging, not the cache
+            _loading._LOADED.clear()  # time the reading and merging, not the cache
             t0 = time.perf_counter()
             ds = metaeval.datasets.load(name)
             cold.append(time.perf_counter() - t0)
