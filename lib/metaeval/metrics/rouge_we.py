@@ -53,94 +53,80 @@ def _grams(ids: Sequence[int], n: int, skip: int) -> list[list[tuple[int, ...]]]
     if n > 0:
         return [[tuple(ids[i : i + n]) for i in range(L - n + 1)]]
     gap = skip + 1
-    pairs = [(ids[i], ids[i + d]) for i in range(L) for d in range(1, gap + 1) if i + d < L]
+    pairs: list[tuple[int, ...]] = [(ids[i], ids[i + d]) for i in range(L) for d in range(1, gap + 1) if i + d < L]
     # ROUGE-1.5.5 counts SU's unigrams over every token but the last of the text
-    unigrams = [(ids[i],) for i in range(L - 1)] if L > 1 else []
+    unigrams: list[tuple[int, ...]] = [(ids[i],) for i in range(L - 1)] if L > 1 else []
     return [pairs, unigrams]
 
 
 class _Family:
-    """The distinct grams of every text for one gram family, flattened for the compiled kernel.
+    """The distinct grams of every text for one gram family: words, counts, identities, squared norms."""
 
-    A gram's words are stored as indices into its text's distinct words (``text_words``), so that the dot
-    product of two grams' summed vectors is a sum of entries of one word-by-word dot matrix per pair.
-    """
-
-    def __init__(self, per_text: list[list[tuple[int, ...]]], width: int, local: list[dict[int, int]],
-                 oov: np.ndarray, vec: np.ndarray):
+    def __init__(self, per_text: list[list[tuple[int, ...]]], width: int, oov: np.ndarray, vec: np.ndarray):
         ids: dict[tuple[int, ...], int] = {}
-        words, glob, counts, gid, off = [], [], [], [], [0]
-        for t, grams in enumerate(per_text):
+        glob, counts, gid, off = [], [], [], [0]
+        for grams in per_text:
             seen: dict[tuple[int, ...], int] = {}
             for g in grams:
                 seen[g] = seen.get(g, 0) + 1  # dict order = order of first occurrence, as collections.Counter
-            where = local[t]
             for g, c in seen.items():
-                words.append([where[w] for w in g])
                 glob.append(g)
                 counts.append(c)
                 gid.append(ids.setdefault(g, len(ids)))
-            off.append(len(words))
+            off.append(len(glob))
         self.off = np.asarray(off, np.int64)
-        self.words = np.asarray(words, np.int64).reshape(len(words), width)
         self.count = np.asarray(counts, np.int64)
         self.id = np.asarray(gid, np.int64)
-        rows = np.asarray(glob, np.int64).reshape(len(glob), width)
-        self.oov = oov[rows].any(axis=1) if len(glob) else np.zeros(0, bool)
-        summed = vec[rows].sum(axis=1) if len(glob) else np.zeros((0, vec.shape[1]))
+        self.words = np.asarray(glob, np.int64).reshape(len(glob), width)  # rows of vec
+        self.oov = np.asarray(oov[self.words].any(axis=1) if len(glob) else np.zeros(0, bool), dtype=bool)
+        summed = vec[self.words].sum(axis=1) if len(glob) else np.zeros((0, vec.shape[1]))
         self.norm2 = np.einsum("ij,ij->i", summed, summed)
 
 
 @numba.njit(cache=True)
-def _summeval_pairs(pair_peer, pair_ref, vec, tw_off, tw, f_off, f_words, f_count, f_id, f_oov, f_norm2,
+def _closest_greedy(D, p_words, m_words, starts, p_count, p_id, p_oov, p_norm2, m_count, m_id, m_oov, m_norm2,
                     thr):  # pragma: no cover - compiled
-    """Soft hits of every (summary, reference) pair under SummEval's rule, one gram family."""
-    n_pairs = pair_peer.shape[0]
-    width = f_words.shape[1]
-    out = np.zeros(n_pairs)
-    for k in range(n_pairs):
-        p, m = pair_peer[k], pair_ref[k]
-        p0, p1 = f_off[p], f_off[p + 1]
-        m0, m1 = f_off[m], f_off[m + 1]
-        if p1 == p0 or m1 == m0:
-            continue
-        # dot products of the two texts' distinct words: a gram pair's dot is a sum of width^2 entries
-        D = np.dot(vec[tw[tw_off[p] : tw_off[p + 1]]], vec[tw[tw_off[m] : tw_off[m + 1]]].T)
-        left = f_count[m0:m1].copy()
+    """SummEval's ``_soft_overlap`` for each summary (gram rows starts[k]:starts[k+1]) against one reference.
+
+    ``D`` holds the dot products of the summaries' words (rows) with the reference's words (columns); the
+    dot product of two grams' summed vectors is the sum of their words' entries (width^2 look-ups instead of
+    a d-dimensional product per gram pair: skip-bigrams are many)."""
+    width = p_words.shape[1]
+    n = starts.shape[0] - 1
+    out = np.zeros(n)
+    for k in range(n):
+        left = m_count.copy()
         hits = 0
-        for i in range(p0, p1):
+        for i in range(starts[k], starts[k + 1]):
             best = -1
             best_sim = -np.inf
-            for j in range(m0, m1):
-                if left[j - m0] <= 0:
+            for j in range(m_count.shape[0]):
+                if left[j] <= 0:
                     continue  # SummEval deletes a reference gram whose count is used up
-                if f_id[i] == f_id[j]:
+                if p_id[i] == m_id[j]:
                     sim = 1.0
-                elif f_oov[i] or f_oov[j]:
-                    sim = 0.0
+                elif p_oov[i] or m_oov[j]:
+                    sim = 0.0  # a gram with a word without a vector matches only an identical gram
                 else:
                     uv = 0.0
-                    for s in range(width):
-                        for t in range(width):
-                            uv += D[f_words[i, s], f_words[j, t]]
-                    den = np.sqrt(f_norm2[i] * f_norm2[j])
-                    if den > 0.0:
-                        # 1 - scipy's cosine distance, which is clipped to [0, 2]
-                        sim = 1.0 - min(max(1.0 - uv / den, 0.0), 2.0)
-                    else:
-                        sim = 0.0
+                    for a in range(width):
+                        for b in range(width):
+                            uv += D[p_words[i, a], m_words[j, b]]
+                    den = np.sqrt(p_norm2[i] * m_norm2[j])
+                    # 1 - scipy's cosine distance (clipped to [0, 2]); a zero vector has no direction: 0
+                    sim = 1.0 - min(max(1.0 - uv / den, 0.0), 2.0) if den > 0.0 else 0.0
                 if sim > best_sim:  # strict: the first of equal similarities wins, as SummEval's stable sort
                     best_sim = sim
                     best = j
             if best < 0 or best_sim < thr:
                 continue
-            v = f_count[i]
-            c = left[best - m0]
+            v = p_count[i]
+            c = left[best]
             if c <= v:
-                left[best - m0] = 0
+                left[best] = 0
                 hits += c
             else:
-                left[best - m0] = c - v
+                left[best] = c - v
                 hits += v
         out[k] = hits
     return out
@@ -172,19 +158,32 @@ def soft_hits(token_ids: list[list[int]], oov: np.ndarray, vec: np.ndarray, pair
     ...           [0.8, 0.8]).tolist()
     [[2.0, 1.0]]
     """
-    vec = np.ascontiguousarray(vec, dtype=np.float64)
-    local = [{w: i for i, w in enumerate(dict.fromkeys(ids))} for ids in token_ids]
-    tw = np.array([w for d in local for w in d], dtype=np.int64)
-    tw_off = np.concatenate([[0], np.cumsum([len(d) for d in local])]).astype(np.int64)
+    vec = np.asarray(vec, dtype=np.float64)
     pair_peer = np.asarray(pair_peer, np.int64)
     pair_ref = np.asarray(pair_ref, np.int64)
     out = np.zeros((len(pair_peer), len(grams)))
+    order = np.argsort(pair_ref, kind="stable")
+    groups = np.split(order, np.flatnonzero(np.diff(pair_ref[order])) + 1) if len(order) else []
     for m, ((n, skip), thr) in enumerate(zip(grams, thresholds)):
         per_text = [_grams(ids, n, skip) for ids in token_ids]
         for f in range(len(per_text[0]) if per_text else 0):
-            fam = _Family([fams[f] for fams in per_text], n if n > 0 else 2 - f, local, oov, vec)
-            out[:, m] += _summeval_pairs(pair_peer, pair_ref, vec, tw_off, tw, fam.off, fam.words, fam.count, fam.id,
-                                         fam.oov, fam.norm2, float(thr))
+            fam = _Family([fams[f] for fams in per_text], n if n > 0 else 2 - f, oov, vec)
+            for ks in groups:
+                ref = int(pair_ref[ks[0]])
+                cols = slice(fam.off[ref], fam.off[ref + 1])
+                if cols.stop == cols.start:
+                    continue
+                peers = pair_peer[ks]
+                rows = np.concatenate([np.arange(fam.off[p], fam.off[p + 1]) for p in peers])
+                starts = np.concatenate([[0], np.cumsum(fam.off[peers + 1] - fam.off[peers])])
+                # one product of word vectors per reference for all its summaries (they share it)
+                p_vocab, p_words = np.unique(fam.words[rows], return_inverse=True)
+                m_vocab, m_words = np.unique(fam.words[cols], return_inverse=True)
+                D = vec[p_vocab] @ vec[m_vocab].T
+                w = fam.words.shape[1]
+                out[ks, m] += _closest_greedy(D, p_words.reshape(-1, w), m_words.reshape(-1, w), starts,
+                                              fam.count[rows], fam.id[rows], fam.oov[rows], fam.norm2[rows],
+                                              fam.count[cols], fam.id[cols], fam.oov[cols], fam.norm2[cols], float(thr))
     return out
 
 
