@@ -57,7 +57,8 @@ browser-test: site
 	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium chromium-driver; \
 	  else echo "browser-test needs chromium and chromium-driver: sudo apt-get install chromium chromium-driver"; exit 1; fi; fi
-	METAEVAL_SITE_HTML=site/_build/html $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_site_browser.py
+	METAEVAL_SITE_HTML=site/_build/html $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_site_browser.py \
+	  tests/test_jupyterlab_browser.py
 
 clean-venv:
 	rm -rf $(VENV)

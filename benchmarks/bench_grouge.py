@@ -88,7 +88,8 @@ def main(argv=None) -> int:
         for name, limit, topk, af in jobs:
             r = run_child(limit, topk, af)
             rows.append((name, limit, topk, r))
-    print("| implementation | summaries | topk | cold wall s | cold cpu s | warm wall s | warm cpu s | peak GB | mean scores |")
+    print("| implementation | summaries | topk | cold wall s | cold cpu s | warm wall s | warm cpu s | peak GB "
+          "| mean scores |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for name, limit, topk, r in rows:
         print(f"| {name} | {limit} | {topk} | {r['cold']:.1f} | {r['cold_cpu']:.1f} | {r['warm']:.1f} | "

@@ -28,6 +28,7 @@ coefficient = "pearson"  # pearson (the paper) | spearman | kendall
 test = "williams"  # williams (the paper) | perm-both | boot-both (Deutsch et al. 2021)
 n_resamples = 1000  # resamples of perm-both / boot-both (unused by williams)
 alpha = 0.05  # significance level of every test
+correction = "none"  # Table 1's "outperformed": none (Graham) | bonferroni | holm | fdr_bh | fdr_by (over all pairs)
 top_k = 10  # Figure 3 and Table 4 show BLEU and the top_k ROUGE variants
 incomplete = "raise"  # missing cells of the human scores: raise | drop-inputs | drop-systems | keep-nan
 seed = 0  # seed of the resampling tests
@@ -103,7 +104,7 @@ nb.report(
 
 # %%
 table, pairs = graham.variant_table(scores, H, coefficient=coefficient, test=test, alpha=alpha,
-                                    n_resamples=n_resamples, rng=rng)
+                                    n_resamples=n_resamples, rng=rng, correction=correction)
 table["signature"] = [scores.bleu_signature if v == graham.BLEU else scoring_signature(v, n_refs=k_refs,
                                                                                        sentences="ptb")
                       for v in table["variant"]]
@@ -128,7 +129,9 @@ nb.report("\n".join([
     f"{graham.PAPER['best_rouge_r']}): the choice of variant matters "
     + ("a lot here too." if rouge_rows['r'].max() - rouge_rows['r'].min() > 0.2 else "less here than in the paper."),
     f"* **{len(optimal_rouge)} of {len(rouge_rows)}** ROUGE variants are optimal (Graham: "
-    f"{graham.PAPER['n_optimal_rouge']} of 192). "
+    f"{graham.PAPER['n_optimal_rouge']} of 192"
+    + (f"; here the {len(table) * (len(table) - 1)} one-sided p-values are adjusted by {correction} first"
+       if correction != "none" else "") + "). "
     + (f"So many ties at the top mean that with {n_systems} systems the test cannot tell most good variants apart."
        if len(optimal_rouge) > 0.1 * len(rouge_rows) else
        f"With {n_systems} systems the test singles out a small group of variants."),

@@ -52,7 +52,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
 
-from metaeval import deutsch
+from metaeval import deutsch, holm
 from metaeval.data.defaults import default_metric
 from metaeval.run.session import start
 
@@ -88,14 +88,17 @@ trials.to_csv(out / "table1_ci_simulation_trials.csv", index=False, float_format
 # %% [markdown]
 # ## Table 1: coverage per method and level, next to the paper
 #
-# `coverage` is the share of trials whose interval contains the held-out correlation, `se` its binomial standard
-# error, `too_high` / `too_low` the shares where the whole interval lies above / below it, `mean_width` the
-# interval's mean width. **`best`** follows the paper's rule: the method closest to the nominal level *among
-# those below 1.0* that a one-tailed difference-of-proportions z-test (0.05) separates from every other method.
-# A coverage of exactly 1.0 is degenerate: an interval that always contains the target is too wide to say
-# anything, however close 100% is to 95%. `paper` is the paper's Table 1 value for this dataset (Fabbri et al. =
-# SummEval, Bhandari et al. = REALSumm) when this run has the paper's setting; `z` is our difference from it in
-# binomial standard errors (of both proportions, 1000 trials each in the paper).
+# `coverage` is the share of trials whose interval contains the held-out correlation, `ci_low`/`ci_high` its exact
+# (Clopper-Pearson) 95% interval, `too_high` / `too_low` the shares where the whole interval lies above / below it,
+# `mean_width` the interval's mean width. A method is **`degenerate`** when its intervals are uninformative: it
+# covers every trial, in enough trials to show that this is more than the nominal level (exact binomial test,
+# `over_pvalue`; the paper's "less than 1.0"), or its intervals span nearly all of [-1, 1]. A sample in which
+# every trial covered is not degenerate by itself (30 of 30 trials happen with probability 0.21 at a true 95%).
+# **`best`** follows the paper's rule: the method closest to the nominal level among the non-degenerate ones, if a
+# one-sided Fisher's exact test (0.05) separates its coverage from every other method's (`best_pvalue`: the
+# largest of those p-values; the paper used a z-test, which agrees at its 1000 trials but not at 30). `paper` is
+# the paper's Table 1 value for this dataset (Fabbri et al. = SummEval, Bhandari et al. = REALSumm) when this run
+# has the paper's setting; `pvalue` is Fisher's exact test of our coverage against the paper's (1000 trials).
 
 # %%
 table = deutsch.coverage_table(trials, nominal=confidence_level)
@@ -114,7 +117,8 @@ grid = sns.catplot(data=shown, x="method_name", y="coverage", col="level", kind=
                    height=3.4, aspect=1.2, errorbar=None, order=[deutsch.METHOD_NAMES[m] for m in deutsch.CI_METHODS])
 for ax, (_, block) in zip(grid.axes.flat, shown.groupby("level", sort=False)):
     xs = np.arange(len(block))
-    ax.errorbar(xs, block["coverage"], yerr=1.96 * block["se"], fmt="none", ecolor="black", capsize=3)
+    ax.errorbar(xs, block["coverage"], yerr=[block["coverage"] - block["ci_low"], block["ci_high"] - block["coverage"]],
+                fmt="none", ecolor="black", capsize=3)
     if paper_setting:
         ax.scatter(xs, block["paper"], color="#C44E52", zorder=3, label="paper (Table 1)")
     ax.axhline(confidence_level, color="grey", linestyle="--", linewidth=1, label=f"nominal {confidence_level:.0%}")
@@ -124,7 +128,7 @@ grid.set_axis_labels("CI method", "coverage (share of trials)")
 grid.set_titles("{col_name}")
 grid.axes.flat[0].legend(loc="lower left", fontsize=8)
 grid.figure.suptitle(f"Table 1: 95% CI coverage, {metric_name} vs {human_name} ({ds.name}, {coefficient}, "
-                     f"{n_trials} trials; bars: ours ± 1.96 SE)", fontsize=10)
+                     f"{n_trials} trials; bars: ours, exact 95% CI)", fontsize=10)
 grid.figure.tight_layout()
 nb.save_figure(grid.figure, "table1_ci_coverage")
 plt.show()
@@ -139,6 +143,10 @@ def pct(v):
     return f"{100 * v:.1f}%"
 
 
+def fmt_p(p):
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+
+
 lines = []
 for level, block in table.groupby("level", sort=False):
     block = block.set_index("method")
@@ -147,34 +155,48 @@ for level, block in table.groupby("level", sort=False):
     if best:
         b = block.loc[best[0]]
         lines.append(f"* **{Level} level:** {b['method_name']} covers {pct(b['coverage'])} of the held-out "
-                     f"correlations (± {pct(1.96 * b['se'])}), the closest to the nominal {confidence_level:.0%} "
-                     "among the non-degenerate methods and significantly different from every other method.")
+                     f"correlations (exact 95% CI {pct(b['ci_low'])}-{pct(b['ci_high'])}), the closest to the nominal "
+                     f"{confidence_level:.0%} among the non-degenerate methods, and its coverage differs from every "
+                     f"other method's (one-sided Fisher's exact tests, largest {fmt_p(b['best_pvalue'])}).")
     else:
-        lines.append(f"* **{Level} level:** no method is both closest to {confidence_level:.0%} (below 100%) and "
-                     "significantly different from all others.")
+        lines.append(f"* **{Level} level:** no method is both closest to {confidence_level:.0%} among the "
+                     "non-degenerate methods and separated from every other method by Fisher's exact test at 0.05 "
+                     f"with {int(block['trials'].max())} trials (not separated is not the same as equal).")
     for m, row in block[block["undefined"] > 0].iterrows():
         lines.append(f"  {row['method_name']}'s interval is undefined in {row['undefined']} of "
                      f"{row['undefined'] + row['trials']} trials (Fisher's needs more than 3 systems per half), so its "
                      + (f"coverage counts the {row['trials']} others." if row["trials"]
                         else "coverage is unknown here."))
-    for m in block.index[block["coverage"] >= 1.0]:
-        lines.append(f"  {block.loc[m, 'method_name']} covers every trial, with intervals "
-                     f"{block.loc[m, 'mean_width']:.2f} wide on average: degenerate, hence not the answer.")
-    short = block[(block["coverage"] < confidence_level - 3 * block["se"]) & ~block.index.isin(best)]
+    for m, row in block[block["degenerate"]].iterrows():
+        lines.append(f"  {row['method_name']} covers {pct(row['coverage'])}, more than the nominal "
+                     f"{confidence_level:.0%} (exact binomial test, {fmt_p(row['over_pvalue'])}), with intervals "
+                     f"{row['mean_width']:.2f} wide on average: wider than a {confidence_level:.0%} interval "
+                     "should be, hence not the answer.")
+    for m, row in block[(block["coverage"] >= 1.0) & ~block["degenerate"]].iterrows():
+        lines.append(f"  {row['method_name']} covers all {int(row['trials'])} trials; with this few trials that is "
+                     f"consistent with the nominal {confidence_level:.0%} (exact binomial test of coverage above it, "
+                     f"{fmt_p(row['over_pvalue'])}).")
+    short = block[(block["under_pvalue"] < 0.05) & ~block.index.isin(best)]
     for m, row in short.iterrows():
         side = "above" if row["too_high"] > row["too_low"] else "below"
-        lines.append(f"  {row['method_name']} covers only {pct(row['coverage'])}: its nominal "
-                     f"{confidence_level:.0%} interval works as an interval at the {pct(row['coverage'])} level; when "
-                     f"it misses, it mostly lies {side} the target ({pct(max(row['too_high'], row['too_low']))} of "
-                     "trials).")
+        lines.append(f"  {row['method_name']} covers only {pct(row['coverage'])} (exact binomial test of coverage "
+                     f"below {confidence_level:.0%}, {fmt_p(row['under_pvalue'])}): its nominal "
+                     f"{confidence_level:.0%} interval works as an interval at about the {pct(row['coverage'])} level; "
+                     f"when it misses, it mostly lies {side} the target "
+                     f"({pct(max(row['too_high'], row['too_low']))} of trials).")
 if paper_setting:
-    worst = table.loc[table["z"].abs().idxmax()]
-    beyond = table[table["z"].abs() > 3]
+    compared = table.dropna(subset=["pvalue"])
+    adjusted = holm(compared["pvalue"].to_numpy())
+    worst = compared.loc[compared["pvalue"].idxmin()]
+    n_sig = int((adjusted < 0.05).sum())
     source = "Fabbri et al. = SummEval" if column == "summeval" else "Bhandari et al. = REALSumm"
-    lines.append(f"* **Against the paper** ({source} column): the largest difference is {worst['difference']:+.3f} "
-                 f"({worst['method_name']}, {worst['level']} level, z = {worst['z']:+.1f}); "
-                 + ("every cell is within 3 standard errors of the paper's." if beyond.empty
-                    else f"{len(beyond)} cell(s) differ by more than 3 standard errors."))
+    lines.append(f"* **Against the paper** ({source} column; Fisher's exact test of our {n_trials} trials against "
+                 f"its 1000 per cell, Holm-adjusted over the {len(compared)} cells): the smallest p-value is "
+                 f"{worst['method_name']}'s at the {worst['level']} level ({pct(worst['coverage'])} vs "
+                 f"{pct(worst['paper'])}, {fmt_p(worst['pvalue'])}); "
+                 + ("no cell differs significantly from the paper's at 0.05 (which, with few trials, does not show "
+                    "that they are equal)." if n_sig == 0
+                    else f"{n_sig} cell(s) differ significantly from the paper's at 0.05."))
     marked = [f"{r.method_name} ({r.level} level)" for r in table[table["best"]].itertuples()]
     agree = sorted(table.loc[table["best"], "method"]) == ["boot-both", "boot-both"]
     lines.append("* The paper marks Boot-Both at both levels; "

@@ -168,6 +168,9 @@ nb.report("\n".join(lines), "figure4_conclusions.md")
 
 # %%
 K = len(mats)
+if K < 2:  # a pairwise test needs two metrics: say so instead of dividing by an empty Bonferroni family
+    raise ValueError(f"Figures 5-6 test metrics pairwise and need at least two; this run has {K} ({list(mats)}). "
+                     "Name more with -p metrics '[...]' (metaeval params 22 lists the parameters).")
 tests_per_row, tests_all = K - 1, K * (K - 1)
 p_min = deutsch.min_pvalue(n_permutations)
 reach_row, reach_all = p_min < alpha / tests_per_row, p_min < alpha / tests_all
@@ -213,7 +216,9 @@ for level, result in pairs.items():
     lines.append(f"* **{level.capitalize()} level:** {int(np.nansum(result.pvalues < alpha))} of {tests_all} ordered "
                  f"pairs are significant at {alpha}, {int(marks.sum())} after the per-row Bonferroni correction, "
                  f"{int(deutsch.corrected(result.pvalues, alpha=alpha, by='all').sum())} after the all-pairs one. "
-                 + (f"Most wins after correction: {', '.join(top)}." if top else "No metric wins after correction."))
+                 + (f"Most wins after correction: {', '.join(top)}." if top else
+                    "No metric is significantly better than another after correction (which does not show that they "
+                    "are equally good: the tests may lack the power to separate them)."))
     rouge = [k for k, m in enumerate(mats) if m.startswith("rouge-") and "|" not in m]
     for challenger in ("qa-eval.f1", next((m for m in mats if m.startswith("bertscore")), None)):
         if challenger in mats and rouge:

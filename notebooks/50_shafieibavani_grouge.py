@@ -93,8 +93,8 @@ print(f"{ds.name}: {len(ds.systems)} systems x {len(ds.inputs)} inputs, {'/'.joi
 #
 # GRouge's lexical part is ROUGE-N recall with stemming and stopwords kept (the paper's setting), so the ROUGE
 # rows are exactly GRouge at `lam = 1`. ROUGE-WE comes from `metaeval.embeddings` when that module is
-# installed; otherwise its rows are left out and the note below says so. Every row is labelled by its
-# signature in `signatures.csv`.
+# installed (SummEval's `rouge_n_we` rule, with the ROUGE rows' tokens and stemming); otherwise its rows are left
+# out and the note below says so. Every row is labelled by its signature in `signatures.csv`.
 #
 # **Vector size.** ADW keeps 5000 dimensions per single-sense vector (the library's default). Here `topk`
 # defaults to 128 so that the default run stays within the compendium's time budget: with untruncated text
@@ -116,7 +116,7 @@ if importlib.util.find_spec("metaeval.metrics.embeddings") is not None:
         from metaeval import embeddings
 
         we = embeddings.score(ds.texts["summary"].tolist(), [list(r) for r in ds.texts["references"]],
-                              ["rouge-we-1|stat:R", "rouge-we-2|stat:R", "rouge-we-su4|stat:R"])
+                              [f"rouge-we-{n}|stem:yes|stop:no|stat:R" for n in ("1", "2", "su4")])
         for col, name in zip(we.columns, ["ROUGE-WE-1", "ROUGE-WE-2", "ROUGE-WE-SU4"]):
             metrics[name] = np.asarray(we[col], dtype=float).reshape(len(ds.systems), len(ds.inputs))
             signature[name] = str(col)  # the embeddings module's own signature of the variant it computed

@@ -147,20 +147,22 @@ def _teaching_page() -> str:
              "exercises with folded answers. The words it uses are in the [glossary](glossary.md).", "",
              "The **class preset** (`notebooks/class_parameters.yml`) runs every notebook with parameters small "
              "enough for a live session; outputs go to a scratch folder, never over the committed results. "
-             "Seconds: measured wall time of `metaeval run` on the 2-core machine that builds the compendium "
-             "(cold cache, other jobs running: an upper bound), next to the default run's.", "",
-             "| notebook | command | class preset (s) | default run (s) |", "|---|---|---|---|"]
+             "Seconds: wall time of `metaeval run` on the 2-core machine that builds the compendium while some 20 "
+             "other jobs shared it (a loose upper bound), and in brackets the CPU time of the run and its kernel "
+             "(close to the wall time on an idle core), next to the default run's expected time.", "",
+             "| notebook | command | class preset: wall s (CPU s) | default run (s) |", "|---|---|---|---|"]
     for name, entry in preset.items():
         args = " ".join(f"-p {k} {shlex.quote(json.dumps(v) if not isinstance(v, str) else v)}"
                         for k, v in (entry.get("parameters") or {}).items())
         command = f"metaeval run {name[:2]} {args} -p output_dir results/runs/class/{name[:2]}".replace("  ", " ")
-        seconds = entry.get("seconds")
-        lines.append(f"| `{name}` | `{command}` | {seconds if seconds is not None else 'not measured'} | "
+        seconds, cpu = entry.get("seconds"), entry.get("cpu_seconds")
+        measured = f"{seconds} ({cpu})" if seconds is not None else "not measured"
+        lines.append(f"| `{name}` | `{command}` | {measured} | "
                      f"{entry.get('default_seconds', '')} |")
     return "\n".join(lines) + "\n"
 
 
-def _front_page(results: Path, pages: dict[str, list[str]]) -> str:
+def _front_page(results: Path, pages: dict[str, list[str]], titles: dict[str, str]) -> str:
     """``results/README.md`` with each notebook name linked to its executed runs, then the site's contents."""
     text = (results / "README.md").read_text(encoding="utf-8")
 
@@ -174,6 +176,9 @@ def _front_page(results: Path, pages: dict[str, list[str]]) -> str:
     text = re.sub(r"`(\d\d_[a-z0-9_]+)`", link, text)
     analyses = [doc for name in sorted(pages) for doc in pages[name]]
     outputs = sorted({doc.rsplit("/", 1)[0] + "/outputs" for doc in analyses})
+    # one notebook runs on several datasets: the contents name the dataset of each run
+    analyses = [f"{titles.get(doc, doc)} ({doc.split('/')[2]}) <{doc}>" for doc in analyses]
+    outputs = [f"results/{doc.split('/')[1]}/{doc.split('/')[2]} <{doc}>" for doc in outputs]
     toc = ["", "```{toctree}", ":caption: Reading", ":maxdepth: 1", "", "tour", "teaching", "glossary", "cards",
            "figures", "api", "```", "", "```{toctree}", ":caption: Analyses (executed notebooks)", ":maxdepth: 1", "",
            *analyses, "```", "", "```{toctree}", ":caption: Outputs by results folder", ":maxdepth: 1", "", *outputs,
@@ -234,7 +239,8 @@ def assemble(results: Path, src: Path, only: str | None = None, api: bool = True
                         f"`{rel}/{name}` ([outputs](results/{rel}/outputs.md))\n```\n" for name in pngs]
     (src / "figures.md").write_text("\n".join(figures) + "\n", encoding="utf-8")
     (src / "cards.md").write_text("\n".join(cards) + "\n", encoding="utf-8")
-    (src / "index.md").write_text(_front_page(results, pages), encoding="utf-8")
+    titles = {doc: _title(src / f"{doc}.ipynb") for docs in pages.values() for doc in docs}
+    (src / "index.md").write_text(_front_page(results, pages, titles), encoding="utf-8")
     return pages
 
 

@@ -89,7 +89,7 @@ def test_rouge_cache_key_includes_the_variants(tiny_texts, tmp_path):
     assert list(first.columns) == [v.signature for v in a]
     assert list(second.columns) == [v.signature for v in b]
     pd.testing.assert_frame_equal(second, fresh)
-    assert len(list(tmp_path.rglob("*.pkl"))) == 2
+    assert len(list(tmp_path.rglob("rouge/*.json"))) == 2
     # n_refs changes the texts scored, so it changes the key as well
     one_ref = rouge_table(tiny_texts, b, n_refs=1, cache=tmp_path)
     assert not np.allclose(one_ref.to_numpy(), fresh.to_numpy())
@@ -104,13 +104,13 @@ def test_rouge_cache_key_follows_the_rouge_code(tiny_texts, tmp_path, monkeypatc
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RougeWarning)
         rouge_table(tiny_texts, a, cache=tmp_path)
-        assert len(list(tmp_path.rglob("*.pkl"))) == 1
+        assert len(list(tmp_path.rglob("rouge/*.json"))) == 1
         monkeypatch.setattr(scoring, "_rouge_code_digest", lambda: "0123456789abcdef")
         rouge_table(tiny_texts, a, cache=tmp_path)
-        assert len(list(tmp_path.rglob("*.pkl"))) == 2  # a new key: recomputed, not served from the first
+        assert len(list(tmp_path.rglob("rouge/*.json"))) == 2  # a new key: recomputed, not served from the first
         monkeypatch.setattr(scoring, "_rouge_code_digest", lambda: None)  # sources not installed: no cache
         rouge_table(tiny_texts, a, cache=tmp_path)
-        assert len(list(tmp_path.rglob("*.pkl"))) == 2
+        assert len(list(tmp_path.rglob("rouge/*.json"))) == 2
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -189,3 +189,27 @@ def test_make_card_from_a_relative_user_path(tmp_path, monkeypatch):
     assert card.metric == "my-metric.score"
     with pytest.raises(TypeError, match="render=False"):
         C.make_card(ds, dataset="realsumm", output_dir="x")
+
+
+def test_card_agreement_section_equals_direct_library_calls(qaeval_card):
+    card = qaeval_card
+    ds = metaeval.datasets.load(card.dataset)
+    Z = ds.matrix(card.human)
+    X = ds.matrix("qa-eval.f1")
+    table = card.agreement
+    assert list(table.metric)[0] == "qa-eval.f1" or "qa-eval.f1" in set(table.metric)
+    n = len(card.baselines)
+    for k, row in table.iterrows():
+        V = ds.matrix(row.metric)
+        assert row.pairwise_accuracy == metaeval.pairwise_accuracy(V, Z)
+        tie = metaeval.tie_calibrated_accuracy(V, Z, level="system")
+        assert (row.acc_eq, row.epsilon) == (tie.statistic, tie.epsilon)
+        if row.metric == "qa-eval.f1":
+            assert np.isnan(row.p_new_better)
+            continue
+        greater = permutation_test(X, V, Z, coefficient="pairwise-accuracy", n_resamples=100,
+                                   rng=np.random.default_rng([3, 5, k]))
+        assert row.seed == f"default_rng([3, 5, {k}])"
+        assert row.p_new_better == greater.pvalue
+        assert row.p_new_better_bonferroni == min(1.0, greater.pvalue * n)
+    assert "Pairwise accuracy" in card.summary and "Bonferroni over" in card.summary

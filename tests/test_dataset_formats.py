@@ -382,7 +382,11 @@ def test_display_names():
     assert display_name("expert.relevance") == "Relevance (expert)"
     assert display_name("qa-eval.f1") == "QAEval-F1"
     assert display_name("turker.consistency") == "Consistency (crowd)"
+    # metaeval's own ROUGE signatures and keys read as the metrics they are (issue 25)
     assert display_name("rouge-su4|stem:yes|stop:no|stat:F|refs:A") == "ROUGE-SU4 F (stem)"
+    assert display_name("R-2|stem=1|stop=1|R|f=B") == "ROUGE-2 R (stem, no stopwords, best reference)"
+    assert display_name("grouge-1|lam:0.5") == "grouge-1|lam:0.5"  # any other signature is shown as it is
+    assert display_name("human.normalized_acu") == "Normalized ACU (human)"
     assert load("realsumm").display_name("litepyramid.recall") == "LitePyramid"
 
 

@@ -39,7 +39,8 @@ def test_a_title_wider_than_the_figure_is_cut_by_the_canvas_but_kept_by_save_fig
     ax.set_xlabel("x")
     assert kinds(fig, canvas="figure") == ["outside"]
     assert kinds(fig) == []  # what save_figure writes holds it
-    png, _ = plotting.save_figure(fig, tmp_path, "wide")
+    with matplotlib.rc_context({"savefig.bbox": None}):  # save_figure itself, not only the style, keeps it
+        png, _ = plotting.save_figure(fig, tmp_path, "wide")
     width = plt.imread(png).shape[1]
     assert width > 3 * 150  # savefig.dpi 150: the saved canvas grew beyond the 3-inch figure to keep the title
 

@@ -65,3 +65,20 @@ def test_human_combinations(summeval):
     np.testing.assert_allclose(graham.human_scores(summeval, "graham"), (cov + qual) / 2)
     with pytest.raises(ValueError, match="which must be one of"):
         graham.human_scores(summeval, "overall")
+
+
+def test_correction_fdr_beside_bonferroni(analysis):
+    scores, H, table, pairs = analysis
+    from metaeval.stats.multiplicity import adjust
+
+    counts = {}
+    for correction in ("bonferroni", "holm", "fdr_bh", "fdr_by"):
+        corrected, raw = graham.variant_table(scores, H, correction=correction)
+        np.testing.assert_array_equal(raw.pvalues, pairs.pvalues)  # the result keeps the raw p-values
+        adjusted = adjust(pairs.pvalues, correction=correction)
+        expected = {v: not (adjusted[:, pairs.names.index(v)] < 0.05).any() for v in table["variant"]}
+        assert corrected.set_index("variant")["optimal"].to_dict() == expected
+        counts[correction] = int(corrected["optimal"].sum())
+    # an adjustment can only remove "outperformed" marks; BH is less strict than Holm, Holm than Bonferroni
+    assert int(table["optimal"].sum()) <= counts["fdr_bh"] <= counts["holm"] <= counts["bonferroni"]
+    assert counts["fdr_bh"] <= counts["fdr_by"]

@@ -1,5 +1,4 @@
 """A study in a spreadsheet, end to end (issue 25, "Done means").
-
 The same small study (6 systems x 8 documents, texts, one reference, two human protocols one of them with
 three annotators, metaeval's own ROUGE-2 key as a stored metric, and a new metric) is built as a CSV in long
 and in wide format, a TSV, a parquet file (references as a list column) and a DataFrame; each is imported with
@@ -17,6 +16,7 @@ Planted bugs caught (each planted once by hand, seen failing, then removed):
 from __future__ import annotations
 
 import json
+import re
 import time
 import warnings
 
@@ -266,3 +266,11 @@ def test_likely_mistakes_name_the_fix(study, tmp_path, capsys):
     (tmp_path / "s.xlsx").write_bytes(b"PK\x03\x04")
     with pytest.raises(DataError, match="save the sheet as CSV"):
         load(tmp_path / "s.xlsx")
+
+
+def test_card_default_folder_is_a_readable_name(tmp_path):
+    from metaeval.run.cli import _card_folder
+
+    assert re.fullmatch(r"card-R-1_stem=1_stop=0_F-my_study-[0-9a-f]{8}",
+                        _card_folder("R-1|stem=1|stop=0|F", str(tmp_path / "my_study")))
+    assert _card_folder(str(tmp_path / "scores" / "new.jsonl"), "summeval") == "card-new-summeval"

@@ -1,13 +1,11 @@
 """JupyterLab as a reader uses it (issue 25 item 4): a double-click on a notebook source opens a notebook, which
 runs and shows its figure and its conclusions; saving it keeps the source's parameters cell.
 
-Headless Chromium from Debian (``/usr/bin/chromium``, ``/usr/bin/chromedriver``) driven by selenium; skipped
-with a message when either is absent. JupyterLab runs on a free loopback port with a token, the settings that
+Headless Chromium from Debian driven by selenium through ``tests/browser.py`` (``make_driver``); skipped with
+a message when either is absent. JupyterLab runs on a free loopback port with a token, the settings that
 ``make setup`` installs (``jupyter/``) and throw-away user settings, on a copy of one notebook source in a
 temporary folder. The notebook is ``00_dataset_check`` (its defaults are small: about 5 s of kernel time).
-
-Minimal fixture: the shared browser helpers of helper ``teach`` (tests/browser) were not in main when this was
-written; this file starts the server and the driver itself and kills both in ``finally``.
+The JupyterLab server is started here and killed (with its kernels) in ``finally``.
 """
 
 from __future__ import annotations
@@ -24,18 +22,14 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from browser import make_driver, skip_reason  # tests/browser.py: the shared headless Chromium
 
-CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = "00_dataset_check.py"
 
-selenium = pytest.importorskip("selenium", reason="selenium is not installed (pip install selenium)")
-if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-    pytest.skip(f"headless browser test skipped: {CHROMIUM} or {CHROMEDRIVER} is absent (apt-get install chromium "
-                "chromium-driver)", allow_module_level=True)
+if skip_reason():
+    pytest.skip(f"JupyterLab browser test skipped: {skip_reason()}", allow_module_level=True)
 
-from selenium import webdriver  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as ec  # noqa: E402
@@ -93,11 +87,7 @@ def lab(tmp_path):
 
 @pytest.fixture
 def browser():
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000"):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    driver = make_driver(1400, 1000)  # a fresh browser: no JupyterLab state from another test
     try:
         yield driver
     finally:

@@ -101,8 +101,8 @@ def test_bootstrap_ci_uses_the_drawn_rows_and_columns_of_each_resample():
     Z = rng.normal(size=(6, 9))
     X = Z + rng.normal(size=(6, 9))
     for level in ("system", "summary", "global"):
-        res = bootstrap_ci(X, Z, level=level, n_resamples=30, rng=4)
-        rows, cols = K.bootstrap_indices(np.random.default_rng(4), (30,), 6, 9, "both")
+        res = bootstrap_ci(X, Z, level=level, n_resamples=40, rng=4)
+        rows, cols = K.bootstrap_indices(np.random.default_rng(4), (40,), 6, 9, "both")
         expected = np.array([level_corr(X[r][:, c], Z[r][:, c], level, "pearson") for r, c in zip(rows, cols)])
         np.testing.assert_allclose(res.bootstrap_distribution, expected[~np.isnan(expected)], rtol=0, atol=1e-12)
 
@@ -292,4 +292,3 @@ def test_options_record_and_keywords_give_the_same_table():
         planning.MetricTestOptions(test="perm-all")
     with pytest.raises(Exception):
         opts.alpha = 0.1  # frozen
-

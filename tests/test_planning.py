@@ -129,7 +129,8 @@ def test_sign_flip_power_hand_checked():
                                            rng=0)
     assert res.power.tolist() == [0.0, 1.0]
     # the bootstrap distribution of a constant difference is a point: p = 0, power 1 at every size
-    res = planning.system_comparison_power(a, b, sizes=[2, 3], n_trials=20, n_resamples=100, rng=0)
+    res = planning.system_comparison_power(a, b, sizes=[2, 3], test="paired-bootstrap", n_trials=20, n_resamples=100,
+                                           rng=0)
     assert res.power.tolist() == [1.0, 1.0]
     # t-test: zero variance with a nonzero mean is certain (scipy: t = inf, p = 0)
     res = planning.system_comparison_power(a, b, sizes=[3], test="t-test", n_trials=20, rng=0)
@@ -205,7 +206,7 @@ def test_pairs_power_columns_orientation_and_bins():
     assert binned.pairs.sum() == 30
     # the same pair, alone, gets the same power distribution (shared draws do not bias a pair)
     one = planning.system_comparison_power(S[0], S[5], sizes=[10], n_trials=50, n_resamples=100, rng=0)
-    assert set(one.columns) == {"size", "power", "se", "sampling"}
+    assert set(one.columns) == {"size", "power", "se", "type1", "calibrated", "sampling"}
 
 
 def test_replacement_policy_and_errors():

@@ -1,5 +1,7 @@
 """Hand-checked ROUGE values for measures the golden files do not cover, and bad input."""
 
+import re
+
 import pytest
 
 from metaeval.rouge import score
@@ -135,3 +137,104 @@ def test_measure_parsing_errors():
         parse_measure("R-W0.5")
     with pytest.raises(ValueError, match="cannot parse 'Q'"):
         parse_variant("R-1|stem=1|stop=0|Q")
+
+
+# ----------------------------------------------------------------------------------------------------
+# Hostile sizes and contradictory signatures (issue 24, items 7 and 10)
+
+
+def test_rouge_n_longer_than_every_text_computes_no_order_beyond_the_text(monkeypatch):
+    """Catches: ROUGE-N building position codes for every order up to n (R-100000 on 3 tokens ran for
+    minutes): an order longer than every text has no grams, so nothing beyond the longest text is built."""
+    from metaeval.metrics.rouge import _pairs
+
+    real, orders = _pairs._position_codes, []
+
+    def counting(pr, n):
+        orders.append(n)
+        assert len(orders) <= 10, "n-gram orders beyond the longest text are being built"
+        return real(pr, n)
+
+    monkeypatch.setattr(_pairs, "_position_codes", counting)
+    frame = score(["a b c"], [["a b c"]], ["R-100000|stem=0|stop=0|F", "R-3|stem=0|stop=0|F", "R-4|stem=0|stop=0|R"])
+    # 0 grams of order 100000 or 4 in either text (P = R = F = 0); the one trigram matches
+    assert frame.iloc[0].tolist() == [0.0, 1.0, 0.0]
+    assert max(orders) == 3
+
+
+def test_a_200000_token_line_against_a_60_token_reference():
+    """Catches: ROUGE-L/W refusing (or allocating a table of 200,000^2 cells for) one long summary line
+    against a short reference. Hand count: the reference's 60 distinct tokens occur in order in the summary,
+    spread among 199,940 filler tokens; the LCS is the whole reference (one run of 60 marked reference
+    positions): R-L R = 60/60, P = 60/200,000 = 0.0003; R-W: hits 60^1.2, R = (60^1.2 / (60^1.2)^1.2)^(1/1.2) =
+    60^-0.2 = 0.44093 (ROUGE-1.5.5 raises the reference's base to w twice), P = (60^1.2 / 200,000^1.2)^(1/1.2) =
+    0.0003; R-1 as R-L (60 hits)."""
+    ref = " ".join(f"w{i}" for i in range(60))
+    filler = ["x"] * 199_940
+    for i in range(60):
+        filler.insert(i * 3300, f"w{i}")
+    summary = " ".join(filler)
+    assert len(summary.split()) == 200_000
+    names = [f"{m}|stem=0|stop=0|{s}" for m in ("R-L", "R-W1.2", "R-1") for s in ("R", "P")]
+    frame = score([summary], [[ref]], names)
+    assert frame.iloc[0].tolist() == [1.0, 0.0003, round(60 ** -0.2, 5), 0.0003, 1.0, 0.0003]
+
+
+def test_checkpointed_lcs_equals_the_whole_table(monkeypatch):
+    """Catches: a block boundary error in the checkpointed ROUGE-L trace (used when the bit table would be
+    large): on random texts with long sentences it must give exactly the values of the whole-table path."""
+    import numpy as np
+
+    from metaeval.metrics.rouge import _pairs
+
+    rng = np.random.default_rng(7)
+    words = [f"t{i}" for i in range(12)]
+
+    def text(n_sent):
+        return "\n".join(" ".join(rng.choice(words, int(rng.integers(1, 300)))) for _ in range(n_sent))
+
+    peers = [text(int(rng.integers(1, 4))) for _ in range(40)]
+    refs = [[text(int(rng.integers(1, 4))) for _ in range(int(rng.integers(1, 3)))] for _ in range(40)]
+    names = ["R-L|stem=0|stop=0|R", "R-L|stem=0|stop=0|P", "R-L|stem=0|stop=0|F|f=B"]
+    whole = score(peers, refs, names, rounding=False)
+    monkeypatch.setattr(_pairs, "_BIT_ROWS_LIMIT", 0)  # every sentence longer than ~sqrt(M) goes in blocks
+    assert _pairs._lcs_block_rows(299, 299, False) < 299
+    blocks = score(peers, refs, names, rounding=False)
+    assert (whole.to_numpy() == blocks.to_numpy()).all()
+    assert whole.to_numpy().min() > 0
+
+
+def test_rouge_w_beyond_its_table_limit_names_the_fix(monkeypatch):
+    from metaeval.metrics.rouge import _pairs
+
+    monkeypatch.setattr(_pairs, "_WLCS_TABLE_LIMIT", 1000)
+    with pytest.raises(ValueError, match=r"variants: ROUGE-W on a reference sentence of 20 tokens .* leave R-W out"):
+        score([" ".join(["a"] * 20)], [[" ".join(["a"] * 20)]], ["R-W1.2|stem=0|stop=0|F"])
+
+
+@pytest.mark.parametrize("signature,first,second", [
+    ("rouge-1|stat:P|stat:R", "stat:P", "stat:R"),
+    ("rouge-1|stem:yes|stem:no", "stem:yes", "stem:no"),
+    ("R-1|F|P", "F", "P"),
+    ("R-1|stem=1|stop=0|F|stat:R", "F", "stat:R"),
+    ("rouge-l|refs:A|f=B", "refs:A", "f=B"),
+])
+def test_contradictory_options_are_refused(signature, first, second):
+    """Catches: the last of two contradictory options winning silently."""
+    with pytest.raises(ValueError, match=rf"variant '{re.escape(signature)}': conflicting options "
+                                         rf"'{re.escape(first)}' and '{re.escape(second)}'"):
+        parse_variant(signature)
+    with pytest.raises(ValueError, match="conflicting options"):
+        score(["the cat"], [["the cat"]], [signature])
+
+
+def test_repeated_equal_options_are_one_option():
+    assert parse_variant("R-1|stem=1|stem:yes|F|stat:f").signature == "rouge-1|stem:yes|stop:no|stat:F|refs:A"
+
+
+def test_a_missing_reference_is_not_an_empty_one():
+    """Catches: None among a record's references scored as an empty reference (P = 0.5 instead of 1.0)."""
+    with pytest.raises(ValueError, match=r"references\[0\]\[1\] \(record 'doc7'\) is None: remove"):
+        score(["the cat"], [["the cat", None]], ["R-1|stem=0|stop=0|P"], ids=["doc7"])
+    # an empty reference is still an empty reference
+    assert score(["the cat"], [["the cat", ""]], ["R-1|stem=0|stop=0|P"]).iloc[0, 0] == 0.5

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from metaeval.metrics._inputs import as_sentences
 from metaeval.metrics.rouge import _counts, _exact, _lcs, _pairs, _tokens
 from metaeval.rouge import score
 from metaeval.text import tokenize, tokenize_batch
@@ -116,18 +117,15 @@ def test_golden_rouge_with_other_numpy_cpu_features():
 # Fast kernels against the plain algorithms
 
 
-def _pm(peer, V):
-    n = peer.shape[0]
-    words = (n + 63) // 64
+def _slots(peer, V):
+    """Each token's slot (order of first occurrence in ``peer``, -1 if absent) and the words per bit row."""
     slot = np.full(V, -1, np.int64)
-    PM = np.zeros(max(n, 1) * words, np.uint64)
     ns = 0
-    for j, t in enumerate(peer.tolist()):
+    for t in peer.tolist():
         if slot[t] < 0:
             slot[t] = ns
             ns += 1
-        PM[slot[t] * words + j // 64] |= np.uint64(1) << np.uint64(j % 64)
-    return slot, PM, words
+    return slot, (peer.shape[0] + 63) // 64
 
 
 def _positions(peer, slot):
@@ -151,17 +149,20 @@ def test_lcs_kernels_mark_what_the_plain_dynamic_program_marks():
         model = rng.integers(0, A + int(rng.integers(0, 5)), m).astype(np.int64)  # some tokens not in peer
         peer = rng.integers(0, A, n).astype(np.int64)
         V = int(max(model.max(), peer.max())) + 1
-        slot, PM, words = _pm(peer, V)
+        slot, words = _slots(peer, V)
+        pos_off, pos_list = _positions(peer, slot)
         plain = np.zeros(m, np.int8)
         _lcs._lcs_mark_dp(model, peer, plain, False, 1.0)
-        bits = np.zeros(m, np.int8)
-        _lcs._lcs_mark_bits(model, peer, bits, slot, PM, np.zeros((m + 1) * words, np.uint64), words)
-        np.testing.assert_array_equal(bits, plain, err_msg=f"LCS trial {trial}")
+        # K >= m: the whole bit table; K < m: every K-th row kept, blocks recomputed during the trace
+        for K in (m, int(rng.integers(1, m + 1)), 1):
+            bits = np.zeros(m, np.int8)
+            _lcs._lcs_mark_bits(model, peer, bits, slot, pos_off, pos_list, np.zeros((K + 1) * words, np.uint64),
+                                np.zeros(((m - 1) // K + 1) * words, np.uint64), np.zeros(words, np.uint64), words, K)
+            np.testing.assert_array_equal(bits, plain, err_msg=f"LCS trial {trial}, K = {K}")
         w = float(rng.choice([1.2, 1.5, 2.0, 3.7]))
         plain_w = np.zeros(m, np.int8)
         _lcs._lcs_mark_dp(model, peer, plain_w, True, w)
         fast_w = np.zeros(m, np.int8)
-        pos_off, pos_list = _positions(peer, slot)
         _lcs._wlcs_mark(model, peer, fast_w, slot, pos_off, pos_list, np.full((m + 1) * (n + 1), np.nan),
                      np.zeros(m + 1, np.int64), _exact._pow_table(200, w))
         np.testing.assert_array_equal(fast_w, plain_w, err_msg=f"WLCS trial {trial}")
@@ -194,7 +195,7 @@ def test_all_orders_at_once_equal_one_order_at_a_time(summeval_texts):
     peers, refs = summeval_texts
     peers = peers + ["", "one", "a a a b", "b a"]
     refs = refs + [["x y"], ["one"], ["a a b a a", ""], ["a"]]
-    texts = [_tokens._as_sentences(t, "t") for t in peers] + [_tokens._as_sentences(t, "t") for rs in refs for t in rs]
+    texts = [as_sentences(t, "t") for t in peers] + [as_sentences(t, "t") for rs in refs for t in rs]
     pair_peer = np.repeat(np.arange(len(peers)), [len(rs) for rs in refs])
     pair_ref = len(peers) + np.arange(sum(len(rs) for rs in refs))
     for stem, stop in ((False, False), (True, True)):
@@ -281,7 +282,7 @@ def test_sorted_gram_tables_give_the_same_hits(summeval_texts):
     from metaeval.metrics.variants import parse_measure
 
     peers, refs = summeval_texts
-    texts = [_tokens._as_sentences(t, "t") for t in peers] + [_tokens._as_sentences(t, "t") for rs in refs for t in rs]
+    texts = [as_sentences(t, "t") for t in peers] + [as_sentences(t, "t") for rs in refs for t in rs]
     pr = _tokens._process(texts, True, False, "full")
     pair_peer = np.repeat(np.arange(len(peers)), [len(rs) for rs in refs]).astype(np.int64)
     pair_ref = np.arange(len(peers), len(texts), dtype=np.int64)

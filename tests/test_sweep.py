@@ -48,12 +48,20 @@ def test_sweep_on_dask_local_cluster(swept, tmp_path):
     )
 
 
-def test_failed_combination_is_recorded_and_others_finish(tmp_path):
-    table = run_sweep("20", {"coefficient": ["pearson", "tau"], "n_trials": [2], "n_resamples": [20]},
-                      tmp_path, progress=False)
-    assert set(table["coefficient"]) == {"pearson"}
+def test_failed_combination_is_recorded_and_others_finish(tmp_path, capsys):
+    # (a coefficient outside the notebook's listed choices is refused before anything runs: the failure here
+    # happens inside the kernel)
+    grid = {"coefficient": ["pearson"], "n_trials": [2, -1], "n_resamples": [20]}
+    table = run_sweep("20", grid, tmp_path, progress=False)
+    assert set(table["trials"]) == {2}
     failures = pd.read_csv(tmp_path / "failures.csv")
-    assert failures.loc[0, "coefficient"] == "tau" and "coefficient" in failures.loc[0, "error"]
+    assert failures.loc[0, "n_trials"] == -1 and "n_trials" in failures.loc[0, "error"]
+    # one folder per combination: the failed one is the runner's kept <combination>.<notebook>.failed only
+    folders = sorted(p.name for p in tmp_path.iterdir() if p.is_dir())
+    assert len(folders) == 2 and sum(f.endswith(".failed") for f in folders) == 1, folders
+    capsys.readouterr()
+    run_sweep("20", grid, tmp_path, progress=False)  # a rerun says what it skipped
+    assert "1 of 2 combinations already finished" in capsys.readouterr().err
 
 
 def test_bad_input_before_anything_runs(tmp_path):

@@ -46,6 +46,13 @@ _LAZY: dict[str, str] = {
         "BootstrapTestResult", "PairwiseResult", "PermutationResult", "WilliamsResult", "bonferroni",
         "bootstrap_test", "holm", "paired_ttest", "pairwise_tests", "permutation_test", "shapiro",
         "williams_test")},
+    # issue 27: the pair statistics and many-test tools (Kocmi 2021, Deutsch 2022/2023, Thompson 2024, WMT)
+    **{name: "metaeval.stats.agreement" for name in (
+        "pairwise_accuracy", "tie_calibrated_accuracy", "soft_pairwise_accuracy", "delta_correlations",
+        "TieCalibrationResult", "SoftPairwiseResult", "DeltaCorrelationResult")},
+    **{name: "metaeval.stats.multiplicity" for name in (
+        "significance_clusters", "partial_conjunction_test", "ClusterResult", "PartialConjunctionResult")},
+    "EarlyStopping": "metaeval.stats.significance",
 }
 
 if TYPE_CHECKING:  # what the names above are, for type checkers
@@ -66,6 +73,22 @@ if TYPE_CHECKING:  # what the names above are, for type checkers
         shapiro,
         williams_test,
     )
+    from metaeval.stats.agreement import (
+        DeltaCorrelationResult,
+        SoftPairwiseResult,
+        TieCalibrationResult,
+        delta_correlations,
+        pairwise_accuracy,
+        soft_pairwise_accuracy,
+        tie_calibrated_accuracy,
+    )
+    from metaeval.stats.multiplicity import (
+        ClusterResult,
+        PartialConjunctionResult,
+        partial_conjunction_test,
+        significance_clusters,
+    )
+    from metaeval.stats.significance import EarlyStopping
 
     __version__: str
 
@@ -86,10 +109,11 @@ def _version() -> str:
 _ALIASES: dict[str, str] = {
     **{m: f"metaeval.metrics.{m}" for m in ("text", "variants", "rouge", "bleu", "wordnet", "grouge", "embeddings",
                                             "combination")},
-    **{m: f"metaeval.stats.{m}" for m in ("correlation", "resampling", "significance", "planning")},
+    **{m: f"metaeval.stats.{m}" for m in ("correlation", "resampling", "significance", "planning", "agreement",
+                                          "multiplicity")},
     **{m: f"metaeval.data.{m}" for m in ("datasets", "synthetic", "scoring", "tabular", "defaults")},
     **{m: f"metaeval.studies.{m}" for m in ("graham", "deutsch", "lin", "miloulis", "shafieibavani", "plotting",
-                                            "card")},
+                                            "card", "deutsch2022")},
     **{m: f"metaeval.run.{m}" for m in ("notebooks", "sweep", "cli")},
 }
 
@@ -164,4 +188,16 @@ __all__ = [
     "WilliamsResult",
     "PairwiseResult",
     "DegenerateResultWarning",
+    "pairwise_accuracy",
+    "tie_calibrated_accuracy",
+    "soft_pairwise_accuracy",
+    "delta_correlations",
+    "significance_clusters",
+    "partial_conjunction_test",
+    "TieCalibrationResult",
+    "SoftPairwiseResult",
+    "DeltaCorrelationResult",
+    "ClusterResult",
+    "PartialConjunctionResult",
+    "EarlyStopping",
 ]

@@ -200,6 +200,43 @@ def _flat_columns(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+def _wide_fields(wide_cols: Sequence[str], source: str) -> tuple[list[str], list[str]]:
+    """(fields, systems) of the wide columns ``FIELD:SYSTEM``, in column order."""
+    fields: list[str] = []
+    systems: list[str] = []
+    for c in wide_cols:
+        fld, _, sys_name = c.rpartition(WIDE_SEPARATOR)
+        if not fld.strip() or not sys_name.strip():
+            raise DataError(f"{source}: column {c!r} is not FIELD{WIDE_SEPARATOR}SYSTEM (wide format)")
+        fields += [fld] if fld not in fields else []
+        systems += [sys_name] if sys_name not in systems else []
+    return fields, systems
+
+
+def _score_roles(candidates: list[str], allowed: Sequence[str], score: list[str] | None, human: list[str] | None,
+                 wide: bool, columns: Sequence[str], source: str, inferred: set[str]) -> tuple[list[str], list[str]]:
+    """(scores, human scores): the lists given (checked), else every candidate and the human ones by name."""
+    for role, given in (("score", score), ("human", human)):
+        for col in given or []:
+            if col not in allowed:
+                what = "a field of the wide columns FIELD:SYSTEM" if wide else "a column"
+                raise DataError(f"{source}: --{role} {col!r} is not {what} (columns: {', '.join(columns)})")
+    if score is not None:
+        scores = list(dict.fromkeys(score + (human or [])))
+        left = [c for c in candidates if c not in scores]
+        if left:
+            raise DataError(f"{source}: column {left[0]!r} has no role (the scores were listed with --score); "
+                            f"add it with --score {left[0]} or --human {left[0]}, or leave it out with --ignore "
+                            f"{left[0]}")
+    else:
+        scores = candidates
+        inferred.add("score")
+    if human is not None:
+        return scores, list(human)
+    inferred.add("human")
+    return scores, [s for s in scores if re.split(r"[._\s]", _norm(s))[0] in _HUMAN_WORDS]
+
+
 def infer_columns(
     frame: pd.DataFrame,
     *,
@@ -277,14 +314,7 @@ def infer_columns(
 
     systems: list[str] = []
     if wide:
-        fields: dict[str, list[str]] = {}
-        for c in wide_cols:
-            fld, _, sys_name = c.rpartition(WIDE_SEPARATOR)
-            if not fld.strip() or not sys_name.strip():
-                raise DataError(f"{source}: column {c!r} is not FIELD{WIDE_SEPARATOR}SYSTEM (wide format)")
-            fields.setdefault(fld, []).append(sys_name)
-            if sys_name not in systems:
-                systems.append(sys_name)
+        field_names, systems = _wide_fields(wide_cols, source)
         taken.update(wide_cols)
         given = set(lists["score"] or []) | set(lists["human"] or [])
         rest = [c for c in columns if c not in taken and c not in given]
@@ -292,7 +322,6 @@ def infer_columns(
             raise DataError(f"{source}: column {rest[0]!r} is neither the document, a reference nor "
                             f"FIELD{WIDE_SEPARATOR}SYSTEM (wide format: one column per system and field, e.g. "
                             f"summary{WIDE_SEPARATOR}{systems[0]}); rename it, or pass --ignore {rest[0]}")
-        field_names = list(fields)
         summary_col = summary if summary is not None else next(
             (f for name in ROLE_NAMES["summary"] for f in field_names if _norm(f) == name), None)
         if summary is None and summary_col is not None:
@@ -303,26 +332,8 @@ def infer_columns(
         candidates = [c for c in columns if c not in taken]
 
     allowed = candidates + ([summary_col] if summary_col else []) if wide else columns
-    for role in ("score", "human"):
-        for col in lists[role] or []:
-            if col not in allowed:
-                what = "a field of the wide columns FIELD:SYSTEM" if wide else "a column"
-                raise DataError(f"{source}: --{role} {col!r} is not {what} (columns: {', '.join(columns)})")
-    if lists["score"] is not None:
-        scores = list(dict.fromkeys(lists["score"] + (lists["human"] or [])))
-        left = [c for c in candidates if c not in scores]
-        if left:
-            raise DataError(f"{source}: column {left[0]!r} has no role (the scores were listed with --score); "
-                            f"add it with --score {left[0]} or --human {left[0]}, or leave it out with --ignore "
-                            f"{left[0]}")
-    else:
-        scores = candidates
-        inferred.add("score")
-    if lists["human"] is not None:
-        human = list(lists["human"])
-    else:
-        human = [s for s in scores if re.split(r"[._\s]", _norm(s))[0] in _HUMAN_WORDS]
-        inferred.add("human")
+    scores, human = _score_roles(candidates, allowed, lists["score"], lists["human"], wide, columns, source,
+                                 inferred)
     return ColumnMap(doc=doc_col, system=system_col, summary=summary_col, references=tuple(references),
                      scores=tuple(scores), human=tuple(human), ignored=tuple(ignored), wide=wide,
                      systems=tuple(systems), inferred=frozenset(inferred))

@@ -32,7 +32,8 @@ class ScoringInput:
 
 
 def is_scorer_jsonl(path: str | os.PathLike[str]) -> bool:
-    """True when ``path`` is a JSONL file whose first record is in the scorers' own form (``peer``/``refs``).
+    """True when ``path`` is for the scorers' own reader: a JSONL file whose first record has ``peer``/``refs``
+    (or a path that reader reports on: missing, a folder without JSONL files); False for a dataset.
 
     Examples
     --------
@@ -42,8 +43,14 @@ def is_scorer_jsonl(path: str | os.PathLike[str]) -> bool:
     >>> is_scorer_jsonl(f)
     True
     """
+    from metaeval.data.tabular import is_table
+
     path = Path(path)
-    if not path.is_file() or path.suffix.lower() not in (".jsonl", ".json", ".ndjson", ".jsonlines"):
+    if not path.exists():
+        return True  # the scorer's own reader names the missing file
+    if path.is_dir():
+        return not any(path.glob("*.jsonl"))  # a dataset folder; an empty folder is the scorer's error
+    if is_table(path):
         return False
     with open(path, "rb") as fh:
         for raw in fh:

@@ -8,6 +8,10 @@ Graham (2015) computes system-level BLEU as corpus BLEU over all of a system's s
 (:func:`system_bleu`), which is not the mean of sentence BLEU.
 
 Every result carries sacrebleu's signature, e.g. ``nrefs:11|case:lc|eff:yes|tok:none|smooth:exp|version:2.6.0``.
+
+Text that is not English: ``tokenizer="unicode"`` (opt-in) splits every text with
+:func:`metaeval.text.unicode_tokenize` (case-folded Unicode words, one token per character of scripts written
+without spaces) before sacrebleu counts whitespace-separated tokens; the signature then says ``tok:unicode``.
 """
 
 from __future__ import annotations
@@ -17,10 +21,17 @@ from typing import Sequence
 import numpy as np
 from sacrebleu.metrics import BLEU
 
+from metaeval.metrics.text import unicode_tokenize
+
 __all__ = ["sentence_bleu", "system_bleu", "bleu_signature"]
 
 
-def _check(hypotheses, references):
+_TOKENIZERS = ("none", "unicode")
+
+
+def _check(hypotheses, references, tokenizer: str = "none"):
+    if tokenizer not in _TOKENIZERS:
+        raise ValueError(f"tokenizer must be one of {_TOKENIZERS}, got {tokenizer!r}")
     if isinstance(hypotheses, str):
         raise TypeError("hypotheses must be a sequence of texts, not a single string")
     hypotheses = list(hypotheses)
@@ -32,6 +43,13 @@ def _check(hypotheses, references):
             raise TypeError(f"hypotheses[{i}] must be a string, got {type(h).__name__}")
         if not isinstance(refs, (list, tuple)) or not refs or not all(isinstance(r, str) for r in refs):
             raise TypeError(f"references[{i}] must be a non-empty list of strings")
+    if tokenizer == "unicode":
+        # sacrebleu then splits on whitespace only (tok:none): the Unicode tokens are what it counts
+        def tok(text: str) -> str:
+            return " ".join(unicode_tokenize(text))
+
+        hypotheses = [tok(h) for h in hypotheses]
+        references = [[tok(r) for r in refs] for refs in references]
     return hypotheses, references
 
 
@@ -40,17 +58,23 @@ def _bleu(sentence: bool) -> BLEU:
     return BLEU(tokenize="none", lowercase=True, effective_order=sentence, force=True)
 
 
-def bleu_signature(n_refs: int, *, sentence: bool = True) -> str:
-    """sacrebleu's signature for the configuration used here (sacrebleu builds it only after scoring).
+def bleu_signature(n_refs: int, *, sentence: bool = True, tokenizer: str = "none") -> str:
+    """sacrebleu's signature for the configuration used here (sacrebleu builds it only after scoring);
+    ``tok:unicode`` with ``tokenizer="unicode"``.
 
     Examples
     --------
     >>> bleu_signature(11, sentence=False)                    # doctest: +ELLIPSIS
     'nrefs:11|case:lc|eff:no|tok:none|smooth:exp|version:...'
+    >>> bleu_signature(1, tokenizer="unicode")                # doctest: +ELLIPSIS
+    'nrefs:1|case:lc|eff:yes|tok:unicode|smooth:exp|version:...'
     """
+    if tokenizer not in _TOKENIZERS:
+        raise ValueError(f"tokenizer must be one of {_TOKENIZERS}, got {tokenizer!r}")
     bleu = _bleu(sentence)
     bleu.corpus_score(["a"], [["a"] for _ in range(n_refs)])
-    return str(bleu.get_signature())
+    signature = str(bleu.get_signature())
+    return signature.replace("|tok:none|", f"|tok:{tokenizer}|")
 
 
 # Reference n-gram tables by reference set: sacrebleu extracts them again for every hypothesis, though the
@@ -79,15 +103,18 @@ def _scores_stats(bleu: BLEU, hypotheses: Sequence[str], references: Sequence[Se
     return stats
 
 
-def sentence_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> np.ndarray:
-    """Sentence BLEU (0-100) of each hypothesis against its own references.
+def sentence_bleu(
+    hypotheses: Sequence[str], references: Sequence[Sequence[str]], *, tokenizer: str = "none"
+) -> np.ndarray:
+    """Sentence BLEU (0-100) of each hypothesis against its own references (``tokenizer``: ``"none"``, the
+    texts' own whitespace tokens, or ``"unicode"``).
 
     Examples
     --------
     >>> round(float(sentence_bleu(["the cat sat on the mat"], [["the cat was on the mat"]])[0]), 2)
     37.99
     """
-    hypotheses, references = _check(hypotheses, references)
+    hypotheses, references = _check(hypotheses, references, tokenizer)
     bleu = _bleu(True)
     if not _CACHED:
         return np.array([bleu.sentence_score(h, list(r)).score for h, r in zip(hypotheses, references)])
@@ -96,12 +123,13 @@ def sentence_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str]]
     return np.array([bleu._aggregate_and_compute([s]).score for s in stats], dtype=float)
 
 
-def system_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> float:
+def system_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str]], *, tokenizer: str = "none") -> float:
     """Corpus BLEU (0-100) over one system's summaries: n-gram counts pooled over all of them.
 
-    Every hypothesis must have the same number of references (sacrebleu's reference streams).
+    Every hypothesis must have the same number of references (sacrebleu's reference streams). ``tokenizer``
+    as :func:`sentence_bleu`.
     """
-    hypotheses, references = _check(hypotheses, references)
+    hypotheses, references = _check(hypotheses, references, tokenizer)
     n_refs = {len(r) for r in references}
     if len(n_refs) != 1:
         raise ValueError(f"system_bleu needs the same number of references per hypothesis, got {sorted(n_refs)}")

@@ -13,17 +13,23 @@ Reproduces ``ROUGE-1.5.5.pl`` (md5 d5a9bde6135cfb21cc23ddf3e3d0c81d) exactly:
 
 Texts given as one string are split into sentences at newlines (ROUGE's SPL format: one sentence per
 line; empty lines are skipped). Sentence boundaries matter only for ROUGE-L and ROUGE-W.
+
+Opt-in, for text that is not English (``tok:unicode`` in a signature; never a default, never ROUGE-1.5.5):
+:func:`unicode_tokenize` (NFKC, Unicode case folding, words by Unicode letter/digit classes, one token per
+character in scripts written without spaces) and :func:`snowball_stem` (the Snowball stemmer of a language).
 """
 
 from __future__ import annotations
 
 import itertools
 import re
+import unicodedata
 from collections.abc import Sequence
 from functools import cache, lru_cache
 from pathlib import Path
 
 import numpy as np
+import regex
 
 from metaeval import _resources
 
@@ -32,11 +38,14 @@ __all__ = [
     "porter_stem",
     "process_tokens",
     "rouge_stem",
+    "snowball_stem",
+    "SNOWBALL_LANGUAGES",
     "split_ptb_sentences",
     "split_sentences",
     "stopwords",
     "tokenize",
     "tokenize_batch",
+    "unicode_tokenize",
 ]
 
 _TOKEN = re.compile(r"[A-Za-z0-9]+")
@@ -86,7 +95,9 @@ def tokenize(sentence: str) -> list[str]:
 _TOKEN_BYTES = bytes(c if (48 <= c <= 57 or 97 <= c <= 122 or c == 10) else 32 for c in range(256))
 
 
-def tokenize_batch(sentences: Sequence[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+def tokenize_batch(
+    sentences: Sequence[str], *, tokenizer: str = "rouge"
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """:func:`tokenize` for many sentences at once, as integer ids over a shared vocabulary.
 
     One pass over all sentences in C (encode, ASCII lower-case, byte translation, split) instead of a
@@ -96,6 +107,8 @@ def tokenize_batch(sentences: Sequence[str]) -> tuple[np.ndarray, np.ndarray, li
     ----------
     sentences : sequence of str
         Sentences without newlines (a newline would end the sentence early: ``ValueError``).
+    tokenizer : {"rouge", "unicode"}
+        ROUGE-1.5.5's tokens (:func:`tokenize`) or :func:`unicode_tokenize`'s.
 
     Returns
     -------
@@ -113,23 +126,92 @@ def tokenize_batch(sentences: Sequence[str]) -> tuple[np.ndarray, np.ndarray, li
     (['the', 'cat', 's', 'hat', 'the', 'hat'], [4, 0, 2])
     """
     n = len(sentences)
+    if tokenizer == "unicode":
+        return _ids(list(map(unicode_tokenize, sentences)), n)
+    if tokenizer != "rouge":
+        raise ValueError(f"tokenizer must be 'rouge' or 'unicode', got {tokenizer!r}")
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), []
     joined = "\n".join(sentences)
     lines = joined.encode("utf-8", "surrogatepass").lower().translate(_TOKEN_BYTES).split(b"\n")
     if len(lines) != n:
         raise ValueError("sentences must not contain newlines (split the text into sentences first)")
-    tokens = [line.split() for line in lines]
+    ids, lengths, vocab = _ids([line.split() for line in lines], n)
+    return ids, lengths, [t.decode("ascii") for t in vocab]
+
+
+def _ids(tokens: list, n: int) -> tuple[np.ndarray, np.ndarray, list]:
+    """Dense ids (in order of first occurrence) of the tokens of ``n`` sentences, the sentence lengths and the
+    vocabulary."""
     lengths = np.fromiter(map(len, tokens), np.int64, n)
     flat = list(itertools.chain.from_iterable(tokens))
-    first_seen: dict[bytes, int] = {}
+    first_seen: dict = {}
     # setdefault stores the position of each token's first occurrence; ranking those positions gives
     # dense ids in order of first occurrence without a Python-level branch per token
     raw = np.fromiter(map(first_seen.setdefault, flat, itertools.count()), np.int64, len(flat))
     dense = np.zeros(len(flat), np.int64)
     dense[np.fromiter(first_seen.values(), np.int64, len(first_seen))] = np.arange(len(first_seen))
-    vocab = [t.decode("ascii") for t in first_seen]
-    return dense[raw], lengths, vocab
+    return dense[raw], lengths, list(first_seen)
+
+
+# Scripts written without spaces between words: every letter is a token (with the combining marks that
+# follow it). Script_Extensions, so that a character shared by such scripts (the Katakana-Hiragana
+# prolonged sound mark) counts with them.
+_NO_SPACE = "".join(rf"\p{{scx={s}}}" for s in ("Han", "Hiragana", "Katakana", "Thai", "Lao", "Khmer", "Myanmar",
+                                                 "Tibetan"))
+_UNICODE_TOKEN = regex.compile(
+    rf"(?=[\p{{L}}\p{{N}}])[{_NO_SPACE}]\p{{M}}*"  # one letter of a script without spaces, its marks
+    rf"|(?:(?![{_NO_SPACE}])[\p{{L}}\p{{N}}])(?:(?![{_NO_SPACE}])[\p{{L}}\p{{N}}\p{{M}}])*"  # a word
+)
+
+
+def unicode_tokenize(sentence: str) -> list[str]:
+    """Tokens of any script: NFKC-normalised and case-folded (``str.casefold``: ``Straße`` -> ``strasse``,
+    final sigma -> sigma), words as maximal runs of Unicode letters, digits and combining marks, and one
+    token per letter of scripts written without spaces (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar,
+    Tibetan). Punctuation, symbols and spaces separate tokens, as in :func:`tokenize`.
+
+    Not ROUGE-1.5.5 (which keeps ASCII letters and digits only): opt in with ``tok:unicode``.
+
+    Examples
+    --------
+    >>> unicode_tokenize("Η γάτα ΚΆΘΕΤΑΙ. Café naïve, 猫坐在垫子上。")
+    ['η', 'γάτα', 'κάθεται', 'café', 'naïve', '猫', '坐', '在', '垫', '子', '上']
+    """
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", sentence).casefold())
+    return _UNICODE_TOKEN.findall(folded)
+
+
+# ISO 639-1 codes of the Snowball stemmers (snowballstemmer, the Snowball project's pure-Python build)
+SNOWBALL_LANGUAGES = {
+    "ar": "arabic", "ca": "catalan", "cs": "czech", "da": "danish", "de": "german", "el": "greek",
+    "en": "english", "eo": "esperanto", "es": "spanish", "et": "estonian", "eu": "basque", "fa": "persian",
+    "fi": "finnish", "fr": "french", "ga": "irish", "hi": "hindi", "hu": "hungarian", "hy": "armenian",
+    "id": "indonesian", "it": "italian", "lt": "lithuanian", "ne": "nepali", "nl": "dutch", "no": "norwegian",
+    "pl": "polish", "pt": "portuguese", "ro": "romanian", "ru": "russian", "sr": "serbian", "st": "sesotho",
+    "sv": "swedish", "ta": "tamil", "tr": "turkish", "yi": "yiddish",
+}
+
+
+@cache
+def _snowball(lang: str):
+    import snowballstemmer
+
+    return snowballstemmer.stemmer(SNOWBALL_LANGUAGES[lang])
+
+
+@lru_cache(maxsize=200_000)
+def snowball_stem(token: str, lang: str) -> str:
+    """The Snowball stemmer of ``lang`` (an ISO 639-1 code of :data:`SNOWBALL_LANGUAGES`) on one token.
+
+    Examples
+    --------
+    >>> snowball_stem("γάτες", "el"), snowball_stem("кошки", "ru"), snowball_stem("résumés", "fr")
+    ('γατ', 'кошк', 'résum')
+    """
+    if lang not in SNOWBALL_LANGUAGES:
+        raise ValueError(f"lang: no Snowball stemmer for {lang!r}; use one of {sorted(SNOWBALL_LANGUAGES)}")
+    return _snowball(lang).stemWord(token)
 
 
 @cache

@@ -10,7 +10,8 @@ A system-level variant (:class:`SystemVariant`) adds how a system's summary scor
 
     rouge-su4|stem:yes|stop:no|stat:F|agg:mean|refs:A
 
-Non-default settings are appended (``|exc:empty`` for an empty WordNet exception table, ``|alpha:0.8``).
+Non-default settings are appended (``|exc:empty`` for an empty WordNet exception table, ``|alpha:0.8``,
+``|tok:unicode|lang:el`` for the opt-in Unicode tokenizer and a language's Snowball stemmer).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ __all__ = [
     "SystemVariant",
     "parse_measure",
     "parse_variant",
+    "unique_options",
     "graham_measures",
     "graham_variants",
     "lin_measures",
@@ -127,6 +129,8 @@ class RougeVariant:
     refs: Literal["A", "B"] = "A"
     exceptions: Literal["full", "empty"] = "full"
     alpha: float = 0.5
+    tok: Literal["rouge", "unicode"] = "rouge"
+    lang: str | None = None
 
     def __post_init__(self):
         if self.stat not in ("P", "R", "F"):
@@ -137,6 +141,24 @@ class RougeVariant:
             raise ValueError(f"exceptions must be 'full' or 'empty', got {self.exceptions!r}")
         if not (isinstance(self.alpha, (int, float)) and 0 <= self.alpha <= 1):
             raise ValueError(f"alpha must be in [0, 1], got {self.alpha!r}")
+        if self.tok not in ("rouge", "unicode"):
+            raise ValueError(f"tok must be 'rouge' (ROUGE-1.5.5's tokens) or 'unicode', got {self.tok!r}")
+        if self.tok == "rouge":
+            if self.lang is not None:
+                raise ValueError(f"lang ({self.lang!r}) applies to tok:unicode only; ROUGE-1.5.5's tokens are English")
+            return
+        # tok:unicode is not ROUGE-1.5.5: its options that only make sense there are refused, not ignored
+        from metaeval.metrics.text import SNOWBALL_LANGUAGES
+
+        if self.exceptions != "full":
+            raise ValueError("exc selects ROUGE-1.5.5's WordNet exception table (tok:rouge); tok:unicode has none")
+        if self.stem and self.lang not in SNOWBALL_LANGUAGES:
+            raise ValueError(
+                f"stem with tok:unicode uses the Snowball stemmer of lang, got lang {self.lang!r}: give lang as one "
+                f"of {', '.join(sorted(SNOWBALL_LANGUAGES))}, or stem:no"
+            )
+        if self.stop and self.lang != "en":
+            raise ValueError("stop with tok:unicode removes the English SMART list: only with lang:en; else stop:no")
 
     def _extras(self) -> str:
         extra = ""
@@ -144,6 +166,8 @@ class RougeVariant:
             extra += f"|exc:{self.exceptions}"
         if self.alpha != 0.5:
             extra += f"|alpha:{self.alpha:g}"
+        if self.tok != "rouge":
+            extra += f"|tok:{self.tok}" + (f"|lang:{self.lang}" if self.lang else "")
         return extra
 
     @property
@@ -158,12 +182,16 @@ class RougeVariant:
     def key(self) -> str:
         """The key of the golden files and of ``metaeval rouge`` output: ``R-SU4|stem=1|stop=0|F[|f=B]``."""
         key = f"{self.measure.name}|stem={int(self.stem)}|stop={int(self.stop)}|{self.stat}"
-        return key + ("|f=B" if self.refs == "B" else "")
+        key += "|f=B" if self.refs == "B" else ""
+        # a value of another tokenizer is never named like a ROUGE-1.5.5 value
+        if self.tok != "rouge":
+            key += f"|tok={self.tok}" + (f"|lang={self.lang}" if self.lang else "")
+        return key
 
     @property
-    def setting(self) -> tuple[bool, bool, str]:
-        """What the text processing depends on: (stem, stop, exceptions)."""
-        return self.stem, self.stop, self.exceptions
+    def setting(self) -> tuple[bool, bool, str, str, str | None]:
+        """What the text processing depends on: (stem, stop, exceptions, tok, lang)."""
+        return self.stem, self.stop, self.exceptions, self.tok, self.lang
 
     def __str__(self) -> str:
         return self.signature
@@ -191,7 +219,8 @@ class SystemVariant:
 
 def parse_variant(text: str) -> RougeVariant | SystemVariant:
     """Parse a signature (``rouge-su4|stem:yes|stop:no|stat:F[|agg:mean]|refs:A``) or a golden key
-    (``R-SU4|stem=1|stop=0|F[|f=B]``).
+    (``R-SU4|stem=1|stop=0|F[|f=B]``). An option given twice with different values (``stat:P|stat:R``,
+    ``stem:yes|stem=0``, ``R-1|F|P``) is an error naming both.
 
     Examples
     --------
@@ -202,32 +231,82 @@ def parse_variant(text: str) -> RougeVariant | SystemVariant:
         return text
     parts = str(text).strip().split("|")
     measure = parse_measure(parts[0])
-    opts: dict[str, str] = {}
-    stat = None
+    fields: list[tuple[str, str, str]] = []
     for part in parts[1:]:
-        if part in ("P", "R", "F"):
-            stat = part
+        if part.strip() in ("P", "R", "F"):
+            fields.append(("stat", part.strip(), part))  # the golden keys' bare statistic
             continue
         sep = ":" if ":" in part else "="
         name, _, value = part.partition(sep)
         if not value:
             raise ValueError(f"cannot parse {part!r} in variant {text!r}")
-        opts[name.strip().lower()] = value.strip()
-    stat = opts.pop("stat", stat) or "F"
+        name = name.strip().lower()
+        fields.append(("refs" if name == "f" else name, value.strip(), part))
+    opts = unique_options(text, fields, same=_same_rouge_value)
+    stat = opts.pop("stat", "F")
+    tok = opts.pop("tok", "rouge").lower()
+    lang = opts.pop("lang", None)
     try:
-        stem = _YES[opts.pop("stem", "yes").lower()]
+        # the Unicode tokenizer stems only when asked (and then with lang's Snowball stemmer)
+        stem = _YES[opts.pop("stem", "yes" if tok == "rouge" else "no").lower()]
         stop = _YES[opts.pop("stop", "no").lower()]
     except KeyError:
         raise ValueError(f"stem and stop must be yes/no or 1/0 in variant {text!r}") from None
-    refs = opts.pop("refs", None) or opts.pop("f", "A")
+    refs = opts.pop("refs", "A")
     agg = opts.pop("agg", None)
     exceptions = opts.pop("exc", "full")
     alpha = float(opts.pop("alpha", 0.5))
     if opts:
         raise ValueError(f"unknown option(s) {sorted(opts)} in variant {text!r}")
     # the option values are checked by RougeVariant / SystemVariant.__post_init__
-    rv = RougeVariant(measure, stem, stop, stat.upper(), refs.upper(), exceptions, alpha)  # type: ignore[arg-type]
+    rv = RougeVariant(measure, stem, stop, stat.upper(), refs.upper(), exceptions, alpha,  # type: ignore[arg-type]
+                      tok, lang.lower() if lang else None)  # type: ignore[arg-type]
     return SystemVariant(rv, agg) if agg else rv  # type: ignore[arg-type]
+
+
+def _same_rouge_value(name: str, value: str) -> str:
+    """The form in which two values of one option are compared: ``stem:yes`` = ``stem=1``, ``stat:f`` = ``F``."""
+    if name in ("stem", "stop"):
+        return str(_YES.get(value.lower(), value))
+    if name in ("stat", "refs", "agg", "exc", "tok", "lang"):
+        return value.upper() if name in ("stat", "refs") else value.lower()
+    if name == "alpha":
+        try:
+            return repr(float(value))
+        except ValueError:
+            return value
+    return value
+
+
+def unique_options(text, fields, *, same=None) -> dict[str, str]:
+    """The options of a signature as a dict, refusing one given twice with different values.
+
+    Parameters
+    ----------
+    text : str
+        The signature, named in the error.
+    fields : iterable of (name, value, field)
+        Each option's canonical name, its value and the field as written (for the error).
+    same : callable, optional
+        ``same(name, value)`` is the form in which two values are compared (default: the value itself); an
+        option repeated with the same value is kept once.
+
+    Examples
+    --------
+    >>> unique_options("rouge-1|stat:P|stat:R", [("stat", "P", "stat:P"), ("stat", "R", "stat:R")])
+    Traceback (most recent call last):
+    ...
+    ValueError: variant 'rouge-1|stat:P|stat:R': conflicting options 'stat:P' and 'stat:R' (give each option once)
+    """
+    seen: dict[str, tuple[str, str, str]] = {}
+    for name, value, field in fields:
+        key = same(name, value) if same is not None else value
+        if name in seen and seen[name][1] != key:
+            raise ValueError(
+                f"variant {text!r}: conflicting options {seen[name][2]!r} and {field!r} (give each option once)"
+            )
+        seen.setdefault(name, (value, key, field))
+    return {name: value for name, (value, _key, _field) in seen.items()}
 
 
 GRAHAM_MEASURES = ("R-1", "R-2", "R-3", "R-4", "R-L", "R-W1.2", "R-S4", "R-SU4")

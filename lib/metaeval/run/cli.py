@@ -1,9 +1,10 @@
-"""Command line: ``metaeval rouge``, ``metaeval run``, ``metaeval run-all``, ``metaeval params``.
+"""metaeval: ROUGE-1.5.5 and GRouge scoring, dataset import and description, notebooks, sweeps and report cards.
 
 Examples::
 
     metaeval rouge in.jsonl out.jsonl                      # all 96 ROUGE-1.5.5 values per record
     metaeval rouge in.jsonl out.jsonl --methods R-1,R-L --refs AB --exceptions empty
+    metaeval rouge in.jsonl out.jsonl --tokenizer unicode --lang el --stem yes  # Greek (not ROUGE-1.5.5)
     metaeval grouge in.jsonl out.jsonl --methods G-1,G-2,G-SU4 --lam 0.5   # GRouge (WordNet PPR)
     metaeval run 00 -p seed 1 -p output_dir results/tmp    # one notebook with overrides
     metaeval run-all                                       # every notebook into results/
@@ -11,6 +12,7 @@ Examples::
     metaeval card my_metric.jsonl --dataset summeval --output card/  # report card of a new metric
     metaeval datasets                                      # the embedded datasets
     metaeval describe realsumm                             # systems, inputs, texts, scores and their coverage
+    metaeval import study.csv my_study                     # a table (CSV, TSV, parquet) -> a dataset folder
 """
 
 from __future__ import annotations
@@ -36,10 +38,18 @@ def _rouge_variants(args):
         raise SystemExit("metaeval rouge: --methods is empty")
     choice = {"both": (False, True), "yes": (True,), "no": (False,)}
     modes = {"A": ("A",), "B": ("B",), "AB": ("A", "B")}[args.refs]
+    # --stem/--stop not given: both for ROUGE-1.5.5's tokens, no for the Unicode tokenizer (opt-in stemming)
+    tok = args.tokenizer
+    stems = args.stem or ("both" if tok == "rouge" else "no")
+    stops = args.stop or ("both" if tok == "rouge" else "no")
+    if tok == "unicode" and stems != "no" and args.lang is None:
+        raise SystemExit("metaeval rouge: --stem with --tokenizer unicode is a language's Snowball stemmer: "
+                         "give --lang (e.g. el, ru, fr), or --stem no")
     variants = []
     for mode in modes:
-        for m, stem, stop, stat in itertools.product(methods, choice[args.stem], choice[args.stop], "PRF"):
-            variants.append(RougeVariant(parse_measure(m), stem, stop, stat, mode, args.exceptions, args.alpha))
+        for m, stem, stop, stat in itertools.product(methods, choice[stems], choice[stops], "PRF"):
+            variants.append(RougeVariant(parse_measure(m), stem, stop, stat, mode, args.exceptions, args.alpha,
+                                         tok, args.lang))
     return variants
 
 
@@ -258,6 +268,21 @@ def cmd_sweep(args) -> int:
     return 0
 
 
+def _card_folder(scores: str, dataset: str) -> str:
+    """``card-<metric>-<dataset>``: readable names (a path's last component; ``R-2|stem=1|stop=0|F`` as
+    ``R-2_stem=1_stop=0_F``), never a ``|``, ``/`` or a whole path inside a folder name; a dataset given as a
+    path is named as its results folder is (its name and a short hash of its resolved path, so two folders
+    called ``study/`` never share a card folder)."""
+    import re
+
+    from metaeval.data.datasets import readable_name
+    from metaeval.run.paths import dataset_folder_name
+
+    name = readable_name(scores) if ("/" in scores or Path(scores).exists()) else scores
+    metric = re.sub(r"[^A-Za-z0-9=.+-]+", "_", Path(name).name).strip("_.") or "x"
+    return f"card-{metric}-{dataset_folder_name(dataset)}"
+
+
 def cmd_card(args) -> int:
     from metaeval.studies.card import make_card
 
@@ -266,16 +291,7 @@ def cmd_card(args) -> int:
                                  ("seed", args.seed)) if v is not None}
     if args.baselines:
         options["baselines"] = [b.strip() for b in args.baselines.split(",") if b.strip()]
-    if args.output:
-        output = args.output
-    else:
-        import re
-
-        from metaeval.run.paths import dataset_folder_name
-
-        # a readable folder name: no `|` of a signature, no path of a dataset folder (its name + short hash)
-        scores = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(args.scores).stem).strip("-.") or "scores"
-        output = f"card-{scores}-{dataset_folder_name(args.dataset)}"
+    output = args.output or _card_folder(args.scores, args.dataset)
     try:
         card = make_card(args.scores, dataset=args.dataset, output_dir=output, render=not args.no_html, **options)
     except (ValueError, KeyError, FileNotFoundError, RuntimeError) as exc:
@@ -334,8 +350,10 @@ def main(argv=None) -> int:
     p.add_argument("output")
     p.add_argument("--methods", default="R-1,R-2,R-3,R-4,R-L,R-W1.2,R-S4,R-SU4",
                    help="comma-separated measures, e.g. R-1,R-9,R-L,R-W1.2,R-S*,R-SU4 (default: ROUGE-1.5.5's 8)")
-    p.add_argument("--stem", choices=["both", "yes", "no"], default="both")
-    p.add_argument("--stop", choices=["both", "yes", "no"], default="both", help="stopword removal")
+    p.add_argument("--stem", choices=["both", "yes", "no"], default=None,
+                   help="stemming (default: both; no with --tokenizer unicode)")
+    p.add_argument("--stop", choices=["both", "yes", "no"], default=None,
+                   help="stopword removal (default: both; no with --tokenizer unicode)")
     p.add_argument("--refs", choices=["A", "B", "AB"], default="A",
                    help="A: pool references (-f A); B: best reference (-f B, keys end in |f=B); AB: both")
     p.add_argument("--exceptions", choices=["full", "empty"], default="full",
@@ -344,6 +362,11 @@ def main(argv=None) -> int:
                    help="sentence units for ROUGE-L/W: newlines (ROUGE's SPL) or PTB sentence-final tokens")
     p.add_argument("--alpha", type=float, default=0.5, help="F weight of recall (ROUGE's -p)")
     p.add_argument("--no-round", action="store_true", help="unrounded values instead of ROUGE's 5 decimals")
+    p.add_argument("--tokenizer", choices=["rouge", "unicode"], default="rouge",
+                   help="rouge: ROUGE-1.5.5's ASCII tokens; unicode: any script (keys end in |tok=unicode; not "
+                        "ROUGE-1.5.5)")
+    p.add_argument("--lang", default=None,
+                   help="with --tokenizer unicode: the language (ISO 639-1, e.g. el) of the Snowball stemmer of --stem")
     p.set_defaults(func=cmd_rouge)
 
     p = sub.add_parser("grouge", help="GRouge (WordNet PPR semantic ROUGE): JSONL {id, peer, refs} or a dataset "

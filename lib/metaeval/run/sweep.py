@@ -127,6 +127,13 @@ def _run_task(task: _Task) -> dict:
         # (KeyboardInterrupt is not an Exception: Ctrl-C stops the sweep, it is not a failed combination)
         status.update(state="failed", error=f"{type(exc).__name__}: {exc}",
                       seconds=round(time.perf_counter() - start, 3))
+        from metaeval.run.outputs import failed_dir
+
+        kept = failed_dir(folder, Path(task.notebook).stem)
+        if kept.is_dir():  # the runner kept the failed run there: its status goes beside it, no second folder
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+            folder = kept
         folder.mkdir(parents=True, exist_ok=True)
     (folder / STATUS).write_text(json.dumps(status, indent=1, default=str))
     return status
@@ -188,6 +195,11 @@ def run_sweep(
             continue
         tasks.append(_Task(str(path), params, run_params, str(folder)))
     (root / "sweep.json").write_text(json.dumps({"notebook": path.name, "grid": grid}, indent=1, default=str))
+    if skipped:
+        import sys
+
+        print(f"sweep {path.stem}: {len(skipped)} of {len(combos)} combinations already finished in {root} are "
+              "skipped (--force reruns them)", file=sys.stderr)
     bar = None
     if progress:
         from tqdm import tqdm

@@ -193,7 +193,7 @@ def bootstrap_indices(rng: np.random.Generator, lead: tuple[int, ...], n_systems
     --------
     >>> rows, cols = bootstrap_indices(np.random.default_rng(0), (2,), 3, 4, "systems")
     >>> rows.tolist(), cols.tolist()
-    ([[2, 1, 1], [0, 0, 2]], [[0, 1, 2, 3], [0, 1, 2, 3]])
+    ([[2, 1, 1], [0, 0, 0]], [[0, 1, 2, 3], [0, 1, 2, 3]])
     """
     N, M = n_systems, n_inputs
     rows = (rng.integers(0, N, size=lead + (N,)) if resample in ("both", "systems")
@@ -224,7 +224,7 @@ def fair_bits(rng: np.random.Generator, shape) -> np.ndarray:
     Examples
     --------
     >>> fair_bits(np.random.default_rng(0), (2, 5)).tolist()
-    [[1, 1, 0, 0, 1], [0, 1, 0, 0, 0]]
+    [[0, 1, 0, 1, 1], [1, 1, 1, 1, 0]]
     """
     n = int(np.prod(shape))
     return np.unpackbits(rng.integers(0, 256, size=(n + 7) // 8, dtype=np.uint8))[:n].reshape(shape)
@@ -260,7 +260,10 @@ def coins(rng: np.random.Generator, lead: tuple[int, ...], n_systems: int, n_inp
     N, M = n_systems, n_inputs
     if method == "both":
         # the same random bytes either way; packed only where the summary-level kernel reads them
-        return PackedCoins(rng, lead + (N, M)) if packed else fair_bits(rng, lead + (N, M)).astype(bool)
+        if packed:
+            T, B = lead  # packed coins are the planner's (trials, permutations)
+            return PackedCoins(rng, (T, B, N, M))
+        return fair_bits(rng, lead + (N, M)).astype(bool)
     if method == "systems":
         return np.broadcast_to(fair_bits(rng, lead + (N, 1)).astype(bool), lead + (N, M))
     if method == "inputs":
@@ -339,7 +342,7 @@ def pearson(x: np.ndarray, z: np.ndarray, w: np.ndarray | None) -> np.ndarray:
     Examples
     --------
     >>> pearson(np.array([[1., 2, 3], [1, 1, 1]]), np.array([1., 2, 4]), None).round(4).tolist()
-    [0.9820, nan]
+    [0.982, nan]
     """
     if w is None:
         xc = x - x.mean(axis=-1, keepdims=True)

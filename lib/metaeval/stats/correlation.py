@@ -5,9 +5,13 @@ X (metric) and Z (human) are N x M matrices: N systems (rows) x M inputs (column
 * system level: correlation of the per-system means ``X.mean(1)`` and ``Z.mean(1)``;
 * summary level: mean over inputs of the correlation across systems within each input, skipping inputs
   where it is undefined (constant scores);
-* global level: correlation over all N*M cells.
+* global level: correlation over all N*M cells;
+* per-system level: mean over systems of the correlation across inputs within each system, skipping systems
+  where it is undefined (mt-metrics-eval ``average_by="sys"``).
 
-Coefficients follow scipy: Pearson, Spearman (average ranks), Kendall tau-b. The kernels here compute a
+Coefficients follow scipy: Pearson, Spearman (average ranks), Kendall tau-b and tau-c; plus pairwise accuracy
+(Kocmi et al. 2021, mt-metrics-eval's ``Agreement``) and any callable ``f(x, z) -> float``, applied per group
+like the built-ins (a slow path: one Python call per group and resample). The kernels here compute a
 coefficient along the last axis of arrays with any leading batch shape, so that a whole batch of resamples
 is one array operation.
 """
@@ -24,6 +28,7 @@ from scipy import special, stats
 
 from metaeval._warnings import warn_degenerate
 from metaeval.stats._kernels import constant, pearson, snap
+from metaeval.stats._pairs import kendall_c, pairwise_agreement
 
 __all__ = [
     "LEVELS",
@@ -38,10 +43,14 @@ __all__ = [
     "constant",
 ]
 
-LEVELS = ("system", "summary", "global")
-COEFFICIENTS = ("pearson", "spearman", "kendall")
-Level = Literal["system", "summary", "global"]
-Coefficient = Literal["pearson", "spearman", "kendall"]
+LEVELS = ("system", "summary", "global", "per-system")
+COEFFICIENTS = ("pearson", "spearman", "kendall", "kendall-c", "pairwise-accuracy")
+#: coefficients computed from pair signs (their kernels build N(N-1)/2 pairs per vector)
+PAIR_COEFFICIENTS = ("kendall", "kendall-c", "pairwise-accuracy")
+#: coefficients with Fisher-interval constants (Bonett & Wright) and Williams' test
+FISHER_COEFFICIENTS = ("pearson", "spearman", "kendall")
+Level = Literal["system", "summary", "global", "per-system"]
+Coefficient = Literal["pearson", "spearman", "kendall", "kendall-c", "pairwise-accuracy"]
 
 
 class ConfidenceInterval(NamedTuple):
@@ -67,13 +76,23 @@ def check_level(level: str) -> None:
         raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
 
 
-def check_coefficient(coefficient: str) -> None:
-    if coefficient not in COEFFICIENTS:
-        raise ValueError(f"coefficient must be one of {COEFFICIENTS}, got {coefficient!r}")
+def check_coefficient(coefficient, allowed=COEFFICIENTS) -> None:
+    """A built-in name of ``allowed``, or (when ``allowed`` is all of them) a callable ``f(x, z) -> float``."""
+    if callable(coefficient) and allowed == COEFFICIENTS:
+        return
+    if not isinstance(coefficient, str) or coefficient not in allowed:
+        extra = " or a callable f(x, z) -> float" if allowed == COEFFICIENTS else ""
+        raise ValueError(f"coefficient must be one of {allowed}{extra}, got {coefficient!r}")
+
+
+def coefficient_name(coefficient) -> str:
+    """The name of a coefficient for messages: the string, or a callable's ``__name__``."""
+    return coefficient if isinstance(coefficient, str) else getattr(coefficient, "__name__", "callable")
 
 
 def check_matrices(nan_policy: str = "raise", **named: object) -> tuple[np.ndarray, ...]:
-    """Convert named matrices to float arrays and check they are N x M, equal-shaped, N, M >= 3, finite.
+    """Convert named matrices to float arrays and check they are N x M, equal-shaped, N, M >= 3, finite;
+    a matrix whose magnitudes would overflow float64 in sums of squares is rescaled by a power of 2 (exact).
 
     With ``nan_policy="omit"``, NaN cells are allowed if every matrix has NaN in exactly the same cells.
     """
@@ -108,7 +127,7 @@ def check_matrices(nan_policy: str = "raise", **named: object) -> tuple[np.ndarr
             raise ValueError(f"{name} has shape {arr.shape} but {first_name} has shape {first_shape}")
         if np.isinf(arr).any():
             raise ValueError(f"{name} contains infinite values")
-        arrays.append(arr)
+        arrays.append(_rescale(arr))
     nan_masks = [np.isnan(a) for a in arrays]
     if any(m.any() for m in nan_masks):
         names = list(named)
@@ -122,6 +141,25 @@ def check_matrices(nan_policy: str = "raise", **named: object) -> tuple[np.ndarr
             if not np.array_equal(m, nan_masks[0]):
                 raise ValueError(f"nan_policy='omit' needs identical NaN patterns; {n} differs from {names[0]}")
     return tuple(arrays)
+
+
+#: beyond these magnitudes, sums of squares and products over a matrix overflow (or underflow) float64
+_LARGE, _SMALL = 2.0**400, 2.0**-400
+
+
+def _rescale(arr: np.ndarray) -> np.ndarray:
+    """``arr`` times a power of 2 bringing its largest magnitude near 1, when squares or sums of its values
+    would leave float64's range (a 1e308 cell; X * 1e300); otherwise ``arr`` itself.
+
+    Every statistic computed from the matrices (correlations, their differences and resampled versions) is
+    invariant to a positive scale, and a power of 2 scales every intermediate sum exactly: so the result is
+    the one the data would give at a moderate scale. Data within the range are untouched (bit for bit).
+    """
+    with np.errstate(invalid="ignore"):
+        top = float(np.nanmax(np.abs(arr))) if arr.size and not np.isnan(arr).all() else 0.0
+    if top == 0.0 or _SMALL <= top <= _LARGE:
+        return arr
+    return np.ldexp(arr, -int(np.frexp(top)[1]))
 
 
 def _is_frame(value: object) -> TypeGuard[Any]:
@@ -194,13 +232,24 @@ def _kendall(x: np.ndarray, z: np.ndarray, w: np.ndarray | None) -> np.ndarray:
     return np.clip(tau, -1.0, 1.0)
 
 
-def batch_corr(x: np.ndarray, z: np.ndarray, coefficient: str, w: np.ndarray | None = None) -> np.ndarray:
+def _callable_corr(x: np.ndarray, z: np.ndarray, f, w: np.ndarray | None) -> np.ndarray:
+    """A user coefficient on every vector of the batch (valid entries only); NaN with fewer than 2."""
+    out = np.full(x.shape[:-1], np.nan)
+    for idx in np.ndindex(*x.shape[:-1]):
+        keep = slice(None) if w is None else w[idx] > 0
+        xv, zv = x[idx][keep], z[idx][keep]
+        if xv.size >= 2:
+            out[idx] = float(f(xv, zv))
+    return out
+
+
+def batch_corr(x: np.ndarray, z: np.ndarray, coefficient, w: np.ndarray | None = None) -> np.ndarray:
     """Correlation coefficient along the last axis; leading axes are a batch (broadcast against each other).
 
     Parameters
     ----------
     x, z : ndarray (..., n)
-    coefficient : {"pearson", "spearman", "kendall"}
+    coefficient : {"pearson", "spearman", "kendall", "kendall-c", "pairwise-accuracy"} or callable
     w : ndarray (..., n) of 0/1, optional
         Validity mask: entries with 0 are left out (their values are ignored).
 
@@ -216,7 +265,9 @@ def batch_corr(x: np.ndarray, z: np.ndarray, coefficient: str, w: np.ndarray | N
     """
     x, z = np.broadcast_arrays(x, z)
     if w is not None:
-        w = np.broadcast_to(w, x.shape).astype(float)
+        # C order: astype of a broadcast mask keeps its strides ("K"), and sums along the last axis of such a
+        # layout are taken in another order than those of one row, so results would depend on the batch size
+        w = np.ascontiguousarray(np.broadcast_to(w, x.shape), dtype=float)
         x = np.where(w > 0, x, 0.0)
         z = np.where(w > 0, z, 0.0)
     if coefficient == "pearson":
@@ -225,7 +276,13 @@ def batch_corr(x: np.ndarray, z: np.ndarray, coefficient: str, w: np.ndarray | N
         return pearson(_ranks(x, w), _ranks(z, w), w)
     if coefficient == "kendall":
         return _kendall(x, z, w)
-    raise ValueError(f"coefficient must be one of {COEFFICIENTS}, got {coefficient!r}")
+    if coefficient == "kendall-c":
+        return kendall_c(x, z, w)
+    if coefficient == "pairwise-accuracy":
+        return pairwise_agreement(x, z, w)
+    if callable(coefficient):
+        return _callable_corr(x, z, coefficient, w)
+    raise ValueError(f"coefficient must be one of {COEFFICIENTS} or a callable, got {coefficient!r}")
 
 
 def system_corr(xs: np.ndarray, zs: np.ndarray, coefficient: str) -> np.ndarray:
@@ -356,6 +413,10 @@ def level_corr(
         shape = x.shape[:-2] + (x.shape[-2] * x.shape[-1],)
         r = batch_corr(x.reshape(shape), z.reshape(shape), coefficient, None if w is None else w.reshape(shape))
         count = np.ones(r.shape, dtype=int)
+    elif level == "per-system":
+        per_system = batch_corr(x, z, coefficient, w)
+        count = np.count_nonzero(~np.isnan(per_system), axis=-1)
+        r = mean_of_defined(per_system)
     else:
         raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
     return (r, count) if return_count else r
@@ -380,9 +441,14 @@ def correlate(
     ----------
     X, Z : array_like (N, M)
         Metric and human scores; rows are systems, columns inputs.
-    level : {"system", "summary", "global"}
-    coefficient : {"pearson", "spearman", "kendall"}
-        Kendall is tau-b, as in scipy.
+    level : {"system", "summary", "global", "per-system"}
+        ``"per-system"``: the mean over systems of the correlation across inputs (mt-metrics-eval
+        ``average_by="sys"``; ``"summary"`` is its ``"item"``, ``"global"`` its ``"none"``).
+    coefficient : {"pearson", "spearman", "kendall", "kendall-c", "pairwise-accuracy"} or callable
+        Kendall is tau-b and kendall-c Stuart's tau-c, as in scipy; pairwise accuracy is the share of pairs
+        ordered alike (ties in both agree; see :func:`metaeval.pairwise_accuracy`). A callable
+        ``f(x, z) -> float`` is applied to every group (the system means, each input, each system, or all
+        cells) over its scored entries, like the built-ins.
     nan_policy : {"raise", "omit"}
         ``"omit"`` accepts NaN cells present in both X and Z at the same places, and leaves them out
         (system means over the non-NaN cells, per-input correlations over the non-NaN systems).
@@ -400,12 +466,14 @@ def correlate(
     0.2
     >>> round(correlate(X, Z, level="summary", coefficient="kendall"), 3)    # mean of the 4 per-input taus
     0.65
+    >>> round(correlate(X, Z, level="summary", coefficient=lambda x, z: stats.kendalltau(x, z)[0]), 3)
+    0.65
     """
     check_level(level)
     check_coefficient(coefficient)
     X, Z = check_matrices(nan_policy, X=X, Z=Z)
     r = float(level_corr(X, Z, level, coefficient, _mask(X)))
-    warn_if_nan(r, f"the {level}-level {coefficient} correlation")
+    warn_if_nan(r, f"the {level}-level {coefficient_name(coefficient)} correlation")
     return r
 
 
@@ -424,6 +492,8 @@ def effective_n(X, *, level: str) -> int:
         return int(valid.sum(axis=0).max())
     if level == "global":
         return int(valid.sum())
+    if level == "per-system":
+        return int(valid.sum(axis=1).max())
     raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
 
 
@@ -456,7 +526,7 @@ def fisher_ci(
     True
     """
     check_level(level)
-    check_coefficient(coefficient)
+    check_coefficient(coefficient, FISHER_COEFFICIENTS)
     check_confidence_level(confidence_level)
     X, Z = check_matrices(nan_policy, X=X, Z=Z)
     r = float(level_corr(X, Z, level, coefficient, _mask(X)))

@@ -3,8 +3,9 @@
 Monte-Carlo power analysis for the two questions a new human study asks:
 
 * :func:`system_comparison_power` / :func:`system_pairs_power`: the power to separate two systems by
-  their per-document scores (paired bootstrap, paired permutation (sign flips) or paired t-test) when
-  ``size`` documents are judged, for one pair or every pair of a systems x documents score matrix;
+  their per-document scores (by default the sign-flip permutation test, exact for small sizes and valid at
+  every size; or the paired bootstrap or paired t-test, reported with their type-I error measured at each
+  size) when ``size`` documents are judged, for one pair or every pair of a systems x documents matrix;
   :func:`binned_power` summarizes pairs by quintile of their score difference.
 * :func:`metric_comparison_power`: the power to find that metric X correlates with the human scores more
   strongly than metric Y (Perm-Both, Boot-Both, Williams, ... at system/summary/global level) at other
@@ -88,7 +89,7 @@ __all__ = [
     "wilson_interval",
 ]
 
-SYSTEM_TESTS = ("paired-bootstrap", "permutation", "t-test")
+SYSTEM_TESTS = ("permutation", "paired-bootstrap", "t-test")
 METRIC_TESTS = ("perm-both", "perm-systems", "perm-inputs", "boot-both", "boot-systems", "boot-inputs", "williams")
 ALTERNATIVES = ("two-sided", "greater", "less")
 Replace = Literal["auto"] | bool
@@ -205,7 +206,7 @@ class SystemTestOptions:
     'two-sided'
     """
 
-    test: str = "paired-bootstrap"
+    test: str = "permutation"
     alpha: float = 0.05
     n_trials: int = 1000
     n_resamples: int = 1000
@@ -307,7 +308,8 @@ def _pair_pvalues(
             t = observed / (sd / math.sqrt(n))
         # the same difference in every document: a nonzero one is certain (t = +-inf, as a limit), a zero one
         # carries no evidence (t = 0)
-        t = np.where(sd > tol, t, np.where(np.abs(observed) > tol, np.sign(observed) * np.inf, 0.0))
+        with np.errstate(invalid="ignore"):  # sign(0) * inf in the branch np.where does not take
+            t = np.where(sd > tol, t, np.where(np.abs(observed) > tol, np.sign(observed) * np.inf, 0.0))
         return t_pvalue(t, n - 1, alternative)
     B = n_resamples
     if test == "paired-bootstrap" and fused:
@@ -316,7 +318,11 @@ def _pair_pvalues(
         # the same product as below: the floats of every system mean are those of the unfused path
         means = (weights @ S.T).reshape(T, B, K)
         code = TAIL_CODES[alternative]
-        return _pair_taildraw_counts(means, ia, ib, float(n), observed, code, tol) / B
+        return _pair_tail_counts(means, ia, ib, float(n), observed, code, tol) / B
+    exact = test == "permutation" and 2**n <= n_resamples
+    if exact:
+        # all 2^n sign flips, the same for every trial: the exact permutation distribution (no draws)
+        B = 2**n
     offsets = M * np.arange(T * B)[:, None]
     if test == "paired-bootstrap":
         # int32 indices: gathering with them is several times faster than with int64 ones
@@ -326,7 +332,11 @@ def _pair_pvalues(
         weights = np.bincount((drawn.reshape(T * B, n) + offsets).ravel(), minlength=T * B * M)
     else:
         # permutation of a paired design: flip the sign of each drawn document's difference
-        signs = 1.0 - 2.0 * fair_bits(rng, (T * B, n))
+        if exact:
+            flips = (np.arange(B)[:, None] >> np.arange(n)) & 1
+            signs = np.tile(1.0 - 2.0 * flips, (T, 1))
+        else:
+            signs = 1.0 - 2.0 * fair_bits(rng, (T * B, n))
         flat = (np.broadcast_to(docs[:, None, :], (T, B, n)).reshape(T * B, n) + offsets).ravel()
         weights = np.bincount(flat, weights=signs.ravel(), minlength=T * B * M)
     # pair differences through a contrast matrix: a second small product instead of a fancy-index gather
@@ -338,6 +348,10 @@ def _pair_pvalues(
         # centring at the observed difference gives the null distribution (as metaeval.bootstrap_test)
         null -= observed[:, None, :]
         return _tail(null, observed, alternative, tol) / B
+    if exact:
+        # the identity is one of the 2^n flips: p = c / 2^n
+        return _tail(null, observed, alternative, tol) / B
+    # Monte-Carlo: p = (c + 1) / (B + 1), valid (size <= alpha) for any number of flips
     return (_tail(null, observed, alternative, tol) + 1) / (B + 1)
 
 
@@ -357,7 +371,7 @@ def _bootstrap_weights(docs, positions, M):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _pair_taildraw_counts(means, ia, ib, n, observed, alternative, tol):  # pragma: no cover - compiled
+def _pair_tail_counts(means, ia, ib, n, observed, alternative, tol):  # pragma: no cover - compiled
     """Per trial and pair, how many centred bootstrap differences are at least as extreme as the observed
     one (as :func:`_tail` on ``(means[ia] - means[ib]) / n - observed``): (T, P) counts as floats.
 
@@ -391,34 +405,99 @@ def _check_sizes_1d(sizes) -> list[int]:
     return out
 
 
+#: Tests whose p-values are valid (size <= alpha) by construction at every size: the sign-flip permutation test
+#: (exact when all 2^n flips are enumerated, Monte-Carlo with p = (c + 1) / (B + 1) otherwise). The others'
+#: size is measured by simulation next to their power.
+EXACT_SYSTEM_TESTS = ("permutation",)
+
+# float64 copies of the largest per-trial array that one chunk of a system comparison holds at once
+_COPIES = 4
+
+
+def _within_document_null(S: np.ndarray, rng: np.random.Generator, copies: int = 8) -> np.ndarray:
+    """A null pilot (K, R M): each document's K scores in random orders (all K! orders when at most 8), so
+    that every system has the same distribution of scores within a document (equal means, symmetric pair
+    differences): the pilot's documents, with every system difference made pure noise."""
+    K, M = S.shape
+    if math.factorial(K) <= copies:
+        import itertools
+
+        return np.concatenate([S[list(order)] for order in itertools.permutations(range(K))], axis=1)
+    return np.concatenate([rng.permuted(S, axis=0) for _ in range(copies)], axis=1)
+
+
+def _rejection_rates(S, ia, ib, size, with_rep, options: SystemTestOptions, tol, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Rejections and defined p-values (P,) of each pair's test over ``n_trials`` studies of ``size`` documents."""
+    M = S.shape[1]
+    test, n_resamples = options.test, options.n_resamples
+    rejections = np.zeros(len(ia))
+    defined = np.zeros(len(ia))
+    per_trial = (len(ia) * size if test == "t-test" else n_resamples * max(size, M, len(ia)))
+    for start, stop in _chunks(options.n_trials, per_trial):
+        docs = _draw(rng, stop - start, M, size, with_rep)  # (T, n)
+        p = _pair_pvalues(S, docs, ia, ib, test, n_resamples, options.alternative, tol, rng)
+        rejections += np.count_nonzero(_rejects(p, options.alpha), axis=0)
+        defined += np.count_nonzero(~np.isnan(p), axis=0)
+    return rejections, defined
+
+
+def _check_system_memory(sizes: list[int], S: np.ndarray, n_pairs: int, options: SystemTestOptions) -> None:
+    """Refuse, before allocating, a size whose single simulated study would not fit in memory."""
+    from metaeval.stats.resampling import memory_limit
+
+    limit = memory_limit()
+    M = S.shape[1]
+    for size in sizes:
+        per_trial = (n_pairs * size if options.test == "t-test"
+                     else options.n_resamples * max(size, M, n_pairs) + size)
+        need = 8.0 * _COPIES * per_trial
+        if need > limit:
+            raise ValueError(
+                f"sizes: {size} documents need about {need / 2**30:.1f} GiB for one simulated study "
+                f"({options.test}, {options.n_resamples} resamples), more than the limit of {limit / 2**30:.1f} GiB "
+                "(half this machine's memory, or $METAEVAL_MAX_MEMORY): use smaller sizes (power at such sizes is "
+                "1 for any real difference) or fewer n_resamples")
+
+
+def _type1_upper(n_trials: int, alpha: float, confidence_level: float = 0.999) -> int:
+    """The largest number of rejections out of ``n_trials`` consistent with size alpha (upper end of the
+    central binomial interval)."""
+    return int(stats.binom.ppf(1 - (1 - confidence_level) / 2, n_trials, alpha))
+
+
 def _pairs_power(S: np.ndarray, ia: np.ndarray, ib: np.ndarray, *, sizes, options: SystemTestOptions, rng,
                  progress: bool) -> pd.DataFrame:
     sizes = _check_sizes_1d(sizes)
-    test, alpha, n_trials, n_resamples = options.test, options.alpha, options.n_trials, options.n_resamples
-    alternative, replace = options.alternative, options.replace
+    _check_system_memory(sizes, S, len(ia), options)
+    test, alpha, n_trials = options.test, options.alpha, options.n_trials
     M = S.shape[1]
     rng = np.random.default_rng(rng)
     # ties are judged relative to the data's scale (see _tail)
     tol = 1e-9 * max(float(np.abs(S).max()), 1e-300)
     frames = []
     children = rng.spawn(len(sizes))
-    for size, child in _progress(list(zip(sizes, children)), progress, desc="sizes"):
-        with_rep = _with_replacement(size, M, replace, "documents")
-        rejections = np.zeros(len(ia))
-        defined = np.zeros(len(ia))
-        per_trial = (len(ia) * size if test == "t-test" else n_resamples * max(size, M, len(ia)))
-        for start, stop in _chunks(n_trials, per_trial):
-            docs = _draw(child, stop - start, M, size, with_rep)  # (T, n)
-            p = _pair_pvalues(S, docs, ia, ib, test, n_resamples, alternative, tol, child)
-            rejections += np.count_nonzero(_rejects(p, alpha), axis=0)
-            defined += np.count_nonzero(~np.isnan(p), axis=0)
+    measure = test not in EXACT_SYSTEM_TESTS
+    if measure:
+        # the test's size at each size, on the pilot made null (drawn after the power's generators, which
+        # therefore give the same power as without the measurement)
+        null_children = rng.spawn(len(sizes))
+        S_null = _within_document_null(S, np.random.default_rng(null_children[0].integers(2**63)))
+    for i, (size, child) in enumerate(_progress(list(zip(sizes, children)), progress, desc="sizes")):
+        with_rep = _with_replacement(size, M, options.replace, "documents")
+        rejections, defined = _rejection_rates(S, ia, ib, size, with_rep, options, tol, child)
         if (defined < n_trials).any():
             warnings.warn(
                 f"size {size}: the {test} was undefined in {int(n_trials * len(ia) - defined.sum())} trials "
                 "(all drawn differences equal); they count as not rejecting", RuntimeWarning, stacklevel=3)
         power, se = _power_columns(rejections, n_trials)
+        if measure:
+            null_rej, _ = _rejection_rates(S_null, ia, ib, size, True, options, tol, null_children[i])
+            type1 = null_rej / n_trials
+            calibrated = null_rej <= _type1_upper(n_trials, alpha)
+        else:
+            type1, calibrated = np.full(len(ia), np.nan), np.ones(len(ia), bool)
         frames.append(pd.DataFrame({"pair": np.arange(len(ia)), "size": size, "power": power, "se": se,
-                                    "sampling": _sampling(with_rep)}))
+                                    "type1": type1, "calibrated": calibrated, "sampling": _sampling(with_rep)}))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -427,7 +506,7 @@ def system_comparison_power(
     b,
     *,
     sizes: Sequence[int],
-    test: str = "paired-bootstrap",
+    test: str = "permutation",
     alpha: float = 0.05,
     n_trials: int = 1000,
     rng: np.random.Generator | int | None = None,
@@ -449,11 +528,15 @@ def system_comparison_power(
         Per-document scores (e.g. human ratings) of the two systems on the same M pilot documents.
     sizes : sequence of int
         Numbers of documents of the planned study (each >= 2).
-    test : {"paired-bootstrap", "permutation", "t-test"}
-        Paired bootstrap of the mean difference (p = share of centred resampled differences at least as
-        extreme as the observed one, as :func:`metaeval.bootstrap_test`), paired permutation (random sign
-        flips of the per-document differences, p = (count + 1) / (B + 1)), or the paired t-test
-        (:func:`scipy.stats.ttest_rel`).
+    test : {"permutation", "paired-bootstrap", "t-test"}
+        ``"permutation"`` (default): the sign-flip permutation test of the mean paired difference, exact
+        when all 2^n flips fit in ``n_resamples`` (p = c / 2^n), Monte-Carlo otherwise (p = (c + 1) / (B + 1));
+        its size is at most alpha at every size (with 5 documents a two-sided test at 0.05 cannot reject:
+        the smallest p-value is 2 / 32). ``"paired-bootstrap"`` (p = share of centred resampled differences
+        at least as extreme as the observed one, as :func:`metaeval.bootstrap_test`) is anti-conservative
+        with few documents (measured type-I error 0.16 at 5 documents, 0.10 at 10 at alpha 0.05);
+        ``"t-test"`` is :func:`scipy.stats.ttest_rel`. For these two the table reports the type-I error
+        measured at each size (``type1``, on the pilot made null: each document's scores in random order).
     alpha : float
         Significance level.
     n_trials : int
@@ -478,8 +561,11 @@ def system_comparison_power(
     Returns
     -------
     DataFrame
-        Columns ``size``, ``power`` (rejection rate), ``se`` (its binomial standard error) and
-        ``sampling`` (how documents were drawn).
+        Columns ``size``, ``power`` (rejection rate), ``se`` (its binomial standard error), ``type1`` (the
+        measured type-I error at that size; NaN for the permutation test, whose size is at most alpha by
+        construction), ``calibrated`` (the type-I error is within the 99.9 % binomial interval of alpha or
+        below it: a power that can be trusted; :func:`required_size` uses only such sizes) and ``sampling``
+        (how documents were drawn).
 
     Examples
     --------
@@ -487,7 +573,7 @@ def system_comparison_power(
     >>> a = rng.normal(0.3, 1, 200); b = rng.normal(0, 1, 200)
     >>> res = system_comparison_power(a, b, sizes=[10, 200], test="t-test", n_trials=200, rng=1)
     >>> list(res.columns), bool(res.power.iloc[0] < res.power.iloc[1])
-    (['size', 'power', 'se', 'sampling'], True)
+    (['size', 'power', 'se', 'type1', 'calibrated', 'sampling'], True)
     """
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
@@ -508,7 +594,7 @@ def system_pairs_power(
     S,
     *,
     sizes: Sequence[int],
-    test: str = "paired-bootstrap",
+    test: str = "permutation",
     alpha: float = 0.05,
     n_trials: int = 1000,
     rng: np.random.Generator | int | None = None,
@@ -541,7 +627,7 @@ def system_pairs_power(
     -------
     DataFrame
         One row per pair and size: ``system_a``, ``system_b``, ``difference``, ``difference_bin`` (1 = the
-        smallest differences), ``size``, ``power``, ``se``, ``sampling``.
+        smallest differences), ``size``, ``power``, ``se``, ``type1``, ``calibrated``, ``sampling``.
 
     Examples
     --------
@@ -576,7 +662,8 @@ def system_pairs_power(
     info = pd.DataFrame({"pair": np.arange(len(pairs)), "system_a": [names[i] for i in ia],
                          "system_b": [names[j] for j in ib], "difference": diff, "difference_bin": bin_of})
     table = info.merge(table, on="pair").drop(columns="pair")
-    return table[["system_a", "system_b", "difference", "difference_bin", "size", "power", "se", "sampling"]]
+    return table[["system_a", "system_b", "difference", "difference_bin", "size", "power", "se", "type1", "calibrated",
+                  "sampling"]]
 
 
 def binned_power(table: pd.DataFrame) -> pd.DataFrame:
@@ -584,7 +671,8 @@ def binned_power(table: pd.DataFrame) -> pd.DataFrame:
 
     Returns columns ``difference_bin``, ``size``, ``pairs``, ``difference_low``, ``difference_high``,
     ``power`` (mean over the bin's pairs) and ``se`` (Monte-Carlo standard error of that mean, treating the
-    pairs' estimates as independent; they share documents, so it is a lower bound).
+    pairs' estimates as independent; they share documents, so it is a lower bound), and from tables that
+    have them ``type1`` (the largest measured type-I error of the bin's pairs) and ``calibrated`` (all are).
     """
     needed = {"difference_bin", "size", "difference", "power", "se"}
     missing = needed - set(table.columns)
@@ -594,6 +682,10 @@ def binned_power(table: pd.DataFrame) -> pd.DataFrame:
     out = g.agg(pairs=("power", "size"), difference_low=("difference", "min"),
                 difference_high=("difference", "max"), power=("power", "mean")).reset_index()
     out["se"] = g["se"].apply(lambda s: float(np.sqrt((s**2).sum()) / len(s))).to_numpy()
+    if "type1" in table.columns:
+        # the bin's worst pair: a mean would hide one miscalibrated pair among calibrated ones
+        out["type1"] = g["type1"].max().to_numpy()
+        out["calibrated"] = g["calibrated"].all().to_numpy()
     return out
 
 
@@ -1032,7 +1124,8 @@ def required_size(
     interval runs from the first size whose power *could* reach the target (upper Wilson bound >= target)
     to the first size from which it surely does (lower Wilson bound >= target), so it reflects the
     Monte-Carlo error of the power estimates. Sizes are those of the grid: refine the grid around the
-    answer for a finer one.
+    answer for a finer one. Sizes where the table says the test is not ``calibrated`` (its measured
+    type-I error above alpha's 99.9 % binomial interval) are never recommended.
 
     Parameters
     ----------
@@ -1098,9 +1191,11 @@ def required_size(
             hit = np.flatnonzero(mask)
             return float(sizes[hit[0]]) if hit.size else np.nan
 
-        required = first(power >= target)
+        # a power measured where the test rejects too often under the null is not evidence of power
+        trusted = block["calibrated"].to_numpy(bool) if "calibrated" in block.columns else np.ones(len(block), bool)
+        required = first((power >= target) & trusted)
         row = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
-        row.update(required=required, low=first(high_b >= target), high=first(low_b >= target),
+        row.update(required=required, low=first((high_b >= target) & trusted), high=first((low_b >= target) & trusted),
                    power=float(power[sizes == required][0]) if not np.isnan(required) else np.nan,
                    reached=not np.isnan(required), max_size=float(sizes.max()))
         rows.append(row)

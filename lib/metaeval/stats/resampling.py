@@ -7,14 +7,19 @@ size (``batch``) therefore changes memory use and nothing else: the same seed gi
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
 import numba
 import numpy as np
 
+from scipy import special
+
+from metaeval._warnings import warn_degenerate
 from metaeval.stats._kernels import bootstrap_indices, draw_counts, pearson, pearson_row, warn_dropped
 from metaeval.stats.correlation import (
+    PAIR_COEFFICIENTS,
     ConfidenceInterval,
     check_coefficient,
     check_confidence_level,
@@ -133,8 +138,9 @@ def per_resample_bytes(n_systems: int, n_inputs: int, level: str, coefficient: s
     """Bytes of temporaries per resample of a chunk: the largest array a kernel builds (as :func:`auto_batch`
     counts its elements) times a few float64 copies of it."""
     N, M = n_systems, n_inputs
-    if coefficient == "kendall":
-        per = {"summary": M * N * (N - 1) / 2, "global": N * M * (N * M - 1) / 2}.get(level, N * (N - 1) / 2 + N * M)
+    if coefficient in PAIR_COEFFICIENTS:
+        per = {"summary": M * N * (N - 1) / 2, "global": N * M * (N * M - 1) / 2,
+               "per-system": N * M * (M - 1) / 2}.get(level, N * (N - 1) / 2 + N * M)
     else:
         per = N * M
     return 32.0 * per
@@ -142,11 +148,13 @@ def per_resample_bytes(n_systems: int, n_inputs: int, level: str, coefficient: s
 
 def auto_batch(n_systems: int, n_inputs: int, level: str, coefficient: str, budget: float = 2e7) -> int:
     """A chunk size that keeps the largest temporary array of a kernel near ``budget`` elements."""
-    if level == "system" and coefficient != "kendall":
+    if level == "system" and coefficient not in PAIR_COEFFICIENTS:
         return 10_000
-    if coefficient == "kendall":
+    if coefficient in PAIR_COEFFICIENTS:
         if level == "summary":
             per = n_inputs * n_systems * (n_systems - 1) / 2
+        elif level == "per-system":
+            per = n_systems * n_inputs * (n_inputs - 1) / 2
         elif level == "global":
             n = n_systems * n_inputs
             per = n * (n - 1) / 2
@@ -401,6 +409,29 @@ def _rows_identity(rows: np.ndarray) -> bool:
     return rows.strides[0] == 0 and np.array_equal(rows[0], np.arange(rows.shape[1]))
 
 
+def min_resamples(confidence_level: float) -> int:
+    """The fewest resamples a percentile interval at ``confidence_level`` can rest on: each tail of
+    (1 - confidence_level) / 2 must hold at least one resample (40 at 95 %, 200 at 99 %).
+
+    Examples
+    --------
+    >>> min_resamples(0.95), min_resamples(0.99)
+    (40, 200)
+    """
+    return int(math.ceil(2 / (1 - confidence_level) - 1e-9))
+
+
+def warn_few_resamples(n: int, confidence_level: float, what: str = "n_resamples") -> None:
+    """Warn (DegenerateResultWarning) when ``n`` resamples are too few for a percentile interval at the level."""
+    need = min_resamples(confidence_level)
+    if n < need:
+        warn_degenerate(
+            f"{what}={n} is too few for a {confidence_level:.0%} percentile interval: each tail of "
+            f"{(1 - confidence_level) / 2:.3g} needs at least one resample beyond the bound, so at least {need} "
+            "(a few thousand for bounds stable to the second decimal); the interval is not a "
+            f"{confidence_level:.0%} interval", stacklevel=4)
+
+
 def percentile_interval(samples: np.ndarray, confidence_level: float) -> ConfidenceInterval:
     alpha = 1 - confidence_level
     if samples.size == 0:
@@ -421,6 +452,9 @@ def bootstrap_ci(
     rng: np.random.Generator | int | None = None,
     batch: int | None = None,
     nan_policy: str = "raise",
+    paired_inputs: bool = True,
+    unjudged=None,
+    method: str = "percentile",
 ) -> BootstrapResult:
     """Bootstrap percentile CI of the correlation between metric X and human Z (Boot-Systems/-Inputs/-Both).
 
@@ -441,6 +475,17 @@ def bootstrap_ci(
         Resamples per chunk (memory only; results do not depend on it).
     nan_policy : {"raise", "omit"}
         See :func:`metaeval.correlate`.
+    paired_inputs : bool
+        False: the metric's and the humans' inputs are resampled independently (system level only; nlpstats'
+        ``paired_inputs=False``, Deutsch, Dror & Roth 2022), for system scores computed over different
+        documents. Draws: rows, then the humans' columns, then the metric's.
+    unjudged : array_like (N, M'), optional
+        The metric's scores on inputs the humans did not judge (needs ``paired_inputs=False``): the metric's
+        system score is its mean over X's and these inputs together, the humans' over Z's.
+    method : {"percentile", "BCa"}
+        BCa (bias-corrected and accelerated, as ``scipy.stats.bootstrap``: jackknife over the resampled
+        dimension) applies when one dimension is resampled (``resample="systems"`` or ``"inputs"``) on paired
+        inputs; with the same ``rng`` it draws the same indices as ``scipy.stats.bootstrap(paired=True)``.
 
     Returns
     -------
@@ -460,6 +505,16 @@ def bootstrap_ci(
     check_n_resamples(n_resamples)
     check_confidence_level(confidence_level)
     check_batch(batch)
+    if method not in ("percentile", "BCa"):
+        raise ValueError(f"method must be 'percentile' or 'BCa', got {method!r}")
+    if not paired_inputs or unjudged is not None:
+        if method != "percentile":
+            raise ValueError("method='BCa' needs paired inputs; use the percentile interval with paired_inputs=False")
+        return _unpaired_bootstrap(X, Z, unjudged, level, coefficient, resample, n_resamples, confidence_level, rng,
+                                   batch, paired_inputs)
+    if method == "BCa" and resample == "both":
+        raise ValueError("method='BCa' needs one resampled dimension (its jackknife leaves out one system or one "
+                         "input); use resample='systems' or 'inputs', or the percentile interval")
     X, Z = check_matrices(nan_policy, X=X, Z=Z)
     w = None if not np.isnan(X).any() else (~np.isnan(X)).astype(float)
     rng = np.random.default_rng(rng)
@@ -473,6 +528,88 @@ def bootstrap_ci(
     valid = samples[~np.isnan(samples)]
     se = float(np.std(valid, ddof=1)) if valid.size > 1 else np.nan
     warn_dropped(samples.size - valid.size, samples.size, "resamples", "the interval")
-    return BootstrapResult(
-        statistic, percentile_interval(valid, confidence_level), valid, se, int(samples.size - valid.size)
-    )
+    if valid.size:
+        warn_few_resamples(int(valid.size), confidence_level,
+                           "n_resamples" if valid.size == n_resamples else "the number of valid resamples")
+    if method == "BCa":
+        interval = _bca_interval(X, Z, w, level, coefficient, resample, statistic, valid, confidence_level)
+    else:
+        interval = percentile_interval(valid, confidence_level)
+    return BootstrapResult(statistic, interval, valid, se, int(samples.size - valid.size))
+
+
+def _bca_interval(X, Z, w, level, coefficient, resample, statistic, samples, confidence_level) -> ConfidenceInterval:
+    """BCa endpoints as ``scipy.stats.bootstrap`` computes them (Efron & Tibshirani 14.3, 15.4): bias from the
+    share of resamples below the estimate, acceleration from the jackknife over the resampled dimension."""
+    if samples.size == 0 or np.isnan(statistic):
+        return ConfidenceInterval(np.nan, np.nan)
+    axis = 0 if resample == "systems" else 1
+    n = X.shape[axis]
+    jack = np.empty(n)
+    for i in range(n):
+        keep = np.delete(np.arange(n), i)
+        jack[i] = float(level_corr(np.take(X, keep, axis=axis), np.take(Z, keep, axis=axis), level, coefficient,
+                                   None if w is None else np.take(w, keep, axis=axis)))
+    jack = jack[~np.isnan(jack)]
+    z0 = special.ndtri((np.count_nonzero(samples < statistic) + np.count_nonzero(samples <= statistic))
+                       / (2 * samples.size))
+    u = (jack.size - 1) * (jack.mean() - jack)
+    a = (np.sum(u**3) / jack.size**3) / (6 * (np.sum(u**2) / jack.size**2) ** 1.5) if np.any(u) else 0.0
+    z_alpha = special.ndtri((1 - confidence_level) / 2)
+    alphas = [special.ndtr(z0 + (z0 + z) / (1 - a * (z0 + z))) for z in (z_alpha, -z_alpha)]
+    if not np.all(np.isfinite(alphas)):
+        warn_degenerate("the BCa interval is NaN (degenerate bootstrap distribution)", stacklevel=4)
+        return ConfidenceInterval(np.nan, np.nan)
+    low, high = np.percentile(samples, [100 * alphas[0], 100 * alphas[1]])
+    return ConfidenceInterval(float(low), float(high))
+
+
+def _unpaired_bootstrap(X, Z, unjudged, level, coefficient, resample, n_resamples, confidence_level, rng, batch,
+                        paired_inputs) -> BootstrapResult:
+    """System-level Boot-Both/-Inputs/-Systems with the metric's and the humans' inputs resampled
+    independently (the metric's pool being X's inputs plus ``unjudged``)."""
+    if paired_inputs:
+        raise ValueError("unjudged needs paired_inputs=False: the metric's and the humans' inputs differ")
+    if level != "system":
+        raise ValueError(f"paired_inputs=False applies at level='system' only (a summary- or global-level "
+                         f"correlation pairs each metric score with a human score), got level={level!r}")
+    X, Z = check_matrices("raise", X=X, Z=Z)
+    pool = X
+    if unjudged is not None:
+        try:
+            U = np.asarray(unjudged, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError("unjudged must be a numeric N x M' matrix (systems x unjudged inputs)") from None
+        if U.ndim != 2 or U.shape[0] != X.shape[0] or U.shape[1] < 1:
+            raise ValueError(f"unjudged must be a matrix with X's {X.shape[0]} systems as rows and one column per "
+                             f"unjudged input, got shape {U.shape}")
+        if not np.isfinite(U).all():
+            raise ValueError("unjudged contains NaN or infinite values; every system needs a score on every input")
+        pool = np.hstack([X, U])
+    rng = np.random.default_rng(rng)
+    N, M = Z.shape
+    P = pool.shape[1]
+    check_memory(n_resamples, batch, n_resamples * (8.0 * (N + M + P) + 16), 32.0 * (N * (M + P)))
+    statistic = float(system_corr(pool.mean(axis=1), Z.mean(axis=1), coefficient))
+    warn_if_nan(statistic, f"the system-level {coefficient} correlation")
+    rows, zcols = draw_indices(N, M, n_resamples, resample, rng)
+    xcols = (rng.integers(0, P, size=(n_resamples, P)) if resample in ("both", "inputs")
+             else np.broadcast_to(np.arange(P), (n_resamples, P)))
+    batch = batch or auto_batch(N, max(M, P), level, coefficient)
+    samples = np.empty(n_resamples)
+    for start in range(0, n_resamples, batch):
+        r = rows[start : start + batch]
+        cz = draw_counts(zcols[start : start + batch], M)
+        cx = draw_counts(xcols[start : start + batch], P)
+        # einsum: the same summation order whatever the chunk size
+        zs = np.take_along_axis(np.einsum("bm,nm->bn", cz, Z), r, axis=1) / M
+        xs = np.take_along_axis(np.einsum("bm,nm->bn", cx, pool), r, axis=1) / P
+        samples[start : start + batch] = system_corr(xs, zs, coefficient)
+    valid = samples[~np.isnan(samples)]
+    se = float(np.std(valid, ddof=1)) if valid.size > 1 else np.nan
+    warn_dropped(samples.size - valid.size, samples.size, "resamples", "the interval")
+    if valid.size:
+        warn_few_resamples(int(valid.size), confidence_level,
+                           "n_resamples" if valid.size == n_resamples else "the number of valid resamples")
+    return BootstrapResult(statistic, percentile_interval(valid, confidence_level), valid, se,
+                           int(samples.size - valid.size))

@@ -4,7 +4,8 @@
 * :func:`bootstrap_test`: paired bootstrap test (Boot-Both / -Systems / -Inputs).
 * :func:`williams_test`: Williams' t-test for dependent correlations sharing one variable (Graham, 2015).
 * :func:`pairwise_tests`: one test over every ordered pair of many metrics, sharing resampling draws.
-* Helpers: :func:`paired_ttest`, :func:`shapiro`, :func:`bonferroni`, :func:`holm`.
+* Helpers: :func:`paired_ttest`, :func:`shapiro`; :func:`bonferroni`, :func:`holm` (defined in
+  :mod:`~metaeval.stats.multiplicity`, with the FDR adjustments, and re-exported here).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from metaeval.stats._kernels import (
     tail_count,
 )
 from metaeval.stats.correlation import (
+    FISHER_COEFFICIENTS,
     batch_corr,
     check_coefficient,
     check_level,
@@ -42,6 +44,7 @@ from metaeval.stats.correlation import (
     system_corr,
 )
 from metaeval._warnings import warn_degenerate
+from metaeval.stats.multiplicity import adjust, bonferroni, holm
 from metaeval.stats.resampling import (
     RESAMPLE_METHODS,
     auto_batch,
@@ -66,6 +69,7 @@ __all__ = [
     "pairwise_tests",
     "paired_ttest",
     "shapiro",
+    "EarlyStopping",
     "bonferroni",
     "holm",
     "williams_matrix",
@@ -82,12 +86,45 @@ ALTERNATIVES = ("greater", "less", "two-sided")
 @dataclass(frozen=True)
 class PermutationResult:
     """Result of :func:`permutation_test`: ``statistic`` = r(X, Z) - r(Y, Z); ``n_dropped`` permutations
-    were left out of ``null_distribution`` because a correlation was undefined in them."""
+    were left out of ``null_distribution`` because a correlation was undefined in them; ``n_resamples_used``
+    permutations were computed (fewer than asked when early stopping fixed the decision)."""
 
     statistic: float
     pvalue: float
     null_distribution: np.ndarray
     n_dropped: int = 0
+    n_resamples_used: int | None = None
+
+
+@dataclass(frozen=True)
+class EarlyStopping:
+    """Curtailed permutation test: stop once the decision at ``alpha`` can no longer change.
+
+    After every ``block`` permutations (a multiple of ``block``, whatever ``batch`` is), with c of the b
+    permutations done as extreme as observed, d of them undefined, and R = P - b still to do, the full test's
+    p-value ``(c_P + 1) / (P_valid + 1)`` is at least ``(c + 1) / (P - d + 1)`` and at most
+    ``(c + R + 1) / (P - d + 1)``. The test stops when the lower bound exceeds ``alpha`` (it cannot reject) or
+    the upper bound is at most ``alpha`` (it must reject): its decision is the full test's on the same draws,
+    exactly, and its type-I error is the full test's. The p-value returned is (c + 1) / (b - d + 1) over the
+    permutations done, on the same side of ``alpha`` as the full one. (mt-metrics-eval's
+    ``PermutationSigDiffParams`` instead stops at p < 0.02 or p > 0.5 after a block, a heuristic that can
+    change the decision.)
+    """
+
+    alpha: float = 0.05
+    block: int = 1000
+
+    def __post_init__(self):
+        if not (isinstance(self.alpha, (int, float)) and 0 < self.alpha < 1):
+            raise ValueError(f"EarlyStopping.alpha must be in (0, 1), got {self.alpha!r}")
+        if isinstance(self.block, bool) or not isinstance(self.block, (int, np.integer)) or self.block < 1:
+            raise ValueError(f"EarlyStopping.block must be a positive integer, got {self.block!r}")
+
+    def decided(self, count: int, done: int, dropped: int, total: int) -> bool:
+        """Whether the decision of the full test of ``total`` permutations is already fixed."""
+        low = (count + 1) / (total - dropped + 1)
+        high = (count + (total - done) + 1) / (total - dropped + 1)
+        return low > self.alpha or high <= self.alpha
 
 
 @dataclass(frozen=True)
@@ -316,6 +353,7 @@ def permutation_test(
     rng: np.random.Generator | int | None = None,
     batch: int | None = None,
     nan_policy: str = "raise",
+    early_stopping: bool | EarlyStopping = False,
 ) -> PermutationResult:
     """Permutation test of H1: r(X, Z) > r(Y, Z) (``alternative="greater"``) between two metrics.
 
@@ -336,6 +374,9 @@ def permutation_test(
     alternative : {"greater", "less", "two-sided"}
     rng, batch, nan_policy :
         As in :func:`metaeval.bootstrap_ci`.
+    early_stopping : bool or EarlyStopping
+        Stop as soon as the decision at ``alpha`` can no longer change (``True``: alpha 0.05, checked every
+        1000 permutations; see :class:`EarlyStopping` for the bound). The decision equals the full test's.
 
     Returns
     -------
@@ -361,15 +402,30 @@ def permutation_test(
     batch = batch or max(1, auto_batch(X.shape[0], X.shape[1], level, coefficient) // 2)
     # All coins are drawn first, in one fixed order, so that chunking cannot change the result.
     coins = _coins(rng, n_resamples, X.shape, resample)
+    stop = EarlyStopping() if early_stopping is True else early_stopping or None
+    if stop is not None and not isinstance(stop, EarlyStopping):
+        raise ValueError(f"early_stopping must be True, False or an EarlyStopping, got {early_stopping!r}")
+    # Blocks of the stopping rule are cut independently of ``batch``, so the permutations used (and the result)
+    # do not depend on it.
+    block = stop.block if stop is not None else n_resamples
     null = np.empty(n_resamples)
-    for start in range(0, n_resamples, batch):
-        null[start : start + batch] = _permutation_deltas(
-            Xs, Ys, Z, coins[start : start + batch], level, coefficient, w
-        )
+    done = 0
+    for first in range(0, n_resamples, block):
+        last = min(first + block, n_resamples)
+        for start in range(first, last, batch):
+            end = min(start + batch, last)
+            null[start:end] = _permutation_deltas(Xs, Ys, Z, coins[start:end], level, coefficient, w)
+        done = last
+        if stop is not None and done < n_resamples and not np.isnan(observed):
+            seen = null[:done]
+            ok = seen[~np.isnan(seen)]
+            if stop.decided(tail_count(ok, observed, alternative), done, done - ok.size, n_resamples):
+                break
+    null = null[:done]
     valid = null[~np.isnan(null)]
     dropped = null.size - valid.size
-    pvalue = permutation_pvalue(valid, observed, alternative, dropped, n_resamples)
-    return PermutationResult(observed, pvalue, valid, dropped)
+    pvalue = permutation_pvalue(valid, observed, alternative, dropped, done)
+    return PermutationResult(observed, pvalue, valid, dropped, done)
 
 
 def bootstrap_test(
@@ -459,13 +515,23 @@ def williams_test(
     True
     """
     X, Y, Z, w = _two_metric_inputs(X, Y, Z, level, coefficient, alternative, nan_policy)
+    check_coefficient(coefficient, FISHER_COEFFICIENTS)  # Williams' formula is for correlation coefficients
     r12 = float(level_corr(X, Z, level, coefficient, w))
     r13 = float(level_corr(Y, Z, level, coefficient, w))
     r23 = float(level_corr(X, Y, level, coefficient, w))
     n = effective_n(X, level=level)
     if np.isnan([r12, r13, r23]).any():
+        const = [name for name, M in (("Z (human)", Z), ("X", X), ("Y", Y))
+                 if np.nanmax(M) == np.nanmin(M)]
         warn_degenerate(f"Williams' test is NaN: a correlation is undefined (r(X,Z)={r12}, r(Y,Z)={r13}, "
-                        f"r(X,Y)={r23})")
+                        f"r(X,Y)={r23})" + (f"; constant scores in {', '.join(const)}" if const
+                                            else f"; constant scores at the {level} level"))
+    elif abs(r23) == 1.0:
+        warn_degenerate(f"Williams' test is NaN: r(X,Y) = {r23:+.0f} at the {level} level "
+                        + ("(X and Y are the same metric)" if np.array_equal(X, Y, equal_nan=True)
+                           else "(X and Y are perfectly correlated)")
+                        + ": the two correlations with Z cannot differ, there is nothing to test")
+        return WilliamsResult(np.nan, np.nan, n - 3, r12, r13, r23)
     t, p = williams_pvalue(r12, r13, r23, n, alternative)
     return WilliamsResult(float(t), float(p), n - 3, r12, r13, r23)
 
@@ -486,8 +552,13 @@ def pairwise_tests(
     batch: int | None = None,
     progress: bool = False,
     aggregates: Sequence[str] | None = None,
+    correction: str = "none",
 ) -> PairwiseResult:
     """One-sided test of "metric i beats metric j" for every ordered pair of many metrics.
+
+    ``correction`` adjusts the K(K-1) p-values for multiplicity: ``"none"``, ``"bonferroni"``, ``"holm"``
+    (family-wise error), ``"fdr_bh"`` or ``"fdr_by"`` (false discovery rate; see
+    :func:`metaeval.stats.multiplicity.adjust`). The correlations and statistics are unchanged.
 
     ``aggregates`` (system level only) gives each metric's system-score aggregation, ``"mean"`` or
     ``"median"`` (Graham's median variants); permutation tests then aggregate each permuted matrix with
@@ -517,6 +588,9 @@ def pairwise_tests(
     named = {f"metrics[{n!r}]": m for n, m in zip(names, mats)}
     *mats, Z = check_matrices("raise", **named, Z=Z)
     K = len(mats)
+    adjust([], correction=correction)  # an unknown correction fails before any test runs
+    if test == "williams":
+        check_coefficient(coefficient, FISHER_COEFFICIENTS)
     if test != "williams":
         N, M = Z.shape
         up_front = n_resamples * (N * M * 1.2 + 8.0 * (N + M) + 8.0 * K)
@@ -541,7 +615,7 @@ def pairwise_tests(
             t, p = williams_pvalue(corr[i], corr[j], r_ij, n, "greater")
             stat[i, j], pvals[i, j] = t, p
             stat[j, i], pvals[j, i] = -t, williams_pvalue(corr[j], corr[i], r_ij, n, "greater")[1]
-        return PairwiseResult(names, corr, stat, pvals)
+        return PairwiseResult(names, corr, stat, adjust(pvals, correction=correction))
     kind, _, method = test.partition("-")
     if kind == "boot":
         check_resample(method)
@@ -556,7 +630,7 @@ def pairwise_tests(
             pvals[i, j] = bootstrap_pvalue(deltas, stat[i, j], "greater")
             pvals[j, i] = bootstrap_pvalue(-deltas, stat[j, i], "greater")
         warn_dropped(dropped, n_resamples * len(pairs), "resampled differences (over all pairs)", "the p-values")
-        return PairwiseResult(names, corr, stat, pvals)
+        return PairwiseResult(names, corr, stat, adjust(pvals, correction=correction))
     if kind != "perm":
         raise ValueError(f"test must be 'williams', 'perm-<method>' or 'boot-<method>', got {test!r}")
     check_resample(method, PERMUTATION_METHODS)
@@ -587,7 +661,7 @@ def pairwise_tests(
         pvals[i, j] = (tail_count(valid, observed, "greater") + 1) / (valid.size + 1)
         pvals[j, i] = (tail_count(-valid, -observed, "greater") + 1) / (valid.size + 1)
     warn_dropped(dropped, n_resamples * len(pairs), "permuted differences (over all pairs)", "the p-values")
-    return PairwiseResult(names, corr, stat, pvals)
+    return PairwiseResult(names, corr, stat, adjust(pvals, correction=correction))
 
 
 def _aggregate(X: np.ndarray, agg: str) -> np.ndarray:
@@ -645,50 +719,29 @@ def paired_ttest(a, b, *, alternative: str = "two-sided"):
 
 
 def shapiro(x):
-    """Shapiro-Wilk normality test (``scipy.stats.shapiro``); NaN p-value for constant or too-short data."""
-    x = np.asarray(x, dtype=float)
-    if x.size < 3 or np.ptp(x) == 0:
-        return stats._morestats.ShapiroResult(np.nan, np.nan)
+    """Shapiro-Wilk normality test (``scipy.stats.shapiro``); NaN statistic and p-value, with a
+    DegenerateResultWarning saying why, for non-finite, constant or too-short data.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     res = shapiro([1, 2, np.inf, 4])
+    >>> float(res.pvalue), str(w[0].message)[:39]
+    (nan, 'Shapiro-Wilk is NaN: x has 1 non-finite')
+    """
+    x = np.asarray(x, dtype=float).ravel()
+    nan = stats._morestats.ShapiroResult(np.nan, np.nan)
+    bad = int(np.count_nonzero(~np.isfinite(x)))
+    if bad:
+        # scipy returns p = 1.0 for such data, which would read as "no evidence against normality"
+        warn_degenerate(f"Shapiro-Wilk is NaN: x has {bad} non-finite value(s) (inf or NaN); drop them first")
+        return nan
+    if x.size < 3:
+        warn_degenerate(f"Shapiro-Wilk is NaN: it needs at least 3 values, x has {x.size}")
+        return nan
+    if np.ptp(x) == 0:
+        warn_degenerate("Shapiro-Wilk is NaN: x is constant (normality is undefined for equal values)")
+        return nan
     return stats.shapiro(x)
-
-
-def bonferroni(pvalues, *, n_tests: int | None = None) -> np.ndarray:
-    """Bonferroni-adjusted p-values: ``min(1, p * n_tests)``; NaN entries are not counted as tests."""
-    p = _check_pvalues(pvalues)
-    counted = int(np.count_nonzero(~np.isnan(p)))
-    if n_tests is None:
-        m = counted
-    elif isinstance(n_tests, bool) or not isinstance(n_tests, (int, np.integer)) or n_tests < 1:
-        raise ValueError(f"n_tests must be an integer >= 1, got {n_tests!r}")
-    elif n_tests < counted:
-        raise ValueError(f"n_tests={n_tests} is smaller than the {counted} p-values given; the family has at least "
-                         "as many tests as p-values")
-    else:
-        m = int(n_tests)
-    return np.minimum(1.0, p * m)
-
-
-def _check_pvalues(pvalues) -> np.ndarray:
-    try:
-        p = np.asarray(pvalues, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError("pvalues must be numbers in [0, 1]") from None
-    bad = ~np.isnan(p) & ((p < 0) | (p > 1))
-    if bad.any():
-        raise ValueError(f"pvalues must be in [0, 1] (NaN marks a missing test), got {p[bad].ravel()[:3].tolist()}")
-    return p
-
-
-def holm(pvalues) -> np.ndarray:
-    """Holm's step-down adjusted p-values over all non-NaN entries (any shape)."""
-    p = _check_pvalues(pvalues)
-    flat = p.ravel()
-    valid = np.flatnonzero(~np.isnan(flat))
-    order = valid[np.argsort(flat[valid], kind="stable")]
-    m = order.size
-    adjusted = np.full_like(flat, np.nan)
-    running = 0.0
-    for rank, idx in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * flat[idx]))
-        adjusted[idx] = running
-    return adjusted.reshape(p.shape)

@@ -38,6 +38,7 @@ from metaeval import _resources
 from metaeval._io import atomic_write
 from metaeval._outputs import check_target, remove_run_folder, staging_dir, swap_into_place, write_manifest
 from metaeval.data import datasets as _datasets
+from metaeval.stats.agreement import pairwise_accuracy, tie_calibrated_accuracy
 from metaeval.stats.planning import metric_comparison_power, required_size
 from metaeval.stats.resampling import bootstrap_ci
 from metaeval.stats.significance import bonferroni, permutation_test
@@ -49,6 +50,7 @@ __all__ = ["Card", "CardData", "CardOptions", "CardSection", "SECTIONS", "card_s
 LEVELS = ("system", "summary", "global")
 CARD_NOTEBOOK = "61_report_card"
 STAGE_CI, STAGE_TEST, STAGE_PLANNER = 1, 2, 3
+STAGE_AGREEMENT = 5  # issue 27's section (4 is the example stage of CONTRIBUTING)
 #: The standard metrics of a dataset, in order of preference; the stat is recall on recall-oriented
 #: datasets (REALSumm: the paper used recall), F1 otherwise.
 _STANDARD = ("rouge-1", "rouge-2", "rouge-l", "bertscore")
@@ -67,7 +69,7 @@ class Card:
     """The report card's tables and provenance (see :func:`card_tables`).
 
     ``tables`` holds one table per card section (:data:`SECTIONS`, in order); each is also an attribute:
-    ``card.correlations``, ``card.tests``, ``card.normality``, ``card.planner``.
+    ``card.correlations``, ``card.tests``, ``card.normality``, ``card.planner``, ``card.agreement``.
     """
 
     dataset: str
@@ -458,6 +460,50 @@ def normality_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.Da
     return normality({data.human: data.Z, **data.mats}, alpha=data.options.alpha)
 
 
+def _summarize_agreement(data: CardData, table: pd.DataFrame) -> list[str]:
+    new = table[table.metric == data.metric].iloc[0]
+    ranked = table.sort_values("pairwise_accuracy", ascending=False).reset_index(drop=True)
+    pos = int(ranked.index[ranked.metric == data.metric][0]) + 1
+    base = table[table.metric != data.metric]
+    better = [data.name(b) for b in base.loc[base.p_new_better_bonferroni < data.options.alpha, "metric"]]
+    worse = [data.name(b) for b in base.loc[base.p_baseline_better_bonferroni < data.options.alpha, "metric"]]
+    test = (f"one-sided Perm-Both tests of system-level pairwise accuracy, {data.options.n_resamples} permutations, "
+            f"Bonferroni over {len(base)} baselines, alpha = {data.options.alpha}")
+    verdict = (f"significantly higher than {', '.join(better)}" if better else "significantly higher than none")
+    verdict += f"; significantly lower than {', '.join(worse)}" if worse else "; significantly lower than none"
+    smallest = base.p_new_better_bonferroni.min() if len(base) else np.nan
+    return [f"- Pairwise accuracy (system pairs ordered as the humans order them; Kocmi et al. 2021): "
+            f"{new.pairwise_accuracy:.3f}, rank {pos} of {len(table)}; acc_eq with ties (Deutsch et al. 2023) "
+            f"{new.acc_eq:.3f} at epsilon = {new.epsilon:.3g}. {test}: {verdict} (smallest adjusted p for "
+            f"'new higher' = {smallest:.3g})."]
+
+
+@card_section("agreement", _summarize_agreement)
+def agreement_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """System-level pairwise accuracy and acc_eq (with its tie threshold) of every compared metric, and
+    Perm-Both tests of the new metric's pairwise accuracy against each baseline, Bonferroni over baselines."""
+    opt = data.options
+    rows = []
+    for k, (name, V) in enumerate(data.mats.items()):
+        tie = tie_calibrated_accuracy(V, data.Z, level="system")
+        row = {"metric": name, "display_name": data.name(name), "role": "new" if name == data.metric else "baseline",
+               "pairwise_accuracy": pairwise_accuracy(V, data.Z, level="system"), "acc_eq": tie.statistic,
+               "epsilon": tie.epsilon, "p_new_better": np.nan, "p_baseline_better": np.nan, "seed": ""}
+        if name != data.metric:
+            # both directions from the same seed: the same permutations, as in the tests section
+            p = {alt: permutation_test(data.X, V, data.Z, level="system", coefficient="pairwise-accuracy",
+                                       n_resamples=opt.n_resamples, alternative=alt, rng=data.rng(STAGE_AGREEMENT, k))
+                 for alt in ("greater", "less")}
+            row.update(p_new_better=p["greater"].pvalue, p_baseline_better=p["less"].pvalue,
+                       seed=data.seed_label(STAGE_AGREEMENT, k))
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    n = int((table.role == "baseline").sum())
+    for col in ("p_new_better", "p_baseline_better"):
+        table[col + "_bonferroni"] = bonferroni(table[col].to_numpy(), n_tests=max(n, 1))
+    return table
+
+
 def _check_options(opt: CardOptions) -> None:
     seed = opt.seed
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
@@ -669,6 +715,9 @@ def make_card(
     if not isinstance(scores, _datasets.Dataset) and Path(scores).exists():
         # the notebook runs in the compendium root: a relative path must not change meaning
         scores = str(Path(scores).resolve())
+    if isinstance(dataset, (str, os.PathLike)) and str(dataset) not in _datasets.known_datasets() \
+            and Path(dataset).exists():
+        dataset = str(Path(dataset).resolve())  # likewise for a user's dataset folder or table
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = staging_dir(out)
     card = None

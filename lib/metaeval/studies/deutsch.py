@@ -244,6 +244,9 @@ def ci_coverage_simulation(
         target are numbers, e.g. not Fisher's interval of a half with n <= 3 systems).
     """
     X, Z = np.asarray(X, float), np.asarray(Z, float)
+    if X.ndim != 2 or X.shape[0] < 6 or X.shape[1] < 6:
+        raise ValueError(f"X and Z must have at least 6 systems and 6 inputs (each half needs 3 of each for a "
+                         f"correlation and its interval), got shape {X.shape}")
     unknown = set(methods) - set(CI_METHODS)
     if unknown:
         raise ValueError(f"methods must be among {CI_METHODS}, got {sorted(unknown)}")
@@ -273,71 +276,109 @@ def ci_coverage_simulation(
     return frame
 
 
-def coverage_table(trials: pd.DataFrame, *, nominal: float = 0.95, alpha: float = 0.05) -> pd.DataFrame:
-    """Coverage per level and method, its binomial SE, mean width, and the mark of Table 1.
+def _exact_two_proportions(k1, n1, k2, n2, alternative: str = "two-sided") -> float:
+    """Fisher's exact test of two binomial proportions k1/n1 and k2/n2 (exact at any number of trials)."""
+    if min(n1, n2) <= 0:
+        return np.nan
+    return float(stats.fisher_exact([[k1, n1 - k1], [k2, n2 - k2]], alternative=alternative).pvalue)
 
-    ``best`` marks, per level, the method whose coverage is closest to ``nominal`` among the methods with
-    coverage below 1.0, when a one-tailed difference-of-proportions z-test finds its coverage significantly
-    different from every other method's (the paper's bold: "closest to 0.95 (and less than 1.0) and
-    significantly different"). Coverage of exactly 1.0 is degenerate: an interval that always contains the
-    target is too wide to be informative (Fisher's at the summary level), however close 1.0 is to 0.95.
+
+def coverage_table(trials: pd.DataFrame, *, nominal: float = 0.95, alpha: float = 0.05) -> pd.DataFrame:
+    """Coverage per level and method, its exact (Clopper-Pearson) 95 % interval, mean width, and the mark of Table 1.
+
+    ``over_pvalue`` is the exact binomial test of "coverage > nominal" (one-sided), ``under_pvalue`` of
+    "coverage < nominal". A method is ``degenerate`` when its intervals are uninformative: it covers every
+    trial and enough trials to show that this is more than the nominal level (``over_pvalue < alpha``; as
+    Fisher's at the summary level, which covers all of the paper's 1000 trials: the paper's "less than 1.0"),
+    or its mean width is at least 95 % of the whole range [-1, 1]. A sample in which every trial covered is
+    not degenerate by itself: 30 of 30 trials at a true coverage of 0.95 happen with probability 0.21.
+
+    ``best`` marks, per level, the method whose coverage is closest to ``nominal`` among the non-degenerate
+    methods, when its coverage differs significantly from every other method's (one-sided Fisher's exact
+    test at ``alpha``, in the direction observed; the paper's bold: "closest to 0.95 (and less than 1.0) and
+    significantly different", which used a z-test of two proportions: the exact test agrees with it at the
+    paper's 1000 trials and stays valid at 30). ``best_pvalue`` is the largest of those p-values.
     """
     defined = trials["defined"] if "defined" in trials else pd.Series(True, index=trials.index)
     counted = trials[["contains", "too_high", "too_low"]].astype(float).where(defined)  # undefined: not counted
     g = counted.assign(level=trials["level"], method=trials["method"], width=(trials["high"] - trials["low"]),
                        defined=defined).groupby(["level", "method"], sort=False)
     table = g.agg(coverage=("contains", "mean"), too_high=("too_high", "mean"), too_low=("too_low", "mean"),
-                  mean_width=("width", "mean"), trials=("defined", "sum"), undefined=("defined", "size")
-                  ).reset_index()
+                  mean_width=("width", "mean"), trials=("defined", "sum"), undefined=("defined", "size"),
+                  covered=("contains", "sum")).reset_index()
     table["undefined"] -= table["trials"]
+    table["covered"] = table["covered"].round().astype(int)
     for row in table[table["undefined"] > 0].itertuples():
         warn_degenerate(f"{row.method} at {row.level} level: the interval or its target is undefined in "
                         f"{row.undefined} of {row.undefined + row.trials} trials (e.g. Fisher's interval needs "
                         f"more than 3 systems per half); the coverage counts the {row.trials} others"
                         + (" and is NaN" if row.trials == 0 else ""))
     table["se"] = np.sqrt(table["coverage"] * (1 - table["coverage"]) / table["trials"])
+    low: list[float] = []
+    high: list[float] = []
+    over: list[float] = []
+    under: list[float] = []
+    for row in table.itertuples():
+        n, k = int(row.trials), int(row.covered)
+        if n == 0:
+            for column in (low, high, over, under):
+                column.append(np.nan)
+            continue
+        ci = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+        low.append(ci.low)
+        high.append(ci.high)
+        over.append(stats.binomtest(k, n, nominal, alternative="greater").pvalue)
+        under.append(stats.binomtest(k, n, nominal, alternative="less").pvalue)
+    table["ci_low"], table["ci_high"], table["over_pvalue"], table["under_pvalue"] = low, high, over, under
+    table["degenerate"] = (((table["coverage"] >= 1.0) & (table["over_pvalue"] < alpha))
+                           | (table["mean_width"] >= 0.95 * 2))
     table["best"] = False
+    table["best_pvalue"] = np.nan
     for level, block in table.groupby("level", sort=False):
         block = block[block["trials"] > 0]
-        candidates = block[block["coverage"] < 1.0]
+        candidates = block[~block["degenerate"]]
         if candidates.empty:
             continue
-        distance = (candidates["coverage"] - nominal).abs()
-        best_idx = distance.idxmin()
+        best_idx = (candidates["coverage"] - nominal).abs().idxmin()
         best = table.loc[best_idx]
-        significant = True
+        worst_p = 0.0
         for idx, other in block.iterrows():
             if idx == best_idx:
                 continue
-            p1, p2, n1, n2 = best["coverage"], other["coverage"], best["trials"], other["trials"]
-            pooled = (p1 * n1 + p2 * n2) / (n1 + n2)
-            se = np.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
-            z = abs(p1 - p2) / se if se > 0 else (np.inf if p1 != p2 else 0.0)
-            significant &= bool(stats.norm.sf(z) < alpha)
-        table.loc[best_idx, "best"] = significant
+            direction = "greater" if best["coverage"] >= other["coverage"] else "less"
+            p = _exact_two_proportions(int(best["covered"]), int(best["trials"]), int(other["covered"]),
+                                       int(other["trials"]), direction)
+            worst_p = max(worst_p, p)
+        table.loc[best_idx, "best_pvalue"] = worst_p if len(block) > 1 else np.nan
+        table.loc[best_idx, "best"] = bool(len(block) > 1 and worst_p < alpha)
     return table
 
 
 def compare_coverage(table: pd.DataFrame, paper: Mapping[str, Mapping[str, float]], *,
                      paper_trials: int = PAPER_TRIALS) -> pd.DataFrame:
-    """Table 1 next to the paper: ``paper``, ``difference`` (ours - paper) and ``z``, the difference in
-    units of its binomial standard error (both coverages are proportions over independent trials).
-
-    Variances p(1 - p) are floored at 1e-4 so that a coverage of exactly 1.0 on both sides gives z = 0
-    rather than 0 / 0.
+    """Table 1 next to the paper: ``paper``, ``difference`` (ours - paper) and ``pvalue``, Fisher's exact test
+    of the two coverages as proportions over independent trials (ours: ``trials``; the paper's:
+    ``paper_trials``, its coverage times that many covered trials), valid at any number of trials (a z-test
+    with a floored variance is not: 30 of 30 against the paper's 0.98 gave z = +4.2, while the exact test
+    gives p = 1.0).
 
     Examples
     --------
-    >>> t = pd.DataFrame({"level": ["system"], "method": ["boot-both"], "coverage": [0.95], "trials": [1000]})
-    >>> compare_coverage(t, PAPER_TABLE1_BHANDARI)[["paper", "difference", "z"]].round(2).values.tolist()
-    [[0.94, 0.01, 0.98]]
+    >>> t = pd.DataFrame({"level": ["system"], "method": ["boot-both"], "coverage": [1.0], "trials": [30]})
+    >>> compare_coverage(t, PAPER_TABLE1_FABBRI)[["paper", "difference", "pvalue"]].round(2).values.tolist()
+    [[0.98, 0.02, 1.0]]
     """
     out = table.copy()
     out["paper"] = [paper.get(lv, {}).get(m, np.nan) for lv, m in zip(out["level"], out["method"])]
     out["difference"] = out["coverage"] - out["paper"]
-    ours_var = np.maximum(out["coverage"] * (1 - out["coverage"]), 1e-4) / out["trials"]
-    paper_var = np.maximum(out["paper"] * (1 - out["paper"]), 1e-4) / paper_trials
-    out["z"] = out["difference"] / np.sqrt(ours_var + paper_var)
+    pvalues = []
+    for cov, n, ref in zip(out["coverage"], out["trials"], out["paper"]):
+        if np.isnan(ref) or np.isnan(cov) or n == 0:
+            pvalues.append(np.nan)
+            continue
+        pvalues.append(_exact_two_proportions(int(round(cov * n)), int(n), int(round(ref * paper_trials)),
+                                              paper_trials))
+    out["pvalue"] = pvalues
     return out
 
 

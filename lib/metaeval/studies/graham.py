@@ -30,6 +30,7 @@ from metaeval.metrics.bleu import bleu_signature, sentence_bleu, system_bleu
 from metaeval.stats.correlation import batch_corr
 from metaeval.data.datasets import Dataset
 from metaeval.data.scoring import rouge_matrices, system_scores
+from metaeval.stats.multiplicity import adjust
 from metaeval.stats.significance import PairwiseResult, pairwise_tests, williams_matrix
 from metaeval.metrics.variants import SystemVariant, graham_variants, parse_variant
 
@@ -194,17 +195,22 @@ def variant_table(
     alpha: float = 0.05,
     n_resamples: int = 1000,
     rng=None,
+    correction: str = "none",
 ) -> tuple[pd.DataFrame, PairwiseResult]:
     """Table 1: every variant's system-level correlation with the human score, best first, with its options
     and ``optimal`` = not significantly outperformed by any other variant (Graham's bullet).
 
     With ``test="williams"`` the correlations are those of the system scores (corpus BLEU for BLEU); with a
     resampling test they are recomputed from the per-summary matrices (sentence BLEU averaged for BLEU).
+    ``correction`` adjusts all K(K-1) p-values for multiplicity before "outperformed" is decided (``"none"``,
+    Graham's choice; ``"bonferroni"``, ``"holm"``: family-wise error; ``"fdr_bh"``, ``"fdr_by"``: false
+    discovery rate, see :func:`metaeval.stats.multiplicity.adjust`); the returned result keeps the raw p-values.
     """
     names = list(scores.system.columns)
     result = pairwise(scores, names, human, test=test, coefficient=coefficient, n_resamples=n_resamples, rng=rng)
-    optimal = result.not_outperformed(alpha)
-    beaten_by = (result.pvalues < alpha).sum(axis=0)
+    pvalues = adjust(result.pvalues, correction=correction)
+    optimal = np.asarray(~(pvalues < alpha).any(axis=0))
+    beaten_by = np.asarray((pvalues < alpha).sum(axis=0))
     rows = []
     for k, name in enumerate(names):
         rows.append({"variant": name, **_options(name), "r": result.correlations[k],

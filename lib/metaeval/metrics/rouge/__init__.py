@@ -33,9 +33,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from metaeval.metrics._inputs import check_records
+from metaeval.metrics._inputs import as_sentences, check_records
 from metaeval.metrics.rouge._pairs import _aggregate, _pair_stats
-from metaeval.metrics.rouge._tokens import _as_sentences, _process, _tokenize_texts
+from metaeval.metrics.rouge._tokens import _process, _tokenize_texts, _Tokens
 from metaeval.metrics.variants import RougeVariant, parse_variant, rouge155_variants
 
 __all__ = ["RougeWarning", "resolve_variants", "score"]
@@ -80,11 +80,14 @@ def score(
         One text per record: a string (sentences separated by newlines, as ROUGE's SPL format) or a list of
         sentence strings. ``None`` is an empty summary (all scores 0, as ROUGE-1.5.5 gives).
     references : sequence of sequences
-        For each record, its list of reference texts (same forms). An empty list gives NaN.
+        For each record, its list of reference texts (same forms). An empty list gives NaN; ``None`` in a
+        list is refused (a missing reference is not an empty one: ``''`` is).
     variants : iterable of str or RougeVariant, optional
         Names like ``"R-SU4|stem=1|stop=0|F"`` or signatures like
         ``"rouge-su4|stem:yes|stop:no|stat:F|refs:A"``; default: the 96 ROUGE-1.5.5 values (8 measures x
-        stem x stop x P/R/F, pooled references).
+        stem x stop x P/R/F, pooled references). Text that is not English: ``|tok:unicode`` (opt-in, not
+        ROUGE-1.5.5: Unicode words, one token per character of scripts without spaces, no stemming unless
+        ``|stem:yes|lang:el`` asks for that language's Snowball stemmer; :func:`metaeval.text.unicode_tokenize`).
     rounding : bool
         Round like ROUGE-1.5.5 (5 decimals, F from rounded P and R). ``False`` gives unrounded values.
     ids : sequence, optional
@@ -115,6 +118,9 @@ def score(
     0              0.83333              0.83333
     >>> score([], []).shape
     (0, 96)
+    >>> score(["Η γάτα κάθεται"], [["η γάτα κοιμάται"]], ["R-1|stem=0|stop=0|F|tok=unicode"])
+       R-1|stem=0|stop=0|F|tok=unicode
+    0                          0.66667
     """
     summaries, references = check_records(summaries, references)
     if columns not in ("key", "signature"):
@@ -143,12 +149,12 @@ def score(
             key = t if t is None else (tuple(t) if isinstance(t, list) else t)
             try:
                 found = raw_index.get(key)
-            except TypeError:  # unhashable: _as_sentences says what is wrong with it
+            except TypeError:  # unhashable: as_sentences says what is wrong with it
                 found, key = None, None
             if found is not None:
                 return found
         found = len(texts)
-        texts.append(_as_sentences(t, f"summaries[{r}]" if q < 0 else f"references[{r}][{q}]"))
+        texts.append(as_sentences(t, f"summaries[{r}]" if q < 0 else f"references[{r}][{q}]"))
         if key is not None:
             raw_index[key] = found
         return found
@@ -160,6 +166,13 @@ def score(
         peer_text[r] = intern(summary, r, -1)
         if not isinstance(refs, (list, tuple)):
             raise TypeError(f"references[{r}] must be a list of reference texts, got {type(refs).__name__}")
+        for q, ref in enumerate(refs):
+            if ref is None:
+                # a missing reference is not an empty one: scored as empty it would halve P silently
+                raise ValueError(
+                    f"references[{r}][{q}] (record {index[r]!r}) is None: remove the missing reference from the "
+                    "record's list, or pass '' for an empty reference"
+                )
         pair_rec_list.extend([r] * len(refs))
         pair_ref_list.extend([intern(ref, r, q) for q, ref in enumerate(refs)])
     if n_records == 0:
@@ -178,9 +191,11 @@ def score(
     for v in variant_list:
         by_setting[v.setting].append(v)
 
-    base = _tokenize_texts(texts)
-    for (stem, stop, exceptions), vs in by_setting.items():
-        pr = _process(base, stem, stop, exceptions)
+    bases: dict[str, _Tokens] = {}  # per tokenizer, each text tokenized once
+    for (stem, stop, exceptions, tok, lang), vs in by_setting.items():
+        if tok not in bases:
+            bases[tok] = _tokenize_texts(texts, tok)
+        pr = _process(bases[tok], stem, stop, exceptions, lang)
         # what the measures of this setting share: the n-gram orders are counted together, up to the highest
         shared: dict = {"max_n": max([v.measure.n for v in vs if v.measure.kind == "n"], default=1)}
         for measure in sorted({v.measure for v in vs}):

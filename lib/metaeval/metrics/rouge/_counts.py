@@ -325,6 +325,8 @@ def _dense(codes: np.ndarray) -> np.ndarray:
 def _position_codes(pr: _Processed, n: int) -> np.ndarray:
     """Exact n-gram id at each token position (-1 where the n-gram would cross the end of its text)."""
     V = pr.vocab_size
+    if n > int(np.diff(pr.text_tok).max(initial=0)):  # longer than every text: no n-gram anywhere
+        return np.full(pr.tok.shape[0], -1, np.int64)
     if n * math.log2(V + 1) < 62:
         return _ngram_position_codes(pr.tok, pr.text_tok, n, V)
     # Ids would overflow 64 bits: rank (id of the k-gram, next token) pairs instead, one order at a time.

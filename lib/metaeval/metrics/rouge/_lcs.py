@@ -89,40 +89,78 @@ def _lcs_prefix(Vrows, i, j, words):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _lcs_mark_bits(model, peer, mask, slot, PM, Vrows, words):  # pragma: no cover - compiled
-    """:func:`_lcs_mark` with the lengths in bit-parallel form (Hyyro 2004): row i of the table is a
-    bit vector whose zero bits are the positions where c[i][.] increases, updated with one addition per
-    64 columns: O(m n / 64) to fill; the trace recomputes c[i-1][j] by popcount, O((m + n) n / 64).
-    ``slot[token]`` is the token's row in ``PM`` (its positions in ``peer``), or -1."""
-    m, n = model.shape[0], peer.shape[0]
-    allones = ~np.uint64(0)
-    for w in range(words):
-        Vrows[w] = allones
-    for i in range(1, m + 1):
-        sl = slot[model[i - 1]]
-        prev = (i - 1) * words
-        row = i * words
+def _bit_rows(model, first, count, slot, pos_off, pos_list, rows, eq, words):  # pragma: no cover - compiled
+    """Rows 1..count of the bit-parallel LCS table (Hyyro 2004) below row 0 of ``rows``, for the model tokens
+    ``model[first:first + count]``: row i is a bit vector whose zero bits are the positions where c[i][.]
+    increases, updated with one addition per 64 columns. A token's match mask is built in ``eq`` from its
+    positions in the peer (``pos_list[pos_off[s]:pos_off[s + 1]]``, 1-based, ``s = slot[token]``; -1: absent):
+    O(words + occurrences) per row, so no table of masks per type is needed."""
+    for r in range(1, count + 1):
+        sl = slot[model[first + r - 1]]
+        prev = (r - 1) * words
+        row = r * words
         if sl < 0:
             for w in range(words):
-                Vrows[row + w] = Vrows[prev + w]
+                rows[row + w] = rows[prev + w]
             continue
-        pm = sl * words
+        for w in range(words):
+            eq[w] = np.uint64(0)
+        for q in range(pos_off[sl], pos_off[sl + 1]):
+            j = pos_list[q] - 1
+            eq[j // 64] |= np.uint64(1) << np.uint64(j % 64)
         carry = np.uint64(0)
         for w in range(words):
-            v = Vrows[prev + w]
-            u = v & PM[pm + w]
+            v = rows[prev + w]
+            u = v & eq[w]
             t = v + u
             c1 = np.uint64(1) if t < v else np.uint64(0)
             s = t + carry
             c2 = np.uint64(1) if s < t else np.uint64(0)
             carry = c1 | c2
-            Vrows[row + w] = s | (v & ~u)
+            rows[row + w] = s | (v & ~u)
+
+
+@numba.njit(cache=True)
+def _load_block(model, lo, count, slot, pos_off, pos_list, rows, ckpt, eq, words):  # pragma: no cover
+    """Rows lo..lo + count into ``rows``, recomputed from the checkpoint row lo (``ckpt`` holds every K-th row)."""
+    b = lo // count if count > 0 else 0
+    for w in range(words):
+        rows[w] = ckpt[b * words + w]
+    _bit_rows(model, lo, count, slot, pos_off, pos_list, rows, eq, words)
+
+
+@numba.njit(cache=True)
+def _lcs_mark_bits(model, peer, mask, slot, pos_off, pos_list, rows, ckpt, eq, words, K):  # pragma: no cover
+    """:func:`_lcs_mark_dp`'s marks (ROUGE-1.5.5's LCS and tie-breaking) with the lengths in bit-parallel form:
+    O(m n / 64) to fill; the trace recomputes c[i-1][j] by popcount, O((m + n) n / 64).
+
+    Memory: the rows are kept in blocks of ``K``. With ``K >= m`` the whole table is held ((m + 1) words
+    rows in ``rows``); otherwise only every K-th row is kept (``ckpt``, m / K + 1 rows) and each block is
+    recomputed from its checkpoint when the trace reaches it: one extra pass, (K + 1 + m / K + 1) rows of
+    memory (K ~ sqrt(m) makes that O(sqrt(m) n / 64) instead of O(m n / 64)). The marks are the same."""
+    m, n = model.shape[0], peer.shape[0]
+    if m == 0 or n == 0:
+        return
+    allones = ~np.uint64(0)
+    for w in range(words):
+        ckpt[w] = allones
+    K = max(1, min(K, m))
+    n_blocks = (m - 1) // K + 1
+    for b in range(n_blocks):
+        count = min(K, m - b * K)
+        for w in range(words):
+            rows[w] = ckpt[b * words + w]
+        _bit_rows(model, b * K, count, slot, pos_off, pos_list, rows, eq, words)
+        if b + 1 < n_blocks:
+            for w in range(words):
+                ckpt[(b + 1) * words + w] = rows[count * words + w]
+    lo = (n_blocks - 1) * K  # rows lo..m are in ``rows`` (row r at r - lo)
     # Trace with c = c[i][j] and up = c[i-1][j] kept current: a step left updates both from one bit each
     # (bit j-1 of a row is 0 where the row increases at column j); only a step up or diagonal needs a
     # popcount, so O(m) popcounts per pair instead of one per step.
     i, j = m, n
-    cur = _lcs_prefix(Vrows, i, j, words)
-    up = _lcs_prefix(Vrows, i - 1, j, words)
+    cur = _lcs_prefix(rows, i - lo, j, words)
+    up = _lcs_prefix(rows, i - 1 - lo, j, words)
     while i != 0 and j != 0:
         if model[i - 1] == peer[j - 1]:
             i -= 1
@@ -130,19 +168,25 @@ def _lcs_mark_bits(model, peer, mask, slot, PM, Vrows, words):  # pragma: no cov
             mask[i] = 1
             cur -= 1
             if i != 0 and j != 0:
-                up = _lcs_prefix(Vrows, i - 1, j, words)
+                if i - 1 < lo:
+                    lo -= K
+                    _load_block(model, lo, K, slot, pos_off, pos_list, rows, ckpt, eq, words)
+                up = _lcs_prefix(rows, i - 1 - lo, j, words)
         else:
             sh = np.uint64((j - 1) % 64)
             w = (j - 1) // 64
-            bit = (Vrows[i * words + w] >> sh) & np.uint64(1)
+            bit = (rows[(i - lo) * words + w] >> sh) & np.uint64(1)
             left = cur - 1 + np.int64(bit)
             if up >= left:
                 i -= 1
                 cur = up
                 if i != 0:
-                    up = _lcs_prefix(Vrows, i - 1, j, words)
+                    if i - 1 < lo:
+                        lo -= K
+                        _load_block(model, lo, K, slot, pos_off, pos_list, rows, ckpt, eq, words)
+                    up = _lcs_prefix(rows, i - 1 - lo, j, words)
             else:
-                up_bit = (Vrows[(i - 1) * words + w] >> sh) & np.uint64(1)
+                up_bit = (rows[(i - 1 - lo) * words + w] >> sh) & np.uint64(1)
                 up = up - 1 + np.int64(up_bit)
                 j -= 1
                 cur = left
@@ -238,28 +282,30 @@ def _wlcs_mark(model, peer, mask, slot, pos_off, pos_list, c, rowref, fpow):  # 
 
 
 @numba.njit(cache=True)
-def _lcs_hits(peer_t, ref_t, tok, sent_off, text_sent, text_tok, V, weighted, fpow, max_len):  # pragma: no cover
+def _lcs_hits(peer_t, ref_t, tok, sent_off, text_sent, text_tok, V, weighted, fpow, M, N, K):  # pragma: no cover
     """ROUGE-L hits (integers) or ROUGE-W hits for every (peer, reference) pair; model = reference.
 
     Union LCS of each reference sentence against every summary sentence (marks only accumulate, so the
     summary sentences can be the outer loop), hits clipped by the unigram counts of both texts
     (as ROUGE-1.5.5; only the summary's can bind, since each mark is one of the reference's own occurrences).
-    Consecutive pairs with the same summary (one record's references) share its per-sentence tables.
-    ROUGE-L: O(sum over sentence pairs of m n / 64); ROUGE-W: O(sum m n) at most. Tables sized by the
-    longest sentence, reused."""
+    Consecutive pairs with the same summary (one record's references) share its per-sentence positions.
+    ROUGE-L: O(sum over sentence pairs of m n / 64) time, bit rows for blocks of ``K`` reference tokens
+    (:func:`_lcs_mark_bits`); ROUGE-W: O(sum m n) at most, a table of (M + 1)(N + 1) cells. ``M``, ``N``: the
+    longest reference and summary sentence; buffers sized by them, reused."""
     P = peer_t.shape[0]
     out = np.zeros(P, np.float64)
     peer_budget = np.zeros(V, np.int64)
-    maxw = (max_len + 63) // 64
-    W = max_len + 1
-    cf = np.zeros(W * W if weighted else 1, np.float64)
-    rowref = np.zeros(W, np.int64)
-    Vrows = np.zeros(1 if weighted else (max_len + 1) * maxw, np.uint64)
-    PM = np.zeros(1 if weighted else max_len * maxw, np.uint64)
+    maxw = (N + 63) // 64
+    K = max(1, min(K, M))
+    cf = np.zeros((M + 1) * (N + 1) if weighted else 1, np.float64)
+    rowref = np.zeros(M + 1, np.int64)
+    rows = np.zeros(1 if weighted else (K + 1) * maxw, np.uint64)
+    ckpt = np.zeros(1 if weighted else ((M - 1) // K + 1) * maxw, np.uint64)
+    eq = np.zeros(max(maxw, 1), np.uint64)
     slot = np.full(V, -1, np.int64)
-    pos_off = np.zeros(max_len + 2, np.int64)
-    pos_fill = np.zeros(max_len + 2, np.int64)
-    pos_list = np.zeros(max_len + 1, np.int64)
+    pos_off = np.zeros(N + 2, np.int64)
+    pos_fill = np.zeros(N + 2, np.int64)
+    pos_list = np.zeros(N + 1, np.int64)
     # marks of one group of pairs (one summary's references), each pair at its offset moff
     moff = np.zeros(P + 1, np.int64)
     max_group = 0
@@ -298,25 +344,19 @@ def _lcs_hits(peer_t, ref_t, tok, sent_off, text_sent, text_tok, V, weighted, fp
                 t = peer[j]
                 if slot[t] < 0:
                     slot[t] = n_slots
-                    if not weighted:
-                        for w in range(words):
-                            PM[n_slots * words + w] = np.uint64(0)
                     n_slots += 1
-                if not weighted:
-                    PM[slot[t] * words + j // 64] |= np.uint64(1) << np.uint64(j % 64)
-            if weighted:
-                # 1-based positions of each slot in the sentence, ascending (CSR by slot)
-                for q in range(n_slots + 1):
-                    pos_off[q] = 0
-                for j in range(n):
-                    pos_off[slot[peer[j]] + 1] += 1
-                for q in range(n_slots):
-                    pos_off[q + 1] += pos_off[q]
-                    pos_fill[q] = pos_off[q]
-                for j in range(n):
-                    q = slot[peer[j]]
-                    pos_list[pos_fill[q]] = j + 1
-                    pos_fill[q] += 1
+            # 1-based positions of each slot in the sentence, ascending (CSR by slot)
+            for q in range(n_slots + 1):
+                pos_off[q] = 0
+            for j in range(n):
+                pos_off[slot[peer[j]] + 1] += 1
+            for q in range(n_slots):
+                pos_off[q + 1] += pos_off[q]
+                pos_fill[q] = pos_off[q]
+            for j in range(n):
+                q = slot[peer[j]]
+                pos_list[pos_fill[q]] = j + 1
+                pos_fill[q] += 1
             for kk in range(k, e):
                 r = ref_t[kk]
                 base = moff[kk] - text_tok[r]
@@ -329,7 +369,7 @@ def _lcs_hits(peer_t, ref_t, tok, sent_off, text_sent, text_tok, V, weighted, fp
                     if weighted:
                         _wlcs_mark(model, peer, sub, slot, pos_off, pos_list, cf, rowref, fpow)
                     else:
-                        _lcs_mark_bits(model, peer, sub, slot, PM, Vrows, words)
+                        _lcs_mark_bits(model, peer, sub, slot, pos_off, pos_list, rows, ckpt, eq, words, K)
             for j in range(n):
                 slot[peer[j]] = -1
         for q in range(text_tok[p], text_tok[p + 1]):

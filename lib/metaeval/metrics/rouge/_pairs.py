@@ -3,6 +3,7 @@ into P, R and F as ROUGE-1.5.5 computes them (``-f A`` pooled, ``-f B`` best ref
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,10 +43,11 @@ def _pair_stats(pr: _Processed, measure: Measure, pair_peer, pair_ref, cache: di
     V = pr.vocab_size
     if measure.kind in ("n", "s", "su"):
         if measure.kind == "n":
-            if ("n", measure.n) not in cache:
+            if cache.get("n_done", 0) < measure.n:
                 _ngram_orders(pr, pair_peer, pair_ref, cache, max(measure.n, cache.get("max_n", 1)))
-            hits = cache["n", measure.n]
-            totals = np.maximum(lengths - measure.n + 1, 0)
+            # an order longer than every text has no grams: no hits, no counts (and nothing to compute)
+            hits = cache.get(("n", measure.n), np.zeros(pair_peer.shape, np.int64))
+            totals = np.maximum(lengths - min(measure.n, int(lengths.max(initial=0)) + 1) + 1, 0)
         else:
             skip, su = measure.skip, measure.kind == "su"
             if skip < 0 or skip >= _SKIP_LIST_MAX:
@@ -70,10 +72,13 @@ def _pair_stats(pr: _Processed, measure: Measure, pair_peer, pair_ref, cache: di
     weighted = measure.kind == "w"
     w = measure.weight if weighted else 1.0
     sent_len = np.diff(pr.sent_off)
-    max_len = int(sent_len.max(initial=0))
-    fpow = _pow_table(max(max_len, int(lengths.max(initial=0))) + 1, w) if weighted else np.zeros(1)
-    _check_lcs_table(max_len, weighted)
-    hits = _lcs_hits(pair_peer, pair_ref, pr.tok, pr.sent_off, pr.text_sent, pr.text_tok, V, weighted, fpow, max_len)
+    longest = np.zeros(lengths.size, np.int64)  # longest sentence of each text
+    np.maximum.at(longest, np.repeat(np.arange(lengths.size), np.diff(pr.text_sent)), sent_len)
+    M = int(longest[pair_ref].max(initial=0))  # longest reference sentence (rows of the LCS table)
+    N = int(longest[pair_peer].max(initial=0))  # longest summary sentence (columns)
+    fpow = _pow_table(max(M, N, int(lengths.max(initial=0))) + 1, w) if weighted else np.zeros(1)
+    hits = _lcs_hits(pair_peer, pair_ref, pr.tok, pr.sent_off, pr.text_sent, pr.text_tok, V, weighted, fpow, M, N,
+                     _lcs_block_rows(M, N, weighted))
     if weighted:
         # the reference's base sum_s len_s^w, added sentence by sentence as the Perl script does
         text_base = _segment_sums(fpow[sent_len], pr.text_sent[:-1], pr.text_sent[1:])
@@ -97,29 +102,41 @@ def _pair_stats(pr: _Processed, measure: Measure, pair_peer, pair_ref, cache: di
 
 
 def _ngram_orders(pr: _Processed, pair_peer, pair_ref, cache: dict, max_n: int) -> None:
-    """Fill ``cache[("n", n)]`` for n = 1..max_n and ``cache["u"]`` (ROUGE-SU's unigrams) in one pass."""
-    pos = np.stack([_position_codes(pr, n) for n in range(1, max_n + 1)]) if pr.tok.size else np.zeros(
-        (max_n, 0), np.int64)
+    """Fill ``cache[("n", n)]`` for n = 1..max_n and ``cache["u"]`` (ROUGE-SU's unigrams) in one pass; orders
+    longer than the longest text are left out (they have no grams: R-100000 costs what R-L_max costs)."""
+    top = max(1, min(max_n, int(np.diff(pr.text_tok).max(initial=0))))
+    pos = np.stack([_position_codes(pr, n) for n in range(1, top + 1)]) if pr.tok.size else np.zeros(
+        (top, 0), np.int64)
     hits = _ngram_hits(pair_peer, pair_ref, pr.tok, pr.text_tok, pos, True, pr.vocab_size)
-    for n in range(1, max_n + 1):
+    for n in range(1, top + 1):
         cache["n", n] = hits[n - 1]
-    cache["u"] = hits[max_n]
+    cache["u"] = hits[top]
+    cache["n_done"] = max_n
 
 
-# Largest dynamic-programming table of ROUGE-L/W, in bytes (a longer sentence pair is refused).
-_LCS_TABLE_LIMIT = 2 * 1024**3
+# Memory of ROUGE-L's bit rows, in bytes, above which only every K-th row is kept (K ~ sqrt(rows)) and the
+# trace recomputes blocks: one more pass, so that memory no longer grows with the product of the lengths.
+_BIT_ROWS_LIMIT = 64 * 1024**2
+# Largest ROUGE-W table, in bytes (a longer pair of sentences is refused with an error).
+_WLCS_TABLE_LIMIT = 2 * 1024**3
 
 
-def _check_lcs_table(max_len: int, weighted: bool) -> None:
-    """Refuse a ROUGE-W table (longest sentence + 1)^2 above ``_LCS_TABLE_LIMIT`` (ROUGE-L's bit rows are
-    64 times smaller)."""
-    size = (max_len + 1) ** 2 * (8 if weighted else 1 / 8)
-    if size > _LCS_TABLE_LIMIT:
-        raise ValueError(
-            f"ROUGE-{'W' if weighted else 'L'} on a sentence of {max_len} tokens needs a {size / 1024**3:.1f} GB "
-            f"table (limit {_LCS_TABLE_LIMIT / 1024**3:.0f} GB): give the texts one sentence per line, or leave "
-            "R-L/R-W out of variants"
-        )
+def _lcs_block_rows(M: int, N: int, weighted: bool) -> int:
+    """Rows per block of ROUGE-L's bit table for reference sentences of up to ``M`` tokens and summary sentences
+    of up to ``N``: all of them while the table fits ``_BIT_ROWS_LIMIT``, else about sqrt(M). ROUGE-W keeps
+    its whole (M + 1)(N + 1) table (its trace compares values, not bits): refused above ``_WLCS_TABLE_LIMIT``."""
+    if weighted:
+        size = (M + 1) * (N + 1) * 8
+        if size > _WLCS_TABLE_LIMIT:
+            raise ValueError(
+                f"variants: ROUGE-W on a reference sentence of {M} tokens against a summary sentence of {N} tokens "
+                f"needs a {size / 1024**3:.1f} GB table (limit {_WLCS_TABLE_LIMIT / 1024**3:.0f} GB): give the "
+                "summaries and references one sentence per line, or leave R-W out of variants"
+            )
+        return max(M, 1)
+    if (M + 1) * ((N + 63) // 64) * 8 <= _BIT_ROWS_LIMIT:
+        return max(M, 1)
+    return math.isqrt(M) + 1
 
 
 def _aggregate(st: _PairStats, refs: str, alpha: float, rec_start, rec_end, n_refs, rounding: bool):

@@ -10,19 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from metaeval.metrics.text import rouge_stem, split_sentences, stopwords, tokenize_batch
-
-
-def _as_sentences(text, where: str) -> tuple[str, ...]:
-    """A text as its sentences (ROUGE lines); ``where`` names the argument in the error."""
-    if text is None:
-        return ()
-    if isinstance(text, str):
-        return tuple(split_sentences(text))
-    if isinstance(text, (list, tuple)) and all(isinstance(s, str) for s in text):
-        # A list of sentences: one ROUGE "line" each (newlines inside are line breaks too).
-        return tuple(line for s in text for line in split_sentences(s))
-    raise TypeError(f"{where} must be a string or a list of sentence strings, got {type(text).__name__}")
+from metaeval.metrics.text import rouge_stem, snowball_stem, stopwords, tokenize_batch
 
 
 @dataclass
@@ -44,23 +32,29 @@ class _Processed:
     vocab_size: int
 
 
-def _tokenize_texts(texts: list[tuple[str, ...]]) -> _Tokens:
-    """Tokenize every sentence of every text in one batch. O(total characters)."""
+def _tokenize_texts(texts: list[tuple[str, ...]], tokenizer: str = "rouge") -> _Tokens:
+    """Tokenize every sentence of every text in one batch (ROUGE-1.5.5's tokens, or ``"unicode"``).
+    O(total characters)."""
     n_sent = np.fromiter(map(len, texts), np.int64, len(texts))
     text_sent = np.zeros(len(texts) + 1, np.int64)
     np.cumsum(n_sent, out=text_sent[1:])
-    tok, sent_len, vocab = tokenize_batch([s for t in texts for s in t])
+    tok, sent_len, vocab = tokenize_batch([s for t in texts for s in t], tokenizer=tokenizer)
     return _Tokens(tok, sent_len, text_sent, vocab)
 
 
-def _process(base: _Tokens | list[tuple[str, ...]], stem: bool, stop: bool, exceptions: str) -> _Processed:
+def _process(
+    base: _Tokens | list[tuple[str, ...]], stem: bool, stop: bool, exceptions: str, lang: str | None = None
+) -> _Processed:
     """Stopword removal then stemming, applied to the vocabulary (each type once), then mapped onto the
     tokens. O(V) Python work (the stemmer's cache makes repeated calls cheap) + O(total tokens) numpy.
-    ``base`` may also be the texts themselves (tuples of sentences), tokenized first."""
+    ``base`` may also be the texts themselves (tuples of sentences), tokenized first. With ``lang`` (the
+    Unicode tokenizer's texts) stemming is that language's Snowball stemmer, on every token."""
     if not isinstance(base, _Tokens):
         base = _tokenize_texts(list(base))
     vocab = base.vocab
-    if stem:
+    if stem and lang is not None:
+        processed = [snowball_stem(t, lang) for t in vocab]
+    elif stem:
         processed = [rouge_stem(t, exceptions=exceptions) for t in vocab]
     else:
         processed = vocab

@@ -1,0 +1,299 @@
+# ---
+# jupyter:
+#   jupytext:
+#     notebook_metadata_filter: kernelspec,metaeval,-jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python (metaeval)
+#     language: python
+#     name: metaeval
+#   metaeval:
+#     datasets: [summeval, realsumm]
+#     expected_seconds: {summeval: 12, realsumm: 14}
+#     main_table: delta_correlations.csv
+#     paper: deutsch2022
+# ---
+
+# %% tags=["parameters"]
+dataset = "summeval"        # an embedded dataset (summeval, realsumm, ...) or a folder/JSONL file
+human = None                # the ground-truth score (None: the dataset's default human score)
+metrics = None              # score names (None: the paper's metrics as this dataset stores them)
+bucket_score = "ROUGE-1"    # the score whose system differences define the delta buckets (a metric label, or "human")
+deltas = [[0, 0.5], [0.5, 1], [1, 2], [2, 5], [5, 100]]  # buckets [low, high) of |difference|, ROUGE points
+n_resamples = 1000          # Boot-Both resamples per delta-bucket interval
+stability_sizes = [5, 10, 25, 50]  # numbers of judged documents for the ranking-stability curve
+stability_trials = 200      # random document subsets per size
+n_permutations = 1000       # sign flips (soft pairwise accuracy) and Perm-Both permutations (clusters)
+alpha = 0.05                # level of the tests, clusters and replicability counts
+correction = "holm"         # multiplicity adjustment of the all-pairs tests: none | bonferroni | holm | fdr_bh | fdr_by
+replicate_on = ["summeval", "realsumm"]  # datasets of the replicability table ([]: skip it)
+unjudged_scores = None      # CSV (system, input, <score>...) of metric scores on unjudged documents (None: skip)
+seed = 0                    # seed of the random generator (every resample derives from it)
+output_dir = None           # None: results/deutsch2022/<dataset>
+
+# %% [markdown]
+# # 24 · Deutsch, Dror & Roth (2022): system-level correlations on realistic score differences
+#
+# and the pairwise statistics used today.
+#
+# **What the paper asked.** A system-level correlation says how well a metric ranks *all* pairs of systems, most of
+# which differ by several ROUGE points. But a paper that proposes a new system claims an improvement of a point or
+# less over the state of the art. How well do metrics order the pairs of systems that are *that* close? The paper
+# re-defines system-level Kendall's τ over pairs, `τ = Σ_{i<j} sign(x_i − x_j) · sign(z_i − z_j) / #pairs`, and
+# computes it only over the pairs whose ROUGE difference lies in a bucket `[ℓ, u)` (its main figure). It also
+# argues that a metric's system score should use the whole test set, not only the judged documents, and gives the
+# bootstrap that fits (documents of the metric and of the humans resampled separately).
+#
+# **What is added here.** The statistics the MT and summarization communities use since: pairwise accuracy
+# (Kocmi et al. 2021), tie-calibrated accuracy acc_eq with its tie threshold ε (Deutsch, Foster & Freitag 2023),
+# soft pairwise accuracy (Thompson et al., WMT 2024), WMT-style significance clusters, and a replicability
+# analysis over both datasets (Dror et al. 2017).
+#
+# *Citations:* Daniel Deutsch, Rotem Dror and Dan Roth (2022). Re-Examining System-Level Correlations of Automatic
+# Summarization Evaluation Metrics. *NAACL 2022*, 6038–6052.
+# [doi:10.18653/v1/2022.naacl-main.442](https://doi.org/10.18653/v1/2022.naacl-main.442) ·
+# Kocmi et al. (2021), [WMT](https://aclanthology.org/2021.wmt-1.57) ·
+# Deutsch, Foster & Freitag (2023), [EMNLP](https://aclanthology.org/2023.emnlp-main.798) ·
+# Freitag et al. (2024), [WMT](https://aclanthology.org/2024.wmt-1.2) ·
+# Dror et al. (2017), [TACL 5](https://doi.org/10.1162/tacl_a_00074).
+#
+# **What the embedded data allow.** SummEval and REALSumm hold the metric scores of the 100 *judged* documents
+# only. The delta-bucket correlations, their intervals, the ranking stability over judged documents and all the
+# pairwise statistics run on them. The paper's comparison of system scores on the judged documents with system
+# scores on all 11,490 CNN/DailyMail test documents needs the metrics' scores on the unjudged documents, which are
+# not public here: give them as `unjudged_scores` to run that section.
+
+# %%
+from dataclasses import replace
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+import metaeval
+from metaeval import deutsch
+from metaeval.studies import deutsch2022 as d22
+from metaeval.run.session import start
+
+probe = metaeval.datasets.load(dataset)
+paper = deutsch.paper_metrics(probe.score_names, recall_oriented=probe.recall_oriented)
+if metrics is None:
+    metrics = list(paper.values())
+label_of = {v: k for k, v in paper.items()}
+nb = start("deutsch2022", dataset, output_dir=output_dir, seed=seed, human=human, scores=metrics)
+ds, out, rng = nb.dataset, nb.out, nb.rng
+human = nb.human
+Z = ds.matrix(human)
+mats = {label_of.get(m, m): ds.matrix(m) for m in metrics}
+print(f"{ds.name}: {len(ds.systems)} systems x {len(ds.inputs)} inputs; ground truth {nb.name(human)}; "
+      f"{len(mats)} metrics: {', '.join(mats)}")
+
+# %% [markdown]
+# ## Correlations by delta bucket (the paper's main figure)
+#
+# For each bucket `[ℓ, u)` of the absolute difference between two systems' ROUGE scores (in ROUGE points), τ over
+# the system pairs in the bucket, with a 95% **Boot-Both** percentile interval: each resample draws systems and
+# documents with replacement, recomputes the system scores, re-buckets the pairs of two different drawn systems by
+# their resampled difference and recomputes τ. A bucket with few pairs has a wide interval.
+
+# %%
+if bucket_score == "human":
+    by, by_name = Z, nb.name(human)
+elif bucket_score in mats:
+    by, by_name = d22.rouge_points(mats[bucket_score]), bucket_score
+else:
+    raise ValueError(f"bucket_score must be 'human' or one of the metrics {list(mats)}, got {bucket_score!r}")
+buckets = [tuple(b) for b in deltas]
+delta = d22.delta_table(mats, Z, by=by, deltas=buckets, n_resamples=n_resamples, rng=rng)
+nb.save_table(delta, "delta_correlations.csv", index=False, float_format="%.4f")
+
+fig, ax = plt.subplots(figsize=(8, 4.5))
+names = list(mats)
+width = 0.8 / len(names)
+for k, name in enumerate(names):
+    block = delta[delta["metric"] == name]
+    x = np.arange(len(buckets)) - 0.4 + (k + 0.5) * width
+    yerr = [block["statistic"] - block["ci_low"], block["ci_high"] - block["statistic"]]
+    ax.errorbar(x, block["statistic"], yerr=yerr, fmt="o", markersize=3, capsize=2, label=name, color=f"C{k % 10}")
+counts = delta[delta["metric"] == names[0]]["n_pairs"].tolist()
+ax.set_xticks(np.arange(len(buckets)), [f"[{lo:g}, {hi:g})\n{n} pairs" for (lo, hi), n in zip(buckets, counts)])
+ax.axhline(0, color="grey", linewidth=0.8)
+ax.set_xlabel(f"|difference in {by_name}| between two systems" + (" (points)" if bucket_score != "human" else ""))
+ax.set_ylabel("Kendall's τ over the pairs (95% Boot-Both CI)")
+ax.set_title(f"System-level τ by delta bucket ({ds.name}, {nb.name(human)})", fontsize=10)
+ax.legend(fontsize=7, ncol=2, loc="lower right")
+fig.tight_layout()
+nb.save_figure(fig, "delta_correlations")
+plt.show()
+delta.round(3)
+
+# %%
+first, last = buckets[0], buckets[-1]
+lines = []
+small = delta[(delta["low"] == first[0]) & (delta["high"] == first[1])].set_index("metric")
+large = delta[(delta["low"] == last[0]) & (delta["high"] == last[1])].set_index("metric")
+overall = {name: metaeval.correlate(X, Z, level="system", coefficient="kendall") for name, X in mats.items()}
+for name in names:
+    s, big = small.loc[name], large.loc[name]
+    lines.append(
+        f"* **{name}**: τ = {s['statistic']:.2f} [{s['ci_low']:.2f}, {s['ci_high']:.2f}] over the {int(s['n_pairs'])} "
+        f"pairs {first[0]:g}–{first[1]:g} points apart, τ = {big['statistic']:.2f} [{big['ci_low']:.2f}, "
+        f"{big['ci_high']:.2f}] over the {int(big['n_pairs'])} pairs ≥ {last[0]:g} apart (all pairs: τ = "
+        f"{overall[name]:.2f}); the small-delta interval "
+        + ("includes 0." if s["ci_low"] <= 0 <= s["ci_high"] else "excludes 0.")
+    )
+n_zero = int(((small["ci_low"] <= 0) & (small["ci_high"] >= 0)).sum())
+lines.append(f"* For {n_zero} of {len(names)} metrics the 95% Boot-Both interval of τ on the closest pairs includes "
+             "0: on the differences papers report, the data cannot show that these metrics order systems better than "
+             "chance. (Intervals, not tests between buckets: nothing here compares two buckets' τ.)")
+lines.append("* The paper's finding on SummEval and REALSumm: system-level correlations over the pairs with small "
+             "ROUGE differences are far lower than over all pairs, and uncertain.")
+nb.report("\n".join(lines), "delta_conclusions.md")
+
+# %% [markdown]
+# ## Ranking stability against the number of judged documents
+#
+# How well does the ranking of the systems on k randomly drawn documents (without replacement) agree with their
+# ranking on all the judged documents? Kendall's τ between the two rankings, mean and 2.5–97.5 percentiles over the
+# random subsets, for every metric and for the humans. (The paper's version compares judged documents with the whole
+# test set, which needs `unjudged_scores`.)
+
+# %%
+sizes = [k for k in stability_sizes if k < Z.shape[1]]
+stability = d22.ranking_stability({**mats, nb.name(human): Z}, sizes=sizes, n_trials=stability_trials, rng=rng)
+nb.save_table(stability, "ranking_stability.csv", index=False, float_format="%.4f")
+fig, ax = plt.subplots(figsize=(7, 4))
+for k, (name, block) in enumerate(stability.groupby("score", sort=False)):
+    style = dict(color="black", linewidth=2.2) if name == nb.name(human) else dict(color=f"C{k % 10}", linewidth=1)
+    ax.plot(block["documents"], block["tau_mean"], marker="o", markersize=3, label=name, **style)
+ax.set_xscale("log")
+ax.set_xticks(sizes, [str(k) for k in sizes])
+ax.set_xlabel("judged documents")
+ax.set_ylabel(f"τ with the ranking on all {Z.shape[1]} documents (mean)")
+ax.set_title(f"Ranking stability ({ds.name}, {stability_trials} subsets per size)", fontsize=10)
+ax.legend(fontsize=7, ncol=2)
+fig.tight_layout()
+nb.save_figure(fig, "ranking_stability")
+plt.show()
+smallest = stability[stability["documents"] == sizes[0]].set_index("score")
+hum = smallest.loc[nb.name(human)]
+nb.report("\n".join([
+    f"* With {sizes[0]} documents the humans' ranking agrees with their ranking on all {Z.shape[1]} at τ = "
+    f"{hum['tau_mean']:.2f} on average (95% of subsets in [{hum['tau_low']:.2f}, {hum['tau_high']:.2f}]); the "
+    f"metrics range from τ = {smallest.drop(index=nb.name(human))['tau_mean'].min():.2f} to "
+    f"{smallest.drop(index=nb.name(human))['tau_mean'].max():.2f}.",
+    f"* {int((smallest.drop(index=nb.name(human))['tau_mean'] > hum['tau_mean']).sum())} of {len(mats)} metrics "
+    f"rank the systems on {sizes[0]} documents closer to their own {Z.shape[1]}-document ranking than the humans "
+    "do (mean τ; descriptive, no test). A metric's system score can use every test document, not only the "
+    "judged ones: the paper's argument for scoring metrics on the whole test set.",
+]), "stability_conclusions.md")
+
+# %% [markdown]
+# ## System scores on the whole test set (needs the unjudged documents)
+#
+# The paper's system-level protocol: the metric's system scores over all test documents, the humans' over the judged
+# ones, and a Boot-Both interval that resamples the two document sets independently (`bootstrap_ci(...,
+# paired_inputs=False, unjudged=...)`, nlpstats' `paired_inputs=False`). It runs when `unjudged_scores` names a CSV
+# with columns `system`, `input` and one column per metric score name.
+
+# %%
+if unjudged_scores is None:
+    print("unjudged_scores is None: the whole-test-set comparison is skipped (the embedded datasets hold the judged "
+          "documents only). Give a CSV of metric scores on the other CNN/DailyMail test documents to run it.")
+else:
+    extra = d22.read_unjudged(unjudged_scores, ds.systems, metrics)
+    full = d22.unjudged_cis({label_of.get(m, m): ds.matrix(m) for m in extra},
+                            {label_of.get(m, m): v for m, v in extra.items()}, Z, n_resamples=n_resamples, rng=rng)
+    nb.save_table(full, "unjudged_cis.csv", index=False, float_format="%.4f")
+    display(full.round(3))  # noqa: F821 - IPython
+
+# %% [markdown]
+# ## Pairwise accuracy, acc_eq and soft pairwise accuracy, with significance clusters
+#
+# * **Pairwise accuracy** (system level): the share of system pairs the metric orders as the humans do; a pair tied
+#   by one side only counts as an error (mt-metrics-eval's definition).
+# * **acc_eq** (Deutsch, Foster & Freitag 2023): pairwise accuracy that rewards predicting the humans' *ties*,
+#   with the tie threshold ε (in the metric's units) that maximises it; at system level and averaged over
+#   documents (summary level), where ties of human scores are frequent.
+# * **Soft pairwise accuracy** (Thompson et al. 2024): 1 − mean |p_metric − p_human| over system pairs, the p-values
+#   of "system i beats j" from a paired permutation test over documents on each side (the same sign flips for both).
+#
+# **Clusters**: Perm-Both tests of "metric A has a higher pairwise accuracy than metric B" for all ordered pairs
+# (one-sided, `n_permutations` permutations, adjusted by `correction`), then mt-metrics-eval's greedy ranking: a
+# metric opens a new cluster when a metric of the current cluster beats it at `alpha`.
+
+# %%
+table = d22.agreement_table(mats, Z, n_resamples=n_permutations, rng=rng)
+raw_tests = metaeval.pairwise_tests(mats, Z, test="perm-both", level="system", coefficient="pairwise-accuracy",
+                                    n_resamples=n_permutations, rng=rng)
+tests = replace(raw_tests, pvalues=metaeval.multiplicity.adjust(raw_tests.pvalues, correction=correction))
+clusters = d22.accuracy_clusters(tests, alpha=alpha)
+table = table.merge(clusters[["metric", "rank"]], on="metric").sort_values(["rank", "pairwise_accuracy"],
+                                                                           ascending=[True, False])
+nb.save_table(table, "agreement_table.csv", index=False, float_format="%.4f")
+nb.save_table(pd.DataFrame(tests.pvalues, index=list(tests.names), columns=list(tests.names)),
+              "pairwise_accuracy_pvalues.csv", float_format="%.6g")
+table.round(3)
+
+# %%
+top = table[table["rank"] == 1]
+lines = [f"* Cluster 1 (no metric of it is beaten at alpha = {alpha} after {correction} over "
+         f"{len(mats) * (len(mats) - 1)} one-sided Perm-Both tests of pairwise accuracy, {n_permutations} "
+         f"permutations): {', '.join(f'{m} ({a:.3f})' for m, a in zip(top['metric'], top['pairwise_accuracy']))}."]
+ranks = int(table["rank"].max())
+lines.append(f"* {ranks} cluster(s) in all." + ("" if ranks > 1 else " With this many systems the tests separate "
+                                                  "no metric from the best at this level."))
+names_t = list(tests.names)
+for k in range(1, ranks):
+    upper = table[table["rank"] == k]["metric"].tolist()
+    lower = table[table["rank"] == k + 1]["metric"].tolist()
+    p = min(tests.pvalues[names_t.index(a), names_t.index(b)] for a in upper for b in lower)
+    lines.append(f"* Cluster {k + 1} starts because a metric of cluster {k} beats {lower[0]} (smallest adjusted "
+                 f"p = {p:.3g}).")
+best_spa = table.sort_values("soft_pairwise_accuracy", ascending=False).iloc[0]
+best_tie = table.sort_values("acc_eq_summary", ascending=False).iloc[0]
+lines.append(f"* Soft pairwise accuracy is highest for {best_spa['metric']} "
+             f"({best_spa['soft_pairwise_accuracy']:.3f}); summary-level acc_eq for {best_tie['metric']} "
+             f"({best_tie['acc_eq_summary']:.3f} at ε = {best_tie['epsilon_summary']:.3g}). These two are "
+             "descriptive (not tested here).")
+nb.report("\n".join(lines), "agreement_conclusions.md")
+
+# %% [markdown]
+# ## Replicability over both datasets
+#
+# Does metric A beat metric B on SummEval **and** on REALSumm? For every ordered pair of metrics present in both,
+# the one-sided Perm-Both p-values of pairwise accuracy (unadjusted; this dataset's are those above) on each
+# dataset are combined by the partial conjunction test with u = 2 (Benjamini & Heller 2008, Bonferroni
+# combination: valid under any dependence), and Dror et al.'s estimate counts the datasets on which the effect
+# replicates.
+
+# %%
+if replicate_on:
+    per_dataset = {}
+    for name in replicate_on:
+        other = metaeval.datasets.load(name)
+        if other.name == ds.name and other.default_human == human and metrics == list(paper.values()):
+            per_dataset[name] = raw_tests  # this dataset's tests above (unadjusted)
+            continue
+        other_paper = deutsch.paper_metrics(other.score_names, recall_oriented=other.recall_oriented)
+        common = [k for k in mats if k in other_paper]
+        other_z = other.matrix(other.default_human)  # each dataset's own ground truth
+        per_dataset[name] = metaeval.pairwise_tests({k: other.matrix(other_paper[k]) for k in common}, other_z,
+                                                    test="perm-both", level="system", coefficient="pairwise-accuracy",
+                                                    n_resamples=n_permutations, rng=np.random.default_rng(seed))
+    replic = d22.replicability_table(per_dataset, alpha=alpha)
+    nb.save_table(replic, "replicability.csv", index=False, float_format="%.6g")
+    both = replic[replic["n_replicated"] == len(per_dataset)]
+    lines = [f"* {len(both)} of {len(replic)} ordered metric pairs beat each other on all {len(per_dataset)} datasets "
+             f"(partial conjunction, u = {len(per_dataset)}, Bonferroni combination, p ≤ {alpha}); "
+             f"{int((replic['n_replicated'] >= 1).sum())} on at least one."]
+    for _, row in both.head(5).iterrows():
+        ps = ", ".join(f"{d} p = {row[f'p_{d}']:.3g}" for d in per_dataset)
+        lines.append(f"  * {row['metric_a']} > {row['metric_b']}: {ps}; on all: p = {row['p_all']:.3g}.")
+    nb.report("\n".join(lines), "replicability_conclusions.md")
+    display(replic.head(15).round(4))  # noqa: F821 - IPython
+else:
+    print("replicate_on is empty: the replicability table is skipped.")
