@@ -63,8 +63,9 @@ output_dir = None            # None: results/miloulis/<dataset>/
 #   the paper's architectures (S-ROUGE 5 x 512 for a dataset with one human score as DUC-2004, 5 x 256 with
 #   several as BioASQ; M-ROUGE 4 x 256, one network per measure; an L2 search each; scikit-learn's MLP has no
 #   dropout, so early stopping and L2 are the regularisers), and ridge always gets as many penalties as S-ROUGE
-#   gets configurations (the same tuning budget); no centroid networks in that preset; its outputs are committed
-#   in `results/miloulis-paper/` (command and run time in its README);
+#   gets configurations (the same tuning budget); no centroid networks in that preset; its canonical outputs go
+#   to `results/miloulis-paper/<dataset>/` (command in `results/README.md`), and their numbers are shown beside
+#   this run's when that folder exists;
 # * two baselines a reviewer asks for: **ridge** regression on the same features and **best-single**, the one
 #   variant chosen on the training folds (its out-of-fold correlation);
 # * the exact word mover's distance (WMD) joins the six relaxed ones; GloVe 6B has 50 dimensions here (the
@@ -273,8 +274,8 @@ def random_split(r, key):
 
 
 lines = [f"* {miloulis.describe_searches(search, folds=folds, inner_folds=inner_folds)}"
-         + (" This is a much smaller search than the paper's (`-p grid paper`, results in "
-            "`results/miloulis-paper/`)." if (grid or "small") != "paper" else "")]
+         + (" This is a much smaller search than the paper's (`-p grid paper`, command in results/README.md)."
+            if (grid or "small") != "paper" else "")]
 for _, r in summary.iterrows():
     lines.append(
         f"* **{display_name(r['human'])}** ({r['level']} level, Spearman; grouped CV, with the random split of "
