@@ -168,6 +168,9 @@ nb.report("\n".join(lines), "figure4_conclusions.md")
 
 # %%
 K = len(mats)
+if K < 2:  # a pairwise test needs two metrics: say so instead of dividing by an empty Bonferroni family
+    raise ValueError(f"Figures 5-6 test metrics pairwise and need at least two; this run has {K} ({list(mats)}). "
+                     "Name more with -p metrics '[...]' (metaeval params 22 lists the parameters).")
 tests_per_row, tests_all = K - 1, K * (K - 1)
 p_min = deutsch.min_pvalue(n_permutations)
 reach_row, reach_all = p_min < alpha / tests_per_row, p_min < alpha / tests_all

@@ -85,6 +85,7 @@ from IPython.display import Markdown, display
 
 from metaeval import miloulis
 from metaeval.datasets import load as load_dataset
+from metaeval.run.paths import default_output_dir, project_root
 from metaeval.run.session import start
 from metaeval.studies.plotting import wrap_label
 
@@ -311,6 +312,22 @@ if splits is not None:
         f"{g_level['leakage'].max():+.3f} (median {g_level['leakage'].median():+.3f}); positive values are the "
         "leakage a random split of summaries would add to the paper's numbers."
     )
+paper_summary = project_root() / default_output_dir("miloulis-paper", dataset) / "summary.csv"
+if (grid or "small") != "paper" and paper_summary.exists():
+    # the committed run of the paper's networks (-p grid paper), shown beside this run's numbers
+    paper = pd.read_csv(paper_summary).set_index("human")
+    for _, r in summary.iterrows():
+        if r["human"] not in paper.index:
+            continue
+        q = paper.loc[r["human"]]
+        lines.append(
+            f"* **{display_name(r['human'])}**, the paper's networks (`results/miloulis-paper/`, {q['level']} level, "
+            f"Spearman, grouped CV): S-ROUGE ρ = {q['s_rouge']:.3f} (this run's smaller search: {r['s_rouge']:.3f}), "
+            f"ridge {q['ridge']:.3f} ({r['ridge']:.3f}), best-single {q['best_single']:.3f} ({r['best_single']:.3f}); "
+            f"there, Perm-Both ({compare_coefficient}, two-sided) S-ROUGE vs ridge: "
+            f"p = {q['perm_p_vs_ridge_system']:.3f} (system), {q['perm_p_vs_ridge_summary']:.3f} (summary). The two "
+            "runs' values are point estimates from different folds and searches, not tested against each other."
+        )
 if summary["s_cent"].notna().any():
     lines.append(
         f"* The centroid-difference networks (S-CENT / MEAN-CENT) have a lower point estimate of ρ than S-ROUGE "

@@ -207,6 +207,9 @@ def test_fdr_matches_scipy_and_keeps_nan():
         out = mu.fdr(p, method=method)
         assert np.isnan(out[~valid]).all()
         assert out[valid] == pytest.approx(stats.false_discovery_control(p[valid], method=method))
+    for correction in ("fdr_bh", "fdr_by"):
+        assert mu.adjust(p, correction=correction)[valid] == pytest.approx(
+            stats.false_discovery_control(p[valid], method=correction[4:]))
     # BH by hand for [0.01, 0.04, 0.03]: sorted 0.01, 0.03, 0.04 -> 0.03, 0.045 -> min with later 0.04, 0.04
     assert mu.adjust([0.01, 0.04, 0.03], correction="fdr_bh") == pytest.approx([0.03, 0.04, 0.04])
     with pytest.raises(ValueError, match="correction"):

@@ -238,3 +238,20 @@ def test_no_machine_path_in_committed_results():
         if hit:
             found.append(f"{path.relative_to(root)}: {text[max(0, hit.start() - 40):hit.end() + 40]!r}")
     assert not found, "machine paths in results/ (rerun `make results`):\n" + "\n".join(found[:10])
+
+
+def test_reaped_stops_a_subprocess_and_its_children_when_the_test_fails():
+    """The Ctrl-C sweep test leaked its 300,000-trial child when it timed out: `reaped` kills the whole tree."""
+    import psutil
+    from processes import reaped
+
+    code = ("import subprocess, sys, time\n"
+            "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'], start_new_session=True)\n"
+            "print(child.pid, flush=True)\ntime.sleep(120)\n")
+    with pytest.raises(subprocess.TimeoutExpired):
+        with reaped(subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)) as proc:
+            grandchild = psutil.Process(int(proc.stdout.readline()))
+            proc.communicate(timeout=0.5)  # a test timing out
+    assert proc.poll() is not None
+    psutil.wait_procs([grandchild], timeout=10)
+    assert not grandchild.is_running()

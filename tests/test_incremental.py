@@ -26,7 +26,8 @@ def test_dependencies_follow_the_imports_transitively():
 
 
 @pytest.mark.parametrize("module, importers", [
-    ("metaeval/studies/deutsch.py", {"20", "21", "22", "23", "61"}),  # notebook 61 through studies/card
+    # notebook 61 through studies/card, notebook 24 through studies/deutsch2022
+    ("metaeval/studies/deutsch.py", {"20", "21", "22", "23", "24", "61"}),
     ("metaeval/studies/lin.py", {"30"}),
     ("metaeval/studies/miloulis.py", {"40"}),
     ("metaeval/studies/primer.py", {"01"}),

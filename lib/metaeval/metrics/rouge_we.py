@@ -53,9 +53,9 @@ def _grams(ids: Sequence[int], n: int, skip: int) -> list[list[tuple[int, ...]]]
     if n > 0:
         return [[tuple(ids[i : i + n]) for i in range(L - n + 1)]]
     gap = skip + 1
-    pairs = [(ids[i], ids[i + d]) for i in range(L) for d in range(1, gap + 1) if i + d < L]
+    pairs: list[tuple[int, ...]] = [(ids[i], ids[i + d]) for i in range(L) for d in range(1, gap + 1) if i + d < L]
     # ROUGE-1.5.5 counts SU's unigrams over every token but the last of the text
-    unigrams = [(ids[i],) for i in range(L - 1)] if L > 1 else []
+    unigrams: list[tuple[int, ...]] = [(ids[i],) for i in range(L - 1)] if L > 1 else []
     return [pairs, unigrams]
 
 
@@ -78,7 +78,7 @@ class _Family:
         self.count = np.asarray(counts, np.int64)
         self.id = np.asarray(gid, np.int64)
         self.words = np.asarray(glob, np.int64).reshape(len(glob), width)  # rows of vec
-        self.oov = oov[self.words].any(axis=1) if len(glob) else np.zeros(0, bool)
+        self.oov = np.asarray(oov[self.words].any(axis=1) if len(glob) else np.zeros(0, bool), dtype=bool)
         summed = vec[self.words].sum(axis=1) if len(glob) else np.zeros((0, vec.shape[1]))
         self.norm2 = np.einsum("ij,ij->i", summed, summed)
 

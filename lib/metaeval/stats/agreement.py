@@ -194,7 +194,8 @@ def tie_calibrated_accuracy(
         return float(weight[correct].sum())
 
     if epsilon is not None:
-        if not (np.isscalar(epsilon) and epsilon >= 0):
+        if (isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer, np.floating))
+                or not epsilon >= 0):
             raise ValueError(f"epsilon must be a non-negative number, got {epsilon!r}")
         correct = (human_tie & (dm <= epsilon)) | (concordant & (dm > epsilon))
         return TieCalibrationResult(score(correct), float(epsilon), np.empty(0), np.empty(0))
@@ -272,7 +273,7 @@ def pairwise_pvalues(X, signs: np.ndarray) -> np.ndarray:
     tol = 1e-9 * max(1.0, float(np.abs(X).sum(axis=1).max()))
     p = np.full((N, N), np.nan)
     iu, ju = np.triu_indices(N, k=1)
-    null = partial[:, iu] - partial[:, ju]
+    null = np.take(partial, iu, axis=1) - np.take(partial, ju, axis=1)
     test = totals[iu] - totals[ju]
     p[iu, ju] = np.count_nonzero(null >= test - tol, axis=0) / signs.shape[0]
     return p
@@ -445,9 +446,9 @@ def delta_correlations(
         check_n_resamples(n_resamples)
     check_confidence_level(confidence_level)
     N, M = X.shape
-    means = [snap(A.mean(axis=1))[None, :] for A in (X, Z, B)]
+    xm, zm, bm = (snap(A.mean(axis=1))[None, :] for A in (X, Z, B))
     P = N * (N - 1) // 2
-    stat, counts = _bucket_stats(*means, np.ones((1, P), dtype=bool), edges, coefficient)
+    stat, counts = _bucket_stats(xm, zm, bm, np.ones((1, P), dtype=bool), edges, coefficient)
     low = np.array([e[0] for e in edges])
     high = np.array([e[1] for e in edges])
     ci_low = np.full(len(edges), np.nan)
@@ -463,10 +464,11 @@ def delta_correlations(
             res.append(snap(np.take_along_axis(full, rows, axis=1)))
         iu, ju = np.triu_indices(N, k=1)
         distinct = rows[:, iu] != rows[:, ju]
-        boot, _ = _bucket_stats(*res, distinct, edges, coefficient)
+        boot, _ = _bucket_stats(res[0], res[1], res[2], distinct, edges, coefficient)
         for k in range(len(edges)):
             ok = boot[:, k][~np.isnan(boot[:, k])]
             used[k] = ok.size
             ci_low[k], ci_high[k] = percentile_interval(ok, confidence_level)
-    return DeltaCorrelationResult(low, high, counts[0], stat[0], ConfidenceInterval(ci_low, ci_high), used,
-                                  coefficient)
+    # one interval per bucket: ConfidenceInterval holds arrays here (its fields are annotated as scalars)
+    interval = ConfidenceInterval(ci_low, ci_high)  # type: ignore[arg-type]
+    return DeltaCorrelationResult(low, high, counts[0], stat[0], interval, used, coefficient)

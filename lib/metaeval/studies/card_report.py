@@ -131,7 +131,9 @@ def render_report(folder: str | os.PathLike) -> str:
             "level": tests.level, "baseline": tests.display_name,
             "r difference": [f"{d:+.3f}" for d in tests.difference],
             # the card decides with one two-sided test per baseline (studies/card.py, tests_table)
-            "p, two-sided": [_p(p) for p in tests.p_two_sided_bonferroni],
+            # a card written before the two-sided test existed has no such column: shown as "-"
+            "p, two-sided": [_p(p) for p in tests.get("p_two_sided_bonferroni", pd.Series(float("nan"),
+                                                                                         index=tests.index))],
             "p, new better": [_p(p) for p in tests.p_new_better_bonferroni],
             "verdict": tests.verdict})
         parts.append('<h2>Tests against the baselines (Perm-Both, Bonferroni-adjusted p)</h2><div class="row">'

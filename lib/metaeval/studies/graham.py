@@ -209,8 +209,8 @@ def variant_table(
     names = list(scores.system.columns)
     result = pairwise(scores, names, human, test=test, coefficient=coefficient, n_resamples=n_resamples, rng=rng)
     pvalues = adjust(result.pvalues, correction=correction)
-    optimal = ~(pvalues < alpha).any(axis=0)
-    beaten_by = (pvalues < alpha).sum(axis=0)
+    optimal = np.asarray(~(pvalues < alpha).any(axis=0))
+    beaten_by = np.asarray((pvalues < alpha).sum(axis=0))
     rows = []
     for k, name in enumerate(names):
         rows.append({"variant": name, **_options(name), "r": result.correlations[k],

@@ -3,7 +3,7 @@
 The paper scores every summary with 96 ROUGE variants (8 methods x stemming x stopwords x P/R/F, summary
 level), BLEU, two centroid metrics and six relaxed word mover's distances, trains deep MLPs on them
 (S-ROUGE: one human score; M-ROUGE: all human scores at once; S-/M-CENT: the same on the difference of the
-reference and summary centroids; MEAN-*: the mean of the human scores) and ranks all metrics by their
+reference and summary centroids; ``MEAN-*``: the mean of the human scores) and ranks all metrics by their
 correlation with the human scores, marking those not significantly weaker than any other (Williams).
 
 Here, on SummEval (four expert dimensions, like BioASQ's four measures) and REALSumm (LitePyramid):
