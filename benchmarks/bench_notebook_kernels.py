@@ -16,7 +16,7 @@ import numpy as np
 
 import metaeval
 from metaeval.metrics import bleu
-from metaeval.stats import planning as P
+from metaeval.stats import _planning_kernels as P
 from metaeval.stats import resampling, significance
 
 

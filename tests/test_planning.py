@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from metaeval import bootstrap_test, permutation_test, planning, williams_test
-from metaeval.stats import planning as P
+from metaeval.stats import _planning_kernels as P
 from metaeval.stats._kernels import bootstrap_indices, coins as draw_coins, fair_bits
 from scipy import stats
 

@@ -29,6 +29,9 @@ Sampling from a pilot
     Near the pilot's own size, draws without replacement barely vary, so the estimate there mostly
     restates the pilot's own result; and the pilot's observed effect is taken as the truth (plug-in), which
     is optimistic when the pilot is small. A planned effect (:class:`PlannedEffect`) has neither problem.
+
+The batched tests that the simulations run, and their sampling helpers, are in the private
+:mod:`metaeval.stats._planning_kernels`.
 """
 
 from __future__ import annotations
@@ -39,39 +42,33 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-import numba
 import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from metaeval.stats._kernels import (
-    TAIL_CODES,
-    PackedCoins,
-    _tail_hit,
-    bootstrap_indices,
-    coins,
-    draw_counts,
-    fair_bits,
-    pearson,
-    perm_summary_corr,
-    standardize,
-    t_pvalue,
-    tail_hits,
+from metaeval.stats._planning_kernels import (
+    _check_alpha,
+    _check_choice,
+    _check_replace,
+    _check_sizes_1d,
+    _check_sizes_2d,
+    _check_trials,
+    _chunks,
+    _draw,
+    _metric_pvalues,
+    _options,
+    _pair_pvalues,
+    _power_columns,
+    _progress,
+    _rejects,
+    _sampling,
+    _type1_upper,
+    _with_replacement,
+    _within_document_null,
 )
-from metaeval.stats.correlation import (
-    check_coefficient,
-    check_level,
-    check_matrices,
-    constant,
-    constant_from_codes,
-    dense_codes,
-    level_corr,
-    mean_of_defined,
-    pearson_from_sums,
-    system_corr,
-)
+from metaeval.stats.correlation import check_coefficient, check_level, check_matrices
 from metaeval.stats.resampling import check_n_resamples
-from metaeval.stats.significance import PERMUTATION_METHODS, williams_pvalue
+from metaeval.stats.significance import PERMUTATION_METHODS
 
 __all__ = [
     "METRIC_TESTS",
@@ -94,75 +91,9 @@ METRIC_TESTS = ("perm-both", "perm-systems", "perm-inputs", "boot-both", "boot-s
 ALTERNATIVES = ("two-sided", "greater", "less")
 Replace = Literal["auto"] | bool
 
-# Memory budget (float64 elements) of the largest temporary array of one chunk of trials.
-_BUDGET = 4_000_000
-
 
 # ----------------------------------------------------------------------------------------------------
-# Validation and small helpers
-
-
-def _check_choice(name: str, value: object, allowed: Sequence[str]) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {tuple(allowed)}, got {value!r}")
-
-
-def _check_alpha(alpha: float) -> None:
-    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-
-
-def _check_trials(n_trials: int) -> None:
-    if not isinstance(n_trials, (int, np.integer)) or isinstance(n_trials, bool) or n_trials < 1:
-        raise ValueError(f"n_trials must be a positive integer, got {n_trials!r}")
-
-
-def _check_replace(replace: object) -> None:
-    if replace not in ("auto", True, False):
-        raise ValueError(f"replace must be 'auto', True or False, got {replace!r}")
-
-
-def _with_replacement(size: int, pilot: int, replace: object, what: str) -> bool:
-    if replace == "auto":
-        return size >= pilot
-    if not replace and size > pilot:
-        raise ValueError(f"cannot draw {size} {what} without replacement from a pilot of {pilot}; "
-                         "use replace=True or 'auto'")
-    return bool(replace)
-
-
-def _sampling(with_replacement: bool) -> str:
-    return "with replacement" if with_replacement else "without replacement"
-
-
-def _draw(rng: np.random.Generator, n_trials: int, pilot: int, size: int, replace: bool) -> np.ndarray:
-    """Indices (n_trials, size) into a pilot of ``pilot`` units, with or without replacement per trial."""
-    if replace:
-        return rng.integers(0, pilot, size=(n_trials, size))
-    # the first ``size`` of a uniformly random order: a simple random sample without replacement
-    return np.argsort(rng.random((n_trials, pilot)), axis=1)[:, :size]
-
-
-def _chunks(n_trials: int, per_trial: float):
-    step = max(1, int(_BUDGET // max(per_trial, 1)))
-    for start in range(0, n_trials, step):
-        yield start, min(n_trials, start + step)
-
-
-def _progress(iterable, enabled: bool, **kwargs):
-    if not enabled:
-        return iterable
-    from tqdm import tqdm
-
-    return tqdm(iterable, **kwargs)
-
-
-def _power_columns(rejections: np.ndarray, n_valid: np.ndarray | int) -> tuple[np.ndarray, np.ndarray]:
-    n = np.asarray(n_valid, dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        power = rejections / n
-        se = np.sqrt(power * (1 - power) / n)
-    return power, se
+# Monte-Carlo error of a rejection rate
 
 
 def wilson_interval(successes, trials, *, confidence_level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
@@ -187,12 +118,6 @@ def wilson_interval(successes, trials, *, confidence_level: float = 0.95) -> tup
 # ----------------------------------------------------------------------------------------------------
 # Options: one frozen record per kind of simulation (as mt-metrics-eval's PermutationSigDiffParams), built and
 # checked once by the public functions and passed whole to the simulation loops
-
-
-def _rejects(pvalues: np.ndarray, alpha: float) -> np.ndarray:
-    """The rejection rule of every simulated test: p < alpha (a p-value equal to alpha does not reject, as a
-    permutation p-value (c + 1) / (B + 1) that can only reach alpha must not count as a rejection)."""
-    return pvalues < alpha
 
 
 @dataclass(frozen=True)
@@ -251,158 +176,8 @@ class MetricTestOptions:
         _check_choice("alternative", self.alternative, ALTERNATIVES)
 
 
-def _options(cls, options, keywords: dict):
-    """``options`` (an instance of ``cls``) or the keywords; both only when the keywords keep their defaults."""
-    if options is None:
-        return cls(**keywords)
-    if not isinstance(options, cls):
-        raise TypeError(f"options must be a {cls.__name__}, got {type(options).__name__}")
-    defaults = cls()
-    changed = [k for k, v in keywords.items() if v != getattr(defaults, k)]
-    if changed:
-        raise ValueError(f"pass either options or the keywords {changed}, not both")
-    return options
-
-
 # ----------------------------------------------------------------------------------------------------
 # Separating two systems by their per-document scores
-
-
-def _tail(null: np.ndarray, observed: np.ndarray, alternative: str, tol: float) -> np.ndarray:
-    """Per trial and pair, how many null statistics (T, B, P) are at least as extreme as ``observed`` (T, P).
-
-    Statistics within ``tol`` of the threshold count as reaching it: means of the same documents summed in
-    different orders differ in the last bits, and discrete ratings make exact ties common.
-    """
-    return np.count_nonzero(tail_hits(null, observed[:, None, :], alternative, tol), axis=1)
-
-
-def _pair_pvalues(
-    S: np.ndarray,
-    docs: np.ndarray,
-    ia: np.ndarray,
-    ib: np.ndarray,
-    test: str,
-    n_resamples: int,
-    alternative: str,
-    tol: float,
-    rng: np.random.Generator,
-    fused: bool = True,
-) -> np.ndarray:
-    """p-values (T, P) of the paired tests of pairs (ia[p], ib[p]) on a chunk of trials.
-
-    ``S`` (K, M) holds the pilot scores of all K systems, ``docs`` (T, n) each trial's drawn pilot documents.
-    Resampled means are linear in the scores, so they are computed per *system*, not per pair: each
-    resample's weights are folded onto the M pilot documents (a resampled position counts for the pilot
-    document it was drawn from), and one matrix product (T*B, M) @ (M, K) gives every system's mean in every
-    resample of every trial; the P pair differences are taken afterwards.
-    """
-    T, n = docs.shape
-    K, M = S.shape
-    observed_means = draw_counts(docs, M) @ S.T / n  # (T, K)
-    observed = observed_means[:, ia] - observed_means[:, ib]  # (T, P)
-    if test == "t-test":
-        d = S[ia][:, docs] - S[ib][:, docs]  # (P, T, n)
-        sd = d.std(axis=-1, ddof=1).T
-        with np.errstate(invalid="ignore", divide="ignore"):
-            t = observed / (sd / math.sqrt(n))
-        # the same difference in every document: a nonzero one is certain (t = +-inf, as a limit), a zero one
-        # carries no evidence (t = 0)
-        with np.errstate(invalid="ignore"):  # sign(0) * inf in the branch np.where does not take
-            t = np.where(sd > tol, t, np.where(np.abs(observed) > tol, np.sign(observed) * np.inf, 0.0))
-        return t_pvalue(t, n - 1, alternative)
-    B = n_resamples
-    if test == "paired-bootstrap" and fused:
-        positions = rng.integers(0, n, size=(T, B, n), dtype=np.int32)
-        weights = _bootstrap_weights(docs.astype(np.int64), positions, M)
-        # the same product as below: the floats of every system mean are those of the unfused path
-        means = (weights @ S.T).reshape(T, B, K)
-        code = TAIL_CODES[alternative]
-        return _pair_tail_counts(means, ia, ib, float(n), observed, code, tol) / B
-    exact = test == "permutation" and 2**n <= n_resamples
-    if exact:
-        # all 2^n sign flips, the same for every trial: the exact permutation distribution (no draws)
-        B = 2**n
-    offsets = M * np.arange(T * B)[:, None]
-    if test == "paired-bootstrap":
-        # int32 indices: gathering with them is several times faster than with int64 ones
-        positions = rng.integers(0, n, size=(T, B, n), dtype=np.int32)
-        positions += (n * np.arange(T, dtype=np.int32))[:, None, None]
-        drawn = docs.astype(np.int32).ravel()[positions]  # the pilot document behind each resampled position
-        weights = np.bincount((drawn.reshape(T * B, n) + offsets).ravel(), minlength=T * B * M)
-    else:
-        # permutation of a paired design: flip the sign of each drawn document's difference
-        if exact:
-            flips = (np.arange(B)[:, None] >> np.arange(n)) & 1
-            signs = np.tile(1.0 - 2.0 * flips, (T, 1))
-        else:
-            signs = 1.0 - 2.0 * fair_bits(rng, (T * B, n))
-        flat = (np.broadcast_to(docs[:, None, :], (T, B, n)).reshape(T * B, n) + offsets).ravel()
-        weights = np.bincount(flat, weights=signs.ravel(), minlength=T * B * M)
-    # pair differences through a contrast matrix: a second small product instead of a fancy-index gather
-    contrast = np.zeros((K, len(ia)))
-    contrast[ia, np.arange(len(ia))] = 1.0
-    contrast[ib, np.arange(len(ia))] -= 1.0
-    null = ((weights.reshape(T * B, M).astype(float) @ S.T) @ contrast / n).reshape(T, B, len(ia))
-    if test == "paired-bootstrap":
-        # centring at the observed difference gives the null distribution (as metaeval.bootstrap_test)
-        null -= observed[:, None, :]
-        return _tail(null, observed, alternative, tol) / B
-    if exact:
-        # the identity is one of the 2^n flips: p = c / 2^n
-        return _tail(null, observed, alternative, tol) / B
-    # Monte-Carlo: p = (c + 1) / (B + 1), valid (size <= alpha) for any number of flips
-    return (_tail(null, observed, alternative, tol) + 1) / (B + 1)
-
-
-@numba.njit(cache=True, nogil=True)
-def _bootstrap_weights(docs, positions, M):  # pragma: no cover - compiled
-    """Multiplicity of each pilot document in each resample: (T * B, M) floats from the trials' drawn
-    documents ``docs`` (T, n) and the resampled positions (T, B, n) into them (what the unfused path
-    gathers and bincounts, without its (T, B, n) temporaries)."""
-    T, B, n = positions.shape
-    out = np.zeros((T * B, M))
-    for t in range(T):
-        for b in range(B):
-            row = t * B + b
-            for j in range(n):
-                out[row, docs[t, positions[t, b, j]]] += 1.0
-    return out
-
-
-@numba.njit(cache=True, nogil=True)
-def _pair_tail_counts(means, ia, ib, n, observed, alternative, tol):  # pragma: no cover - compiled
-    """Per trial and pair, how many centred bootstrap differences are at least as extreme as the observed
-    one (as :func:`_tail` on ``(means[ia] - means[ib]) / n - observed``): (T, P) counts as floats.
-
-    ``means`` (T, B, K) are the resamples' per-system sums; ``alternative`` a number of
-    :data:`~metaeval.stats._kernels.TAIL_CODES` (the same rule as :func:`_tail`).
-    One pass over the resamples: the (T, B, P) null array of the unfused path is never formed."""
-    T, B, K = means.shape
-    P = ia.shape[0]
-    out = np.zeros((T, P))
-    count = np.zeros(P, np.int64)
-    for t in range(T):
-        count[:] = 0
-        for b in range(B):
-            row = means[t, b]
-            for p in range(P):
-                count[p] += _tail_hit(alternative, (row[ia[p]] - row[ib[p]]) / n - observed[t, p], observed[t, p], tol)
-        for p in range(P):
-            out[t, p] = count[p]
-    return out
-
-
-def _check_sizes_1d(sizes) -> list[int]:
-    try:
-        out = [int(s) for s in sizes]
-    except (TypeError, ValueError):
-        raise TypeError(f"sizes must be a sequence of integers, got {sizes!r}") from None
-    if not out:
-        raise ValueError("sizes is empty")
-    if any(s < 2 or s != float(v) for s, v in zip(out, sizes)):
-        raise ValueError(f"sizes must be integers >= 2, got {list(sizes)!r}")
-    return out
 
 
 #: Tests whose p-values are valid (size <= alpha) by construction at every size: the sign-flip permutation test
@@ -412,18 +187,6 @@ EXACT_SYSTEM_TESTS = ("permutation",)
 
 # float64 copies of the largest per-trial array that one chunk of a system comparison holds at once
 _COPIES = 4
-
-
-def _within_document_null(S: np.ndarray, rng: np.random.Generator, copies: int = 8) -> np.ndarray:
-    """A null pilot (K, R M): each document's K scores in random orders (all K! orders when at most 8), so
-    that every system has the same distribution of scores within a document (equal means, symmetric pair
-    differences): the pilot's documents, with every system difference made pure noise."""
-    K, M = S.shape
-    if math.factorial(K) <= copies:
-        import itertools
-
-        return np.concatenate([S[list(order)] for order in itertools.permutations(range(K))], axis=1)
-    return np.concatenate([rng.permuted(S, axis=0) for _ in range(copies)], axis=1)
 
 
 def _rejection_rates(S, ia, ib, size, with_rep, options: SystemTestOptions, tol, rng) -> tuple[np.ndarray, np.ndarray]:
@@ -459,12 +222,6 @@ def _check_system_memory(sizes: list[int], S: np.ndarray, n_pairs: int, options:
                 "1 for any real difference) or fewer n_resamples")
 
 
-def _type1_upper(n_trials: int, alpha: float, confidence_level: float = 0.999) -> int:
-    """The largest number of rejections out of ``n_trials`` consistent with size alpha (upper end of the
-    central binomial interval)."""
-    return int(stats.binom.ppf(1 - (1 - confidence_level) / 2, n_trials, alpha))
-
-
 def _pairs_power(S: np.ndarray, ia: np.ndarray, ib: np.ndarray, *, sizes, options: SystemTestOptions, rng,
                  progress: bool) -> pd.DataFrame:
     sizes = _check_sizes_1d(sizes)
@@ -472,7 +229,7 @@ def _pairs_power(S: np.ndarray, ia: np.ndarray, ib: np.ndarray, *, sizes, option
     test, alpha, n_trials = options.test, options.alpha, options.n_trials
     M = S.shape[1]
     rng = np.random.default_rng(rng)
-    # ties are judged relative to the data's scale (see _tail)
+    # ties are judged relative to the data's scale (see _planning_kernels._tail)
     tol = 1e-9 * max(float(np.abs(S).max()), 1e-300)
     frames = []
     children = rng.spawn(len(sizes))
@@ -691,168 +448,6 @@ def binned_power(table: pd.DataFrame) -> pd.DataFrame:
 
 # ----------------------------------------------------------------------------------------------------
 # Comparing two metrics' correlations with the human scores
-
-
-def _standardize_batch(X: np.ndarray) -> np.ndarray:
-    """One z-score per trial over its whole matrix (as Perm-Both standardizes); NaN for a constant matrix."""
-    return standardize(X)
-
-
-def _perm_null(Xs, Ys, Z, coins, level, coefficient) -> np.ndarray:
-    """Permuted r(X', Z) - r(Y', Z) for trials (T, N, M) and coins (T, B, N, M): array (T, B).
-
-    The batched form of :func:`metaeval.significance.permutation_test`'s kernels (same fast paths).
-    ``coins`` is a boolean array or (summary level, Pearson) :class:`PackedCoins`."""
-    if isinstance(coins, PackedCoins) and not (level == "summary" and coefficient == "pearson"):
-        coins = coins.unpacked()
-    if level == "system":
-        M = Xs.shape[-1]
-        shift = np.einsum("tbnm,tnm->tbn", coins, Ys - Xs) / M
-        zs = Z.mean(axis=-1)[:, None, :]
-        xs = Xs.mean(axis=-1)[:, None, :] + shift
-        ys = Ys.mean(axis=-1)[:, None, :] - shift
-        return system_corr(xs, zs, coefficient) - system_corr(ys, zs, coefficient)
-    if level == "summary" and coefficient == "pearson":
-        N = Xs.shape[-2]
-        centre = (Xs.mean(axis=-2, keepdims=True) + Ys.mean(axis=-2, keepdims=True)) / 2
-        Xc, Yc = Xs - centre, Ys - centre
-        Zc = Z - Z.mean(axis=-2, keepdims=True)
-        sz, szz = Zc.sum(axis=-2)[:, None], (Zc * Zc).sum(axis=-2)[:, None]
-        sx, sxx, sxz = Xc.sum(-2)[:, None], (Xc * Xc).sum(-2)[:, None], (Xc * Zc).sum(-2)[:, None]
-        sy, syy, syz = Yc.sum(-2)[:, None], (Yc * Yc).sum(-2)[:, None], (Yc * Zc).sum(-2)[:, None]
-        # exact constancy of each permuted column from integer codes of X's and Y's values together
-        codes = dense_codes(np.concatenate([Xs, Ys], axis=-2), axis=-2)
-        cx, cy = codes[:, :N], codes[:, N:]
-        z_ok = ~constant(np.swapaxes(Z, -1, -2))[:, None, :]
-
-        def exact(first, second):
-            def vectors(t, b, m):
-                swap = coins[t, b, :, m]
-                return np.where(swap, second[t, :, m], first[t, :, m]), Z[t, :, m]
-            return vectors
-
-        if isinstance(coins, PackedCoins):
-            # one compiled pass: the sums and r of every cell (the same floats as the numpy path below)
-            base = np.stack([sx[:, 0], sxx[:, 0], sxz[:, 0], sy[:, 0], syy[:, 0], syz[:, 0], sz[:, 0], szz[:, 0]])
-            code_sums = np.stack([cx.sum(-2), (cx * cx).sum(-2), cy.sum(-2), (cy * cy).sum(-2)]).astype(float)
-            rx, ry, wx, wy = perm_summary_corr(
-                coins.bits, True, coins.shape[1], np.ascontiguousarray(Yc - Xc),
-                np.ascontiguousarray(Yc * Yc - Xc * Xc), np.ascontiguousarray((Yc - Xc) * Zc),
-                np.ascontiguousarray(cy - cx, dtype=float), np.ascontiguousarray(cy * cy - cx * cx, dtype=float),
-                base, code_sums,
-                np.ascontiguousarray(z_ok[:, 0]))
-            for r, weak, refine in ((rx, wx, exact(Xs, Ys)), (ry, wy, exact(Ys, Xs))):
-                if weak.any():
-                    index = np.nonzero(weak)
-                    x, z = refine(*index)
-                    r[index] = pearson(x, z, None)
-            return mean_of_defined(rx) - mean_of_defined(ry)
-        # the reference path (boolean coins): the einsum sums, then pearson_from_sums
-        shift = np.einsum("tbnm,tnm->tbm", coins, Yc - Xc)
-        shift2 = np.einsum("tbnm,tnm->tbm", coins, Yc * Yc - Xc * Xc)
-        shiftz = np.einsum("tbnm,tnm->tbm", coins, (Yc - Xc) * Zc)
-        c1 = np.einsum("tbnm,tnm->tbm", coins, cy - cx)
-        c2 = np.einsum("tbnm,tnm->tbm", coins, cy * cy - cx * cx)
-        x_const = constant_from_codes(N, cx.sum(-2)[:, None] + c1, (cx * cx).sum(-2)[:, None] + c2)
-        y_const = constant_from_codes(N, cy.sum(-2)[:, None] - c1, (cy * cy).sum(-2)[:, None] - c2)
-        rx = pearson_from_sums(N, sx + shift, sz, sxx + shift2, szz, sxz + shiftz, defined=~x_const & z_ok,
-                               refine=exact(Xs, Ys))
-        ry = pearson_from_sums(N, sy - shift, sz, syy - shift2, szz, syz - shiftz, defined=~y_const & z_ok,
-                               refine=exact(Ys, Xs))
-        return mean_of_defined(rx) - mean_of_defined(ry)
-    Xp = np.where(coins, Ys[:, None], Xs[:, None])
-    Yp = np.where(coins, Xs[:, None], Ys[:, None])
-    return level_corr(Xp, Z[:, None], level, coefficient) - level_corr(Yp, Z[:, None], level, coefficient)
-
-
-def _boot_deltas(X, Y, Z, rows, cols, level, coefficient) -> np.ndarray:
-    """Resampled r(X*, Z*) - r(Y*, Z*) for trials (T, N, M), rows (T, B, N), cols (T, B, M): array (T, B).
-
-    The batched form of :func:`metaeval.resampling.bootstrap_ci`'s kernels (same fast paths)."""
-    T, N, M = X.shape
-    if level == "system":
-        counts = draw_counts(cols, M)  # (T, B, M)
-        zs = np.take_along_axis(np.einsum("tbm,tnm->tbn", counts, Z), rows, axis=-1) / M
-        out = []
-        for V in (X, Y):
-            vs = np.take_along_axis(np.einsum("tbm,tnm->tbn", counts, V), rows, axis=-1) / M
-            out.append(system_corr(vs, zs, coefficient))
-        return out[0] - out[1]
-    if level == "summary" and coefficient == "pearson":
-        counts = draw_counts(rows, N)  # (T, B, N)
-        icounts = counts.astype(np.int64)
-        Zc = Z - Z.mean(axis=-2, keepdims=True)
-        sz = np.einsum("tbn,tnm->tbm", counts, Zc)
-        szz = np.einsum("tbn,tnm->tbm", counts, Zc * Zc)
-        # constancy of a resampled column is decided exactly on integer codes of the values
-        cz = dense_codes(Z, axis=-2)
-        z_const = constant_from_codes(N, np.einsum("tbn,tnm->tbm", icounts, cz),
-                                      np.einsum("tbn,tnm->tbm", icounts, cz * cz))
-        out = []
-        for V in (X, Y):
-            Vc = V - V.mean(axis=-2, keepdims=True)
-            cv = dense_codes(V, axis=-2)
-            v_const = constant_from_codes(N, np.einsum("tbn,tnm->tbm", icounts, cv),
-                                          np.einsum("tbn,tnm->tbm", icounts, cv * cv))
-
-            def exact(t, b, m, V=V):
-                r = rows[t, b]  # (k, N)
-                return V[t[:, None], r, m[:, None]], Z[t[:, None], r, m[:, None]]
-
-            r = pearson_from_sums(N, np.einsum("tbn,tnm->tbm", counts, Vc), sz,
-                                  np.einsum("tbn,tnm->tbm", counts, Vc * Vc), szz,
-                                  np.einsum("tbn,tnm->tbm", counts, Vc * Zc), defined=~v_const & ~z_const,
-                                  refine=exact)
-            out.append(mean_of_defined(np.take_along_axis(r, cols, axis=-1)))
-        return out[0] - out[1]
-    t = np.arange(T)[:, None, None, None]
-    r, c = rows[:, :, :, None], cols[:, :, None, :]
-    return level_corr(X[t, r, c], Z[t, r, c], level, coefficient) - level_corr(Y[t, r, c], Z[t, r, c], level,
-                                                                                coefficient)
-
-
-def _metric_pvalues(X, Y, Z, test, level, coefficient, n_resamples, alternative, rng) -> np.ndarray:
-    """One-sided/two-sided p-values (T,) of the two-metric test on a chunk of trials (T, N, M)."""
-    T, N, M = Z.shape
-    if test == "williams":
-        r12 = level_corr(X, Z, level, coefficient)
-        r13 = level_corr(Y, Z, level, coefficient)
-        r23 = level_corr(X, Y, level, coefficient)
-        n = N * M if level == "global" else N
-        return np.asarray(williams_pvalue(r12, r13, r23, n, alternative)[1], dtype=float)
-    kind, _, method = test.partition("-")
-    if kind == "perm":
-        Xs, Ys = _standardize_batch(X), _standardize_batch(Y)
-        observed = level_corr(Xs, Z, level, coefficient) - level_corr(Ys, Z, level, coefficient)
-        packed = level == "summary" and coefficient == "pearson"
-        null = _perm_null(Xs, Ys, Z, coins(rng, (T, n_resamples), N, M, method, packed), level, coefficient)
-        valid = ~np.isnan(null)
-        hit = tail_hits(null, observed[:, None], alternative)
-        count = np.count_nonzero(hit & valid, axis=1)
-        with np.errstate(invalid="ignore"):
-            return np.where(np.isnan(observed), np.nan, (count + 1) / (valid.sum(axis=1) + 1))
-    observed = level_corr(X, Z, level, coefficient) - level_corr(Y, Z, level, coefficient)
-    rows, cols = bootstrap_indices(rng, (T, n_resamples), N, M, method)
-    shifted = _boot_deltas(X, Y, Z, rows, cols, level, coefficient) - observed[:, None]
-    valid = ~np.isnan(shifted)
-    hit = tail_hits(shifted, observed[:, None], alternative)
-    n_valid = valid.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = np.count_nonzero(hit & valid, axis=1) / n_valid
-    return np.where(np.isnan(observed) | (n_valid == 0), np.nan, p)
-
-
-def _check_sizes_2d(sizes) -> list[tuple[int, int]]:
-    try:
-        out = [(int(n), int(m)) for n, m in sizes]
-    except (TypeError, ValueError):
-        raise TypeError(f"sizes must be a sequence of (n_systems, n_inputs) pairs, got {sizes!r}") from None
-    if not out:
-        raise ValueError("sizes is empty")
-    bad = [s for s in out if s[0] < 3 or s[1] < 3]
-    if bad:
-        raise ValueError(f"sizes need at least 3 systems and 3 inputs, got {bad}")
-    return out
 
 
 def _metric_options(options, **keywords) -> MetricTestOptions:
