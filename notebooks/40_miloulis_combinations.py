@@ -14,7 +14,7 @@
 #     datasets:
 #     - summeval
 #     - realsumm
-#     expected_seconds: {summeval: 75, realsumm: 22}
+#     expected_seconds: {summeval: 205, realsumm: 60}
 #     main_table: summary.csv
 #     paper: miloulis
 # ---
