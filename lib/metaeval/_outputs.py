@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from metaeval import _resources
+import metaeval._resources as _resources
 from metaeval._io import remove_own_tree
 
 __all__ = [

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from metaeval import _resources
+import metaeval._resources as _resources
 from metaeval.data.formats import (
     DataError,
     DataWarning,

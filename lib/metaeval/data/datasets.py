@@ -30,7 +30,7 @@ from typing import Any
 
 import pandas as pd
 
-from metaeval import _resources
+import metaeval._resources as _resources
 from metaeval.data.formats import DataError, DataWarning, ReferenceRecords, parse_record
 from metaeval.data import tabular
 from metaeval.data.synthetic import SyntheticDataset, synthetic

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import regex
 
-from metaeval import _resources
+import metaeval._resources as _resources
 
 __all__ = [
     "exception_table",

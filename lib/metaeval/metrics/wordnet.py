@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from metaeval import _resources
+import metaeval._resources as _resources
 from metaeval._io import atomic_write, cache_dir
 
 __all__ = ["POS", "Sense", "WordNet", "load"]

@@ -30,7 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from metaeval import _resources
+import metaeval._resources as _resources
 
 __all__ = ["INPUTS_KEY", "fingerprint", "library_dependencies", "up_to_date", "changed_inputs"]
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any, Mapping
 
-from metaeval import _resources
+import metaeval._resources as _resources
 from metaeval._io import remove_own_tree
 from metaeval.run.outputs import (RUNNER_MARKS, OutputDirError, check_target, failed_dir, keep_failed, read_manifest,
                                   staging_dir, swap_into_place, write_manifest)

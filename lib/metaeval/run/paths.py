@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
-from metaeval import _resources
+import metaeval._resources as _resources
 
 __all__ = [
     "KERNEL_NAME",

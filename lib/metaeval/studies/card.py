@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from metaeval import _resources
+import metaeval._resources as _resources
 from metaeval._io import atomic_write
 from metaeval._outputs import check_target, remove_run_folder, staging_dir, swap_into_place, write_manifest
 from metaeval.data import datasets as _datasets
