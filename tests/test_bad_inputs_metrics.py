@@ -24,8 +24,8 @@ def _rouge_input(tmp_path, content: bytes) -> Path:
 
 
 @pytest.mark.parametrize("case, words", [
-    ("missing", "no file or directory of that name exists"),
-    ("directory", "directory holds no *.jsonl files"),
+    ("missing", "No such file or directory"),
+    ("directory", "Is a directory"),
     ("latin1", "in.jsonl:2: not UTF-8 text (invalid continuation byte at byte 13 of the line)"),
 ])
 def test_rouge_cli_bad_input_files(case, words, tmp_path, capsys):
