@@ -733,7 +733,9 @@ class _BatchedPowerTrial:
                     r13 = level_corr(Ys, self.Z[None], level, "pearson")
                     r23 = level_corr(self.X[None], Ys, level, "pearson")
                     n = effective_n(self.X, level=level)  # type: ignore[arg-type]
-                    out[test, level] = np.asarray(williams_pvalue(self.r_xz[level], r13, r23, n, "greater")[1])
+                    p = np.asarray(williams_pvalue(self.r_xz[level], r13, r23, n, "greater")[1], dtype=float)
+                    # r(X, R_k) = +-1 (k = 1): nothing to test, NaN as williams_test says (not t = 0, p = 0.5)
+                    out[test, level] = np.where(np.abs(np.asarray(r23, dtype=float)) == 1.0, np.nan, p)
                 continue
             # the draws are made even when every R_k equals X, so the random stream does not depend on it
             if test.startswith("perm-"):
