@@ -492,7 +492,9 @@ def test_pair_kernels_equal_the_formulas_on_truncated_vectors(wn):
                 vb[_overlap._ranked(vb)[top:]] = 0
                 # 3e-8 seen on the diagonal: a float32 step in the compiled kernel, not yet found
                 assert cos[i, j] == pytest.approx(grouge.cosine(va, vb), abs=1e-7)
-    assert np.allclose(np.diag(cos), 1.0) and cos[0, 1] > cos[0, 2]
+        assert np.allclose(np.diag(cos), 1.0)
+        if top == 64:  # dog is nearer cat than a verb sense of fire (at top 10 they share no dimension: both 0)
+            assert cos[0, 1] > cos[0, 2]
 
 
 # ------------------------------------------------------------------------------------------------

@@ -369,7 +369,7 @@ def align(words_a, words_b, *, options: GRougeOptions | None = None, cache: bool
     Examples
     --------
     >>> align(["officers", "fired"], "Several policemen terminated in corruption probe")
-    ['officer.n.01', 'fire.v.04']
+    ['officer.n.03', 'fire.v.04']
     """
     opts = options if options is not None else GRougeOptions()
     store = _store(*opts.vector_key, cache=cache)
