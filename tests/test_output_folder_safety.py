@@ -304,8 +304,8 @@ def test_card_replaces_only_its_own_unchanged_card(tmp_path):
     small = {"n_resamples": 20, "planner_trials": 5, "planner_resamples": 10, "planner_inputs": [1]}
     make_card("qa-eval.f1", dataset="realsumm", output_dir=out, render=False, **small)
     manifest = json.loads((out / manifest_name("card")).read_text())
-    assert set(manifest["files"]) == {"correlations.csv", "tests.csv", "normality.csv", "planner.csv", "summary.md",
-                                      "provenance.json"}
+    assert set(manifest["files"]) == {"correlations.csv", "tests.csv", "agreement.csv", "normality.csv", "planner.csv",
+                                      "summary.md", "provenance.json"}
     make_card("qa-eval.f1", dataset="realsumm", output_dir=out, render=False, **{**small, "seed": 1})  # its own: ok
     (out / "summary.md").write_text("edited by hand")
     with pytest.raises(OutputDirError, match="edited since"):
