@@ -49,9 +49,10 @@ th, td { border-bottom: 1px solid #e2e2e2; padding: 0.6mm 1mm; text-align: left;
 th { background: #f3f3f3; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 footer { margin-top: 3mm; border-top: 1px solid #ccc; padding-top: 1mm; font-size: 7pt; color: #555;
          overflow-wrap: anywhere; }
-@media print { body { padding: 0; font-size: 7.5pt; } h1 { font-size: 13pt; } h2 { font-size: 9.5pt; margin-top: 2mm;
-               break-after: avoid; } table { font-size: 7pt; } table, figure { break-inside: avoid; }
-               img.strip { max-height: 40mm; } .narrow img { max-height: 34mm; object-fit: contain; } }
+@media print { body { padding: 0; font-size: 7pt; line-height: 1.2; } h1 { font-size: 12pt; }
+               h2 { font-size: 9pt; margin-top: 1.5mm; break-after: avoid; } table { font-size: 6.5pt; }
+               table, figure { break-inside: avoid; } .summary li { margin: 0; }
+               img.strip { max-height: 34mm; } .narrow img { max-height: 30mm; object-fit: contain; } }
 """
 
 
