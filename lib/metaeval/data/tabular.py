@@ -30,6 +30,7 @@ import io
 import json
 import math
 import os
+import tempfile
 import re
 import shutil
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -569,10 +570,9 @@ def import_table(
         raise DataError(f"{dest}: exists and was not written by metaeval import (or was changed since); choose a "
                         "new folder, or remove it yourself")
     dest.parent.mkdir(parents=True, exist_ok=True)
-    staging = dest.with_name(f".partial-{os.getpid()}-{dest.name}")
-    if staging.exists():
-        shutil.rmtree(staging)
-    staging.mkdir()
+    # a fresh staging folder of our own (mkdtemp never reuses an existing name), so the cleanup below can only
+    # remove what this call created
+    staging = Path(tempfile.mkdtemp(prefix=f".partial-{dest.name}-", dir=dest.parent))
     try:
         with open(staging / "records.jsonl", "w", encoding="utf-8") as out:
             for _, record in records:
