@@ -344,11 +344,11 @@ def snap(x: np.ndarray, axis: int | None = None) -> np.ndarray:
             ok = np.isfinite(scale) & (scale > 0)
             quantum = 10.0 ** (np.floor(np.log10(np.where(ok, scale, 1.0))) - 11)
             return np.where(ok, np.round(x / quantum) * quantum, x)
-    scale = np.nanmax(np.abs(x)) if x.size else 0.0
-    if not np.isfinite(scale) or scale == 0:
+    whole = float(np.nanmax(np.abs(x))) if x.size else 0.0
+    if not np.isfinite(whole) or whole == 0:
         return x
-    quantum = 10.0 ** (math.floor(math.log10(scale)) - 11)
-    return np.round(x / quantum) * quantum
+    step = 10.0 ** (math.floor(math.log10(whole)) - 11)
+    return np.round(x / step) * step
 
 
 def pearson(x: np.ndarray, z: np.ndarray, w: np.ndarray | None) -> np.ndarray:
