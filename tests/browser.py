@@ -93,6 +93,19 @@ def console_errors(driver) -> list[str]:
     return [entry["message"] for entry in driver.get_log("browser") if entry.get("level") == "SEVERE"]
 
 
+def printed_pages(driver) -> int:
+    """How many A4 pages the current page prints on (Chromium's print to PDF; the page's own ``@page`` wins)."""
+    import base64
+    import re
+
+    from selenium.webdriver.common.print_page_options import PrintOptions
+
+    options = PrintOptions()
+    options.page_width, options.page_height = 21.0, 29.7
+    pdf = base64.b64decode(driver.print_page(options))
+    return len(re.findall(rb"/Type\s*/Page[^s]", pdf))
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format, *args):  # noqa: A002 - the base class's signature
         pass
