@@ -382,6 +382,9 @@ def tests_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.DataFr
     return tests
 
 
+tests_table.__test__ = False  # type: ignore[attr-defined]  # not a test: pytest --doctest-modules collects "test*"
+
+
 PLANNER_COLUMNS = ["level", "baseline", "better_here", "difference", "n_systems", "documents_needed", "ci_low",
                    "ci_high", "reached", "largest_size_tried", "power_curve", "seed"]
 
