@@ -276,7 +276,8 @@ def test_metric_comparison_power_pilot(pilot):
     X, Y, Z = pilot
     res = planning.metric_comparison_power(Y, X, Z, sizes=[(8, 50), (16, 100), (16, 400)], test="perm-both",
                                            level="summary", n_trials=40, n_resamples=100, rng=0)
-    assert list(res.columns) == ["n_systems", "n_inputs", "power", "se", "systems_sampling", "inputs_sampling"]
+    assert list(res.columns) == ["n_systems", "n_inputs", "power", "se", "type1", "calibrated",
+                                 "systems_sampling", "inputs_sampling"]
     assert res.systems_sampling.tolist() == ["without replacement", "with replacement", "with replacement"]
     assert res.inputs_sampling.tolist() == ["without replacement", "with replacement", "with replacement"]
     assert res.power.iloc[2] >= res.power.iloc[0]
