@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -51,7 +52,8 @@ print(json.dumps(dict(cold=cold, cold_cpu=cold_cpu, warm=warm, warm_cpu=warm_cpu
 
 def run_child(limit: int, topk: int | None, lib: str = "") -> dict:
     with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, METAEVAL_CACHE=cache, PYTHONPATH=lib or str(ROOT / "lib"))
+        env = dict(os.environ, METAEVAL_CACHE=cache, PYTHONPATH=lib or str(ROOT / "lib"),
+                   METAEVAL_DATA=str(ROOT / "data"))
         code = _CHILD.format(data=str(ROOT / "data" / "summeval" / "summeval_joined.jsonl"), limit=limit, topk=topk)
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     if out.returncode:
@@ -150,15 +152,23 @@ def main(argv=None) -> int:
           f"{load[2]:.1f}; CPU seconds are the comparable figures on a shared machine")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        # the anchor's whole library, as committed at that revision (its numba cache compiles afresh)
-        archive = subprocess.run(["git", "archive", args.anchor, "lib"], cwd=ROOT, capture_output=True, check=True)
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
-        anchor_lib = str(Path(tmp) / "lib")
-        for name in ("data", "pyproject.toml"):  # the library finds its data files next to lib/
-            (Path(tmp) / name).symlink_to(ROOT / name)
-        jobs = [(f"anchor ({args.anchor})", args.limit, args.topk, anchor_lib), ("ours", args.limit, args.topk, "")]
+        # the anchor's library: this lib/ (with its untracked data files) with every file that differs from
+        # the anchor revision replaced by the anchor's version
+        anchor_lib = Path(tmp) / "lib"
+        shutil.copytree(ROOT / "lib", anchor_lib, ignore=shutil.ignore_patterns("__pycache__"))
+        changed = subprocess.run(["git", "diff", "--name-only", args.anchor, "--", "lib"], cwd=ROOT,
+                                 capture_output=True, text=True, check=True).stdout.split()
+        for name in changed:
+            old = subprocess.run(["git", "show", f"{args.anchor}:{name}"], cwd=ROOT, capture_output=True)
+            target = Path(tmp) / name
+            if old.returncode == 0:
+                target.write_bytes(old.stdout)
+            else:
+                target.unlink(missing_ok=True)
+        jobs = [(f"anchor ({args.anchor})", args.limit, args.topk, str(anchor_lib)),
+                ("ours", args.limit, args.topk, "")]
         if args.limit_5000:
-            jobs += [(f"anchor ({args.anchor})", args.limit_5000, 5000, anchor_lib),
+            jobs += [(f"anchor ({args.anchor})", args.limit_5000, 5000, str(anchor_lib)),
                      ("ours", args.limit_5000, 5000, "")]
         for name, limit, topk, af in jobs:
             r = run_child(limit, topk, af)
