@@ -768,3 +768,10 @@ def test_content_sets_make_grams_with_the_same_content_words_one():
     sems = [grouge.similarity(g, peer, options=opts, cache=False) for g in ("the police", "police", "police the")]
     assert sems[0] == sems[1] == sems[2] and 0 < sems[0] < 1
     assert sems[0] == pytest.approx(_plain_sem("police", peer, store, 16), abs=1e-12)
+
+
+def test_score_parts_takes_scores_settings_and_refuses_others():
+    with pytest.raises(TypeError, match="unknown settings \\['topK'\\]"):
+        grouge.score_parts(["a car"], [["a car"]], ["grouge-1"], topK=5)
+    with pytest.raises(ValueError, match="given both in options and as keywords"):
+        grouge.score_parts(["a car"], [["a car"]], ["grouge-1"], options=grouge.GRougeOptions(topk=64), topk=32)
