@@ -87,7 +87,7 @@ nb.report("\n".join([
 # %%
 corr = card.correlations
 levels = list(dict.fromkeys(corr["level"]))
-fig, axes = plt.subplots(1, len(levels), figsize=(4.2 * len(levels), 0.45 * corr["metric"].nunique() + 1.6),
+fig, axes = plt.subplots(1, len(levels), figsize=(4 * len(levels), 0.4 * corr["metric"].nunique() + 1.5),
                          sharey=True, squeeze=False)
 for ax, level in zip(axes[0], levels):
     block = corr[corr["level"] == level].iloc[::-1]
@@ -96,6 +96,7 @@ for ax, level in zip(axes[0], levels):
                     color="#C44E52" if row.role == "new" else "#4C72B0")
     ax.set_yticks(range(len(block)), [name(m) for m in block["metric"]])
     ax.axvline(0, color="grey", linewidth=0.8)
+    ax.locator_params(axis="x", nbins=5)  # wide intervals on small data: few ticks, never crowded
     ax.set_xlabel(f"{coefficient.capitalize()} r with {name(card.human)}")
     ax.set_title(f"{level} level")
 fig.suptitle(f"{card.dataset}: {name(card.metric)} (red) and the baselines, {confidence_level:.0%} Boot-Both CIs")
@@ -116,14 +117,16 @@ corr.drop(columns="seed").round(3)
 # %%
 tests = card.tests
 if len(tests):
-    grid = tests.pivot(index="baseline", columns="level", values="p_two_sided_bonferroni")
+    # baselines and levels in the card's order (pivot would sort them alphabetically)
+    grid = tests.pivot_table(index="baseline", columns="level", values="p_two_sided_bonferroni", sort=False)
     grid.index = [name(b) for b in grid.index]
-    fig, ax = plt.subplots(figsize=(1.6 * grid.shape[1] + 3, 0.5 * grid.shape[0] + 1.5))
+    # sized for the one-page report, where it is printed about 6 cm wide
+    fig, ax = plt.subplots(figsize=(1.1 * grid.shape[1] + 2.9, 0.35 * grid.shape[0] + 1.4))
     sns.heatmap(grid, vmin=0, vmax=1, cmap="rocket_r", annot=True, fmt=".3f",
-                cbar_kws={"label": "two-sided Perm-Both p, Bonferroni"}, ax=ax)
+                cbar_kws={"label": "adjusted p"}, ax=ax)
     ax.set_xlabel("level")
     ax.set_ylabel("baseline")
-    ax.set_title(f"Does {name(card.metric)} differ? (alpha = {alpha})")
+    ax.set_title(f"{name(card.metric)} vs each baseline:\ntwo-sided Perm-Both p, Bonferroni")
     fig.tight_layout()
     nb.save_figure(fig, "tests")
     plt.show()

@@ -22,7 +22,12 @@ import functools
 import http.server
 import os
 import shutil
+import signal
+import socket
+import subprocess
 import threading
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -88,9 +93,74 @@ def browser():
         driver.quit()
 
 
+@pytest.fixture
+def fresh_browser():
+    """A headless Chromium of the test's own (no state left by another test), 1400 x 1000; skips like ``browser``."""
+    reason = skip_reason()
+    if reason:
+        pytest.skip(reason)
+    driver = make_driver(1400, 1000)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def free_port() -> int:
+    """A free TCP port on the loopback interface."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def background_server(cmd: list[str], *, ready_url: str, log_path: str | os.PathLike, env: dict | None = None,
+                      timeout: float = 120):
+    """Start ``cmd`` (a server) in a session of its own, logging to ``log_path``; yield its process once
+    ``ready_url`` answers; kill the process group (the server and its children, e.g. kernels) on exit.
+
+    Fails the test with the log's tail when the server exits or does not answer within ``timeout`` seconds.
+    """
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    urllib.request.urlopen(ready_url, timeout=5).read()
+                    break
+                except OSError:
+                    if proc.poll() is not None or time.monotonic() > deadline:
+                        log.flush()
+                        pytest.fail(f"{cmd[:3]} did not start: {Path(log_path).read_text()[-2000:]}")
+                    time.sleep(0.5)
+            yield proc
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
 def console_errors(driver) -> list[str]:
     """The browser console's errors (level SEVERE) since the last call."""
     return [entry["message"] for entry in driver.get_log("browser") if entry.get("level") == "SEVERE"]
+
+
+def printed_pages(driver) -> int:
+    """How many A4 pages the current page prints on (Chromium's print to PDF; the page's own ``@page`` wins)."""
+    import base64
+    import re
+
+    from selenium.webdriver.common.print_page_options import PrintOptions
+
+    options = PrintOptions()
+    options.page_width, options.page_height = 21.0, 29.7
+    pdf = base64.b64decode(driver.print_page(options))
+    return len(re.findall(rb"/Type\s*/Page[^s]", pdf))
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

@@ -10,6 +10,7 @@ import pytest
 
 import metaeval
 from metaeval import bootstrap_ci, permutation_test, planning
+from metaeval.run.card import make_card
 from metaeval.studies import card as C
 
 DATASETS = ["summeval", "realsumm"]
@@ -74,18 +75,28 @@ def test_card_baselines_summary_and_provenance(qaeval_card):
     assert card.provenance["seed"] == 3 and card.provenance["dataset"] == card.dataset
     assert card.provenance["signature"].startswith("card|corr:pearson|ci:boot-both|B:100|")
     # the summary is generated from the numbers: the system-level r and every verdict appear in it
-    r = card.correlations.query("level == 'system' and role == 'new'").r.iloc[0]
-    assert f"r = {r:.3f}" in card.summary
+    new = card.correlations.query("level == 'system' and role == 'new'").iloc[0]
+    assert f"system r = {new.r:.3f} [{new.low:.3f}, {new.high:.3f}]" in card.summary
     assert card.dataset in card.summary
+    lines = {line.split(",")[0]: line for line in card.summary.splitlines()}
     for _, t in card.tests.iterrows():
-        assert ds.display_name(t.baseline) in card.summary
-        # every comparison states its test and its p-value (issue 23 item 4)
-        assert f"two-sided p = {C._fmt_p(t.p_two_sided)}, Bonferroni-adjusted {C._fmt_p(t.p_two_sided_bonferroni)}" \
-            in card.summary
-    assert "Perm-Both permutation test of the difference in correlation" in card.summary
+        # every comparison states its test and its p-value (issue 23 item 4), in the line of its level and under
+        # its verdict
+        line = lines[f"- {t.level.capitalize()} level"]
+        assert "two-sided Perm-Both test of equal correlations" in line and "Bonferroni over 4 baselines" in line
+        cell = (f"{ds.display_name(t.baseline)} ({t.difference:+.3f}, p = {C._fmt_p(t.p_two_sided)}, adjusted "
+                f"{C._fmt_p(t.p_two_sided_bonferroni)})")
+        assert cell in line
+        verdict = {"new better": "higher than", "baseline better": "lower than",
+                   "not significant": "no significant difference from"}[t.verdict]
+        others = [w for w in ("higher than", "lower than", "no significant difference from") if w != verdict]
+        # the cell follows its own verdict's words, not another's
+        before = line[:line.index(cell)]
+        assert before.rfind(verdict) > max(before.rfind(w) for w in others)
     # ranks of point estimates are labelled as such; nothing is concluded from intervals
-    assert card.summary.count("(a ranking of estimates, not a test)") == 3
+    assert card.summary.count("a ranking of estimates, not a test") == 1
     assert "overlap" not in card.summary and "distinguishable" not in card.summary
+    assert "p = <" not in card.summary  # "p < 0.001", not "p = < 0.001"
 
 
 def test_a_new_card_section_is_computed_written_and_summarised(tmp_path, monkeypatch):
@@ -155,7 +166,7 @@ def test_card_bad_input(tmp_path):
         C.card_tables(path, dataset="summeval", **SMALL)
 
 
-def test_make_card_renders_html_and_cli(tmp_path):
+def test_make_card_renders_html_and_cli(tmp_path, capfd):
     from metaeval.run.cli import main
 
     out = tmp_path / "card"
@@ -163,9 +174,12 @@ def test_make_card_renders_html_and_cli(tmp_path):
                  "--planner-trials", "10"])
     assert code == 0
     for name in ("correlations.csv", "tests.csv", "normality.csv", "planner.csv", "summary.md", "provenance.json",
-                 "card.html", "card.ipynb"):
+                 "report.html", "card.ipynb"):
         assert (out / name).exists(), name
-    html = (out / "card.html").read_text()
+    assert not (out / "card.html").exists()  # one page: the report
+    # the kernel's own diagnostics (its TCP notice) stay out of the terminal (issue 25 item 5)
+    assert "TCP" not in capfd.readouterr().err
+    html = (out / "report.html").read_text()
     summary = (out / "summary.md").read_text().strip()
     assert "realsumm" in html and summary.splitlines()[0].replace("**", "") in html.replace("<strong>", "").replace(
         "</strong>", "")
@@ -182,13 +196,16 @@ def test_make_card_from_a_relative_user_path(tmp_path, monkeypatch):
     ds = metaeval.datasets.load("realsumm")
     _write_metrics_jsonl(tmp_path / "mine.jsonl", ds, "my-metric", ds.matrix("js-2"), ds.systems, ds.inputs)
     monkeypatch.chdir(tmp_path)
-    card = C.make_card("mine.jsonl", dataset="realsumm", output_dir="out", n_resamples=30, planner_trials=5,
-                       planner_resamples=10, planner_inputs=[1])
-    assert (tmp_path / "out" / "card.html").exists()
+    card = make_card("mine.jsonl", dataset="realsumm", output_dir="out", n_resamples=30, planner_trials=5,
+                     planner_resamples=10, planner_inputs=[1])
+    assert (tmp_path / "out" / "report.html").exists()
     assert card.provenance["scores"] == str(tmp_path / "mine.jsonl")
     assert card.metric == "my-metric.score"
     with pytest.raises(TypeError, match="render=False"):
-        C.make_card(ds, dataset="realsumm", output_dir="x")
+        make_card(ds, dataset="realsumm", output_dir="x")
+    # the library layer does not execute notebooks: it says who does
+    with pytest.raises(ValueError, match=r"metaeval\.run\.card\.make_card"):
+        C.make_card("mine.jsonl", dataset="realsumm", output_dir="out2")
 
 
 def test_card_agreement_section_equals_direct_library_calls(qaeval_card):

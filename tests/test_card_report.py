@@ -1,4 +1,5 @@
-"""The one-page report card (metaeval.studies.card_report) rendered from a card run's files."""
+"""The one-page report card (metaeval.studies.card_report) rendered from a card run's files; printed in headless
+Chromium (tests/browser.py; skipped with a message without it) it is one A4 page."""
 
 import re
 from pathlib import Path
@@ -6,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from browser import browser, printed_pages  # noqa: F401  (browser: pytest fixture)
 from metaeval.studies.card_report import render_report, write_report
 
 CARD = Path(__file__).resolve().parents[1] / "results" / "card" / "summeval"
@@ -38,3 +40,32 @@ def test_a_folder_that_is_no_card_is_refused(tmp_path):
     (tmp_path / "provenance.json").write_text('{"metric": "m", "dataset": "d"}')
     path = write_report(tmp_path)
     assert path == tmp_path / "report.html" and "<h1>Report card: m on d</h1>" in path.read_text()
+
+
+@pytest.fixture(scope="module")
+def user_card(tmp_path_factory):
+    """The card of a small user dataset (5 systems x 6 inputs, one baseline), run through notebook 61."""
+    from datasets_factory import write_dataset
+
+    from metaeval.run.notebooks import run_notebook
+
+    root = tmp_path_factory.mktemp("user_card")
+    exp = write_dataset(root / "study", "yml", n_systems=5, n_inputs=6, n_refs=2, seed=5)
+    out = root / "card"
+    run_notebook("61", {"dataset": str(exp.path), "scores": exp.metrics[0], "n_resamples": 50, "planner_trials": 5,
+                        "planner_resamples": 20, "planner_inputs": [0.5, 1], "output_dir": str(out)})
+    return out
+
+
+@pytest.mark.parametrize("which", ["summeval", "realsumm", "user"])
+def test_report_prints_on_one_a4_page(which, browser, request, tmp_path):  # noqa: F811
+    folder = request.getfixturevalue("user_card") if which == "user" else CARD.parent / which
+    if not (folder / "provenance.json").is_file():
+        pytest.skip(f"no committed card {which}")
+    page = render_report(folder)
+    # a report shared as it is: the dataset by its name, never the path it was read from
+    assert "/tmp/" not in page and str(folder.parent) not in page
+    path = tmp_path / "report.html"
+    path.write_text(page, encoding="utf-8")
+    browser.get(path.as_uri())
+    assert printed_pages(browser) == 1

@@ -140,6 +140,51 @@ def test_import_shows_the_mapping_and_never_overwrites_a_user_folder(study, tmp_
     assert not list(tmp_path.glob(".partial-*"))
 
 
+def _tree(folder):
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_import_writes_by_the_one_ownership_mechanism_and_never_touches_a_file_it_did_not_write(study, tmp_path):
+    """metaeval._outputs decides for an import as for a run or a card: its manifest, its refusals."""
+    from metaeval.run import outputs as _outputs  # the public face of metaeval._outputs
+    from metaeval.run.paths import project_root
+
+    frame, sources, _ = study
+    dest = tmp_path / "mine"
+    import_table(frame, dest)
+    manifest = _outputs.read_manifest(dest, "import")
+    assert manifest is not None and set(manifest["files"]) == {"records.jsonl", "dataset.yml"}
+    assert sorted(p.name for p in dest.iterdir()) == [".metaeval-run.import.json", "dataset.yml", "records.jsonl"]
+    import_table(sources["csv-long"], dest)  # its own unchanged folder: replaced
+    assert _outputs.read_manifest(dest, "import")["parameters"] == {"source": str(sources["csv-long"])}
+    # a file it did not write, beside its own, or its own edited by hand: refused, every byte left as it was
+    for change in ("added", "edited"):
+        target = tmp_path / change
+        import_table(frame, target)
+        if change == "added":
+            (target / "notes.txt").write_text("mine")
+        else:
+            (target / "records.jsonl").write_text("{}\n")
+        before = _tree(target)
+        with pytest.raises(DataError, match="was not written by metaeval import .*(no previous run wrote|edited since)"):
+            import_table(frame, target)
+        assert _tree(target) == before, change
+    # a folder of the user, a run's results folder, a protected folder: refused, nothing written or removed
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "thesis.tex").write_text("precious")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "table.csv").write_text("x\n1\n")
+    _outputs.write_manifest(run, "23_deutsch2021_normality", {}, paper="deutsch2021")
+    for folder in (user, run, project_root() / "data"):
+        before = _tree(folder)
+        with pytest.raises(DataError, match="was not written by metaeval import"):
+            import_table(frame, folder)
+        assert _tree(folder) == before
+    assert not list(tmp_path.glob(".partial-*"))  # no staging left behind
+
+
 def test_rouge_command_reads_the_imported_folder_and_merges_back(study, tmp_path):
     _, _, folders = study
     ds = load(folders["csv-long"])

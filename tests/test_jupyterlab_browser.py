@@ -1,8 +1,8 @@
 """JupyterLab as a reader uses it (issue 25 item 4): a double-click on a notebook source opens a notebook, which
 runs and shows its figure and its conclusions; saving it keeps the source's parameters cell.
 
-Headless Chromium from Debian driven by selenium through ``tests/browser.py`` (``make_driver``); skipped with
-a message when either is absent. JupyterLab runs on a free loopback port with a token, the settings that
+Headless Chromium from Debian driven by selenium through ``tests/browser.py`` (its ``fresh_browser`` fixture, and
+``background_server`` for JupyterLab); skipped with a message when either is absent. JupyterLab runs on a free loopback port with a token, the settings that
 ``make setup`` installs (``jupyter/``) and throw-away user settings, on a copy of one notebook source in a
 temporary folder. The notebook is ``00_dataset_check`` (its defaults are small: about 5 s of kernel time).
 The JupyterLab server is started here and killed (with its kernels) in ``finally``.
@@ -13,16 +13,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
-from browser import make_driver, skip_reason  # tests/browser.py: the shared headless Chromium
+from browser import background_server, free_port, fresh_browser, skip_reason  # noqa: F401  (fresh_browser: fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = "00_dataset_check.py"
@@ -36,23 +31,16 @@ from selenium.webdriver.support import expected_conditions as ec  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def lab(tmp_path):
     """(url, token, root, log): JupyterLab serving a temporary folder that holds one notebook source."""
     root = tmp_path / "lab"
     (root / "notebooks").mkdir(parents=True)
     shutil.copy(ROOT / "notebooks" / NOTEBOOK, root / "notebooks" / NOTEBOOK)
-    port, token = _free_port(), "metaeval-test-token"
+    port, token = free_port(), "metaeval-test-token"
     env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "user-settings"),
            "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "rt"),
            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT / "lib"), os.environ.get("PYTHONPATH", "")) if p)}
-    log = open(tmp_path / "lab.log", "w")
     server_config = json.loads((ROOT / "jupyter/jupyter_server_config.d/metaeval.json").read_text())
     cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ServerApp.ip=127.0.0.1",
            "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
@@ -60,42 +48,15 @@ def lab(tmp_path):
            f"--ContentsManager.pre_save_hook={server_config['ContentsManager']['pre_save_hook']}"]
     if os.geteuid() == 0:  # containers and CI runners often run as root, which jupyter refuses by default
         cmd.append("--allow-root")
-    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=5).read()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    log.flush()
-                    pytest.fail(f"JupyterLab did not start: {(tmp_path / 'lab.log').read_text()[-2000:]}")
-                time.sleep(0.5)
-        yield url, token, root, tmp_path / "lab.log"
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)  # the server and its kernels
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        log.close()
+    log = tmp_path / "lab.log"
+    with background_server(cmd, ready_url=f"{url}/api/status?token={token}", log_path=log, env=env):
+        yield url, token, root, log
 
 
-@pytest.fixture
-def browser():
-    driver = make_driver(1400, 1000)  # a fresh browser: no JupyterLab state from another test
-    try:
-        yield driver
-    finally:
-        driver.quit()
-
-
-def test_double_click_opens_runs_and_renders(lab, browser):
+def test_double_click_opens_runs_and_renders(lab, fresh_browser):  # noqa: F811
     url, token, root, log = lab
+    browser = fresh_browser
     wait = WebDriverWait(browser, 240)
     browser.get(f"{url}/lab/tree/notebooks?token={token}")
     item = wait.until(ec.element_to_be_clickable(

@@ -110,3 +110,101 @@ def test_sizes_too_large_fail_fast_naming_sizes():
             planning.system_comparison_power(a, a[::-1].copy(), sizes=[size])
     with pytest.raises(ValueError, match="sizes: "):
         planning.system_pairs_power(np.vstack([a, a[::-1]]), sizes=[10, 10**8])
+
+
+# ----------------------------------------------------------------------------------------------------
+# The metric-comparison tests (issue 23, item 1): every test the planner offers for "r(X, Z) > r(Y, Z)" has its
+# type-I error measured at the designs it reports. Two nulls: the planned effect with equal correlations (the
+# synthetic model, both metrics exchangeable cell by cell) and a real pilot made null (SummEval's QAEval-F1 and
+# ROUGE-2 exchanged in a random half of the cells).
+
+METRIC_DESIGNS = [(5, 10), (5, 50), (10, 20), (16, 50)]  # the first is also measured on the pilot
+METRIC_TRIALS = 400
+
+
+def _metric_pilot():
+    from metaeval.data import datasets
+
+    ds = datasets.load("summeval")
+    return ds.matrix("qa-eval.f1"), ds.matrix("rouge-2.f1"), ds.matrix(ds.default_human)
+
+
+def _metric_null_rate(X, Y, Z, test, level, n_systems, n_inputs, rng):
+    """The rejection rate of the library's public test (not the planner's compiled kernels) on null studies drawn
+    as the planner draws them: an independent measurement of the planner's ``type1`` column."""
+    import metaeval
+
+    rng = np.random.default_rng(rng)
+    rejections = 0
+    for _ in range(METRIC_TRIALS):
+        r = rng.choice(X.shape[0], n_systems, replace=False)[:, None]
+        c = rng.choice(X.shape[1], n_inputs, replace=False)[None, :]
+        swap = rng.random((n_systems, n_inputs)) < 0.5
+        x, y, z = X[r, c], Y[r, c], Z[r, c]
+        x, y = np.where(swap, y, x), np.where(swap, x, y)
+        if test == "williams":
+            p = metaeval.williams_test(x, y, z, level=level, nan_policy="omit").pvalue
+        else:
+            kind, resample = test.split("-")
+            fn = metaeval.permutation_test if kind == "perm" else metaeval.bootstrap_test
+            p = fn(x, y, z, level=level, resample=resample, n_resamples=100, rng=rng, nan_policy="omit").pvalue
+        rejections += bool(p < ALPHA)
+    return rejections / METRIC_TRIALS
+
+
+def _metric_params():
+    fast = {("perm-both", "system"), ("boot-both", "system"), ("williams", "summary")}
+    return [pytest.param(t, lvl, marks=[] if (t, lvl) in fast else [pytest.mark.slow])
+            for t in planning.METRIC_TESTS for lvl in ("system", "summary")]
+
+
+@pytest.mark.parametrize(("test", "level"), _metric_params())
+def test_metric_tests_have_their_size_measured_at_every_design(test, level):
+    _, high = _interval(ALPHA, METRIC_TRIALS)
+    upper = stats.binom.ppf(0.9995, METRIC_TRIALS, ALPHA) / METRIC_TRIALS
+    # 1. synthetic null: on a planned effect with equal correlations the power column IS a type-I error
+    effect = planning.PlannedEffect(system_correlation=(0.8, 0.8), summary_correlation=(0.4, 0.4))
+    planned = planning.planned_comparison_power(effect, sizes=METRIC_DESIGNS, test=test, level=level,
+                                                n_trials=METRIC_TRIALS, n_resamples=100, rng=11)
+    if test in planning.EXACT_METRIC_TESTS:
+        # exact by construction: never above alpha's interval, and reported as such (type1 NaN, calibrated)
+        assert (planned.power <= high).all(), (test, level, planned.power.tolist())
+        assert planned.type1.isna().all() and planned.calibrated.all()
+    else:
+        # the reported size is a second, independent estimate of the same rate as the null power column
+        rate = np.maximum(planned.power, ALPHA)
+        se = np.sqrt(2 * rate * (1 - rate) / METRIC_TRIALS)
+        assert (np.abs(planned.type1 - planned.power) <= 4 * se).all(), (test, level, planned[["power", "type1"]])
+        assert (planned.calibrated == (planned.type1 <= upper)).all()
+    # 2. a real pilot made null (X and Y exchanged in a random half of the cells of every simulated study): the
+    # library's public test measured directly, against the planner's compiled kernels' report
+    X, Y, Z = _metric_pilot()
+    pilot = planning.metric_comparison_power(X, Y, Z, sizes=METRIC_DESIGNS[:1], test=test, level=level,
+                                             n_trials=METRIC_TRIALS, n_resamples=100, rng=12)
+    direct = _metric_null_rate(X, Y, Z, test, level, *METRIC_DESIGNS[0], 13)
+    if test in planning.EXACT_METRIC_TESTS:
+        assert direct <= high, (test, level, direct)
+        assert pilot.type1.isna().all() and pilot.calibrated.all()
+    else:
+        se = np.sqrt(2 * max(direct, ALPHA) * (1 - max(direct, ALPHA)) / METRIC_TRIALS)
+        assert abs(pilot.type1.iloc[0] - direct) <= 4 * se, (test, level, pilot.type1.iloc[0], direct)
+
+
+def test_metric_power_is_unchanged_by_measuring_the_size():
+    # the null studies draw from their own spawned generator: the power column does not depend on whether the
+    # size is measured (boot-both measures it; its power equals a run whose null stream is never touched)
+    effect = planning.PlannedEffect(system_correlation=(0.9, 0.5), summary_correlation=(0.4, 0.3))
+    a = planning.planned_comparison_power(effect, sizes=[(5, 10)], test="boot-both", n_trials=50, n_resamples=50,
+                                          rng=3)
+    rng = np.random.default_rng(3)
+    child = rng.spawn(1)[0]
+    X, Y, Z = planning.planned_metric_data(effect, 50, 5, 10, child)
+    p = np.array([metaeval_p for metaeval_p in _boot_both_pvalues(X, Y, Z, child)])
+    assert a.power.iloc[0] == pytest.approx(np.mean(p < ALPHA), abs=1e-12)
+    assert not np.isnan(a.type1.iloc[0])
+
+
+def _boot_both_pvalues(X, Y, Z, child):
+    from metaeval.stats._planning_kernels import _metric_pvalues
+
+    return _metric_pvalues(X, Y, Z, "boot-both", "system", "pearson", 50, "greater", child)

@@ -8,7 +8,6 @@ reference: about 15 s) and crawls that. Skipped with a message when Chromium or 
 
 from __future__ import annotations
 
-import warnings
 import importlib.util
 import json
 import os
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from browser import browser, console_errors, serve  # noqa: F401  (browser: pytest fixture)
+from browser import browser, console_errors, printed_pages, serve  # noqa: F401  (browser: pytest fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBSET = "dataset_check/summeval,card/summeval"
@@ -76,19 +75,6 @@ return {
 """
 
 
-def _printed_pages(driver) -> int:
-    """Pages of the current page printed to PDF on A4 (the page's own @page size wins)."""
-    import base64
-    import re
-
-    from selenium.webdriver.common.print_page_options import PrintOptions
-
-    options = PrintOptions()
-    options.page_width, options.page_height = 21.0, 29.7
-    pdf = base64.b64decode(driver.print_page(options))
-    return len(re.findall(rb"/Type\s*/Page[^s]", pdf))
-
-
 def _exists(url: str) -> bool:
     try:
         with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=10) as response:
@@ -121,13 +107,9 @@ def test_every_page_loads_links_resolve_and_figures_render(browser, site_html): 
             pages_seen += 1
             if url.endswith("/report.html"):
                 reports += 1
-                pages = _printed_pages(browser)
-                # Known (issue 26, open): the card grew this round (two-sided tests, the agreement section) and
-                # prints on 2 pages; more than 2 is a failure, 2 a warning, until the card is shortened again.
-                if pages > 2:
+                pages = printed_pages(browser)
+                if pages != 1:  # issue 26: the card is one A4 page
                     problems.append(f"{url}: the report card prints on {pages} A4 pages, not one")
-                elif pages != 1:
-                    warnings.warn(f"{url}: the report card prints on {pages} A4 pages, not one", stacklevel=1)
             for message in console_errors(browser):
                 problems.append(f"{url}: console error: {message}")
             for image in state["images"]:

@@ -1,8 +1,9 @@
 """Output folders of runs and cards: metaeval only ever replaces what it wrote itself.
 
-Private: the one implementation of the ownership rules, shared by the notebook runner
-(:mod:`metaeval.run.notebooks`, through :mod:`metaeval.run.outputs`) and the report card
-(:mod:`metaeval.studies.card`), so that the two can never disagree on what may be written or deleted.
+Private: the one implementation of the ownership rules, shared by every writer of folders: the notebook runner
+(:mod:`metaeval.run.notebooks`, through :mod:`metaeval.run.outputs`), the report card (:mod:`metaeval.studies.card`)
+and ``metaeval import`` (:mod:`metaeval.data.tabular`), so that they can never disagree on what may be written or
+deleted.
 
 Every finished run leaves a manifest, ``.metaeval-run.<notebook>.json``, in its folder: the notebook, its
 paper, the parameters and the sha256 of every file the run wrote. Before a run replaces its files,

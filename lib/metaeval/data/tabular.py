@@ -25,14 +25,11 @@ in a CSV).
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import math
 import os
-import tempfile
 import re
-import shutil
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+import metaeval._outputs as _outputs
 from metaeval.data.formats import DataError
 
 __all__ = ["ROLE_NAMES", "TABLE_SUFFIXES", "ColumnMap", "ImportResult", "frame_records", "import_table",
@@ -68,7 +66,9 @@ _HUMAN_WORDS = ("expert", "human", "annotator", "litepyramid", "pyramid", "respo
                 "factuality", "overall", "quality", "rating", "likert", "readability", "acu", "normalized",
                 "nacu", "grammaticality", "redundancy", "adequacy", "preference")
 WIDE_SEPARATOR = ":"
-MANIFEST = ".metaeval-import.json"
+#: The "notebook" name of an import in the one ownership mechanism of every writer (:mod:`metaeval._outputs`): an
+#: import leaves ``.metaeval-run.import.json`` (the sha256 of every file it wrote) in its folder.
+IMPORT_RUN = "import"
 
 
 def _norm(name: str) -> str:
@@ -499,30 +499,6 @@ class ImportResult:
     files: tuple[str, ...]
 
 
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _owned(dest: Path) -> bool:
-    """True if ``dest`` is absent, an empty folder, or exactly what an earlier import wrote (its manifest
-    lists every file with its sha256); anything else belongs to the user."""
-    if not dest.exists():
-        return True
-    if dest.is_symlink() or not dest.is_dir():
-        return False
-    present = sorted(p.name for p in dest.iterdir())
-    if not present:
-        return True
-    try:
-        manifest = json.loads((dest / MANIFEST).read_text(encoding="utf-8"))
-        files = dict(manifest["files"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
-    if sorted([*files, MANIFEST]) != present:
-        return False
-    return all((dest / name).is_file() and _digest(dest / name) == sha for name, sha in files.items())
-
-
 def import_table(
     source: str | os.PathLike[str] | pd.DataFrame,
     dest: str | os.PathLike[str],
@@ -540,13 +516,20 @@ def import_table(
     """Convert a table into a dataset folder: ``records.jsonl`` and ``dataset.yml`` (human scores marked).
 
     The column mapping is passed to ``show`` before anything is written; every record is checked by the
-    dataset reader before the folder appears. The folder is written beside ``dest`` and renamed into place;
-    an existing ``dest`` is replaced only if an earlier import wrote it unchanged (its manifest), never a
-    folder of the user.
+    dataset reader before the folder appears. The folder is written by the rules every metaeval writer follows
+    (:mod:`metaeval._outputs`): staged beside ``dest`` and renamed into place; an existing ``dest`` is replaced
+    only if it is empty or an earlier import wrote it and nobody changed its files since (its manifest
+    ``.metaeval-run.import.json``), never a folder of the user nor a protected one (the compendium root, its
+    ``data/``, ``lib/``, ``results/``, the home folder, ``/``).
+
+    Raises
+    ------
+    DataError
+        A row or column the dataset reader rejects, or a ``dest`` this import may not replace (before anything
+        is written).
     """
     import yaml
 
-    from metaeval._io import remove_own_tree
     from metaeval.data.formats import parse_record
 
     if isinstance(source, pd.DataFrame):
@@ -566,25 +549,22 @@ def import_table(
     result = ImportResult(dest, columns, len(records), files)
     if dry_run:
         return result
-    if not _owned(dest):
+    try:
+        target = _outputs.check_target(dest, IMPORT_RUN, given=dest, paper=IMPORT_RUN)
+    except _outputs.OutputDirError as exc:
         raise DataError(f"{dest}: exists and was not written by metaeval import (or was changed since); choose a "
-                        "new folder, or remove it yourself")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    # a fresh staging folder of our own (mkdtemp never reuses an existing name), so the cleanup below can only
-    # remove what this call created
-    staging = Path(tempfile.mkdtemp(prefix=f".partial-{dest.name}-", dir=dest.parent))
+                        f"new folder, or remove it yourself ({exc})") from None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = _outputs.staging_dir(target)  # marked as ours: the cleanup below can only remove what it created
     try:
         with open(staging / "records.jsonl", "w", encoding="utf-8") as out:
             for _, record in records:
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
         (staging / "dataset.yml").write_text(
             yaml.safe_dump(dataset_meta(columns, name), sort_keys=False, allow_unicode=True), encoding="utf-8")
-        manifest = {"source": name, "files": {f: _digest(staging / f) for f in files}}
-        (staging / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
-        if dest.exists():
-            remove_own_tree(dest, [MANIFEST])
-        os.rename(staging, dest)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)
+        _outputs.write_manifest(staging, IMPORT_RUN, {"source": name}, paper=IMPORT_RUN)
+        _outputs.swap_into_place(staging, target, IMPORT_RUN, paper=IMPORT_RUN)
+    except BaseException:
+        _outputs.remove_run_folder(staging)
+        raise
     return result

@@ -284,7 +284,7 @@ def _card_folder(scores: str, dataset: str) -> str:
 
 
 def cmd_card(args) -> int:
-    from metaeval.studies.card import make_card
+    from metaeval.run.card import make_card
 
     options = {k: v for k, v in (("metric", args.metric), ("human", args.human), ("coefficient", args.coefficient),
                                  ("n_resamples", args.n_resamples), ("planner_trials", args.planner_trials),

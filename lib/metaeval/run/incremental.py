@@ -59,6 +59,17 @@ def _module_file(name: str) -> Path | None:
     that defines it)."""
     if name != "metaeval" and not name.startswith("metaeval."):
         return None
+    # Resolved from the package's files first: importing a module to find its file (find_spec imports the
+    # parent packages) would cost a no-op run-all the import of the whole library (numba, scipy: seconds).
+    local = _file_of(name)
+    if local is not None:
+        return local
+    parent = name.rpartition(".")[0]
+    if parent.count(".") >= 1 and (_file_of(parent) is not None or _module_file(parent) is not None):
+        # an attribute of a module (``metaeval.stats.correlation.correlate``, ``metaeval.datasets.load`` through
+        # a short alias): that module is a dependency already and every import it makes is followed (no module
+        # but the top-level package defines lazy names; those are resolved below)
+        return None
     try:
         spec = importlib.util.find_spec(name)
     except (ImportError, ValueError):
@@ -67,7 +78,10 @@ def _module_file(name: str) -> Path | None:
         return Path(spec.origin).resolve()
     parent, _, attr = name.rpartition(".")
     try:
-        if spec is not None:  # a short alias: its loader imports the module of the layer
+        if spec is not None:  # a short alias: its loader names the module of the layer it loads
+            target = getattr(spec.loader, "target", None)
+            if isinstance(target, str) and _file_of(target) is not None:
+                return _file_of(target)
             origin = importlib.import_module(name).__spec__.origin  # type: ignore[union-attr]
             return Path(origin).resolve() if origin else None
         owner = getattr(importlib.import_module(parent), attr, None) if parent else None
@@ -78,6 +92,22 @@ def _module_file(name: str) -> Path | None:
         origin = owner.__spec__.origin if owner.__spec__ else None
         return Path(origin).resolve() if origin else None
     return _module_file(module) if isinstance(module, str) and module != parent else None
+
+
+def _file_of(name: str) -> Path | None:
+    """The source file of module ``name`` in the package's folder (``a/b.py`` or ``a/b/__init__.py``), or None.
+
+    >>> _file_of("metaeval.run.incremental").name, _file_of("metaeval.run").name, _file_of("metaeval.deutsch")
+    ('incremental.py', '__init__.py', None)
+    """
+    parts = name.split(".")
+    if parts[0] != "metaeval":
+        return None
+    base = _PACKAGE_DIR.joinpath(*parts[1:])
+    for path in (base.with_suffix(".py") if len(parts) > 1 else None, base / "__init__.py"):
+        if path is not None and path.is_file():
+            return path.resolve()
+    return None
 
 
 def _imports(tree: ast.AST, package: str) -> set[str]:

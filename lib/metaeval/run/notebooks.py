@@ -55,6 +55,7 @@ __all__ = [
     "default_output_dir",
     "read_notebook",
     "materialize",
+    "quiet_kernel_manager",
     "run_notebook",
     "check_run",
     "resolve_output_dir",
@@ -214,7 +215,7 @@ def _paper(path: Path) -> str:
     return str(notebook_metadata(path).get("paper") or path.stem)
 
 
-def _quiet_kernel_manager(log_path: Path):
+def quiet_kernel_manager(log_path: str | os.PathLike):
     """A kernel manager whose kernel writes its own diagnostics (port notices, the KeyboardInterrupt it
     prints when stopped, zmq shutdown noise) to ``log_path`` instead of the terminal: they are not errors of
     the notebook, whose errors arrive as cell outputs."""
@@ -285,7 +286,7 @@ def run_notebook(
         if kernel_log is None:
             scratch_log = Path(tempfile.mkstemp(prefix="metaeval-kernel-", suffix=".log")[1])
         log_path = Path(kernel_log) if kernel_log else Path(str(scratch_log))
-        engine["kernel_manager_class"] = _quiet_kernel_manager(log_path)
+        engine["kernel_manager_class"] = quiet_kernel_manager(log_path)
     start = time.perf_counter()
     try:
         # papermill runs an .ipynb: generate it from the source outside the output folder

@@ -71,6 +71,7 @@ from metaeval.stats.resampling import check_n_resamples
 from metaeval.stats.significance import PERMUTATION_METHODS
 
 __all__ = [
+    "EXACT_METRIC_TESTS",
     "METRIC_TESTS",
     "MetricTestOptions",
     "SystemTestOptions",
@@ -458,6 +459,19 @@ def _metric_options(options, **keywords) -> MetricTestOptions:
     return opts
 
 
+#: Tests exact under the planner's nulls: the pilot made null by swapping X and Y in random cells, and the planned
+#: effect with equal correlations (cell-wise exchangeable metrics), are invariant under every swap pattern, so the
+#: permutation tests' size is at most alpha by construction. The others have their size measured.
+EXACT_METRIC_TESTS = ("perm-both", "perm-systems", "perm-inputs")
+
+
+def _swap_cells(rng: np.random.Generator, X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The null of "r(X, Z) = r(Y, Z)" made from any data: X and Y exchanged in a random half of the cells, so
+    both metrics have the same joint distribution with Z (the null Perm-Both tests)."""
+    swap = rng.random(X.shape) < 0.5
+    return np.where(swap, Y, X), np.where(swap, X, Y)
+
+
 def _simulate(
     draw: Callable[[np.random.Generator, int, int, int], tuple[np.ndarray, np.ndarray, np.ndarray]],
     sizes: list[tuple[int, int]],
@@ -468,22 +482,33 @@ def _simulate(
 ) -> pd.DataFrame:
     test, level, coefficient, alpha = options.test, options.level, options.coefficient, options.alpha
     n_trials, n_resamples, alternative = options.n_trials, options.n_resamples, options.alternative
+    measure = test not in EXACT_METRIC_TESTS
     rng = np.random.default_rng(rng)
     rows = []
     for (N, M), child in _progress(list(zip(sizes, rng.spawn(len(sizes)))), progress, desc="sizes"):
+        # spawned before any draw (spawning does not consume the child's stream): the power column is the same
+        # whether or not the size is measured
+        null_rng = child.spawn(1)[0]
         per_trial = N * M * (1 if test == "williams" else 3 * n_resamples)
-        rejections = undefined = 0
+        rejections = undefined = null_rejections = 0
         for start, stop in _chunks(n_trials, per_trial):
             X, Y, Z = draw(child, stop - start, N, M)
             p = _metric_pvalues(X, Y, Z, test, level, coefficient, n_resamples, alternative, child)
             rejections += int(np.count_nonzero(_rejects(p, alpha)))
             undefined += int(np.count_nonzero(np.isnan(p)))
+            if measure:
+                X, Y, Z = draw(null_rng, stop - start, N, M)
+                X0, Y0 = _swap_cells(null_rng, X, Y)
+                p0 = _metric_pvalues(X0, Y0, Z, test, level, coefficient, n_resamples, alternative, null_rng)
+                null_rejections += int(np.count_nonzero(_rejects(p0, alpha)))
         if undefined:
             warnings.warn(f"{N} systems x {M} inputs: the test was undefined in {undefined} of {n_trials} trials "
                           "(a constant matrix or undefined correlations); they count as not rejecting",
                           RuntimeWarning, stacklevel=3)
         power, se = _power_columns(np.array(rejections, dtype=float), n_trials)
-        rows.append({"n_systems": N, "n_inputs": M, "power": float(power), "se": float(se)})
+        rows.append({"n_systems": N, "n_inputs": M, "power": float(power), "se": float(se),
+                     "type1": null_rejections / n_trials if measure else np.nan,
+                     "calibrated": (null_rejections <= _type1_upper(n_trials, alpha)) if measure else True})
     return pd.DataFrame(rows)
 
 
@@ -536,7 +561,11 @@ def metric_comparison_power(
     Returns
     -------
     DataFrame
-        Columns ``n_systems``, ``n_inputs``, ``power``, ``se``, ``systems_sampling``, ``inputs_sampling``.
+        Columns ``n_systems``, ``n_inputs``, ``power``, ``se``, ``type1`` (the test's type-I error measured at
+        that size on the pilot made null, X and Y exchanged in a random half of the cells; NaN for the
+        permutation tests, :data:`EXACT_METRIC_TESTS`, whose size is at most alpha by construction),
+        ``calibrated`` (``type1`` within the 99.9 % binomial interval of alpha or below: :func:`required_size`
+        recommends only such sizes), ``systems_sampling``, ``inputs_sampling``.
 
     Examples
     --------
@@ -672,7 +701,9 @@ def planned_comparison_power(
     Returns
     -------
     DataFrame
-        Columns ``n_systems``, ``n_inputs``, ``power``, ``se``, and the planned correlations at the tested
+        Columns ``n_systems``, ``n_inputs``, ``power``, ``se``, ``type1`` and ``calibrated`` (as
+        :func:`metric_comparison_power`, measured on studies of the same model with the two metrics exchanged in
+        a random half of the cells), and the planned correlations at the tested
         level (``r_x``, ``r_y``: population values; at system level for the finite number of inputs).
 
     Examples

@@ -14,8 +14,8 @@ judgments, :func:`card_tables` computes the whole battery:
 
 :func:`make_card` writes the tables as CSV (plus ``summary.md`` and ``provenance.json``: dataset,
 signatures, seeds, versions) and, with ``render=True``, executes the card notebook
-(``notebooks/61_report_card``) and renders its one-page report (:mod:`metaeval.studies.card_report`) to
-``card.html``. Every random step draws from
+(``notebooks/61_report_card``, through :mod:`metaeval.run.card`), which also writes its one-page report
+``report.html`` (:mod:`metaeval.studies.card_report`). Every random step draws from
 ``numpy.random.default_rng([seed, stage, row])`` (stage 1: CIs, 2: tests, 3: planner), recorded per row,
 so any number of the card can be reproduced by one direct library call.
 """
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -34,7 +33,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-import metaeval._resources as _resources
 from metaeval._io import atomic_write
 from metaeval._outputs import check_target, remove_run_folder, staging_dir, swap_into_place, write_manifest
 from metaeval.data import datasets as _datasets
@@ -239,6 +237,9 @@ class CardData:
 
 #: ``compute(data, tables)`` -> the section's table; ``tables`` holds the sections computed before it.
 Compute = Callable[[CardData, Mapping[str, pd.DataFrame]], pd.DataFrame]
+#: ``execute(parameters, executed)`` runs the card notebook with ``parameters`` (their ``output_dir`` the staging
+#: folder) and saves the executed notebook at ``executed``; raises ``RuntimeError`` naming the failed cell.
+Execute = Callable[[Mapping[str, Any], Path], None]
 #: ``summarize(data, table)`` -> the section's lines of the card's summary (Markdown list items).
 Summarize = Callable[[CardData, pd.DataFrame], list[str]]
 
@@ -278,19 +279,18 @@ def card_section(name: str, summarize: Summarize) -> Callable[[Compute], Compute
 
 
 def _summarize_correlations(data: CardData, corr: pd.DataFrame) -> list[str]:
-    lines = []
     conf = f"{data.options.confidence_level:.0%}"
+    parts = []
+    n_metrics = corr.metric.nunique()
     for level, block in corr.groupby("level", sort=False):
         block = block.sort_values("r", ascending=False).reset_index(drop=True)
         pos = int(block.index[block.metric == data.metric][0]) + 1
         row = block[block.metric == data.metric].iloc[0]
-        # the rank orders point estimates only: whether two metrics differ is the tests' business (below), never
-        # read from overlapping or disjoint intervals
-        lines.append(f"- {level.capitalize()} level: r = {row.r:.3f}, {conf} Boot-Both CI [{row.low:.3f}, "
-                     f"{row.high:.3f}] (width {row.high - row.low:.3f}); its point estimate ranks {pos} of "
-                     f"{len(block)} among the new metric and {len(block) - 1} baselines (a ranking of estimates, "
-                     "not a test).")
-    return lines
+        parts.append(f"{level} r = {row.r:.3f} [{row.low:.3f}, {row.high:.3f}], rank {pos}")
+    # the rank orders point estimates only: whether two metrics differ is the tests' business (below), never
+    # read from overlapping or disjoint intervals
+    return [f"- Correlation of {data.name(data.metric)} with {conf} Boot-Both CI (rank of the point estimate among "
+            f"{n_metrics} metrics: a ranking of estimates, not a test): " + "; ".join(parts) + "."]
 
 
 @card_section("correlations", _summarize_correlations)
@@ -312,30 +312,40 @@ def correlations_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd
     return pd.DataFrame(rows)
 
 
+def _baselines(n: int) -> str:
+    return f"{n} baseline" if n == 1 else f"{n} baselines"
+
+
+def _join(items: list[str], word: str = "and") -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" {word} {items[-1]}"
+
+
 def _summarize_tests(data: CardData, tests: pd.DataFrame) -> list[str]:
-    alpha = data.options.alpha
     lines = []
     for level, block in tests.groupby("level", sort=False):
-        parts = []
+        found: dict[str, list[str]] = {"new better": [], "baseline better": [], "not significant": []}
         for _, t in block.iterrows():
-            name = data.name(t.baseline)
-            p = f"two-sided p = {_fmt_p(t.p_two_sided)}, Bonferroni-adjusted {_fmt_p(t.p_two_sided_bonferroni)}"
-            if t.verdict == "new better":
-                parts.append(f"higher than {name} (difference {t.difference:+.3f}; {p})")
-            elif t.verdict == "baseline better":
-                parts.append(f"lower than {name} (difference {t.difference:+.3f}; {p})")
-            else:
-                parts.append(f"no significant difference from {name} (difference {t.difference:+.3f}; {p}; "
-                             "not evidence that they are equal)")
-        lines.append(f"- {level.capitalize()}-level correlation of the new metric against each baseline, Perm-Both "
-                     f"permutation test of the difference in correlation (H0: equal correlations), "
-                     f"family-wise alpha = {alpha} with Bonferroni over {len(data.baselines)} baselines: "
-                     + "; ".join(parts) + ".")
+            found[t.verdict].append(f"{data.name(t.baseline)} ({t.difference:+.3f}, p = "
+                                    f"{_fmt_p(t.p_two_sided)}, adjusted {_fmt_p(t.p_two_sided_bonferroni)})")
+        parts = [f"{word} {_join(items)}" for word, items in (("higher than", found["new better"]),
+                                                              ("lower than", found["baseline better"])) if items]
+        if found["not significant"]:
+            parts.append(f"no significant difference from {_join(found['not significant'], 'or')} (not evidence "
+                         "that they are equal)")
+        lines.append(f"- {level.capitalize()} level, two-sided Perm-Both test of equal correlations with each baseline "
+                     f"(difference in r; Bonferroni over {_baselines(len(data.baselines))}, alpha = "
+                     f"{data.options.alpha}): " + "; ".join(parts) + ".")
     return lines
 
 
-def _fmt_p(p: float) -> str:
-    return "nan" if not np.isfinite(p) else f"{p:.3g}" if p >= 0.001 else "< 0.001"
+def _fmt_p(p: float, *, equals: bool = False) -> str:
+    """A p-value to 3 significant digits (``< 0.001`` below); ``equals=True`` prefixes ``= `` where needed.
+
+    >>> _fmt_p(0.04567), _fmt_p(0.0002), _fmt_p(0.5, equals=True), _fmt_p(0.0002, equals=True)
+    ('0.0457', '< 0.001', '= 0.5', '< 0.001')
+    """
+    text = "nan" if not np.isfinite(p) else f"{p:.3g}" if p >= 0.001 else "< 0.001"
+    return text if not equals or text.startswith("<") else "= " + text
 
 
 @card_section("tests", _summarize_tests)
@@ -372,6 +382,9 @@ def tests_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.DataFr
     return tests
 
 
+tests_table.__test__ = False  # type: ignore[attr-defined]  # not a test: pytest --doctest-modules collects "test*"
+
+
 PLANNER_COLUMNS = ["level", "baseline", "better_here", "difference", "n_systems", "documents_needed", "ci_low",
                    "ci_high", "reached", "largest_size_tried", "power_curve", "seed"]
 
@@ -383,26 +396,25 @@ def _planned_inputs(data: CardData) -> list[int]:
 
 def _summarize_planner(data: CardData, planner: pd.DataFrame) -> list[str]:
     opt = data.options
-    name = data.name(data.metric)
     N, M = data.shape
-    lines = []
+    parts = []
     for _, p in planner.iterrows():
         who = data.name(p.better_here)
         other = data.name(p.baseline if p.better_here == data.metric else data.metric)
         if p.reached:
-            lines.append(f"- Planner, {p.level} level, {name} vs {data.name(p.baseline)}: detecting that {who} "
-                         f"beats {other} (difference {p.difference:.3f}; Perm-Both, two-sided, alpha = "
-                         f"{opt.alpha} / {len(data.baselines)} baselines) with {opt.target_power:.0%} power needs "
-                         f"about {_fmt_docs(p.documents_needed)} documents with the same {N} systems (Monte-Carlo "
-                         f"interval {_fmt_docs(p.ci_low)}-{_fmt_docs(p.ci_high)}; this study has {M}).")
+            parts.append(f"{p.level} level, {who} beats {other} (difference {p.difference:.3f}): about "
+                         f"{_fmt_docs(p.documents_needed)} documents (Monte-Carlo interval {_fmt_docs(p.ci_low)}-"
+                         f"{_fmt_docs(p.ci_high)})")
         else:
-            curve = p.power_curve.split("; ")
-            lines.append(f"- Planner, {p.level} level, {name} vs {data.name(p.baseline)}: no size tried, up to "
-                         f"{p.largest_size_tried} documents with the same {N} systems, gives "
-                         f"{opt.target_power:.0%} power to show that {who} beats {other} (difference "
-                         f"{p.difference:.3f}; Perm-Both, two-sided, alpha = {opt.alpha} / {len(data.baselines)} "
-                         f"baselines; power by number of documents {curve[0]} ... {curve[-1]}).")
-    return lines
+            last = p.power_curve.split("; ")[-1].split(": ")[-1]
+            parts.append(f"{p.level} level, {who} beats {other} (difference {p.difference:.3f}): not reached up to "
+                         f"{p.largest_size_tried} documents (power {last} there)")
+    if not parts:
+        return []
+    return [f"- Planner, documents needed with the same {N} systems (this study has {M}) for "
+            f"{opt.target_power:.0%} power to show the undecided comparisons in the direction observed "
+            f"(Perm-Both, two-sided, alpha = {opt.alpha} / {_baselines(len(data.baselines))}): " + "; ".join(parts)
+            + "."]
 
 
 @card_section("planner", _summarize_planner)
@@ -443,21 +455,22 @@ def planner_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.Data
 def _summarize_normality(data: CardData, norm: pd.DataFrame) -> list[str]:
     alpha = data.options.alpha
     non_normal = norm.loc[norm.system_pvalue < alpha, ["score", "system_pvalue"]]
-    which = (" (" + ", ".join(f"{data.name(s)}: p = {_fmt_p(p)}" for s, p in non_normal.itertuples(index=False))
-             + ")") if len(non_normal) else ""
-    return [f"- Normality: {len(non_normal)} of {len(norm)} scores have system-level values whose Shapiro-Wilk "
-            f"test rejects normality at {alpha}, each tested on its own (no correction for the {len(norm)} tests)"
-            f"{which}; per input, Shapiro-Wilk rejects for "
+    which = (" (" + ", ".join(f"{data.name(s)} p {_fmt_p(p, equals=True)}"
+                              for s, p in non_normal.itertuples(index=False)) + ")") if len(non_normal) else ""
+    return [f"- Normality, Shapiro-Wilk at {alpha} on each score's system-level values (no correction for the "
+            f"{len(norm)} tests): rejected for {len(non_normal)} of {len(norm)} scores{which}; per input, for "
             f"{norm.summary_percent_rejected.min():.0f}% to {norm.summary_percent_rejected.max():.0f}% of inputs"
-            + (" - tests that assume normality (Williams, Fisher CIs) are doubtful here; the card's Perm-Both "
-               "tests and Boot-Both CIs do not assume it." if len(non_normal) else ".")]
+            + (". Williams' test and Fisher CIs assume normality; the card's Perm-Both tests and Boot-Both CIs do "
+               "not." if len(non_normal) else ".")]
 
 
 @card_section("normality", _summarize_normality)
 def normality_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """Shapiro-Wilk normality of the human score and every compared metric (Deutsch et al., Appendix
     Table 2)."""
-    return normality({data.human: data.Z, **data.mats}, alpha=data.options.alpha)
+    table = normality({data.human: data.Z, **data.mats}, alpha=data.options.alpha)
+    table.insert(1, "display_name", [data.name(s) for s in table.score])
+    return table
 
 
 def _summarize_agreement(data: CardData, table: pd.DataFrame) -> list[str]:
@@ -465,17 +478,19 @@ def _summarize_agreement(data: CardData, table: pd.DataFrame) -> list[str]:
     ranked = table.sort_values("pairwise_accuracy", ascending=False).reset_index(drop=True)
     pos = int(ranked.index[ranked.metric == data.metric][0]) + 1
     base = table[table.metric != data.metric]
-    better = [data.name(b) for b in base.loc[base.p_new_better_bonferroni < data.options.alpha, "metric"]]
-    worse = [data.name(b) for b in base.loc[base.p_baseline_better_bonferroni < data.options.alpha, "metric"]]
-    test = (f"one-sided Perm-Both tests of system-level pairwise accuracy, {data.options.n_resamples} permutations, "
-            f"Bonferroni over {len(base)} baselines, alpha = {data.options.alpha}")
-    verdict = (f"significantly higher than {', '.join(better)}" if better else "significantly higher than none")
-    verdict += f"; significantly lower than {', '.join(worse)}" if worse else "; significantly lower than none"
-    smallest = base.p_new_better_bonferroni.min() if len(base) else np.nan
+    alpha = data.options.alpha
+    better = [f"{data.name(b)} (p {_fmt_p(p, equals=True)})" for b, p in
+              base.loc[base.p_new_better_bonferroni < alpha, ["metric", "p_new_better_bonferroni"]].itertuples(
+                  index=False)]
+    worse = [f"{data.name(b)} (p {_fmt_p(p, equals=True)})" for b, p in
+             base.loc[base.p_baseline_better_bonferroni < alpha, ["metric", "p_baseline_better_bonferroni"]]
+             .itertuples(index=False)]
+    verdict = f"significantly higher than {_join(better)}" if better else "not significantly higher than any"
+    verdict += f"; significantly lower than {_join(worse)}" if worse else "; not significantly lower than any"
     return [f"- Pairwise accuracy (system pairs ordered as the humans order them; Kocmi et al. 2021): "
             f"{new.pairwise_accuracy:.3f}, rank {pos} of {len(table)}; acc_eq with ties (Deutsch et al. 2023) "
-            f"{new.acc_eq:.3f} at epsilon = {new.epsilon:.3g}. {test}: {verdict} (smallest adjusted p for "
-            f"'new higher' = {smallest:.3g})."]
+            f"{new.acc_eq:.3f} at epsilon = {new.epsilon:.3g}. One-sided Perm-Both tests of it against each baseline "
+            f"in each direction (Bonferroni over {_baselines(len(base))}, adjusted p, alpha = {alpha}): {verdict}."]
 
 
 @card_section("agreement", _summarize_agreement)
@@ -651,26 +666,6 @@ def _fmt_docs(value: float) -> str:
 # Files and rendering
 
 
-def _card_notebook() -> Path:
-    root = _resources.notebooks_root()
-    for suffix in (".py", ".ipynb"):
-        path = root / f"{CARD_NOTEBOOK}{suffix}"
-        if path.exists():
-            return path
-    raise FileNotFoundError(f"the card notebook {CARD_NOTEBOOK} is missing from {root}")
-
-
-def _kernel_name() -> str:
-    try:
-        from jupyter_client.kernelspec import KernelSpecManager
-
-        if "metaeval" in KernelSpecManager().find_kernel_specs():
-            return "metaeval"
-    except Exception:  # pragma: no cover - no jupyter_client: papermill will say so
-        pass
-    return "python3"
-
-
 #: The name a card's manifest (``.metaeval-run.card.json``) and staging folder carry: the card writes its
 #: folders by the runner's rules (:mod:`metaeval._outputs`), with this as the "notebook" that owns them.
 CARD_RUN = "card"
@@ -682,14 +677,18 @@ def make_card(
     dataset: str,
     output_dir: str | os.PathLike,
     render: bool = True,
+    execute: Execute | None = None,
     **options,
 ) -> Card:
     """Compute the report card of a new metric and write it to ``output_dir``.
 
-    With ``render=True`` the card notebook (``notebooks/61_report_card``) is executed with these arguments
-    and rendered to ``card.html`` next to the CSV tables (``correlations.csv``, ``tests.csv``,
-    ``normality.csv``, ``planner.csv``), ``summary.md`` and ``provenance.json``. ``options`` are those of
-    :func:`card_tables` (``metric``, ``baselines``, ``n_resamples``, ``seed``, ...).
+    With ``render=True`` the card notebook (``notebooks/61_report_card``) is executed with these arguments by
+    ``execute(parameters, executed)`` (running a notebook is the running layer's job:
+    :func:`metaeval.run.card.make_card` passes the runner's executor, with its quiet kernel), which writes the
+    CSV tables (``correlations.csv``, ``tests.csv``, ``normality.csv``, ``planner.csv``, ...), ``summary.md``,
+    ``provenance.json``, the figures and the one-page ``report.html``, and the executed notebook as
+    ``card.ipynb``. With ``render=False`` the tables are computed here and written without a notebook.
+    ``options`` are those of :func:`card_tables` (``metric``, ``baselines``, ``n_resamples``, ``seed``, ...).
 
     The folder is written by the runner's ownership rules, in both modes: only a new or empty folder, or one
     holding a previous card's manifest (``.metaeval-run.card.json``, the sha256 of every file it wrote) whose
@@ -709,6 +708,9 @@ def make_card(
     """
     given = output_dir
     out = check_target(Path(output_dir), CARD_RUN, given=given, paper=CARD_RUN)
+    if render and execute is None:
+        raise ValueError("render=True executes the card notebook, which the running layer does: call "
+                         "metaeval.run.card.make_card (or `metaeval card`), or pass render=False")
     if render and isinstance(scores, _datasets.Dataset):
         raise TypeError("with render=True, scores must be a path or a score name (the notebook loads it); "
                         "pass render=False to card a loaded Dataset")
@@ -723,7 +725,11 @@ def make_card(
     card = None
     try:
         if render:
-            _render(scores, dataset, staging, options)
+            assert execute is not None  # checked above
+            params = {"scores": str(scores), "dataset": dataset, "output_dir": str(staging), **options}
+            if params.get("baselines") is not None:
+                params["baselines"] = list(params["baselines"])
+            execute(params, staging / "card.ipynb")
         else:
             card = card_tables(scores, dataset=dataset, **options)
             card.write(staging)
@@ -739,43 +745,13 @@ def make_card(
     return written if card is None else replace(card, files=written.files)
 
 
-def _render(scores, dataset: str, staging: Path, options: dict) -> None:
-    """Execute the card notebook into ``staging`` and render ``card.html`` there."""
-    import jupytext
-    import nbformat
-    import papermill
-    from papermill.exceptions import PapermillExecutionError
-
-    source = _card_notebook()
-    with tempfile.TemporaryDirectory(prefix="metaeval-card-") as scratch:
-        nb = jupytext.read(source) if source.suffix == ".py" else nbformat.read(source, as_version=4)
-        nb.metadata["kernelspec"] = {"name": _kernel_name(), "display_name": "Python 3", "language": "python"}
-        template = Path(scratch) / "card_template.ipynb"
-        nbformat.write(nb, str(template))
-        params = {"scores": str(scores), "dataset": dataset, "output_dir": str(staging), **options}
-        if params.get("baselines") is not None:
-            params["baselines"] = list(params["baselines"])
-        executed = staging / "card.ipynb"
-        try:
-            papermill.execute_notebook(str(template), str(executed), parameters=params,
-                                       cwd=str(_resources.project_root()), progress_bar=False,
-                                       kernel_name=_kernel_name())
-        except PapermillExecutionError as exc:
-            raise RuntimeError(
-                f"the card notebook failed in cell {exc.cell_index}: {exc.ename}: {exc.evalue}") from None
-    from metaeval.studies.card_report import render_report
-
-    # the card's page is its one-page report (no code, no parameters), not the executed notebook
-    (staging / "card.html").write_text(render_report(staging), encoding="utf-8")
-
-
 def _read_card(out: Path) -> Card:
     provenance = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
     tables = {name: pd.read_csv(out / f"{name}.csv") for name in provenance.get("sections", list(SECTIONS))}
     files = {name: out / f"{name}.csv" for name in tables}
     files.update(summary=out / "summary.md", provenance=out / "provenance.json")
-    files.update({name: out / f"card.{suffix}" for name, suffix in (("html", "html"), ("notebook", "ipynb"))
-                  if (out / f"card.{suffix}").exists()})
+    files.update({name: out / file for name, file in (("html", "report.html"), ("notebook", "card.ipynb"))
+                  if (out / file).exists()})
     return Card(dataset=provenance["dataset_name"], metric=provenance["metric"], human=provenance["human"],
                 baselines=tuple(provenance["baselines"]), shape=tuple(provenance["shape"]),  # type: ignore[arg-type]
                 summary=(out / "summary.md").read_text(encoding="utf-8").strip(), provenance=provenance,

@@ -35,24 +35,25 @@ _CSS = """
 * { box-sizing: border-box; }
 body { font: 9pt/1.3 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #222; margin: 0 auto;
        max-width: 190mm; padding: 4mm; }
-h1 { font-size: 15pt; margin: 0 0 1mm; } h2 { font-size: 11pt; margin: 3mm 0 1mm; border-bottom: 1px solid #ccc; }
-.sub { color: #555; margin: 0 0 2mm; }
-.summary ul { margin: 1mm 0; padding-left: 5mm; } .summary li { margin: 0.5mm 0; }
-.row { display: flex; gap: 3mm; align-items: flex-start; } .row > * { flex: 1 1 0; min-width: 0; }
-.row > .narrow { flex: 0.7 1 0; } .row > .wide { flex: 1.3 1 0; }
-img.strip { max-height: 58mm; object-fit: contain; }
-figure { margin: 0; } figure img { width: 100%; height: auto; display: block; }
+h1 { font-size: 15pt; margin: 0 0 1mm; } h2 { font-size: 10.5pt; margin: 3mm 0 1mm; border-bottom: 1px solid #ccc; }
+.sub { color: #555; margin: 0 0 1mm; }
+.summary ul { margin: 1mm 0; padding-left: 4mm; } .summary li { margin: 0.5mm 0; }
+.row { display: flex; gap: 4mm; align-items: flex-start; } .row > * { flex: 1 1 0; min-width: 0; }
+.row > .narrow { flex: 0.75 1 0; } .row > .wide { flex: 1.25 1 0; }
+figure { margin: 0; } figure img { width: 100%; height: auto; display: block; object-fit: contain; }
+img.strip { max-height: 62mm; } figure.narrow img { max-height: 52mm; }
 figcaption { font-size: 8pt; color: #555; }
 table { width: 100%; border-collapse: collapse; table-layout: fixed; font-size: 8pt; margin: 1mm 0; }
-th, td { border-bottom: 1px solid #e2e2e2; padding: 0.6mm 1mm; text-align: left; vertical-align: top;
+th, td { border-bottom: 1px solid #e2e2e2; padding: 0.5mm 1mm; text-align: left; vertical-align: top;
          overflow-wrap: anywhere; }
-th { background: #f3f3f3; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #f3f3f3; font-weight: 600; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 footer { margin-top: 3mm; border-top: 1px solid #ccc; padding-top: 1mm; font-size: 7pt; color: #555;
          overflow-wrap: anywhere; }
-@media print { body { padding: 0; font-size: 7pt; line-height: 1.2; } h1 { font-size: 12pt; }
-               h2 { font-size: 9pt; margin-top: 1.5mm; break-after: avoid; } table { font-size: 6.5pt; }
-               table, figure { break-inside: avoid; } .summary li { margin: 0; }
-               img.strip { max-height: 34mm; } .narrow img { max-height: 30mm; object-fit: contain; } }
+@media print { body { padding: 0; max-width: none; font-size: 7pt; line-height: 1.2; } h1 { font-size: 12pt; }
+               h2 { font-size: 8.5pt; margin-top: 1.5mm; break-after: avoid; } table { font-size: 6.5pt; }
+               table, figure { break-inside: avoid; } .summary li { margin: 0; } figcaption { font-size: 6.5pt; }
+               img.strip { max-height: 44mm; } figure.narrow img { max-height: 38mm; }
+               footer { font-size: 6pt; margin-top: 1.5mm; } }
 """
 
 
@@ -80,6 +81,14 @@ def _p(value) -> str:
     if pd.isna(value):
         return "-"
     return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _provenance_value(key: str, value) -> str:
+    if key == "shape" and isinstance(value, list) and len(value) == 2:
+        return f"{value[0]} systems x {value[1]} inputs"
+    if isinstance(value, list):
+        return ", ".join(map(str, value))
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def _read(folder: Path, name: str) -> pd.DataFrame | None:
@@ -111,7 +120,13 @@ def render_report(folder: str | os.PathLike) -> str:
     dataset = provenance.get("dataset_name") or provenance.get("dataset", "")
     parts = [f'<div class="sub">{md.renderInline(first)}</div>', f'<div class="summary">{md.render(rest)}</div>']
 
+    names: dict[str, str] = {}  # score -> display name, from the tables that carry both
+    for table in (_read(folder, n) for n in ("correlations.csv", "tests.csv", "normality.csv")):
+        if table is not None and "display_name" in table:
+            key = "metric" if "metric" in table else "baseline" if "baseline" in table else "score"
+            names.update(zip(table[key].astype(str), table.display_name.astype(str)))
     correlations = _read(folder, "correlations.csv")
+    ci_table = ""
     if correlations is not None:
         new_rows = correlations[correlations.role == "new"] if "role" in correlations else correlations.iloc[:0]
         if len(new_rows):
@@ -120,59 +135,68 @@ def render_report(folder: str | os.PathLike) -> str:
                                         zip(correlations.r, correlations.low, correlations.high)])
         wide = cells.pivot_table(index="display_name", columns="level", values="ci", aggfunc="first", sort=False)
         wide = wide[[c for c in ("system", "summary", "global") if c in wide.columns]].reset_index()
-        wide.columns = ["metric", *[f"{c} level: r [95% CI]" for c in wide.columns[1:]]]
+        wide.columns = ["metric", *[f"{c}: r [95% CI]" for c in wide.columns[1:]]]
         parts.append("<h2>Correlation with the human scores (Boot-Both 95% CIs)</h2>"
                      + _image(folder / "correlations.png", "correlations with confidence intervals",
-                              "Each metric's correlation with the human scores at each level, with its 95% CI.",
-                              css="strip")
-                     + _table(wide, numeric=tuple(wide.columns[1:]), widths=(22, 26, 26, 26)))
+                              "The new metric (red) and the baselines at each level, with 95% Boot-Both CIs "
+                              "(overlap is no test: see the tests).", css="strip"))
+        n_levels = len(wide.columns) - 1
+        ci_table = _table(wide, numeric=tuple(wide.columns[1:]),
+                          widths=(100 - 25 * n_levels, *[25] * n_levels) if n_levels else ())
     tests = _read(folder, "tests.csv")
+    heatmap = _image(folder / "tests.png", "tests heatmap",
+                     "Two-sided Perm-Both p of 'equal correlations', Bonferroni over the baselines.", css="narrow")
+    if ci_table or heatmap:
+        parts.append('<div class="row"><div class="wide">' + ci_table + "</div>" + heatmap + "</div>")
+    lower_left = lower_right = ""
     if tests is not None:
         shown = pd.DataFrame({
             "level": tests.level, "baseline": tests.display_name,
-            "r difference": [f"{d:+.3f}" for d in tests.difference],
-            # the card decides with one two-sided test per baseline (studies/card.py, tests_table)
+            "\u0394r": [f"{d:+.3f}" for d in tests.difference],
+            # the card decides with one two-sided test per baseline (studies/card.py, tests_table);
             # a card written before the two-sided test existed has no such column: shown as "-"
-            "p, two-sided": [_p(p) for p in tests.get("p_two_sided_bonferroni", pd.Series(float("nan"),
-                                                                                         index=tests.index))],
-            "p, new better": [_p(p) for p in tests.p_new_better_bonferroni],
+            "p, two-sided": [_p(p) for p in tests.get("p_two_sided", pd.Series(float("nan"), index=tests.index))],
+            "adjusted p": [_p(p) for p in tests.get("p_two_sided_bonferroni", pd.Series(float("nan"),
+                                                                                      index=tests.index))],
             "verdict": tests.verdict})
-        parts.append('<h2>Tests against the baselines (Perm-Both, Bonferroni-adjusted p)</h2><div class="row">'
-                     + _image(folder / "tests.png", "tests heatmap",
-                              "Two-sided Bonferroni p of 'the two correlations are equal', by baseline and "
-                              "level.", css="narrow")
-                     + '<div class="wide">' + _table(shown, numeric=("r difference", "p, two-sided",
-                                                                     "p, new better"),
-                                                     widths=(15, 23, 14, 14, 14, 20))
-                     + "</div></div>")
-    lower = []
+        lower_left = ("<h2>Tests against the baselines</h2>"
+                      '<p class="sub">Perm-Both, H0: equal correlations; \u0394r: new minus baseline; adjusted '
+                      "p: Bonferroni over the baselines.</p>"
+                      + _table(shown, numeric=("\u0394r", "p, two-sided", "adjusted p"),
+                               widths=(14, 24, 14, 14, 14, 20)))
     normality = _read(folder, "normality.csv")
     if normality is not None:
-        shown = pd.DataFrame({"score": normality.score,
+        shown = pd.DataFrame({"score": [names.get(str(s), str(s)) for s in normality.score],
                               "system: Shapiro-Wilk p": [_p(p) for p in normality.system_pvalue],
                               "summary: inputs rejected": [f"{v:.0f}% of {n}" for v, n in
                                                            zip(normality.summary_percent_rejected,
                                                                normality.inputs_tested)]})
-        lower.append("<div><h2>Normality (Shapiro-Wilk at 0.05)</h2>"
-                     + _table(shown, numeric=tuple(shown.columns[1:]), widths=(40, 28, 32)) + "</div>")
+        lower_right += ("<h2>Normality (Shapiro-Wilk at 0.05)</h2>"
+                        + _table(shown, numeric=tuple(shown.columns[1:]), widths=(40, 28, 32)))
     planner = _read(folder, "planner.csv")
     if planner is not None and len(planner):
         shown = pd.DataFrame({
-            "level": planner.level, "baseline": planner.baseline,
-            "r difference": [f"{d:.3f}" for d in planner.difference],
+            "level": planner.level,
+            # better_here is the metric that correlated better here: the new one or the baseline
+            "to show": [f"{names.get(str(w), w)} beats {names.get(str(o), o)}" for w, o in
+                        ((w, b if w != b else provenance.get("metric", "the new metric"))
+                         for w, b in zip(planner.better_here, planner.baseline))],
+            "|\u0394r|": [f"{d:.3f}" for d in planner.difference],
             "documents for 80% power": [f"not reached up to {int(m)}" if not bool(r) else f"{n:.0f}"
                                         for n, r, m in zip(planner.documents_needed, planner.reached,
                                                            planner.largest_size_tried)],
             "power by documents": planner.power_curve.astype(str)})
-        lower.append("<div><h2>Planner: a study large enough to decide</h2>"
-                     + _table(shown, numeric=("r difference",), widths=(15, 21, 13, 21, 30)) + "</div>")
+        lower_right += ("<h2>Planner: documents for a study that decides</h2>"
+                        + _table(shown, numeric=("|\u0394r|",), widths=(14, 28, 11, 19, 28)))
     elif planner is not None:
-        lower.append("<div><h2>Planner</h2><p>Every comparison is significant: no larger study is needed.</p></div>")
-    if lower:
-        parts.append('<div class="row">' + "".join(lower) + "</div>")
+        lower_right += "<h2>Planner</h2><p>Every comparison is significant: no larger study is needed.</p>"
+    if lower_left or lower_right:
+        parts.append(f'<div class="row"><div>{lower_left}</div><div>{lower_right}</div></div>')
 
     keep = ("dataset", "shape", "human", "metric", "baselines", "signature", "seeding", "metaeval", "numpy")
-    shown_values = {k: v if isinstance(v, str) else json.dumps(v) for k, v in provenance.items() if k in keep}
+    # the dataset by its name: a user's dataset is given as a path, which is no part of a shareable report
+    named = {**provenance, "dataset": provenance.get("dataset_name") or provenance.get("dataset", "")}
+    shown_values = {k: _provenance_value(k, v) for k, v in named.items() if k in keep}
     footer = "; ".join(f"<b>{html.escape(k)}</b>: {html.escape(v)}" for k, v in shown_values.items())
     title = f"Report card: {metric} on {dataset}"
     parts.insert(0, f"<h1>{html.escape(title)}</h1>")
