@@ -1,6 +1,8 @@
-"""Benchmark: GRouge-1, -2 and -SU4 on the first ``--limit`` SummEval summaries x 11 references, today's
-ADW-faithful implementation against the previous one (``git show ANCHOR:lib/metaeval/metrics/grouge.py``),
-in the same run, each in fresh processes with an empty cache.
+"""Benchmark: GRouge-1, -2 and -SU4 on the first ``--limit`` SummEval summaries x 11 references, this
+worktree's implementation against another revision's whole library (``git archive ANCHOR lib``, default
+``main``), in the same run, each in fresh processes with an empty cache; then the PPR phase, the 30-step power
+method (what the library computes) against a forward-push approximation (Andersen-Chung-Lang, level by level
+so that it approximates the same 30-step vector), per seed.
 
 * cold: a fresh process and an empty ``METAEVAL_CACHE``: WordNet parsing, every single-sense PPR vector,
   alignment and scoring (the PPR phase is also timed alone);
@@ -11,7 +13,7 @@ in the same run, each in fresh processes with an empty cache.
 * ratios ours / anchor of CPU time on the same work (the machine is shared: CPU time, not wall, is the
   comparable figure; the load average is printed).
 
-    python benchmarks/bench_grouge.py [--limit 320] [--limit-5000 64] [--anchor main]
+    python benchmarks/bench_grouge.py [--limit 32] [--limit-5000 16] [--anchor main] [--push-seeds 64]
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,13 +35,8 @@ t0 = time.perf_counter(); c0 = time.process_time()
 with open({data!r}, encoding="utf-8") as fh:
     recs = [json.loads(line) for line in itertools.islice(fh, {limit})]
 peers = [r["summary"] for r in recs]; refs = [r["references"] for r in recs]
-if {anchor_file!r}:
-    spec = importlib.util.spec_from_file_location("grouge_anchor", {anchor_file!r})
-    g = importlib.util.module_from_spec(spec); sys.modules["grouge_anchor"] = g; spec.loader.exec_module(g)
-    kw = dict(topk={topk})
-else:
-    from metaeval.metrics import grouge as g
-    kw = dict(topk={topk})
+from metaeval.metrics import grouge as g
+kw = dict(topk={topk})
 measures = ("grouge-1", "grouge-2", "grouge-su4")
 first = g.score(peers, refs, measures, columns="name", **kw)
 cold, cold_cpu = time.perf_counter() - t0, time.process_time() - c0
@@ -52,39 +50,126 @@ print(json.dumps(dict(cold=cold, cold_cpu=cold_cpu, warm=warm, warm_cpu=warm_cpu
 """
 
 
-def run_child(limit: int, topk: int | None, anchor_file: str = "") -> dict:
+def run_child(limit: int, topk: int | None, lib: str = "") -> dict:
     with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, METAEVAL_CACHE=cache, PYTHONPATH=str(ROOT / "lib"))
-        code = _CHILD.format(data=str(ROOT / "data" / "summeval" / "summeval_joined.jsonl"), limit=limit, topk=topk,
-                             anchor_file=anchor_file)
-        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        env = dict(os.environ, METAEVAL_CACHE=cache, PYTHONPATH=lib or str(ROOT / "lib"),
+                   METAEVAL_DATA=str(ROOT / "data"))
+        code = _CHILD.format(data=str(ROOT / "data" / "summeval" / "summeval_joined.jsonl"), limit=limit, topk=topk)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    if out.returncode:
+        raise RuntimeError(f"benchmark child failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+_PUSH = r"""
+import json, time
+import numba, numpy as np
+from metaeval.metrics import wordnet
+from metaeval.metrics.grouge import ppr
+
+
+@numba.njit(nogil=True)
+def push(indptr, indices, seed, alpha, T, eps, p, r, rn, act, nxt, inq):
+    # level-synchronous forward push of the T-step vector (1 - a) sum_t<T a^t M^t e + a^T M^T e: a residual
+    # at level t below eps * deg is dropped (its mass is the error; the estimate is a lower bound)
+    na = 1; act[0] = seed; r[seed] = 1.0; lost = 0.0
+    if indptr[seed + 1] == indptr[seed]:
+        p[seed] = 1.0; r[seed] = 0.0
+        return 0.0
+    for t in range(T + 1):
+        nn = 0
+        for q in range(na):
+            v = act[q]; x = r[v]; r[v] = 0.0; deg = indptr[v + 1] - indptr[v]
+            if t == T:
+                p[v] += x
+                continue
+            if x < eps * deg:
+                lost += x
+                continue
+            p[v] += (1.0 - alpha) * x
+            share = alpha * x / deg
+            for k in range(indptr[v], indptr[v + 1]):
+                u = indices[k]
+                if not inq[u]:
+                    inq[u] = True; nxt[nn] = u; nn += 1
+                rn[u] += share
+        for q in range(nn):
+            inq[nxt[q]] = False
+        r, rn = rn, r
+        act, nxt = nxt, act
+        na = nn
+    return lost
+
+
+wn = wordnet.load()
+A = wn.adjacency.tocsr(); A.sort_indices()
+indptr, indices, n = A.indptr.astype(np.int64), A.indices.astype(np.int64), wn.n_nodes
+words = "police officer car road man arrested seized fired court government money house year people".split()
+seeds = sorted({{s.node for w in words for s in wn.senses(w)}})[:{n_seeds}]
+ppr(seeds[:16], dtype=np.float32)  # compile
+c = time.process_time(); P = ppr(seeds, dtype=np.float32); power = (time.process_time() - c) / len(seeds)
+P64 = ppr(seeds, dtype=np.float64)
+top = lambda v, k: set(np.lexsort((np.arange(n), -v))[:k].tolist())
+rows = [dict(method="power, 30 steps, float32 (the library)", ms=1e3 * power)]
+bufs = [np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.bool_)]
+push(indptr, indices, seeds[0], 0.85, 30, 1e-6, *bufs)
+for eps in (1e-5, 1e-6, 1e-7):
+    c = time.process_time()
+    for s in seeds:
+        bufs[0][:] = 0
+        push(indptr, indices, s, 0.85, 30, eps, *bufs)
+    ms = 1e3 * (time.process_time() - c) / len(seeds)
+    lost, err, ov = [], [], []
+    for j, s in enumerate(seeds):
+        bufs[0][:] = 0
+        lost.append(push(indptr, indices, s, 0.85, 30, eps, *bufs))
+        d = P64[:, j] - bufs[0]
+        assert d.min() > -1e-12 and d.max() <= lost[-1] + 1e-12  # lower bound, error within the dropped mass
+        err.append(d.max()); ov.append(len(top(bufs[0], 128) & top(P64[:, j], 128)) / 128)
+    rows.append(dict(method=f"forward push, eps {{eps:g}} x degree", ms=ms, lost=max(lost), err=max(err),
+                     overlap_min=min(ov), overlap_mean=float(np.mean(ov))))
+print(json.dumps(rows))
+"""
+
+
+def push_vs_power(n_seeds: int) -> list[dict]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "lib"))
+    out = subprocess.run([sys.executable, "-c", _PUSH.format(n_seeds=n_seeds)], env=env, capture_output=True,
+                         text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--limit", type=int, default=320, help="summaries (16 per SummEval input)")
-    ap.add_argument("--limit-5000", type=int, default=64, help="summaries for the topk=5000 run")
+    ap.add_argument("--limit", type=int, default=32, help="summaries (16 per SummEval input)")
+    ap.add_argument("--limit-5000", type=int, default=16, help="summaries for the topk=5000 run (0: none)")
+    ap.add_argument("--push-seeds", type=int, default=64, help="seeds of the push vs power comparison (0: none)")
     ap.add_argument("--topk", type=int, default=128, help="our vector size for the main comparison")
     ap.add_argument("--anchor", default="main", help="git revision of the previous implementation")
     args = ap.parse_args(argv)
-    anchor_src = subprocess.run(["git", "show", f"{args.anchor}:lib/metaeval/metrics/grouge.py"], cwd=ROOT,
-                                capture_output=True, text=True)
     load = os.getloadavg()
     print(f"GRouge-1/2/SU4 on SummEval summaries x 11 references; load average {load[0]:.1f} {load[1]:.1f} "
           f"{load[2]:.1f}; CPU seconds are the comparable figures on a shared machine")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        anchor_file = ""
-        if anchor_src.returncode == 0 and anchor_src.stdout.startswith(('"""', 'r"""')):
-            anchor_file = str(Path(tmp) / "grouge_anchor.py")
-            Path(anchor_file).write_text(anchor_src.stdout, encoding="utf-8")
-        jobs = [("ours", args.limit, args.topk, "")]
-        if anchor_file:
-            jobs.insert(0, (f"anchor ({args.anchor})", args.limit, 128, anchor_file))
-        jobs.append(("ours, ADW size", args.limit_5000, 5000, ""))
-        if anchor_file:
-            jobs.append((f"anchor ({args.anchor})", args.limit_5000, 128, anchor_file))
+        # the anchor's library: this lib/ (with its untracked data files) with every file that differs from
+        # the anchor revision replaced by the anchor's version
+        anchor_lib = Path(tmp) / "lib"
+        shutil.copytree(ROOT / "lib", anchor_lib, ignore=shutil.ignore_patterns("__pycache__"))
+        changed = subprocess.run(["git", "diff", "--name-only", args.anchor, "--", "lib"], cwd=ROOT,
+                                 capture_output=True, text=True, check=True).stdout.split()
+        for name in changed:
+            old = subprocess.run(["git", "show", f"{args.anchor}:{name}"], cwd=ROOT, capture_output=True)
+            target = Path(tmp) / name
+            if old.returncode == 0:
+                target.write_bytes(old.stdout)
+            else:
+                target.unlink(missing_ok=True)
+        jobs = [(f"anchor ({args.anchor})", args.limit, args.topk, str(anchor_lib)),
+                ("ours", args.limit, args.topk, "")]
+        if args.limit_5000:
+            jobs += [(f"anchor ({args.anchor})", args.limit_5000, 5000, str(anchor_lib)),
+                     ("ours", args.limit_5000, 5000, "")]
         for name, limit, topk, af in jobs:
             r = run_child(limit, topk, af)
             rows.append((name, limit, topk, r))
@@ -97,9 +182,9 @@ def main(argv=None) -> int:
     by = {(n.split(' (')[0], lim, k): r for n, lim, k, r in rows}
     for (name, lim, k), r in by.items():
         if name.startswith("ours"):
-            a = by.get(("anchor", lim, 128))
+            a = by.get(("anchor", lim, k))
             if a:
-                print(f"ratio ours (topk {k}) / anchor (top-128) on {lim} summaries: cold cpu "
+                print(f"ratio ours / anchor (topk {k}) on {lim} summaries: cold cpu "
                       f"{r['cold_cpu'] / a['cold_cpu']:.2f}x, warm cpu {r['warm_cpu'] / a['warm_cpu']:.2f}x")
     return 0
 

@@ -714,3 +714,64 @@ def test_wordnet_parse_cache_never_unpickles(tmp_path, monkeypatch):
     assert not marker.exists()
     assert again.n_nodes == first.n_nodes and (again.adjacency != first.adjacency).nnz == 0
     assert [s.name for s in again.senses("dogs")] == [s.name for s in first.senses("dogs")]
+
+
+# ------------------------------------------------------------------------------------------------
+# The engine's steps (issue 21: _peer_sems split into steps) and the rank counting of step 7
+
+
+def _brute_ranks(p: np.ndarray, queries: np.ndarray) -> list[int]:
+    """Rank (1 = first) of each queried dimension among the non-zero dimensions of p: larger value first,
+    equal values by dimension; 0 if the dimension is zero in p."""
+    nz = np.flatnonzero(p)
+    order = nz[np.lexsort((nz, -p[nz]))]
+    pos = {int(d): k + 1 for k, d in enumerate(order)}
+    return [pos.get(int(h), 0) for h in queries]
+
+
+def test_ranks_in_peer_count_ties_by_dimension_as_a_full_sort_does():
+    # values drawn from a few levels, so that most queried dimensions tie with others (WordNet's symmetric
+    # leaves give exactly equal PPR values); OOV dimensions (>= n_nodes) take the peer's OOV ranks
+    rng = np.random.default_rng(3)
+    n_nodes, n_dims = 60, 63
+    for _ in range(200):
+        acc = np.zeros(n_dims)
+        support = rng.choice(n_nodes, size=rng.integers(1, 40), replace=False)
+        acc[support] = rng.choice([0.5, 0.25, 0.125, 0.0625], size=support.size)
+        touched = rng.permutation(support).astype(np.int64)
+        queries = rng.choice(n_dims, size=rng.integers(1, 30), replace=False).astype(np.int64)
+        oov_rank = np.zeros(n_dims, np.int64)
+        oov_rank[n_nodes:] = [2, 0, 1]  # the peer's two OOV words rank first
+        n_oov_p = 2
+        m = queries.size
+        g_rank = np.full(m, -7, np.int64)
+        _engine._ranks_in_peer(queries, m, acc, touched, touched.size, oov_rank, n_oov_p, n_nodes,
+                               np.empty(m, np.int64), np.empty(m), np.empty(m, np.int64),
+                               np.empty(m + 1, np.int64), g_rank)
+        inside = _brute_ranks(acc[:n_nodes], np.minimum(queries, n_nodes - 1))
+        want = [int(oov_rank[h]) if h >= n_nodes else (n_oov_p + r if r else 0) for h, r in zip(queries, inside)]
+        assert g_rank.tolist() == want
+
+
+def test_content_sets_make_grams_with_the_same_content_words_one():
+    # "the police", "police", "police the" and "police police" have one Sem (stopwords never enter a
+    # signature, order and repeats do not matter); a stopword-only gram keeps no word (its Sem is NaN)
+    from metaeval.metrics.grouge._scoring import _content_sets
+
+    is_stop = [True, False, False]  # 0: "the", 1: "police", 2: "car"
+    grams = np.array([[0, 1], [1, -1], [1, 0], [1, 1], [2, 1], [1, 2], [0, 0]])
+    got = _content_sets(grams, is_stop).tolist()
+    assert got == [[-1, 1]] * 4 + [[1, 2]] * 2 + [[-1, -1]]
+    store = grouge.SenseVectors(topk=32, cache=False)
+    opts = grouge.GRougeOptions(topk=32, align_topk=16)
+    peer = "the officers arrested a man near the car"
+    sems = [grouge.similarity(g, peer, options=opts, cache=False) for g in ("the police", "police", "police the")]
+    assert sems[0] == sems[1] == sems[2] and 0 < sems[0] < 1
+    assert sems[0] == pytest.approx(_plain_sem("police", peer, store, 16), abs=1e-12)
+
+
+def test_score_parts_takes_scores_settings_and_refuses_others():
+    with pytest.raises(TypeError, match="unknown settings \\['topK'\\]"):
+        grouge.score_parts(["a car"], [["a car"]], ["grouge-1"], topK=5)
+    with pytest.raises(ValueError, match="given both in options and as keywords"):
+        grouge.score_parts(["a car"], [["a car"]], ["grouge-1"], options=grouge.GRougeOptions(topk=64), topk=32)

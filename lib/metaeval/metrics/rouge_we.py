@@ -227,42 +227,18 @@ def _greedy(ei, ej, es, n_i, n_j):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _ngram_hits(S, n, thr):  # pragma: no cover - compiled
+def _soft_hits(S, offs, thr):  # pragma: no cover - compiled
+    """Soft hits of one text pair under the positional-product rule, for one gram kind given by ``offs``: a
+    gram starting at token i in its kind's variant v is the tokens ``i + offs[v, t]`` (n-grams: one variant,
+    offsets 0..n-1; skip-bigrams at distance d <= gap: variant d - 1, offsets (0, d)). An occurrence pair's
+    similarity is the product of its tokens' similarities ``S`` (stopping below ``thr``); pairs at or above
+    ``thr`` are matched one to one by :func:`_greedy`, enumerated by (peer start, reference start, peer
+    variant, reference variant), the order that breaks its ties. Occurrence id: start * variants + variant."""
     Lp, Lm = S.shape
-    n_i, n_j = Lp - n + 1, Lm - n + 1
-    if n_i <= 0 or n_j <= 0:
-        return 0.0
+    V, n = offs.shape
+    last = offs[:, n - 1]
     count = 0
-    for phase in range(2):
-        if phase == 1:
-            ei = np.empty(count, np.int64)
-            ej = np.empty(count, np.int64)
-            es = np.empty(count, np.float64)
-            count = 0
-        for i in range(n_i):
-            for j in range(n_j):
-                s = S[i, j]
-                if s < thr:
-                    continue
-                for t in range(1, n):
-                    s *= S[i + t, j + t]
-                    if s < thr:
-                        break
-                if s >= thr:
-                    if phase == 1:
-                        ei[count] = i
-                        ej[count] = j
-                        es[count] = s
-                    count += 1
-    return _greedy(ei, ej, es, n_i, n_j)
-
-
-@numba.njit(cache=True)
-def _skip_hits(S, gap, thr):  # pragma: no cover - compiled
-    """Skip-bigram hits: occurrence (i, d) is the pair of tokens i and i + d, 1 <= d <= gap."""
-    Lp, Lm = S.shape
-    count = 0
-    for phase in range(2):
+    for phase in range(2):  # count, then fill arrays of the right size
         if phase == 1:
             ei = np.empty(count, np.int64)
             ej = np.empty(count, np.int64)
@@ -273,20 +249,40 @@ def _skip_hits(S, gap, thr):  # pragma: no cover - compiled
                 s0 = S[i, j]
                 if s0 < thr:
                     continue
-                for d in range(1, gap + 1):
-                    if i + d >= Lp:
+                for v in range(V):
+                    if i + last[v] >= Lp:
                         break
-                    for e in range(1, gap + 1):
-                        if j + e >= Lm:
+                    for w in range(V):
+                        if j + last[w] >= Lm:
                             break
-                        s = s0 * S[i + d, j + e]
+                        s = s0
+                        for t in range(1, n):
+                            s *= S[i + offs[v, t], j + offs[w, t]]
+                            if s < thr:
+                                break
                         if s >= thr:
                             if phase == 1:
-                                ei[count] = i * gap + d - 1
-                                ej[count] = j * gap + e - 1
+                                ei[count] = i * V + v
+                                ej[count] = j * V + w
                                 es[count] = s
                             count += 1
-    return _greedy(ei, ej, es, max(Lp, 1) * gap, max(Lm, 1) * gap)
+    return _greedy(ei, ej, es, max(Lp, 1) * V, max(Lm, 1) * V)
+
+
+@numba.njit(cache=True)
+def _ngram_offsets(n):  # pragma: no cover - compiled
+    offs = np.empty((1, n), np.int64)
+    for t in range(n):
+        offs[0, t] = t
+    return offs
+
+
+@numba.njit(cache=True)
+def _skip_offsets(gap):  # pragma: no cover - compiled
+    offs = np.zeros((gap, 2), np.int64)
+    for d in range(1, gap + 1):
+        offs[d - 1, 1] = d
+    return offs
 
 
 @numba.njit(cache=True)
@@ -314,12 +310,12 @@ def _positional_pairs(pair_peer, pair_ref, tok, off, unit, ns, gaps, thr):  # pr
                     S[i, j] = min(max(s, 0.0), 1.0)
         for m in range(n_meas):
             if ns[m] > 0:
-                out[k, m] = _ngram_hits(S, ns[m], thr[m])
+                out[k, m] = _soft_hits(S, _ngram_offsets(ns[m]), thr[m])
             else:
-                hits = _skip_hits(S, gaps[m], thr[m])
+                hits = _soft_hits(S, _skip_offsets(gaps[m]), thr[m])
                 if Lp > 1 and Lm > 1:
                     # SU's unigrams: every token but the last of its text (ROUGE-1.5.5's loop bound)
-                    hits += _ngram_hits(S[: Lp - 1, : Lm - 1], 1, thr[m])
+                    hits += _soft_hits(S[: Lp - 1, : Lm - 1], _ngram_offsets(1), thr[m])
                 out[k, m] = hits
     return out
 

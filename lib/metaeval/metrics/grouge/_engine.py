@@ -59,50 +59,6 @@ def _accumulate(rows, idx, val, length, acc, touched):  # pragma: no cover - com
 
 
 @numba.njit(cache=True, nogil=True)
-def _mark_dims(r, idx, length, mark, out, n):  # pragma: no cover - compiled
-    for q in range(length[r]):
-        d = idx[r, q]
-        if not mark[d]:
-            mark[d] = True
-            out[n] = d
-            n += 1
-    return n
-
-
-@numba.njit(cache=True, nogil=True)
-def _sorted_pairs(dims, n, values):  # pragma: no cover - compiled
-    """The dimensions ``dims[:n]`` with ``values[d] > 0``, by decreasing value (ties: smaller dimension),
-    and their values."""
-    d = np.sort(dims[:n])
-    m = 0
-    for t in range(n):
-        if values[d[t]] > 0.0:
-            d[m] = d[t]
-            m += 1
-    d = d[:m]
-    v = np.empty(m)
-    for t in range(m):
-        v[t] = -values[d[t]]
-    o = np.argsort(v, kind="mergesort")
-    return d[o].copy(), -v[o]
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _n_before(dims, vals, x, h):  # pragma: no cover - compiled
-    """How many entries of a list sorted by (decreasing value, increasing dimension) come before (x, h)."""
-    lo = 0
-    hi = dims.shape[0]
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        v = vals[mid]
-        if v > x or (v == x and dims[mid] < h):
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@numba.njit(cache=True, nogil=True)
 def _rows_by_node(chosen, n, rows_of, nodes_of):  # pragma: no cover - compiled
     """Distinct store rows of the chosen sense positions ``chosen[:n]`` (-1 = none), ordered by node id (the
     summation order of a text vector, so that it does not depend on the order senses were computed in)."""
@@ -127,40 +83,34 @@ def _rows_by_node(chosen, n, rows_of, nodes_of):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _peer_sems(grams, w_ref, w_oov, w_stop, ref_ptr, ref_rows, ref_nodes, ref_shared, u_ptr, u_cols, peer_rows,
-               peer_nodes, pair, peer_oov_dims, idx, val, length, n_dims, n_nodes, harm):  # pragma: no cover
-    """Sem(g, P) for every gram g (rows of ``grams``: global word ids, -1 padding) against one peer P; NaN
-    for a gram without a content word (its Sem is never used).
-
-    ``w_ref[word]``: local index of an in-vocabulary reference word (-1 otherwise), ``w_oov[word]`` its OOV
-    dimension (-1), ``w_stop[word]`` whether it is a stopword. Reference word j's senses are positions
-    ``ref_ptr[j]:ref_ptr[j+1]`` (store rows ``ref_rows``, nodes ``ref_nodes``, ``ref_shared[s]``: the sense is
-    also a sense of a peer word); peer word u's senses are positions ``u_ptr[u]:u_ptr[u+1]`` with columns
-    ``u_cols`` of ``pair`` (alignment similarity, reference sense x peer sense column), rows ``peer_rows``,
-    nodes ``peer_nodes``. ``peer_oov_dims``: the peer's OOV dimensions in rank order.
-    """
+def _ref_choices(ref_ptr, ref_shared, pair, u_cols):  # pragma: no cover - compiled
+    """Step 1 (ADW ``alignmentBasedDisambiguation``): the sense position each reference word takes against
+    the whole peer (-1: none)."""
     n_ref = ref_ptr.shape[0] - 1
-    n_u = u_ptr.shape[0] - 1
-    n_pt = u_cols.shape[0]
-    # 1. each reference word's sense against the whole peer (ADW: alignmentBasedDisambiguation)
-    ref_choice = np.full(n_ref, -1, np.int64)
+    choice = np.full(n_ref, -1, np.int64)
     for j in range(n_ref):
-        done = False
         for s in range(ref_ptr[j], ref_ptr[j + 1]):
             if ref_shared[s]:  # a sense the peer also has: taken (the last such, as ADW's loop leaves it)
-                ref_choice[j] = s
-                done = True
-        if done:
+                choice[j] = s
+        if choice[j] >= 0:
             continue
         best = 0.0
         for s in range(ref_ptr[j], ref_ptr[j + 1]):
             m = 0.0
-            for t in range(n_pt):
+            for t in range(u_cols.shape[0]):
                 m = max(m, pair[s, u_cols[t]])
             if m > best:  # strict: the earlier sense wins ties; nothing above 0: no sense (ADW's "null")
                 best = m
-                ref_choice[j] = s
-    # 2. per (reference word j, peer word u): u's best sense against j's senses, and u's sense shared with j
+                choice[j] = s
+    return choice
+
+
+@numba.njit(cache=True, nogil=True)
+def _word_pair_tables(ref_ptr, ref_nodes, u_ptr, u_cols, peer_nodes, pair, n_nodes):  # pragma: no cover
+    """Step 2: per (reference word j, peer word u), u's best sense against j's senses (value, position) and
+    u's sense shared with j (the last such, -1: none)."""
+    n_ref = ref_ptr.shape[0] - 1
+    n_u = u_ptr.shape[0] - 1
     best_val = np.zeros((max(n_ref, 1), max(n_u, 1)))
     best_arg = np.full((max(n_ref, 1), max(n_u, 1)), -1, np.int64)
     shared = np.full((max(n_ref, 1), max(n_u, 1)), -1, np.int64)
@@ -182,127 +132,186 @@ def _peer_sems(grams, w_ref, w_oov, w_stop, ref_ptr, ref_rows, ref_nodes, ref_sh
             best_val[j, u] = bv
         for s in range(ref_ptr[j], ref_ptr[j + 1]):
             mark[ref_nodes[s]] = False
-    # 3. per gram: its words, and the key of the peer's choices given the gram
-    G = grams.shape[0]
-    W = grams.shape[1]
-    out = np.full(G, np.nan)
-    keys = np.full(G, np.iinfo(np.int64).max, np.int64)
+    return best_val, best_arg, shared
+
+
+@numba.njit(cache=True, nogil=True)
+def _add_distinct(arr, n, x):  # pragma: no cover - compiled
+    """Append ``x`` to ``arr[:n]`` unless present; the new length."""
+    for q in range(n):
+        if arr[q] == x:
+            return n
+    arr[n] = x
+    return n + 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _gram_words(grams, w_ref, w_oov, w_stop):  # pragma: no cover - compiled
+    """Step 3a: per gram, its distinct reference words (local indices), its distinct OOV dimensions, and
+    whether it has a content word at all."""
+    G, W = grams.shape
     g_ref = np.empty((G, W), np.int64)
     g_nref = np.zeros(G, np.int64)
     g_oov = np.empty((G, W), np.int64)
     g_noov = np.zeros(G, np.int64)
-    choice = np.empty(max(n_u, 1), np.int64)
+    content = np.zeros(G, np.bool_)
     for gi in range(G):
-        content = False
         for w in grams[gi]:
             if w < 0:
                 continue
-            if not w_stop[w]:
-                content = True
-            j = w_ref[w]
-            if j >= 0:
-                dup = False
-                for q in range(g_nref[gi]):
-                    dup = dup or g_ref[gi, q] == j
-                if not dup:
-                    g_ref[gi, g_nref[gi]] = j
-                    g_nref[gi] += 1
+            content[gi] = content[gi] or not w_stop[w]
+            if w_ref[w] >= 0:
+                g_nref[gi] = _add_distinct(g_ref[gi], g_nref[gi], w_ref[w])
             elif w_oov[w] >= 0:
-                d = w_oov[w]
-                dup = False
-                for q in range(g_noov[gi]):
-                    dup = dup or g_oov[gi, q] == d
-                if not dup:
-                    g_oov[gi, g_noov[gi]] = d
-                    g_noov[gi] += 1
-        if not content:
+                g_noov[gi] = _add_distinct(g_oov[gi], g_noov[gi], w_oov[w])
+    return g_ref, g_nref, g_oov, g_noov, content
+
+
+@numba.njit(cache=True, nogil=True)
+def _choice_keys(g_ref, g_nref, content, best_val, best_arg, shared, n_u):  # pragma: no cover - compiled
+    """Step 3b: a hash of the peer's sense choices given each gram (grams with equal keys share the peer's
+    vector); the largest int64 for a gram without a content word (no Sem)."""
+    G = g_ref.shape[0]
+    none = np.iinfo(np.int64).max
+    keys = np.full(G, none, np.int64)
+    choice = np.empty(max(n_u, 1), np.int64)
+    for gi in range(G):
+        if not content[gi]:
             continue
         _peer_choice(g_ref[gi], g_nref[gi], best_val, best_arg, shared, n_u, choice)
-        key = np.int64(1469598103934665603)
+        key = np.int64(1469598103934665603)  # FNV-1a over the choices
         for u in range(n_u):
             key = (key ^ np.int64(choice[u] + 1)) * np.int64(1099511628211)
         keys[gi] = key & np.int64(0x3FFFFFFFFFFFFFFF)
-    # 4. grams grouped by the peer's choices. The peer's vector P depends on the gram; it is summed
-    # exactly (node order, float64) per group, but not re-sorted: ranks come from the sorted vector P0 of
-    # the first group's choices, corrected on the dimensions C of the senses that differ from P0's
-    # (outside C, P and P0 are the same sums in the same order, hence equal).
+    return keys
+
+
+@numba.njit(cache=True, nogil=True)
+def _gram_dims(gi, g_ref, g_nref, g_oov, g_noov, ref_choice, ref_rows, ref_nodes, idx, val, length, g_acc,
+               g_touched, g_choice, out):  # pragma: no cover - compiled
+    """The dimensions of gram ``gi``'s text vector in rank order into ``out`` (its OOV dimensions first,
+    then the mean of its words' chosen senses, step 6); returns how many."""
+    no = g_noov[gi]
+    oov = np.sort(g_oov[gi, :no])
+    for q in range(no):
+        out[q] = oov[q]
+    for q in range(g_nref[gi]):
+        g_choice[q] = ref_choice[g_ref[gi, q]]
+    g_rows = _rows_by_node(g_choice, g_nref[gi], ref_rows, ref_nodes)
+    if g_rows.shape[0] == 0:
+        return no
+    return no + _aggregate_sorted(g_rows, idx, val, length, g_acc, g_touched, out, no)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _before(v, d, x, h):  # pragma: no cover - compiled
+    """Whether dimension d of value v ranks before dimension h of value x (larger first, ties: smaller)."""
+    return v > x or (v == x and d < h)
+
+
+@numba.njit(cache=True, nogil=True)
+def _ranks_in_peer(g_buf, n_g, acc, p_touched, n_p, oov_rank, n_oov_p, n_nodes, q_dim, q_val, q_pos, cnt,
+                   g_rank):  # pragma: no cover - compiled
+    """Step 7's ranks: ``g_rank[q]`` = the rank in the peer vector P (values ``acc`` on the dimensions
+    ``p_touched[:n_p]``; its OOV dimensions ranked first) of the gram's dimension ``g_buf[q]`` (0: not in P).
+
+    The ranks of the m queried dimensions are counted in one pass over P's dimensions, each placed among the
+    sorted queries by binary search: O(|P| log m), with no sort of P (its order is only needed at the
+    queried dimensions). Ties rank the smaller dimension first, as everywhere."""
+    m = 0
+    for q in range(n_g):
+        h = g_buf[q]
+        if h >= n_nodes:
+            g_rank[q] = oov_rank[h]
+        elif acc[h] <= 0.0:
+            g_rank[q] = 0
+        else:
+            q_dim[m] = h
+            q_val[m] = -acc[h]
+            q_pos[m] = q
+            m += 1
+    if m == 0:
+        return
+    # queries in rank order: by value (decreasing), ties by dimension (a stable sort of dimension-sorted keys)
+    by_dim = np.argsort(q_dim[:m], kind="mergesort")
+    order = by_dim[np.argsort(q_val[:m][by_dim], kind="mergesort")]
+    for k in range(m + 1):
+        cnt[k] = 0
+    for t in range(n_p):
+        d = p_touched[t]
+        v = acc[d]
+        lo, hi = 0, m  # the first query that (v, d) ranks before: it counts for that query and every later one
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            o = order[mid]
+            if _before(v, d, -q_val[o], q_dim[o]):
+                hi = mid
+            else:
+                lo = mid + 1
+        cnt[lo] += 1
+    before = 0
+    for k in range(m):
+        before += cnt[k]
+        g_rank[q_pos[order[k]]] = n_oov_p + 1 + before
+
+
+@numba.njit(cache=True, nogil=True)
+def _peer_sems(grams, w_ref, w_oov, w_stop, ref_ptr, ref_rows, ref_nodes, ref_shared, u_ptr, u_cols, peer_rows,
+               peer_nodes, pair, peer_oov_dims, idx, val, length, n_dims, n_nodes, harm):  # pragma: no cover
+    """Sem(g, P) for every gram g (rows of ``grams``: global word ids, -1 padding) against one peer P; NaN
+    for a gram without a content word (its Sem is never used).
+
+    ``w_ref[word]``: local index of an in-vocabulary reference word (-1 otherwise), ``w_oov[word]`` its OOV
+    dimension (-1), ``w_stop[word]`` whether it is a stopword. Reference word j's senses are positions
+    ``ref_ptr[j]:ref_ptr[j+1]`` (store rows ``ref_rows``, nodes ``ref_nodes``, ``ref_shared[s]``: the sense is
+    also a sense of a peer word); peer word u's senses are positions ``u_ptr[u]:u_ptr[u+1]`` with columns
+    ``u_cols`` of ``pair`` (alignment similarity, reference sense x peer sense column), rows ``peer_rows``,
+    nodes ``peer_nodes``. ``peer_oov_dims``: the peer's OOV dimensions in rank order.
+    """
+    n_u = u_ptr.shape[0] - 1
+    ref_choice = _ref_choices(ref_ptr, ref_shared, pair, u_cols)
+    best_val, best_arg, shared = _word_pair_tables(ref_ptr, ref_nodes, u_ptr, u_cols, peer_nodes, pair, n_nodes)
+    g_ref, g_nref, g_oov, g_noov, content = _gram_words(grams, w_ref, w_oov, w_stop)
+    keys = _choice_keys(g_ref, g_nref, content, best_val, best_arg, shared, n_u)
+    G, W = grams.shape
+    out = np.full(G, np.nan)
+    # grams grouped by the peer's choices: one peer vector P per group, summed in node order in float64
     order = np.argsort(keys, kind="mergesort")
-    if G == 0 or keys[order[0]] == np.iinfo(np.int64).max:
-        return out
+    none = np.iinfo(np.int64).max
     width = idx.shape[1]
-    n_oov_p = peer_oov_dims.shape[0]
     oov_rank = np.zeros(n_dims, np.int64)
-    for q in range(n_oov_p):
+    for q in range(peer_oov_dims.shape[0]):
         oov_rank[peer_oov_dims[q]] = q + 1
-    p0 = np.zeros(n_dims)
     acc = np.zeros(n_dims)
-    cap = min(max(n_u, 1) * width, n_nodes) + 1
-    touched = np.empty(cap, np.int64)
-    _peer_choice(g_ref[order[0]], g_nref[order[0]], best_val, best_arg, shared, n_u, choice)
-    base_rows = _rows_by_node(choice, n_u, peer_rows, peer_nodes)
-    n0 = _accumulate(base_rows, idx, val, length, p0, touched)
-    b_dims, b_vals = _sorted_pairs(touched, n0, p0)
-    in_base = np.zeros(idx.shape[0] + 1, np.bool_)
-    for r in base_rows:
-        in_base[r] = True
-    in_key = np.zeros(idx.shape[0] + 1, np.bool_)
-    c_mark = np.zeros(n_dims, np.bool_)
-    c_list = np.empty(min(2 * max(n_u, 1) * width, n_nodes) + 1, np.int64)
-    a_touched = np.empty(cap, np.int64)
-    g_buf = np.empty(W + min(W * width, n_dims), np.int64)
-    g_rank = np.empty(g_buf.shape[0], np.int64)
+    p_touched = np.empty(min(max(n_u, 1) * width, n_nodes) + 1, np.int64)
+    n_gmax = W + min(W * width, n_dims)
+    g_buf = np.empty(n_gmax, np.int64)
+    g_rank = np.empty(n_gmax, np.int64)
+    q_dim = np.empty(n_gmax, np.int64)
+    q_val = np.empty(n_gmax)
+    q_pos = np.empty(n_gmax, np.int64)
+    cnt = np.empty(n_gmax + 1, np.int64)
     g_touched = np.empty(min(W * width, n_dims) + 1, np.int64)
     g_acc = np.zeros(n_dims)
     g_choice = np.empty(W, np.int64)
+    choice = np.empty(max(n_u, 1), np.int64)
     a = 0
-    while a < G and keys[order[a]] != np.iinfo(np.int64).max:
+    while a < G and keys[order[a]] != none:
         b = a
         while b < G and keys[order[b]] == keys[order[a]]:
             b += 1
         _peer_choice(g_ref[order[a]], g_nref[order[a]], best_val, best_arg, shared, n_u, choice)
         rows = _rows_by_node(choice, n_u, peer_rows, peer_nodes)
-        n_acc = _accumulate(rows, idx, val, length, acc, a_touched)
-        # C: the dimensions of the senses in one of P, P0 but not both
-        for r in rows:
-            in_key[r] = True
-        n_c = 0
-        for r in rows:
-            if not in_base[r]:
-                n_c = _mark_dims(r, idx, length, c_mark, c_list, n_c)
-        for r in base_rows:
-            if not in_key[r]:
-                n_c = _mark_dims(r, idx, length, c_mark, c_list, n_c)
-        for r in rows:
-            in_key[r] = False
-        c_new_d, c_new_v = _sorted_pairs(c_list, n_c, acc)
-        c_old_d, c_old_v = _sorted_pairs(c_list, n_c, p0)
+        n_p = _accumulate(rows, idx, val, length, acc, p_touched)
         for k in range(a, b):
             gi = order[k]
-            no = g_noov[gi]
-            oov = np.sort(g_oov[gi, :no])
-            for q in range(no):
-                g_buf[q] = oov[q]
-            n_g = no
-            for q in range(g_nref[gi]):
-                g_choice[q] = ref_choice[g_ref[gi, q]]
-            g_rows = _rows_by_node(g_choice, g_nref[gi], ref_rows, ref_nodes)
-            if g_rows.shape[0] > 0:
-                n_g += _aggregate_sorted(g_rows, idx, val, length, g_acc, g_touched, g_buf, no)
-            for q in range(n_g):  # the rank in P of each dimension of g, in g's rank order (0: not in P)
-                h = g_buf[q]
-                if h >= n_nodes:
-                    g_rank[q] = oov_rank[h]
-                elif acc[h] <= 0.0:
-                    g_rank[q] = 0
-                else:
-                    x = acc[h]
-                    g_rank[q] = (n_oov_p + 1 + _n_before(b_dims, b_vals, x, h) - _n_before(c_old_d, c_old_v, x, h)
-                                 + _n_before(c_new_d, c_new_v, x, h))
+            n_g = _gram_dims(gi, g_ref, g_nref, g_oov, g_noov, ref_choice, ref_rows, ref_nodes, idx, val, length,
+                             g_acc, g_touched, g_choice, g_buf)
+            _ranks_in_peer(g_buf, n_g, acc, p_touched, n_p, oov_rank, peer_oov_dims.shape[0], n_nodes, q_dim,
+                           q_val, q_pos, cnt, g_rank)
             out[gi] = _wo_of_ranks(g_rank, n_g, harm)
-        for t in range(n_acc):
-            acc[a_touched[t]] = 0.0
-        for t in range(n_c):
-            c_mark[c_list[t]] = False
+        for t in range(n_p):
+            acc[p_touched[t]] = 0.0
         a = b
     return out
 

@@ -21,8 +21,11 @@ _SETTINGS = ("restart", "iterations", "topk", "align", "align_topk", "stem", "st
 
 
 def _options(options: GRougeOptions | None, settings: dict) -> GRougeOptions:
-    """``options`` with the keyword settings applied (a setting given both ways must agree)."""
-    given = {k: v for k, v in settings.items() if v is not None}
+    """``options`` with the keyword settings applied (a setting given both ways must agree); None leaves a
+    setting at its default, except ``topk`` (None: exact vectors), whose "not given" is ``"default"``."""
+    given = {k: v for k, v in settings.items() if v is not None or k == "topk"}
+    if given.get("topk") == "default":
+        del given["topk"]
     if options is None:
         return GRougeOptions(**given)
     if not isinstance(options, GRougeOptions):
@@ -111,7 +114,7 @@ def score(
     0.25
     """
     opts = _options(options, dict(stem=stem, stop=stop, restart=restart, iterations=iterations, align=align,
-                                  align_topk=align_topk, **({} if topk == "default" else {"topk": topk})))
+                                  align_topk=align_topk, topk=topk))
     vs, results, _, index = _score_impl(summaries, references, variants, lam=lam, options=opts, ids=ids,
                                         columns=columns, cache=cache, progress=progress, warn=warn)
     name = (lambda v: v.signature) if columns == "signature" else (lambda v: v.slug)
@@ -124,23 +127,18 @@ def score_parts(
     variants=("grouge-1", "grouge-2", "grouge-su4"),
     *,
     options: GRougeOptions | None = None,
-    stem: bool | None = None,
-    stop: bool | None = None,
-    topk: int | None | str = "default",
-    restart: float | None = None,
-    iterations: int | None = None,
-    align: str | None = None,
-    align_topk: int | None = None,
     ids: Sequence | None = None,
     cache: bool = True,
     progress: bool = False,
     warn: bool = True,
+    **settings,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The lexical and semantic parts of GRouge in one pass: GRouge(lam) = lam L + (1 - lam) S.
 
     ``L`` is ROUGE-N recall (GRouge at lam = 1), ``S`` GRouge at lam = 0 (Sem of the grams with a content
     word, the lexical count of the stopword-only grams); columns are the short names (``grouge-2``). Use it
-    to study lam without rescoring. Arguments as :func:`score`.
+    to study lam without rescoring. Arguments as :func:`score` (``settings``: its shortcuts ``stem``,
+    ``stop``, ``topk``, ``restart``, ``iterations``, ``align``, ``align_topk``).
 
     Examples
     --------
@@ -148,8 +146,10 @@ def score_parts(
     >>> float(L.iloc[0, 0]), bool(0 < S.iloc[0, 0] < 1)
     (0.25, True)
     """
-    opts = _options(options, dict(stem=stem, stop=stop, restart=restart, iterations=iterations, align=align,
-                                  align_topk=align_topk, **({} if topk == "default" else {"topk": topk})))
+    unknown = sorted(set(settings) - set(_SETTINGS))
+    if unknown:
+        raise TypeError(f"score_parts got unknown settings {unknown}; the settings are {list(_SETTINGS)}")
+    opts = _options(options, settings)
     vs, _, parts, index = _score_impl(summaries, references, variants, lam=1.0, options=opts, ids=ids,
                                       columns="name", cache=cache, progress=progress, warn=warn, want_parts=True)
     lexical = pd.DataFrame({v.slug: parts[v][0] for v in vs}, index=index)
@@ -283,6 +283,24 @@ def _lexical_counts(proc: list[list[str]], is_stop: list[np.ndarray], measure: M
     return hits, lengths[pair_ref].astype(float), hits_stop
 
 
+def _content_sets(grams: np.ndarray, is_stop) -> np.ndarray:
+    """Each gram (row of word ids, -1 padding) as the sorted set of its content words (-1 padding first).
+
+    Examples
+    --------
+    >>> _content_sets(np.array([[3, 0], [0, 3], [3, 3], [1, -1]]), [True, True, False, False]).tolist()
+    [[-1, 3], [-1, 3], [-1, 3], [-1, -1]]
+    """
+    if grams.size == 0:
+        return grams
+    stop = np.asarray(is_stop, bool)
+    g = np.where(grams >= 0, grams, -1)
+    g = np.where((g >= 0) & ~stop[np.clip(g, 0, None)], g, -1)
+    g = np.sort(g, axis=1)
+    g[:, 1:][g[:, 1:] == g[:, :-1]] = -1  # a repeated word counts once
+    return np.sort(g, axis=1)
+
+
 def _semantic_sums(raw_ids, lex, store, engine, measures, pair_peer, pair_ref, sem_sums, progress) -> None:
     """sem_sums[m][pair] = sum of Sem(gram, peer) over the reference's gram occurrences that have a content
     word (Sem of a stopword-only gram is NaN and never used)."""
@@ -326,7 +344,9 @@ def _semantic_sums(raw_ids, lex, store, engine, measures, pair_peer, pair_ref, s
         width = max((g.shape[1] for g in grams_all), default=1)
         padded = [np.pad(g, ((0, 0), (0, width - g.shape[1])), constant_values=-1) for g in grams_all]
         stacked = np.concatenate(padded) if padded else np.zeros((0, width), np.int64)
-        # distinct grams only: Sem depends on the words, not the position
+        # distinct grams only: Sem depends on the set of content words, not on positions, order, repeats or
+        # stopwords (which never enter a signature), so "the police", "police" and "police ... the" are one
+        stacked = _content_sets(stacked, lex.is_stop)
         if stacked.size:
             uniq, inverse = np.unique(stacked, axis=0, return_inverse=True)
         else:
