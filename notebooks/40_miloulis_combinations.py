@@ -14,7 +14,7 @@
 #     datasets:
 #     - summeval
 #     - realsumm
-#     expected_seconds: {summeval: 205, realsumm: 60}
+#     expected_seconds: {summeval: 50, realsumm: 25}
 #     main_table: summary.csv
 #     paper: miloulis
 # ---
