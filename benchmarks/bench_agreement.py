@@ -17,21 +17,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 import warnings
 
-import numpy as np
+import _common
 
 import metaeval
-
-
-def best_time(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def load_mtme():
@@ -50,8 +40,7 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    ds = metaeval.datasets.load("bhandari2020")
-    X, Y, Z = ds.matrix("qa-eval.f1"), ds.matrix("rouge-2.recall"), ds.matrix("litepyramid.recall")
+    X, Y, Z = _common.matrices("bhandari2020", "qa-eval.f1", "rouge-2.recall", "litepyramid.recall")
     N, M = Z.shape
     B = 1000
     mt = load_mtme()
@@ -92,12 +81,7 @@ def main():
     ]
     rows = []
     for name, ours, ref, note in cases:
-        ours()  # warm-up: imports, numba caches
-        t_ours = best_time(ours, args.repeat)
-        t_ref = None
-        if ref is not None:
-            np.random.seed(0)
-            t_ref = best_time(ref, 1)
+        t_ours, t_ref = _common.time_pair(ours, ref, args.repeat)
         rows.append((name, t_ours, t_ref, note))
         ratio = f"{t_ref / t_ours:8.1f}x" if t_ref else "       -"
         ref_s = f"{t_ref:9.4f} s" if t_ref else "        -  "

@@ -16,6 +16,7 @@ import numpy as np
 
 import metaeval
 from metaeval.metrics import bleu
+from metaeval.stats import _kernels as K
 from metaeval.stats import _planning_kernels as P
 from metaeval.stats import resampling, significance
 
@@ -46,7 +47,7 @@ def cases():
     Zt = rng.normal(size=(T, n, m))
     Xt = P._standardize_batch(Zt + rng.normal(size=Zt.shape))
     Yt = P._standardize_batch(np.round(Zt + 2 * rng.normal(size=Zt.shape), 1))
-    packed = P._coins_batch(np.random.default_rng(1), T, B, n, m, "both", packed=True)
+    packed = K.coins(np.random.default_rng(1), (T, B), n, m, "both", packed=True)
     coins = packed.unpacked()
     yield ("planner Perm-Both summary null (1 x 200 x 24 x 400)",
            lambda: P._perm_null(Xt, Yt, Zt, coins, "summary", "pearson"),
@@ -62,6 +63,13 @@ def cases():
                                    np.random.default_rng(2), fused=False),
            lambda: P._pair_pvalues(S, docs, ia, ib, "paired-bootstrap", 1000, "two-sided", tol,
                                    np.random.default_rng(2)))
+
+    # 60: sign-flip permutation test of every system pair (the planner's default; Monte-Carlo at 150 documents)
+    yield ("planner sign flips, all pairs (25 trials x 1000 x 150 docs)",
+           lambda: P._pair_pvalues(S, docs, ia, ib, "permutation", 1000, "two-sided", tol,
+                                   np.random.default_rng(4), fused=False),
+           lambda: P._pair_pvalues(S, docs, ia, ib, "permutation", 1000, "two-sided", tol,
+                                   np.random.default_rng(4)))
 
     # 22: permutation_test / pairwise_tests at summary level (Pearson), 1000 permutations
     Xs, Ys = significance._standardize(X), significance._standardize(Y)

@@ -12,20 +12,10 @@ Needs ``pip install -e .[bench]`` (``make bench`` does it).
 from __future__ import annotations
 
 import argparse
-import time
 
-import numpy as np
+import _common
 
 import metaeval
-
-
-def best_time(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def main():
@@ -35,8 +25,7 @@ def main():
     args = parser.parse_args()
     import nlpstats.correlations as ref
 
-    ds = metaeval.datasets.load("fabbri2020")
-    X, Y, Z = ds.matrix("qa-eval.f1"), ds.matrix("rouge-2.f1"), ds.matrix("expert.relevance")
+    X, Y, Z = _common.matrices("fabbri2020", "qa-eval.f1", "rouge-2.f1", "expert.relevance")
     B = args.n_resamples
     ref_level = {"system": "system", "summary": "input"}
     rows = []
@@ -50,7 +39,8 @@ def main():
                 ),
                 (
                     "Perm-Both test",
-                    lambda: ref.permutation_test(X, Y, Z, ref_level[level], coef, "both", alternative="greater", n_resamples=B),
+                    lambda: ref.permutation_test(X, Y, Z, ref_level[level], coef, "both", alternative="greater",
+                                                 n_resamples=B),
                     lambda: metaeval.permutation_test(X, Y, Z, level=level, coefficient=coef, n_resamples=B, rng=0),
                 ),
                 (
@@ -60,12 +50,10 @@ def main():
                 ),
             ]
             for name, ref_fn, our_fn in cases:
-                np.random.seed(0)
-                t_ref = best_time(ref_fn, 1)
-                our_fn()  # warm-up (imports, caches)
-                t_ours = best_time(our_fn, args.repeat)
+                t_ours, t_ref = _common.time_pair(our_fn, ref_fn, args.repeat)
                 rows.append((name, level, coef, t_ref, t_ours))
-                print(f"{name:15s} {level:8s} {coef:8s} nlpstats {t_ref:9.4f} s   metaeval {t_ours:8.4f} s   ratio {t_ref / t_ours:8.1f}x", flush=True)
+                print(f"{name:15s} {level:8s} {coef:8s} nlpstats {t_ref:9.4f} s   metaeval {t_ours:8.4f} s   "
+                      f"ratio {t_ref / t_ours:8.1f}x", flush=True)
     print()
     print(f"| test | level | coefficient | nlpstats (s) | metaeval (s) | speed-up |   (n_resamples = {B})")
     print("|---|---|---|---:|---:|---:|")

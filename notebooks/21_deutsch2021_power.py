@@ -12,7 +12,7 @@
 #     name: metaeval
 #   metaeval:
 #     datasets: [summeval, realsumm]
-#     expected_seconds: {summeval: 40, realsumm: 55}
+#     expected_seconds: {summeval: 95, realsumm: 117}
 #     main_table: figure3_power.csv
 #     paper: deutsch2021
 # ---

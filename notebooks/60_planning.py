@@ -14,7 +14,7 @@
 #     datasets:
 #     - summeval
 #     - realsumm
-#     expected_seconds: {summeval: 28, realsumm: 28}
+#     expected_seconds: {summeval: 57, realsumm: 60}
 #     main_table: metric_power.csv
 #     paper: planning
 # ---

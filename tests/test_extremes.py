@@ -90,8 +90,14 @@ def test_undefined_correlations_are_nan_with_a_warning(level, coefficient):
     assert np.isnan(r)
 
 
-@pytest.mark.parametrize(("level", "coefficient"), list(itertools.product(["system", "summary", "global"],
-                                                                         ["pearson", "spearman", "kendall"])))
+def _mean_product(x, z):
+    """A user coefficient (a callable f(x, z) -> float): the mean product of the centred scores."""
+    return float(np.mean((x - x.mean()) * (z - z.mean())))
+
+
+@pytest.mark.parametrize(("level", "coefficient"), list(itertools.product(
+    ["system", "summary", "global", "per-system"],
+    ["pearson", "spearman", "kendall", "kendall-c", "pairwise-accuracy", _mean_product])))
 def test_results_are_bit_identical_for_every_batch_including_nan_cells(level, coefficient):
     # before: global-level Pearson permutation_test with NaN cells differed by 2.2e-16 between batch=1 and others
     import warnings
@@ -99,6 +105,7 @@ def test_results_are_bit_identical_for_every_batch_including_nan_cells(level, co
     rng = np.random.default_rng(0)
     Z = rng.integers(1, 6, size=(7, 9)).astype(float)
     X, Y = Z + rng.normal(size=Z.shape), Z + 2 * rng.normal(size=Z.shape)
+    rng_fixed = rng.normal(size=Z.shape)
     for A in (X, Y, Z):
         A[1, 2] = A[5, 0] = A[3, 8] = np.nan
     calls = {
@@ -111,6 +118,11 @@ def test_results_are_bit_identical_for_every_batch_including_nan_cells(level, co
         "bootstrap_ci": lambda b, m: metaeval.bootstrap_ci(
             X, Z, level=level, coefficient=coefficient, resample=m, n_resamples=23, rng=1, batch=b,
             nan_policy="omit").bootstrap_distribution,
+        # the many-metric form (no NaN policy: complete copies), both of its tests
+        "pairwise_tests": lambda b, m: metaeval.pairwise_tests(
+            [np.nan_to_num(A, nan=3.0) for A in (X, Y, Z + rng_fixed)], np.nan_to_num(Z, nan=3.0),
+            test=("perm-" if m != "inputs" else "boot-") + m, level=level, coefficient=coefficient,
+            n_resamples=23, rng=1, batch=b).pvalues,
     }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateResultWarning)
@@ -118,4 +130,4 @@ def test_results_are_bit_identical_for_every_batch_including_nan_cells(level, co
             for method in ("both", "systems", "inputs"):
                 reference = call(1, method)
                 for batch in (2, 7, None):
-                    assert np.array_equal(call(batch, method), reference), (name, method, batch)
+                    assert np.array_equal(call(batch, method), reference, equal_nan=True), (name, method, batch)

@@ -369,6 +369,24 @@ def test_fused_pair_pvalues_equal_reference(alternative, n):
     assert 0 < fast.mean() < 1
 
 
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+@pytest.mark.parametrize("n", [12, 45])
+def test_fused_signflip_pvalues_equal_reference(alternative, n):
+    # the compiled sign-flip pass (the planner's default pair test) against the bincount + matrix product path:
+    # the same coins and the same counts, also with discrete ratings whose flipped means tie with the observed
+    # one, and with more drawn documents (45) than pilot documents (30: repeated documents fold together)
+    rng = np.random.default_rng(n)
+    S = rng.integers(1, 6, size=(6, 30)) / 3
+    ia, ib = np.triu_indices(6, 1)
+    docs = rng.integers(0, 30, size=(4, n))
+    tol = 1e-9 * float(np.abs(S).max())
+    fast = P._pair_pvalues(S, docs, ia, ib, "permutation", 301, alternative, tol, np.random.default_rng(1))
+    ref = P._pair_pvalues(S, docs, ia, ib, "permutation", 301, alternative, tol, np.random.default_rng(1),
+                          fused=False)
+    np.testing.assert_array_equal(fast, ref)
+    assert 1 / 302 <= fast.min() and fast.max() <= 1 and 0 < fast.mean() < 1
+
+
 @pytest.mark.parametrize("N,M,B", [(8, 30, 40), (5, 13, 17)])
 def test_compiled_permutation_deltas_equal_einsum_path(N, M, B):
     # metaeval.permutation_test's summary-level Pearson kernel (boolean coins) against its einsum path

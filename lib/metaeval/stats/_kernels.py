@@ -319,21 +319,36 @@ def standardize(X: np.ndarray) -> np.ndarray:
         return np.where(const, np.nan, (X - mean) / np.where(const, 1.0, sd))
 
 
-def snap(x: np.ndarray) -> np.ndarray:
+def snap(x: np.ndarray, axis: int | None = None) -> np.ndarray:
     """Round to ~11 significant digits of the array's scale, so that values that are mathematically equal
     but differ in the last bits (different summation orders of the same numbers) tie when ranked.
+
+    ``axis`` None: one scale for the whole array; an axis: one scale per vector along it, so that each
+    vector of a batch (one resample) is rounded the same way whatever else is in the batch (a batch-wide
+    scale made resampled statistics depend on the batch size).
 
     Examples
     --------
     >>> a = np.array([0.1 + 0.2, 0.3, 1.0])
     >>> bool(a[0] == a[1]), bool(snap(a)[0] == snap(a)[1])
     (False, True)
+    >>> b = np.array([[0.1 + 0.2, 0.3], [300.0 + 1e-9, 100.0]])
+    >>> bool(snap(b, axis=-1)[0, 0] == snap(b[:1], axis=-1)[0, 0])   # row 0 does not see row 1's scale
+    True
     """
-    scale = np.nanmax(np.abs(x)) if x.size else 0.0
-    if not np.isfinite(scale) or scale == 0:
+    if axis is not None:
+        if x.size == 0:
+            return x
+        with np.errstate(invalid="ignore", divide="ignore"):
+            scale = np.nanmax(np.abs(x), axis=axis, keepdims=True) if x.shape[axis] else np.zeros(x.shape)
+            ok = np.isfinite(scale) & (scale > 0)
+            quantum = 10.0 ** (np.floor(np.log10(np.where(ok, scale, 1.0))) - 11)
+            return np.where(ok, np.round(x / quantum) * quantum, x)
+    whole = float(np.nanmax(np.abs(x))) if x.size else 0.0
+    if not np.isfinite(whole) or whole == 0:
         return x
-    quantum = 10.0 ** (math.floor(math.log10(scale)) - 11)
-    return np.round(x / quantum) * quantum
+    step = 10.0 ** (math.floor(math.log10(whole)) - 11)
+    return np.round(x / step) * step
 
 
 def pearson(x: np.ndarray, z: np.ndarray, w: np.ndarray | None) -> np.ndarray:

@@ -189,6 +189,12 @@ def _pair_pvalues(
         code = TAIL_CODES[alternative]
         return _pair_tail_counts(means, ia, ib, float(n), observed, code, tol) / B
     exact = test == "permutation" and 2**n <= n_resamples
+    if test == "permutation" and not exact and fused:
+        # the same coins as fair_bits(rng, (T * B, n)) below, read from their random bytes by one compiled pass
+        bits = rng.integers(0, 256, size=(T * B * n + 7) // 8, dtype=np.uint8)
+        counts = _signflip_tail_counts(bits, B, S, docs.astype(np.int64), ia, ib, observed,
+                                       TAIL_CODES[alternative], tol)
+        return (counts + 1) / (B + 1)
     if exact:
         # all 2^n sign flips, the same for every trial: the exact permutation distribution (no draws)
         B = 2**n
@@ -222,6 +228,50 @@ def _pair_pvalues(
         return _tail(null, observed, alternative, tol) / B
     # Monte-Carlo: p = (c + 1) / (B + 1), valid (size <= alpha) for any number of flips
     return (_tail(null, observed, alternative, tol) + 1) / (B + 1)
+
+
+@numba.njit(cache=True, nogil=True)
+def _signflip_tail_counts(bits, B, S, docs, ia, ib, observed, alternative, tol):  # pragma: no cover - compiled
+    """Per trial and pair, how many of B sign-flip permutations give a mean difference at least as extreme as
+    the observed one (as :func:`_tail` on the unfused path's null): (T, P) counts as floats.
+
+    ``bits`` are the random bytes :func:`~metaeval.stats._kernels.fair_bits` unpacks (high bit first), coin
+    (t * B + b) * n + j flipping the sign of trial t's j-th drawn document in permutation b. Each permutation's
+    signs are folded onto the trial's distinct pilot documents, every system's signed sum is taken over those
+    (at most min(n, M) per system, not M), and the pair differences are compared as they are made: no
+    (T, B, M) weights and no (T, B, P) null array, one pass over the coins."""
+    T, n = docs.shape
+    K = S.shape[0]
+    P = ia.shape[0]
+    out = np.zeros((T, P))
+    sums = np.empty(K)
+    count = np.zeros(P, np.int64)
+    for t in range(T):
+        distinct = np.unique(docs[t])
+        D = distinct.shape[0]
+        Sd = np.empty((K, D))  # the systems' scores of the trial's documents, contiguous per system
+        for k in range(K):
+            for q in range(D):
+                Sd[k, q] = S[k, distinct[q]]
+        slot = np.searchsorted(distinct, docs[t])
+        wd = np.empty(D)
+        count[:] = 0
+        for b in range(B):
+            wd[:] = 0.0
+            start = (t * B + b) * n
+            for j in range(n):
+                i = start + j
+                wd[slot[j]] += 1.0 - 2.0 * ((bits[i >> 3] >> (7 - (i & 7))) & 1)
+            for k in range(K):
+                acc = 0.0
+                for q in range(D):
+                    acc += wd[q] * Sd[k, q]
+                sums[k] = acc
+            for p in range(P):
+                count[p] += _tail_hit(alternative, (sums[ia[p]] - sums[ib[p]]) / n, observed[t, p], tol)
+        for p in range(P):
+            out[t, p] = count[p]
+    return out
 
 
 @numba.njit(cache=True, nogil=True)

@@ -292,7 +292,7 @@ def system_corr(xs: np.ndarray, zs: np.ndarray, coefficient: str) -> np.ndarray:
     differ in the last bits; for rank coefficients they are snapped first so that they tie.
     """
     if coefficient != "pearson":
-        xs, zs = snap(xs), snap(zs)
+        xs, zs = snap(xs, axis=-1), snap(zs, axis=-1)  # one scale per resample: batch-independent
     return batch_corr(xs, zs, coefficient)
 
 
