@@ -68,8 +68,9 @@ output_dir = None            # None: results/miloulis/<dataset>/
 #   dropout, so early stopping and L2 are the regularisers), and ridge always gets as many penalties as S-ROUGE
 #   gets configurations (the same tuning budget); no centroid networks in that preset; its canonical outputs go
 #   to `results/miloulis-paper/<dataset>/`, made with `nice -n 19 metaeval run 40 -p grid paper -p folds 5
-#   -p ungrouped none -p n_jobs 1 -p output_dir results/miloulis-paper/summeval` (command and run time in its
-#   manifest and in `results/README.md`), and their numbers are shown beside this run's (or "not run");
+#   -p ungrouped main -p n_jobs 1 -p output_dir results/miloulis-paper/summeval` (command and run time in its
+#   manifest and in `results/README.md`; 11 min CPU on SummEval), and their numbers are shown beside this
+#   run's (or "not run");
 # * two baselines a reviewer asks for: **ridge** regression on the same features and **best-single**, the one
 #   variant chosen on the training folds (its out-of-fold correlation);
 # * the exact word mover's distance (WMD) joins the six relaxed ones; GloVe 6B has 50 dimensions here (the
@@ -115,6 +116,7 @@ display(Markdown(miloulis.describe_searches(search, folds=folds, inner_folds=inn
 seed_cv = int(rng.integers(2**31 - 1))  # one seed: the grouped and the random split use the same networks' seeds
 learned, params = miloulis.learned_metrics(feats, targets, folds=folds, rng=seed_cv, grid=grid or "one",
                                            inner_folds=inner_folds, n_jobs=n_jobs)
+ungrouped = ungrouped or "none"  # `-p ungrouped none` arrives as None
 if ungrouped != "none":
     learned_random, params_random = miloulis.learned_metrics(
         feats, targets, folds=folds, rng=seed_cv, grid=grid or "one", inner_folds=inner_folds, n_jobs=n_jobs,
@@ -278,7 +280,7 @@ def random_split(r, key):
     return f" (random split {r[f'{key}_random']:.3f}, leakage {r[f'{key}_random'] - r[key]:+.3f})"
 
 
-PAPER_COMMAND = ("nice -n 19 metaeval run 40 -p grid paper -p folds 5 -p ungrouped none -p n_jobs 1 "
+PAPER_COMMAND = ("nice -n 19 metaeval run 40 -p grid paper -p folds 5 -p ungrouped main -p n_jobs 1 "
                  f"-p output_dir results/miloulis-paper/{dataset}")
 lines = [f"* {miloulis.describe_searches(search, folds=folds, inner_folds=inner_folds)}"
          + (" This is a much smaller search than the paper's (its networks: `" + PAPER_COMMAND + "`)."
