@@ -14,7 +14,7 @@
 #     datasets:
 #     - summeval
 #     - realsumm
-#     expected_seconds: {summeval: 205, realsumm: 60}
+#     expected_seconds: {summeval: 50, realsumm: 25}
 #     main_table: summary.csv
 #     paper: miloulis
 # ---
@@ -22,10 +22,11 @@
 # %% tags=["parameters"]
 dataset = "summeval"         # embedded dataset or path with texts and human scores (the default run: also realsumm)
 human = None                 # None: every human score of the dataset (experts only if it has experts and crowd)
-folds = 10                   # outer folds, grouped by input (document)
-inner_folds = 2              # inner grouped CV that chooses the MLP / ridge hyper-parameters
-grid = None                  # MLP search: None/"small" (2 configurations), "paper" (the paper's 5 x 512 / 5 x 256 /
-                             # 4 x 256 networks, L2 search; hours on 2 cores), or a list of {depth, width, alpha, ...}
+folds = 5                    # outer folds, grouped by input (document)
+inner_folds = 2              # inner grouped CV that chooses the MLP / ridge hyper-parameters (when there is a search)
+grid = "one"                 # MLP search: "one" (one 3 x 64 network, no search), "small" (2 configurations),
+                             # "paper" (the paper's 5 x 512 / 5 x 256 / 4 x 256 networks, an L2 search of 3 each;
+                             # about an hour on a busy 2-core machine), or a list of {depth, width, alpha, ...}
 ungrouped = "main"           # also a random split of summaries (ungrouped CV), the leakage of the paper's protocol:
                              # "main" (S-/MEAN-ROUGE, ridge, best-single), "all" (every learned metric) or "none"
 n_jobs = 1                   # outer folds in parallel (joblib); results do not depend on it
@@ -59,13 +60,17 @@ output_dir = None            # None: results/miloulis/<dataset>/
 #   the number a **random split of summaries** gives (ungrouped CV, as a random train/test split of DUC summaries
 #   would; by default for S-ROUGE, MEAN-ROUGE, ridge and best-single, `-p ungrouped all` for every learned
 #   metric): the difference is the leakage the paper's protocol may contain;
-# * the default search is **much smaller** than the paper's (see the search printed below); `-p grid paper` runs
+# * the default run has **no hyper-parameter search and small networks**: every MLP is one 3 x 64 ReLU network
+#   (L2 0.01, early stopping on 10 % of the training rows), ridge has one penalty (10), 5 outer folds (see the
+#   models printed below); this keeps the default run within its time budget. `-p grid paper` runs
 #   the paper's architectures (S-ROUGE 5 x 512 for a dataset with one human score as DUC-2004, 5 x 256 with
 #   several as BioASQ; M-ROUGE 4 x 256, one network per measure; an L2 search each; scikit-learn's MLP has no
 #   dropout, so early stopping and L2 are the regularisers), and ridge always gets as many penalties as S-ROUGE
 #   gets configurations (the same tuning budget); no centroid networks in that preset; its canonical outputs go
-#   to `results/miloulis-paper/<dataset>/` (command in `results/README.md`), and their numbers are shown beside
-#   this run's when that folder exists;
+#   to `results/miloulis-paper/<dataset>/`, made with `nice -n 19 metaeval run 40 -p grid paper -p folds 5
+#   -p ungrouped main -p n_jobs 1 -p output_dir results/miloulis-paper/summeval` (command and run time in its
+#   manifest and in `results/README.md`; 11 min CPU on SummEval), and their numbers are shown beside this
+#   run's (or "not run");
 # * two baselines a reviewer asks for: **ridge** regression on the same features and **best-single**, the one
 #   variant chosen on the training folds (its out-of-fold correlation);
 # * the exact word mover's distance (WMD) joins the six relaxed ones; GloVe 6B has 50 dimensions here (the
@@ -106,14 +111,15 @@ print(f"{ds.name}: {len(ds.systems)} systems x {len(ds.inputs)} inputs, {feats.f
 # folds (for best-single: the variant chosen on the training folds); `split` random is the ungrouped CV.
 
 # %%
-search = miloulis.searches(grid or "small", sum(t != miloulis.MEAN for t in targets))
+search = miloulis.searches(grid or "one", sum(t != miloulis.MEAN for t in targets))
 display(Markdown(miloulis.describe_searches(search, folds=folds, inner_folds=inner_folds)))
 seed_cv = int(rng.integers(2**31 - 1))  # one seed: the grouped and the random split use the same networks' seeds
-learned, params = miloulis.learned_metrics(feats, targets, folds=folds, rng=seed_cv, grid=grid or "small",
+learned, params = miloulis.learned_metrics(feats, targets, folds=folds, rng=seed_cv, grid=grid or "one",
                                            inner_folds=inner_folds, n_jobs=n_jobs)
+ungrouped = ungrouped or "none"  # `-p ungrouped none` arrives as None
 if ungrouped != "none":
     learned_random, params_random = miloulis.learned_metrics(
-        feats, targets, folds=folds, rng=seed_cv, grid=grid or "small", inner_folds=inner_folds, n_jobs=n_jobs,
+        feats, targets, folds=folds, rng=seed_cv, grid=grid or "one", inner_folds=inner_folds, n_jobs=n_jobs,
         split="random", centroids=ungrouped == "all", multitask=ungrouped == "all")
     params = pd.concat([params, params_random], ignore_index=True)
 nb.save_table(params, "chosen_hyperparameters.csv", index=False)
@@ -237,7 +243,8 @@ for target, by_level in tables.items():
     p = {(r["against"], r["level"]): r["perm_both_p"] for _, r in c.iterrows()}
     d = {(r["against"], r["level"]): r["delta"] for _, r in c.iterrows()}
     row = {
-        "dataset": ds.name, "human": target, "level": levels[0], "search": grid or "small",
+        "dataset": ds.name, "human": target, "level": levels[0],
+        "search": (grid or "one") if isinstance(grid or "one", str) else "custom",
         "s_rouge": t.loc[s_name, "spearman"],
         "s_rouge_rank": list(t.index).index(s_name) + 1, "s_rouge_optimal": bool(t.loc[s_name, "optimal"]),
         "best_single": t.loc["best-single", "spearman"], "ridge": t.loc["ridge", "spearman"],
@@ -273,9 +280,11 @@ def random_split(r, key):
     return f" (random split {r[f'{key}_random']:.3f}, leakage {r[f'{key}_random'] - r[key]:+.3f})"
 
 
+PAPER_COMMAND = ("nice -n 19 metaeval run 40 -p grid paper -p folds 5 -p ungrouped main -p n_jobs 1 "
+                 f"-p output_dir results/miloulis-paper/{dataset}")
 lines = [f"* {miloulis.describe_searches(search, folds=folds, inner_folds=inner_folds)}"
-         + (" This is a much smaller search than the paper's (`-p grid paper`, command in results/README.md)."
-            if (grid or "small") != "paper" else "")]
+         + (" This is a much smaller search than the paper's (its networks: `" + PAPER_COMMAND + "`)."
+            if grid != "paper" else "")]
 for _, r in summary.iterrows():
     lines.append(
         f"* **{display_name(r['human'])}** ({r['level']} level, Spearman; grouped CV, with the random split of "
@@ -314,7 +323,7 @@ if splits is not None:
         "leakage a random split of summaries would add to the paper's numbers."
     )
 paper_summary = project_root() / default_output_dir("miloulis-paper", dataset) / "summary.csv"
-if (grid or "small") != "paper" and paper_summary.exists():
+if grid != "paper" and paper_summary.exists():
     # the committed run of the paper's networks (-p grid paper), shown beside this run's numbers
     paper = pd.read_csv(paper_summary).set_index("human")
     for _, r in summary.iterrows():
@@ -327,8 +336,11 @@ if (grid or "small") != "paper" and paper_summary.exists():
             f"ridge {q['ridge']:.3f} ({r['ridge']:.3f}), best-single {q['best_single']:.3f} ({r['best_single']:.3f}); "
             f"there, Perm-Both ({compare_coefficient}, two-sided) S-ROUGE vs ridge: "
             f"p = {q['perm_p_vs_ridge_system']:.3f} (system), {q['perm_p_vs_ridge_summary']:.3f} (summary). The two "
-            "runs' values are point estimates from different folds and searches, not tested against each other."
+            "runs' values are point estimates from different searches, not tested against each other."
         )
+elif grid != "paper":
+    lines.append(f"* The paper's networks (`-p grid paper`): not run for {ds.name} (no `results/miloulis-paper/"
+                 f"{dataset}/summary.csv`); command: `{PAPER_COMMAND}`.")
 if summary["s_cent"].notna().any():
     lines.append(
         f"* The centroid-difference networks (S-CENT / MEAN-CENT) have a lower point estimate of ρ than S-ROUGE "

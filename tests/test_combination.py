@@ -244,3 +244,36 @@ def test_paper_presets_build_the_papers_networks():
         assert len(ridge_grid(len(grid))) == len(grid)  # the same tuning budget for ridge
     with pytest.raises(ValueError, match="unknown MLP search 'paper'"):
         cross_validate(np.zeros((20, 2)), np.arange(20.0), np.arange(20), model="mlp", grid="paper")
+
+
+def test_one_configuration_is_one_fit_per_outer_fold_equal_to_plain_scikit_learn(monkeypatch):
+    """``grid="one"`` (the notebooks' default): no inner search, one 3 x 64 fit per outer fold on exactly that
+    fold's training rows, and its predictions are bit-identical to a plain scikit-learn fit (StandardScaler on the
+    training rows, standardised target, MLPRegressor with the fold's seed and patience 5) made outside metaeval's speed settings
+    (scikit-learn's per-call checks switched off inside the fits). Planted bugs: the one-configuration shortcut
+    removed (an inner search over one configuration: 3 fits per fold, the count fails); the refit seeded with the
+    fold's seed instead of the seed drawn from it (the predictions differ)."""
+    import metaeval.metrics.combination as combination
+    from sklearn.neural_network import MLPRegressor
+    from sklearn.preprocessing import StandardScaler
+
+    rng, groups, X = grouped_data(n_groups=20, per_group=6, p=4, seed=11)
+    y = X[:, 0] + 0.5 * X[:, 1] ** 2 + 0.3 * rng.normal(size=len(X))
+    calls: list[int] = []
+    fit = combination._fit_predict
+    monkeypatch.setattr(combination, "_fit_predict", lambda *a: calls.append(len(a[3])) or fit(*a))
+    res = cross_validate(X, y, groups, model="mlp", grid="one", folds=4, rng=5)
+    assert calls == [int((res.fold != k).sum()) for k in range(4)]  # one fit per fold, on its training rows
+    assert [(p["depth"], p["width"], p["alpha"]) for p in res.params] == [(3, 64, 0.01)] * 4
+    assert all(np.isnan(p["inner_mse"]) for p in res.params)
+    # the same fold by hand, with scikit-learn's defaults (validation on)
+    gen = np.random.default_rng(5)
+    fold = grouped_folds(groups, 4, gen)
+    seed = int(gen.integers(2**31 - 1, size=4)[2])
+    fit_seed = int(np.random.default_rng(seed).integers(2**31 - 1))
+    tr, te = fold != 2, fold == 2
+    sx = StandardScaler().fit(X[tr])
+    mu, sd = y[tr].mean(), y[tr].std()
+    net = MLPRegressor(hidden_layer_sizes=(64,) * 3, alpha=0.01, early_stopping=True, learning_rate_init=1e-3,
+                       max_iter=200, n_iter_no_change=5, random_state=fit_seed).fit(sx.transform(X[tr]), (y[tr] - mu) / sd)
+    np.testing.assert_array_equal(res.predictions[te], net.predict(sx.transform(X[te])) * sd + mu)

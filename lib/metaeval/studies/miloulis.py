@@ -228,7 +228,8 @@ def searches(grid: Any, n_targets: int) -> dict[str, Any]:
     (None: the paper's CENT architectures are not part of the preset, and the default run has the small
     ones). Any other ``grid`` (a
     name of :func:`metaeval.combination.mlp_grid` or a list of configurations) serves every network, except
-    that with ``"small"`` the centroid networks take its 3 x 64 configuration without a search. Ridge
+    that with ``"one"`` (the default) and ``"small"`` the centroid networks take the 3 x 64 configuration
+    without a search. Ridge
     always gets as many penalties as S-ROUGE gets configurations (the same tuning budget).
 
     Examples
@@ -238,6 +239,9 @@ def searches(grid: Any, n_targets: int) -> dict[str, Any]:
     ('paper-bioasq', 'paper-multitask', None, [1.0, 10.0, 100.0])
     >>> searches("paper", 1)["S-ROUGE"], [p["alpha"] for p in searches("small", 1)["ridge"]]
     ('paper-duc', [10.0, 100.0])
+    >>> s = searches("one", 4)
+    >>> s["S-ROUGE"], s["S-CENT"], [p["alpha"] for p in s["ridge"]]
+    ('one', ({'depth': 3, 'width': 64, 'alpha': 0.01, 'early_stopping': True, 'patience': 5},), [10.0])
     """
     from metaeval.metrics.combination import mlp_grid, ridge_grid
 
@@ -247,10 +251,10 @@ def searches(grid: Any, n_targets: int) -> dict[str, Any]:
     else:
         s_grid = grid
         out = dict.fromkeys(("S-ROUGE", "M-ROUGE", "S-CENT", "M-CENT"), grid)
-        if isinstance(grid, str) and grid == "small":
+        if isinstance(grid, str) and grid in ("one", "small"):
             # the small search chose 3 x 64 for the centroid networks in 68 of 70 outer folds (SummEval and
             # REALSumm); fixing it saves their inner search, which pays for the random split in the default run
-            out["S-CENT"] = out["M-CENT"] = (dict(mlp_grid("small")[1]),)
+            out["S-CENT"] = out["M-CENT"] = (dict(mlp_grid(grid)[-1]),)
     size = len(mlp_grid(s_grid)) if isinstance(s_grid, str) else len(list(s_grid))
     out["ridge"] = ridge_grid(size)
     return out
@@ -264,8 +268,12 @@ def describe_searches(search: Mapping[str, Any], *, folds: int, inner_folds: int
     >>> print(describe_searches(searches("small", 4), folds=10, inner_folds=2))  # doctest: +NORMALIZE_WHITESPACE
     Search (inner grouped CV with 2 folds in each of 10 outer folds, the configuration with the lowest mean
     squared error): S-ROUGE / MEAN-ROUGE: 2 configurations (1 x 64, L2 0.01; 3 x 64, L2 0.01), early
-    stopping; M-ROUGE: the same; S-CENT / M-CENT: 1 configuration (3 x 64, L2 0.01), early stopping; ridge: 2
-    penalties (10, 100).
+    stopping (patience 10 epochs); M-ROUGE: the same; S-CENT / M-CENT: 1 configuration, no search (3 x 64, L2
+    0.01), early stopping (patience 10 epochs); ridge: 2 penalties (10, 100).
+    >>> print(describe_searches(searches("one", 4), folds=5, inner_folds=2))  # doctest: +NORMALIZE_WHITESPACE
+    Models (5 outer folds, no hyper-parameter search): S-ROUGE / MEAN-ROUGE: 1 configuration, no search
+    (3 x 64, L2 0.01), early stopping (patience 5 epochs); M-ROUGE: the same; S-CENT / M-CENT: the same; ridge:
+    1 penalty (10).
     """
     from metaeval.metrics.combination import mlp_grid
 
@@ -274,7 +282,11 @@ def describe_searches(search: Mapping[str, Any], *, folds: int, inner_folds: int
         parts = "; ".join(f"{int(p['depth'])} x {int(p['width'])}, L2 {p['alpha']:g}" for p in configs)
         name = f"`{grid}`: " if isinstance(grid, str) and grid.startswith("paper") else ""
         stop = ", early stopping" if all(p.get("early_stopping", True) for p in configs) else ""
-        return f"{name}{len(configs)} configuration{'s' * (len(configs) != 1)} ({parts}){stop}"
+        patience = {int(p.get("patience", 10)) for p in configs}
+        stop += f" (patience {patience.pop()} epochs)" if stop and len(patience) == 1 else ""
+        if len(configs) == 1:
+            return f"{name}1 configuration, no search ({parts}){stop}"
+        return f"{name}{len(configs)} configurations ({parts}){stop}"
 
     s_text = text(search["S-ROUGE"])
     parts = [f"S-ROUGE / MEAN-ROUGE: {s_text}"]
@@ -287,6 +299,8 @@ def describe_searches(search: Mapping[str, Any], *, folds: int, inner_folds: int
     alphas = ", ".join(f"{p['alpha']:g}" for p in search["ridge"])
     n_r = len(search["ridge"])
     parts.append(f"ridge: {n_r} {'penalty' if n_r == 1 else 'penalties'} ({alphas})")
+    if n_r == 1:  # ridge gets as many penalties as S-ROUGE configurations: one means no search anywhere
+        return f"Models ({folds} outer folds, no hyper-parameter search): " + "; ".join(parts) + "."
     return (f"Search (inner grouped CV with {inner_folds} folds in each of {folds} outer folds, the configuration "
             f"with the lowest mean squared error): " + "; ".join(parts) + ".")
 
@@ -297,7 +311,7 @@ def learned_metrics(
     *,
     folds: int = 10,
     rng: np.random.Generator | int | None = None,
-    grid: Any = "small",
+    grid: Any = "one",
     inner_folds: int = 2,
     n_jobs: int = 1,
     centroids: bool = True,
