@@ -29,7 +29,7 @@ results: setup
 
 # Every notebook figure is checked for text cut off, text over text and legends over data as nbval draws it
 # (metaeval.studies.plotting.layout_problems): FIGURE_CHECK=raise makes a figure with such a problem fail its cell.
-FIGURE_CHECK ?= warn
+FIGURE_CHECK ?= raise
 
 test: setup
 	$(BIN)/ruff check lib tests notebooks site

@@ -550,10 +550,14 @@ def _plain_sem(gram, peer, store, align_topk):
     senses = {w: [s.node for s in wn.senses(w)] for w in g + p}
     store.ensure({s for w in senses for s in senses[w]})
 
-    def head(node):
-        v = store.dense(node)
-        v[_overlap._ranked(v)[align_topk:]] = 0
-        return v
+    heads: dict = {}
+
+    def head(node):  # memoised: the plain rule re-ranks a whole dense vector per call (minutes without it)
+        if node not in heads:
+            v = store.dense(node)
+            v[_overlap._ranked(v)[align_topk:]] = 0
+            heads[node] = v
+        return heads[node]
 
     def sim(a, b):
         return grouge.cosine(head(a), head(b))
