@@ -50,6 +50,7 @@ import pandas as pd
 import seaborn as sns
 
 from metaeval.run.session import start
+from metaeval.studies.plotting import wrap_label
 
 # the human score is optional here: a texts-only dataset is checked too (its human sections say why they skip)
 from metaeval.datasets import load
@@ -113,7 +114,9 @@ if human is not None:
     sns.barplot(data=frame, x="system", y="score", color="#4C72B0", ax=ax)
     ax.set_xlabel("system (sorted by the score)")
     ax.set_ylabel(f"mean {ds.display_name(human)}")
-    ax.set_title(f"{ds.name}: system-level {ds.display_name(human)} ({ds.shape[1]} inputs per system)")
+    # wrapped to the figure's width (~11 characters per inch): a user dataset's name can be a long path
+    ax.set_title(wrap_label(f"{ds.name}: system-level {ds.display_name(human)} ({ds.shape[1]} inputs per system)",
+                            int(11 * fig.get_figwidth())))
     ax.tick_params(axis="x", rotation=90)
     fig.tight_layout()
     nb.save_figure(fig, "system_scores")
@@ -143,7 +146,7 @@ if len(humans) > 1:
                 cbar_kws={"label": "Pearson r (system level)"}, ax=ax)
     ax.set_xlabel("human score")
     ax.set_ylabel("human score")
-    ax.set_title(f"{ds.name}: agreement of the human scores across systems")
+    ax.set_title(wrap_label(f"{ds.name}: agreement of the human scores across systems", int(11 * fig.get_figwidth())))
     fig.tight_layout()
     nb.save_figure(fig, "human_score_correlations")
     plt.show()

@@ -24,7 +24,7 @@ dataset = "summeval"         # embedded dataset or path with texts and human sco
 human = None                 # None: every human score of the dataset (experts only if it has experts and crowd)
 folds = 5                    # outer folds, grouped by input (document)
 inner_folds = 2              # inner grouped CV that chooses the MLP / ridge hyper-parameters (when there is a search)
-grid = "one"                 # MLP search: "one" (one 3 x 64 network, no search), "small" (2 configurations),
+grid = None                  # MLP search: None/"one" (one 3 x 64 network, no search), "small" (2 configurations),
                              # "paper" (the paper's 5 x 512 / 5 x 256 / 4 x 256 networks, an L2 search of 3 each;
                              # about an hour on a busy 2-core machine), or a list of {depth, width, alpha, ...}
 ungrouped = "main"           # also a random split of summaries (ungrouped CV), the leakage of the paper's protocol:
