@@ -146,7 +146,10 @@ if len(humans) > 1:
                 cbar_kws={"label": "Pearson r (system level)"}, ax=ax)
     ax.set_xlabel("human score")
     ax.set_ylabel("human score")
-    ax.set_title(wrap_label(f"{ds.name}: agreement of the human scores across systems", int(11 * fig.get_figwidth())))
+    # a figure title above the heatmap and its colour bar (an axes title would run over the colour bar's ticks),
+    # wrapped to the figure's width: a user dataset's name can be long
+    fig.suptitle(wrap_label(f"{ds.name}: agreement of the human scores across systems", int(10 * fig.get_figwidth())),
+                 fontsize=10)
     fig.tight_layout()
     nb.save_figure(fig, "human_score_correlations")
     plt.show()

@@ -69,6 +69,7 @@ from scipy import stats
 from metaeval import lin
 from metaeval.data.scoring import scoring_signature
 from metaeval.run.session import start
+from metaeval.studies.plotting import wrap_label
 from metaeval.variants import parse_measure
 
 nb = start("lin2004", dataset, output_dir=output_dir, seed=seed, texts=True, human=human, incomplete=incomplete,
@@ -129,9 +130,13 @@ fig, ax = plt.subplots(figsize=(1.3 * values.shape[1] + 2.5, 0.33 * len(measures
 sns.heatmap(values, annot=labels, fmt="", cmap="rocket_r", cbar_kws={"label": f"Pearson r with {nb.name(human)}"},
             annot_kws={"fontsize": 7}, ax=ax)
 ax.set_xticklabels([f"{s}\n{n} ref" for n, s in values.columns], rotation=0, fontsize=8)
-ax.set_xlabel("references, preprocessing (CASE: as is; STEM: stemmed; STOP: stemmed, stopwords removed)")
+# long labels wrapped to the figure's width (~9 characters per inch), which depends on the number of references
+width = int(9 * fig.get_figwidth())
+ax.set_xlabel(wrap_label("references, preprocessing (CASE: as is; STEM: stemmed; STOP: stemmed, stopwords removed)",
+                         width))
 ax.set_ylabel("ROUGE measure")
-ax.set_title(f"Tables 1-3 on {ds.name}: system-level correlation of {len(measures)} ROUGE-{statistic} measures")
+ax.set_title(wrap_label(f"Tables 1-3 on {ds.name}: system-level correlation of {len(measures)} ROUGE-{statistic} "
+                        "measures", width))
 fig.text(0.01, 0.005, "Key: " + lin.MARK_KEY, fontsize=7)
 fig.tight_layout(rect=(0, 0.04, 1, 1))
 nb.save_figure(fig, "tables1-3_measures")

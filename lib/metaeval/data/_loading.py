@@ -144,17 +144,21 @@ def _resolve_path(text: str) -> tuple[str, list[Path], dict[str, Any], str]:
 
 def readable_name(path: str | os.PathLike[str]) -> str:
     """The name a user dataset is shown under: its folder name (file name without suffix), never a whole path;
-    the path as given when that name is an embedded dataset's (so it is never mistaken for it).
+    ``parent/name`` when that name is an embedded dataset's (so it is never mistaken for it, and a figure title
+    never carries a long temporary path).
 
     Examples
     --------
     >>> readable_name("/tmp/x/my_study"), readable_name("runs/study.csv"), readable_name("/data/summeval")
-    ('my_study', 'study', '/data/summeval')
+    ('my_study', 'study', 'data/summeval')
     """
     path = Path(path)
+    if path.name in ("", ".", ".."):
+        path = path.resolve()
     name = (path.stem if path.suffix else path.name) or str(path)
-    if name in _KNOWN or name in _ALIASES or name in ("", ".", ".."):
-        name = str(path.resolve()) if name in ("", ".", "..") else str(path)
+    if name in _KNOWN or name in _ALIASES:
+        parent = path.resolve().parent.name
+        name = f"{parent}/{name}" if parent else str(path.resolve())
     return name
 
 
