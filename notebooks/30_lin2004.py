@@ -126,17 +126,21 @@ wide
 # %%
 values = table.pivot_table(index="measure", columns=["references", "setting"], values="r", sort=False).reindex(measures)
 labels = wide.to_numpy()
-fig, ax = plt.subplots(figsize=(1.3 * values.shape[1] + 2.5, 0.33 * len(measures) + 1.8))
+# long labels wrapped to the figure's width (~9 characters per inch, which depends on the number of references);
+# every wrapped line gets its own height, so that the rows keep theirs
+fig_width = 1.3 * values.shape[1] + 2.5
+title = wrap_label(f"Tables 1-3 on {ds.name}: system-level correlation of {len(measures)} ROUGE-{statistic} measures",
+                   int(9 * fig_width))
+xlabel = wrap_label("references, preprocessing (CASE: as is; STEM: stemmed; STOP: stemmed, stopwords removed)",
+                    int(9 * fig_width))
+extra_lines = title.count("\n") + xlabel.count("\n")
+fig, ax = plt.subplots(figsize=(fig_width, 0.33 * len(measures) + 1.8 + 0.25 * extra_lines))
 sns.heatmap(values, annot=labels, fmt="", cmap="rocket_r", cbar_kws={"label": f"Pearson r with {nb.name(human)}"},
             annot_kws={"fontsize": 7}, ax=ax)
 ax.set_xticklabels([f"{s}\n{n} ref" for n, s in values.columns], rotation=0, fontsize=8)
-# long labels wrapped to the figure's width (~9 characters per inch), which depends on the number of references
-width = int(9 * fig.get_figwidth())
-ax.set_xlabel(wrap_label("references, preprocessing (CASE: as is; STEM: stemmed; STOP: stemmed, stopwords removed)",
-                         width))
+ax.set_xlabel(xlabel)
 ax.set_ylabel("ROUGE measure")
-ax.set_title(wrap_label(f"Tables 1-3 on {ds.name}: system-level correlation of {len(measures)} ROUGE-{statistic} "
-                        "measures", width))
+ax.set_title(title)
 fig.text(0.01, 0.005, "Key: " + lin.MARK_KEY, fontsize=7)
 fig.tight_layout(rect=(0, 0.04, 1, 1))
 nb.save_figure(fig, "tables1-3_measures")
