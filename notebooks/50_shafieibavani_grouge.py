@@ -12,7 +12,7 @@
 #     name: metaeval
 #   metaeval:
 #     datasets: [summeval, realsumm]
-#     expected_seconds: {summeval: 200, realsumm: 170}
+#     expected_seconds: {summeval: 30, realsumm: 30}
 #     main_table: tables4_correlations.csv
 #     paper: shafieibavani
 # ---
@@ -101,11 +101,14 @@ print(f"{ds.name}: {len(ds.systems)} systems x {len(ds.inputs)} inputs, {'/'.joi
 # vectors, Sem costs time in proportion to `topk` (measured in `benchmarks/REPORT.md`, with the effect of
 # 128 against 5000 and exact vectors on SummEval). Run `metaeval run 50 -p topk 5000` for ADW's size.
 # For the same reason the default run scores the first `n_inputs = 20` inputs (320 SummEval summaries, 480
-# REALSumm ones). Most of its time (about 190 CPU seconds cold on SummEval) is the 30-step PPR vectors of the
-# senses its words have (8.5k senses for 20 SummEval inputs, 17k for all 100, about 11 ms each; a forward-push
-# approximation is not faster at the same accuracy, `benchmarks/REPORT.md`); the semantic scoring itself
-# costs about 70 ms per SummEval summary at `topk = 128`. `metaeval run 50 -p n_inputs None` runs the whole
-# dataset (about 6 CPU minutes per dataset cold, estimated from these rates).
+# REALSumm ones). Computing them would cost most of its time: the 30-step PPR vectors of the senses its words
+# have (8.5k senses for 20 SummEval inputs, 17k for all 100, 5-14 ms each; a forward-push approximation is not
+# faster at the same accuracy, `benchmarks/REPORT.md`). As ADW ships precomputed signatures, the compendium
+# ships the top-128 vectors of the 11.6k senses of this default run on both datasets (`data/wordnet30/ppr/`,
+# bit-identical to computed ones, provenance in `data/wordnet30/PROVENANCE.md`); other senses and other
+# `topk` above 128 are computed and cached. The semantic scoring itself costs about 70 ms per SummEval summary
+# at `topk = 128`. `metaeval run 50 -p n_inputs None` runs the whole dataset (about 4 CPU minutes per dataset
+# cold, estimated from these rates).
 
 # %%
 options = grouge.GRougeOptions(topk=topk)

@@ -10,6 +10,7 @@ tree in ``finally``.
 from __future__ import annotations
 
 import contextlib
+import signal
 import subprocess
 from collections.abc import Iterator
 
@@ -34,6 +35,15 @@ def kill_tree(pid: int, timeout: float = 10.0) -> list[int]:
             proc.kill()
     psutil.wait_procs(alive, timeout=timeout)
     return [p.pid for p in procs]
+
+
+def interruptible() -> None:
+    """``preexec_fn`` of a subprocess the test interrupts with SIGINT: restore SIGINT's default action.
+
+    A command started in the background by a non-interactive shell (``bash .ci/run &``, ``nohup``) inherits
+    SIGINT *ignored*, and Python then installs no KeyboardInterrupt handler, which is right for a program
+    the user detached from Ctrl-C, but would make the Ctrl-C tests wait for a 300,000-trial run."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @contextlib.contextmanager

@@ -14,7 +14,7 @@ import pytest
 from metaeval.run import notebooks as nbrun
 from metaeval.run.cli import main as cli
 from metaeval.run.params import ParameterError, parse_cli_value
-from processes import reaped
+from processes import interruptible, reaped
 
 ROOT = nbrun.project_root()
 
@@ -137,7 +137,8 @@ def _interrupt_sweep(tmp_path, workers: int):
     # resamples took a few seconds once notebook 20's bootstrap was compiled, and the sweep ended first)
     cmd = [sys.executable, "-m", "metaeval", "sweep", "20", str(out), "-p", "n_trials", "2,300000,300001,300002",
            "-p", "n_resamples", "1000", "--workers", str(workers)]
-    with reaped(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)) as proc:
+    with reaped(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 preexec_fn=interruptible)) as proc:
         start = time.time()
         while not list(out.glob("*/_sweep_status.json")) and time.time() - start < 240:
             time.sleep(0.2)
@@ -175,7 +176,8 @@ def test_ctrl_c_stops_a_single_run(tmp_path):
 def _start_long_run(tmp_path):
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "metaeval", "run", "20", "-p", "n_trials", "5000",
-                             "-p", "output_dir", str(out)], stderr=subprocess.PIPE, text=True)
+                             "-p", "output_dir", str(out)], stderr=subprocess.PIPE, text=True,
+                            preexec_fn=interruptible)
     start = time.time()
     while not list(tmp_path.glob(".partial-*")) and time.time() - start < 120:
         time.sleep(0.2)

@@ -220,20 +220,20 @@ def test_input_errors_and_no_references():
 def test_disk_cache_round_trip_and_damaged_shard(tmp_path, monkeypatch, wn):
     monkeypatch.setenv("METAEVAL_CACHE", str(tmp_path))
     nodes = [wn.synset("dog.n.01"), wn.synset("fire.v.04")]
-    first = grouge.SenseVectors(topk=16)
+    first = grouge.SenseVectors(topk=16, shipped=False)  # the shipped vectors would serve these nodes
     first.ensure(nodes)
     shards = list((tmp_path / "grouge").rglob("shard-*.npz"))
     assert len(shards) == 1 and wn.sha256[:16] in str(shards[0])
-    again = grouge.SenseVectors(topk=16)
+    again = grouge.SenseVectors(topk=16, shipped=False)
     assert (again.row_of[nodes] >= 0).all()  # read from disk, nothing recomputed
     for n in nodes:
         np.testing.assert_array_equal(again.dense(n), first.dense(n))
     shards[0].write_bytes(b"not a zip file")
     with pytest.warns(grouge.GRougeWarning, match="ignoring GRouge cache"):
-        third = grouge.SenseVectors(topk=16)
+        third = grouge.SenseVectors(topk=16, shipped=False)
     assert (third.row_of[nodes] < 0).all()
     # another top-K is another cache folder
-    grouge.SenseVectors(topk=8).ensure(nodes[:1])
+    grouge.SenseVectors(topk=8, shipped=False).ensure(nodes[:1])
     assert len({p.parent for p in (tmp_path / "grouge").rglob("shard-*.npz")}) == 2
 
 
@@ -334,9 +334,9 @@ def test_grouge_cli_writes_rouge_style_records(tmp_path):
 def test_a_larger_topk_cache_serves_a_smaller_one(tmp_path, monkeypatch, wn):
     monkeypatch.setenv("METAEVAL_CACHE", str(tmp_path))
     nodes = [wn.synset("dog.n.01"), wn.synset("rain.v.01")]
-    big = grouge.SenseVectors(topk=32)
+    big = grouge.SenseVectors(topk=32, shipped=False)
     big.ensure(nodes)
-    small = grouge.SenseVectors(topk=8)
+    small = grouge.SenseVectors(topk=8, shipped=False)
     assert (small.row_of[nodes] >= 0).all()  # nothing to compute
     fresh = grouge.SenseVectors(topk=8, cache=False)
     fresh.ensure(nodes)

@@ -98,6 +98,7 @@ class WordNet:
 
     n_nodes: int
     n_pointers: int
+    folder: Path
     node_offset: np.ndarray
     node_pos: np.ndarray
     first_lemma: list[str]
@@ -107,6 +108,7 @@ class WordNet:
 
     def __init__(self, folder: Path | None = None, *, use_cache: bool = True):
         folder = Path(folder) if folder is not None else _folder()
+        self.folder = folder
         names = [f"{kind}.{_FILE[p]}.gz" for p in POS for kind in ("data", "index")]
         names += [f"{_FILE[p]}.exc.gz" for p in POS]
         paths = [folder / n for n in names]

@@ -160,6 +160,45 @@ def cmd_grouge(args) -> int:
     return 0
 
 
+def cmd_grouge_vectors(args) -> int:
+    """Write the top-``topk`` PPR vectors of every sense GRouge needs for the first ``n_inputs`` inputs of
+    each dataset (how ``data/wordnet30/ppr/`` was made; see data/README.md)."""
+    from metaeval.data.datasets import load
+    from metaeval.metrics.grouge import GRougeOptions, SenseVectors, sense_nodes
+
+    from metaeval.run.paths import notebook_parameters
+
+    defaults = notebook_parameters("50")  # notebook 50's default run is what the shipped vectors serve
+    if args.n_inputs is None:
+        args.n_inputs = defaults["n_inputs"]
+    if args.topk is None:
+        args.topk = defaults["topk"]
+    if args.n_inputs is not None and args.n_inputs < 1:
+        raise SystemExit(f"metaeval grouge-vectors: --n-inputs must be at least 1, got {args.n_inputs}")
+    if args.topk < 1:
+        raise SystemExit(f"metaeval grouge-vectors: --topk must be at least 1 (shipped vectors are truncated), "
+                         f"got {args.topk}")
+    opts = GRougeOptions(topk=args.topk)
+    texts: list = []
+    for name in args.dataset:
+        ds = load(name)
+        if args.n_inputs is not None:
+            ds = ds.subset(inputs=list(ds.inputs)[: args.n_inputs])
+        texts += [t for t in ds.summaries().ravel().tolist() if t is not None]
+        texts += [r for refs in ds.references().ravel().tolist() if refs for r in refs]
+    nodes = sense_nodes(texts, options=opts)
+    store = SenseVectors(restart=opts.restart, iterations=opts.iterations, topk=opts.topk, cache=False,
+                         progress=True)
+    folder = Path(args.out_dir) if args.out_dir else store.wn.folder / "ppr"
+    try:
+        path = store.save(folder / f"{store.tag}.npz", nodes)
+    except FileExistsError as exc:
+        raise SystemExit(f"metaeval grouge-vectors: {exc}")
+    print(f"{path}: {nodes.size} sense vectors (top {args.topk}) of {len(texts)} texts of "
+          f"{', '.join(args.dataset)}")
+    return 0
+
+
 def _parse_params(pairs, notebook=None):
     """``-p NAME VALUE`` pairs read by each parameter's declared type (text for strings, YAML otherwise)."""
     import yaml
@@ -380,6 +419,15 @@ def main(argv=None) -> int:
     p.add_argument("--topk", type=int, default=128, help="dimensions kept per PPR vector (0: all, slow)")
     p.add_argument("--progress", action="store_true", help="show progress bars")
     p.set_defaults(func=cmd_grouge)
+
+    p = sub.add_parser("grouge-vectors", help="precompute the PPR vectors GRouge needs for datasets' texts "
+                                              "(how data/wordnet30/ppr/ was written)")
+    p.add_argument("--dataset", nargs="+", default=["summeval", "realsumm"])
+    p.add_argument("--n-inputs", type=int, default=None, help="first N inputs of each dataset (default: notebook "
+                                                               "50's n_inputs)")
+    p.add_argument("--topk", type=int, default=None, help="dimensions kept per vector (default: notebook 50's topk)")
+    p.add_argument("--out-dir", default=None, help="folder of the .npz (default: the WordNet folder's ppr/)")
+    p.set_defaults(func=cmd_grouge_vectors)
 
     p = sub.add_parser("run", help="run one notebook with parameter overrides")
     p.add_argument("notebook", help="path, file name or number prefix, e.g. 00")

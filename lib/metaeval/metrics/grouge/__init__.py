@@ -90,7 +90,7 @@ from metaeval.metrics.grouge._options import (
 )
 from metaeval.metrics.grouge._overlap import cosine, weighted_overlap
 from metaeval.metrics.grouge._ppr import ppr
-from metaeval.metrics.grouge._scoring import align, score, score_parts, similarity
+from metaeval.metrics.grouge._scoring import align, score, score_parts, sense_nodes, similarity
 from metaeval.metrics.grouge._store import SenseVectors, validate_shard
 
 __all__ = [
@@ -106,6 +106,7 @@ __all__ = [
     "ppr",
     "score",
     "score_parts",
+    "sense_nodes",
     "similarity",
     "validate_shard",
     "weighted_overlap",

@@ -439,3 +439,25 @@ def similarity(text_a, text_b, *, options: GRougeOptions | None = None, cache: b
     gram = np.asarray([a if a else [-1]], np.int64)
     engine = _Engine(store, lex, align=opts.align, align_topk=opts.align_topk)
     return float(engine.sems(a, [(b, gram)])[0][0])
+
+
+def sense_nodes(texts, *, options: GRougeOptions | None = None) -> np.ndarray:
+    """The WordNet nodes whose PPR vectors GRouge needs to score ``texts`` (a list of texts, each a string or
+    a list of sentences): every sense of every content word, sorted (stopwords never enter a signature).
+
+    Examples
+    --------
+    >>> nodes = sense_nodes(["The police arrested the man.", "A car was seized."])
+    >>> len(nodes) > 0 and bool((nodes[1:] > nodes[:-1]).all())
+    True
+    >>> sense_nodes(["the of and"]).size
+    0
+    """
+    opts = options if options is not None else GRougeOptions()
+    lex = _Lexicon(_store(*opts.vector_key, cache=False).wn)
+    found: set[int] = set()
+    for k, text in enumerate(texts):
+        words = [w for s in as_sentences(text, f"texts[{k}]") for w in tokenize(s)]
+        found.update(s for w in lex.ids(words) for s in lex.senses[w])
+    return np.asarray(sorted(found), np.int64)
+

@@ -1,5 +1,10 @@
 """Single-sense PPR vectors truncated to their top ``topk`` dimensions, computed on demand and cached on disk
-as validated ``.npz`` shards (no pickle: ``allow_pickle=False``; every shard carries a sha256 of its arrays)."""
+as validated ``.npz`` shards (no pickle: ``allow_pickle=False``; every shard carries a sha256 of its arrays).
+
+As ADW ships precomputed signatures, the compendium ships the top-128 vectors of every sense its default
+run of notebook 50 needs (``data/wordnet30/ppr/``, written by ``metaeval grouge-vectors``; provenance in
+``data/README.md``); they are read like a cache shard and are bit-identical to what :meth:`SenseVectors.ensure`
+computes (tested), so they change run time only."""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from pathlib import Path
 import numba
 import numpy as np
 
+from metaeval import _resources
 from metaeval._io import atomic_write, cache_dir
 from metaeval.metrics import wordnet as _wordnet
 from metaeval.metrics.grouge._options import DEFAULT_TOPK, GRougeWarning, _check_topk
@@ -76,11 +82,13 @@ class SenseVectors:
 
     A cached shard is used only if it passes :func:`validate_shard`; otherwise it is ignored with a
     :class:`GRougeWarning` and its vectors are recomputed (the file is left in place: delete it to silence
-    the warning).
+    the warning). With ``cache=True`` the vectors shipped in ``<WordNet folder>/ppr/`` (same format, a
+    ``topk`` at least this one's) are read first (``shipped=False``: not); ``cache=False`` computes every
+    vector.
     """
 
     def __init__(self, *, restart: float = 0.15, iterations: int = 30, topk: int | None = DEFAULT_TOPK,
-                 cache: bool = True, progress: bool = False, dtype=np.float32):
+                 cache: bool = True, progress: bool = False, dtype=np.float32, shipped: bool = True):
         _check_topk(topk)
         self.dtype = np.dtype(dtype)
         self.wn = _wordnet.load()
@@ -94,9 +102,9 @@ class SenseVectors:
         self._len = np.zeros(0, np.int64)
         # the full vectors are too large to be worth caching on disk
         self.folder: Path | None = None
+        self.shipped = bool(shipped)
         if cache and topk is not None:
-            tag = f"v2-{self.wn.sha256[:16]}-r{self.restart:g}-i{self.iterations}-k{self.width}-{self.dtype.name}"
-            self.folder = cache_dir() / "grouge" / tag
+            self.folder = cache_dir() / "grouge" / self.tag
             self._load_shards()
 
     @property
@@ -116,27 +124,33 @@ class SenseVectors:
         # vectors cached with a larger top-K serve this one: their first ``width`` dimensions are the
         # top ``width`` in the same order
         head = f"v2-{self.wn.sha256[:16]}-r{self.restart:g}-i{self.iterations}-k"
+        shipped = self.wn.folder / "ppr"
+        for path in sorted(shipped.glob(f"{head}*-{self.dtype.name}.npz")) if self.shipped and shipped.is_dir() else []:
+            k = path.name[len(head):-len(self.dtype.name) - 5]
+            if k.isdigit() and int(k) >= self.width:
+                _resources.verify_checksums([path])  # embedded data: a modified file is an error, not a cache miss
+                self._load_file(path, "shipped GRouge vectors")
         folders = []
         for f in self.folder.parent.glob(f"{head}*-{self.dtype.name}") if self.folder.parent.is_dir() else []:
             k = f.name[len(head):-len(self.dtype.name) - 1]
             if k.isdigit() and int(k) >= self.width:
                 folders.append((f != self.folder, int(k), f))
         for _, _, folder in sorted(folders):
-            self._load_folder(folder)
+            for path in sorted(folder.glob("shard-*.npz")):
+                self._load_file(path, "GRouge cache file")
 
-    def _load_folder(self, folder: Path) -> None:
-        for path in sorted(folder.glob("shard-*.npz")):
-            try:
-                with np.load(path, allow_pickle=False) as z:
-                    nodes, idx, val, length = validate_shard(z, n_nodes=self.wn.n_nodes, width=self.width,
-                                                             dtype=self.dtype)
-            except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
-                warnings.warn(f"ignoring GRouge cache file {path} ({type(exc).__name__}: {exc}); its vectors are "
-                              f"recomputed (delete the file to silence this warning)", GRougeWarning, stacklevel=3)
-                continue
-            new = self.row_of[nodes] < 0
-            w = self.width
-            self._append(nodes[new], idx[new][:, :w], val[new][:, :w], np.minimum(length[new], w))
+    def _load_file(self, path: Path, what: str) -> None:
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                nodes, idx, val, length = validate_shard(z, n_nodes=self.wn.n_nodes, width=self.width,
+                                                         dtype=self.dtype)
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+            warnings.warn(f"ignoring {what} {path} ({type(exc).__name__}: {exc}); its vectors are "
+                          f"recomputed (delete the file to silence this warning)", GRougeWarning, stacklevel=4)
+            return
+        new = self.row_of[nodes] < 0
+        w = self.width
+        self._append(nodes[new], idx[new][:, :w], val[new][:, :w], np.minimum(length[new], w))
 
     def _append(self, nodes, idx, val, length) -> None:
         k = len(nodes)
@@ -209,6 +223,35 @@ class SenseVectors:
             atomic_write(self.folder / name, write)
         except OSError as exc:  # a read-only cache costs time, not correctness
             warnings.warn(f"could not write the GRouge cache {self.folder}: {exc}", GRougeWarning, stacklevel=2)
+
+    def save(self, path, nodes) -> Path:
+        """Write the vectors of ``nodes`` (computed if needed) to ``path`` as one compressed, checksummed
+        ``.npz`` in the shard format (rows by increasing node); refuses to overwrite an existing file.
+
+        This is how ``data/wordnet30/ppr/`` was written (``metaeval grouge-vectors``); the file name must be
+        the store's tag (``v2-<graph sha256[:16]>-r<restart>-i<iterations>-k<topk>-<dtype>.npz``) for the
+        store to find it.
+        """
+        path = Path(path)
+        if path.exists():
+            raise FileExistsError(f"{path} exists: remove it first (save never overwrites a file)")
+        nodes = np.unique(np.asarray(list(nodes), np.int64))
+        self.ensure(nodes)
+        rows = self.row_of[nodes]
+        idx, val, length = self.idx[rows].astype(np.int32), self.val[rows].astype(self.dtype), self.length[rows]
+        sha = _digest(nodes, idx, val, length)
+
+        def write(tmp: Path) -> None:
+            with open(tmp, "wb") as fh:
+                np.savez_compressed(fh, nodes=nodes, idx=idx, val=val, length=length, sha256=sha)
+
+        atomic_write(path, write)
+        return path
+
+    @property
+    def tag(self) -> str:
+        """The name of this store's cache folder and shipped file (without ``.npz``)."""
+        return f"v2-{self.wn.sha256[:16]}-r{self.restart:g}-i{self.iterations}-k{self.width}-{self.dtype.name}"
 
     def dense(self, node: int) -> np.ndarray:
         """The (truncated) vector of one node as a dense array."""
