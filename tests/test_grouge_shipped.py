@@ -84,3 +84,26 @@ def test_save_never_overwrites(tmp_path, shipped):
     with pytest.raises(FileExistsError, match="remove it first"):
         store.save(out, nodes[:1])
     assert out.read_bytes() == before
+
+
+def test_the_command_that_wrote_them(tmp_path, monkeypatch, capsys):
+    from metaeval.run.cli import main
+
+    monkeypatch.setenv("METAEVAL_CACHE", str(tmp_path / "cache"))
+    args = ["grouge-vectors", "--dataset", "realsumm", "--n-inputs", "1", "--topk", "8", "--out-dir", str(tmp_path)]
+    assert main(args) == 0
+    written = list(tmp_path.glob("v2-*-k8-float32.npz"))
+    assert len(written) == 1
+    ds = datasets.load("realsumm")
+    ds = ds.subset(inputs=list(ds.inputs)[:1])
+    texts = list(ds.summaries().ravel()) + [r for refs in ds.references().ravel() for r in refs]
+    with np.load(written[0], allow_pickle=False) as z:
+        np.testing.assert_array_equal(z["nodes"], grouge.sense_nodes(texts))
+    before = written[0].read_bytes()
+    with pytest.raises(SystemExit, match="remove it first"):
+        main(args)
+    assert written[0].read_bytes() == before
+    with pytest.raises(SystemExit, match="--n-inputs must be at least 1"):
+        main(args[:3] + ["--n-inputs", "0"])
+    with pytest.raises(SystemExit, match="--topk must be at least 1"):
+        main(["grouge-vectors", "--topk", "0"])
