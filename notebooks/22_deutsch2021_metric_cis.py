@@ -20,7 +20,7 @@
 # %% tags=["parameters"]
 dataset = "summeval"        # an embedded dataset (summeval, realsumm, ...) or a folder/JSONL file
 human = None                # the ground-truth score (None: the dataset's default human score)
-metrics = None              # score names (None: the paper's metrics as this dataset stores them)
+metrics = None              # score names (None: the paper's on an embedded dataset, every non-human one on yours)
 our_rouge = None            # ROUGE-1.5.5 variants scored here from the texts (None: ROUGE-1/2/L/SU4; []: none)
 n_refs = 1                  # references per summary for our ROUGE (1: the first, as the stored scores)
 sentences = "ptb"           # sentence units for our ROUGE-L: ptb (sentence-final tokens) | lines
@@ -59,15 +59,19 @@ from metaeval import deutsch
 from metaeval.plotting import significance_heatmap
 from metaeval.run.session import start
 
+left_out: list[str] = []
 if metrics is None:
     probe = metaeval.datasets.load(dataset)
-    metrics = list(deutsch.paper_metrics(probe.score_names, recall_oriented=probe.recall_oriented).values())
+    metrics, _, left_out = deutsch.default_metrics(probe, embedded=dataset in metaeval.datasets.known_datasets())
 nb = start("deutsch2021", dataset, output_dir=output_dir, seed=seed, scores=[human, *metrics], incomplete=incomplete,
            quiet_rouge=True)
 ds, out, rng = nb.dataset, nb.out, nb.rng
 human = human or ds.default_human
 Z = ds.matrix(human)
 mats = {name: ds.matrix(name) for name in metrics}
+if left_out:
+    shown = ", ".join(left_out[:8]) + (f" and {len(left_out) - 8} more" if len(left_out) > 8 else "")
+    print(f"{len(left_out)} stored scores not analysed (not among the paper's metrics; -p metrics adds them): {shown}")
 names = {name: ds.display_name(name) for name in metrics}
 stat = "R" if ds.recall_oriented else "F"
 if our_rouge is None:

@@ -20,7 +20,7 @@
 # %% tags=["parameters"]
 dataset = "summeval"        # an embedded dataset (summeval, realsumm, ...) or a folder/JSONL file
 human = None                # the ground-truth score (None: the dataset's default human score)
-metrics = None              # score names (None: the paper's metrics as this dataset stores them)
+metrics = None              # score names (None: the paper's on an embedded dataset, every non-human one on yours)
 alpha = 0.05                # level of the Shapiro-Wilk tests
 incomplete = "raise"        # missing cells of the scores used: raise | drop-inputs | drop-systems
 seed = 0                    # seed of the random generator (every resample and trial derives from it)
@@ -55,10 +55,11 @@ import metaeval
 from metaeval import deutsch
 from metaeval.run.session import start
 
+left_out: list[str] = []
 if metrics is None:
     probe = metaeval.datasets.load(dataset)
-    paper_names = deutsch.paper_metrics(probe.score_names, recall_oriented=probe.recall_oriented)
-    metrics = list(paper_names.values())
+    embedded = dataset in metaeval.datasets.known_datasets()
+    metrics, paper_names, left_out = deutsch.default_metrics(probe, embedded=embedded)
 else:
     paper_names = {}
 nb = start("deutsch2021", dataset, output_dir=output_dir, seed=seed, scores=[human, *metrics], incomplete=incomplete)
@@ -68,6 +69,9 @@ scores = [human, *[m for m in metrics if m != human]]
 to_paper = {score: paper for paper, score in paper_names.items()} | {human: "human"}
 column = deutsch.paper_column(ds.name) if human == ds.default_human else None
 print(f"{ds.name}: {len(ds.systems)} systems x {len(ds.inputs)} inputs; {len(scores)} scores")
+if left_out:
+    shown = ", ".join(left_out[:8]) + (f" and {len(left_out) - 8} more" if len(left_out) > 8 else "")
+    print(f"{len(left_out)} stored scores not analysed (not among the paper's metrics; -p metrics adds them): {shown}")
 
 # %%
 table = deutsch.normality({name: ds.matrix(name) for name in scores}, alpha=alpha)
@@ -119,7 +123,9 @@ tested = table.dropna(subset=["summary_percent_rejected"])
 excess = [stats.binomtest(int(round(r.summary_percent_rejected * r.inputs_tested / 100)), int(r.inputs_tested), alpha,
                           alternative="greater").pvalue for r in tested.itertuples()]
 n_excess = int(np.sum(np.array(excess) < alpha))
-lines.append(f"* **Summary level:** between {pct.min():.0f}% and {pct.max():.0f}% of the inputs fail the test "
+share = (f"{pct.min():.0f}%" if round(pct.min()) == round(pct.max()) else
+         f"between {pct.min():.0f}% and {pct.max():.0f}%")
+lines.append(f"* **Summary level:** {share} of the inputs fail the test "
              f"(median {pct.median():.0f}%), against the {100 * alpha:.0f}% expected under normality. For "
              f"{n_excess} of {len(tested)} scores the share is significantly above {100 * alpha:.0f}% (one-sided exact "
              f"binomial test at {alpha})"

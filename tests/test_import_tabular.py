@@ -295,6 +295,10 @@ def test_likely_mistakes_name_the_fix(study, tmp_path, capsys):
     assert main(["import", str(tmp_path / "b.csv"), str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert "b.csv:5 (row 4), column 'normalized_acu': 'n/a' is not a number" in err and "--ignore normalized_acu" in err
+    # ... quoted as a shell takes it when the name has spaces or parentheses
+    text.rename(columns={"normalized_acu": "METEOR (%)"}).to_csv(tmp_path / "b2.csv", index=False)
+    assert main(["import", str(tmp_path / "b2.csv"), str(tmp_path / "o")]) == 2
+    assert "--ignore 'METEOR (%)'" in capsys.readouterr().err
     # 3. a table given where JSONL is read (renamed .jsonl)
     jsonl = tmp_path / "study.jsonl"
     jsonl.write_bytes(sources["csv-long"].read_bytes())
@@ -319,3 +323,17 @@ def test_card_default_folder_is_a_readable_name(tmp_path):
     assert re.fullmatch(r"card-R-1_stem=1_stop=0_F-my_study-[0-9a-f]{8}",
                         _card_folder("R-1|stem=1|stop=0|F", str(tmp_path / "my_study")))
     assert _card_folder(str(tmp_path / "scores" / "new.jsonl"), "summeval") == "card-new-summeval"
+
+
+def test_notebooks_22_23_analyse_every_metric_of_your_data_under_your_names(study):
+    """On an imported spreadsheet, `metrics = None` means every non-human score (a new user's METEOR and
+    BERTScore columns were silently left out when only the paper's metrics were looked for)."""
+    from metaeval import deutsch
+
+    _, _, folders = study
+    ds = metaeval.datasets.load(folders["csv-long"])
+    metrics, paper, left_out = deutsch.default_metrics(ds, embedded=False)
+    assert sorted(metrics) == sorted(set(ds.score_names) - set(ds.human_scores))
+    assert "my_metric" in metrics and paper == {} and left_out == []
+    metrics, paper, left_out = deutsch.default_metrics(ds, embedded=True)  # the paper's set: the rest is named
+    assert "my_metric" in left_out and sorted(metrics + left_out) == sorted(set(ds.score_names) - set(ds.human_scores))

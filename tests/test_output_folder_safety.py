@@ -396,3 +396,13 @@ def test_run_of_a_file_that_is_not_a_notebook_is_one_line(tmp_path, capsys):
     (tmp_path / "list.ipynb").write_text("[1, 2]")
     assert cli(["run", str(tmp_path / "list.ipynb")]) == 2
     assert "not a valid Jupyter notebook" in capsys.readouterr().err
+
+
+def test_cli_output_dir_is_relative_to_where_the_user_is(tmp_path, monkeypatch, capsys):
+    # a new user in their own folder typed `-p output_dir mine` and found it inside the compendium
+    before = _top(ROOT)
+    monkeypatch.chdir(tmp_path)
+    assert cli(["run", "23", "-p", "output_dir", "mine"]) == 0
+    assert (tmp_path / "mine" / "23_deutsch2021_normality.ipynb").exists()
+    assert _top(ROOT) == before
+    assert str(tmp_path / "mine") in capsys.readouterr().out

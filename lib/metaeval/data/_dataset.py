@@ -416,6 +416,7 @@ class Dataset:
         texts: bool = False,
         incomplete: IncompletePolicy = "raise",
         purpose: str = "this analysis",
+        fix: str | None = None,
     ) -> Dataset:
         """Check that the dataset has what an analysis uses, and resolve incompleteness of just that.
 
@@ -431,6 +432,9 @@ class Dataset:
             returns NaN for those scores).
         purpose : str
             Named in the error message, e.g. ``"notebook 21 (power)"``.
+        fix : str, optional
+            How the caller's user chooses a policy, in the error message (e.g. ``"rerun with -p incomplete
+            drop-inputs"``); by default the Python form ``incomplete='drop-inputs'``.
 
         Returns
         -------
@@ -478,7 +482,8 @@ class Dataset:
             cells = ", ".join(f"({self.systems[i]}, {self.inputs[j]})" for i, j in np.argwhere(mask)[:5])
             raise DataError(
                 f"dataset {self.name!r}: {what} missing in {int(mask.sum())} of {mask.size} cells (e.g. {cells}); "
-                f"{purpose} needs them complete: pass incomplete='drop-inputs', 'drop-systems' or 'keep-nan'"
+                f"{purpose} needs them complete: "
+                + (fix or "pass incomplete='drop-inputs', 'drop-systems' or 'keep-nan'")
             )
         if incomplete == "keep-nan":
             return replace(self, nan_ok=self.nan_ok | frozenset(names))

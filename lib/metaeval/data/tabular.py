@@ -30,6 +30,7 @@ import json
 import math
 import os
 import re
+import shlex
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -226,9 +227,9 @@ def _score_roles(candidates: list[str], allowed: Sequence[str], score: list[str]
         scores = list(dict.fromkeys(score + (human or [])))
         left = [c for c in candidates if c not in scores]
         if left:
+            arg = shlex.quote(left[0])  # as the shell takes it: "METEOR (%)" needs quotes
             raise DataError(f"{source}: column {left[0]!r} has no role (the scores were listed with --score); "
-                            f"add it with --score {left[0]} or --human {left[0]}, or leave it out with --ignore "
-                            f"{left[0]}")
+                            f"add it with --score {arg} or --human {arg}, or leave it out with --ignore {arg}")
     else:
         scores = candidates
         inferred.add("score")
@@ -322,7 +323,8 @@ def infer_columns(
         if rest:
             raise DataError(f"{source}: column {rest[0]!r} is neither the document, a reference nor "
                             f"FIELD{WIDE_SEPARATOR}SYSTEM (wide format: one column per system and field, e.g. "
-                            f"summary{WIDE_SEPARATOR}{systems[0]}); rename it, or pass --ignore {rest[0]}")
+                            f"summary{WIDE_SEPARATOR}{systems[0]}); rename it, or pass --ignore "
+                            f"{shlex.quote(rest[0])}")
         summary_col = summary if summary is not None else next(
             (f for name in ROLE_NAMES["summary"] for f in field_names if _norm(f) == name), None)
         if summary is None and summary_col is not None:
@@ -357,7 +359,8 @@ def _score_cell(value: Any, where: str, column: str) -> float | list[float] | No
     def bad() -> DataError:
         return DataError(f"{where}, column {column!r}: {value!r} is not a number; give a number, a list of "
                          "numbers (one per annotator, e.g. [4, 5, 3]) or an empty cell (missing); if the column "
-                         f"is not a score, name its role (--summary/--reference {column}) or pass --ignore {column}")
+                         f"is not a score, name its role (--summary/--reference {shlex.quote(column)}) or pass "
+                         f"--ignore {shlex.quote(column)}")
 
     if _missing(value):
         return None

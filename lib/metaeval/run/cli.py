@@ -223,6 +223,14 @@ def cmd_run(args) -> int:
     from metaeval.run.notebooks import run_notebook
 
     params = _parse_params(args.param, args.notebook)
+    out = params.get("output_dir")
+    from metaeval.run.paths import project_root
+
+    if isinstance(out, str) and out and not Path(out).expanduser().is_absolute() \
+            and Path.cwd().resolve() != project_root().resolve():
+        # a folder typed on the command line is where the user is, as for -p dataset and card --output (inside
+        # a notebook, a relative output_dir is relative to the compendium root, where its kernel runs)
+        params["output_dir"] = str(Path.cwd() / out)
     res = run_notebook(args.notebook, params, log_output=args.log)
     if params.get("output_dir") is None and "runs" in res.output_dir.parts:
         print("not the notebook's canonical parameters: the canonical results are untouched", file=sys.stderr)

@@ -126,7 +126,7 @@ def start(
     texts: bool = False,
     human: Any = _UNSET,
     scores: Sequence[str | None] = (),
-    incomplete: str = "raise",
+    incomplete: str | None = None,
     purpose: str = "this analysis",
     quiet_rouge: bool = False,
     resolve: bool = True,
@@ -150,8 +150,9 @@ def start(
         score (``Session.human`` holds the resolved name; it must be complete like ``scores``).
     scores : sequence of str
         Scores the analysis uses; only these must be complete (None entries are ignored).
-    incomplete : {"raise", "drop-inputs", "drop-systems", "keep-nan"}
-        What to do with missing cells of those scores.
+    incomplete : {"raise", "drop-inputs", "drop-systems", "keep-nan"} or None
+        What to do with missing cells of those scores: the notebook's ``incomplete`` parameter, or None when it
+        has none (missing cells are then an error that says so).
     purpose : str
         Named in the error message when the dataset lacks what is needed.
     quiet_rouge : bool
@@ -177,6 +178,15 @@ def start(
     if human is not _UNSET:
         resolved = human if human is not None else ds.default_human
     needed: list[str] = [s for s in dict.fromkeys([resolved, *scores]) if s is not None]
-    ds = ds.require(scores=needed, texts=texts, incomplete=incomplete, purpose=purpose)  # type: ignore[arg-type]
+    # the error names what the notebook's user can do where they are: its `incomplete` parameter (keep-nan
+    # only where its comment lists it), or, without one, complete the data or choose complete scores
+    if incomplete is None:
+        fix = ("this notebook has no `incomplete` parameter: complete the missing cells or choose complete scores "
+               "(`metaeval describe DATASET` lists the missing cells)")
+    else:
+        fix = ("set the notebook's parameter `incomplete`: `-p incomplete drop-inputs` or `-p incomplete "
+               "drop-systems` on the command line (`metaeval params NN` lists its choices)")
+    ds = ds.require(scores=needed, texts=texts, incomplete=incomplete or "raise",  # type: ignore[arg-type]
+                    purpose=purpose, fix=fix)
     out = _resolve_output_dir(paper, dataset, output_dir) if resolve else Path(output_dir or ".")
     return Session(paper=paper, dataset=ds, out=out, rng=np.random.default_rng(seed), seed=seed, human=resolved)

@@ -61,6 +61,7 @@ __all__ = [
     "PAPER_METRICS",
     "DOI",
     "paper_column",
+    "default_metrics",
     "paper_metrics",
     "compare_coverage",
     "compare_normality",
@@ -145,6 +146,33 @@ def paper_metrics(score_names: Sequence[str], *, recall_oriented: bool) -> dict[
     for _, paper, name in spelled:  # the best-ranked spelling of each
         found.setdefault(paper, name)
     return {paper: found[paper] for paper in wanted if paper in found}
+
+
+def default_metrics(ds, *, embedded: bool) -> tuple[list[str], dict[str, str], list[str]]:
+    """The metrics notebooks 22 and 23 analyse when their ``metrics`` parameter is None.
+
+    On an embedded dataset, the paper's set (:func:`paper_metrics`); on the user's own data, every score that
+    is not a human score, under the user's names (the paper's labels would rename them). Returns
+    ``(metrics, paper_names, left_out)``: the score names, paper name -> score name for the paper's
+    comparison columns (empty on the user's data), and the dataset's non-human scores not analysed, which the
+    notebook names so that nothing the user gave disappears silently.
+
+    Examples
+    --------
+    >>> from metaeval.data.datasets import load
+    >>> metrics, paper, left = default_metrics(load("fabbri2020"), embedded=True)
+    >>> paper["QAEval-F1"], "qa-eval.f1" in metrics, len(left) > 0
+    ('qa-eval.f1', True, True)
+    """
+    humans = set(ds.human_scores)
+    candidates = [name for name in ds.score_names if name not in humans]
+    if embedded:
+        paper = paper_metrics(ds.score_names, recall_oriented=ds.recall_oriented)
+        metrics = list(paper.values())
+    else:
+        paper, metrics = {}, candidates
+    left_out = [name for name in candidates if name not in metrics]
+    return metrics, paper, left_out
 
 
 def min_pvalue(n_resamples: int) -> float:
