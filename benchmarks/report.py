@@ -379,7 +379,11 @@ def other_benchmarks() -> str:
         elapsed = time.perf_counter() - t0
         status = "" if out.returncode == 0 else f" (exit code {out.returncode})"
         text = (out.stdout + ("\n" + out.stderr[-2000:] if out.returncode else "")).strip()
-        parts.append(f"### {script.name} ({elapsed:.0f} s{status})\n\n```\n{text}\n```")
+        part = f"### {script.name} ({elapsed:.0f} s{status})\n\n```\n{text}\n```"
+        notes = HERE / "notes" / f"{script.stem}.md"
+        if notes.exists():  # measurements and reasoning written by hand, kept across regenerations
+            part += "\n\n" + notes.read_text(encoding="utf-8").strip()
+        parts.append(part)
     return "\n\n".join(parts) if parts else "(none)"
 
 
