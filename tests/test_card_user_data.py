@@ -139,6 +139,13 @@ def test_metaeval_card_renders_with_incomplete_and_its_error_names_the_flag(stud
     assert "--incomplete drop-inputs" in err and "-p incomplete" not in err
 
 
+def test_make_card_from_python_names_the_keyword(study, tmp_path):
+    from metaeval.run.card import make_card
+
+    with pytest.raises(RuntimeError, match=r"rerun with incomplete='drop-inputs'"):
+        make_card("BERTScore", dataset=str(study), output_dir=tmp_path / "c", **SMALL_KW)
+
+
 def test_plain_bertscore_is_a_default_baseline_and_the_notes_name_what_is_not_analysed(study):
     card = C.card_tables("METEOR (%)", dataset=str(study), incomplete="drop-inputs", **SMALL_KW)
     assert card.baselines == ("ROUGE-2 F1", "BERTScore")

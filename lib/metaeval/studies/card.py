@@ -990,7 +990,9 @@ def make_card(
     try:
         if render:
             assert execute is not None  # checked above
-            params = {"scores": str(scores), "dataset": dataset, "output_dir": str(staging), **options}
+            # the notebook's errors name settings as the caller sets them (a Python keyword unless told otherwise)
+            params = {"scores": str(scores), "dataset": dataset, "output_dir": str(staging), "called_from": "python",
+                      **options}
             if params.get("baselines") is not None:
                 params["baselines"] = list(params["baselines"])
             execute(params, staging / "card.ipynb")
