@@ -21,7 +21,7 @@
 
 # %% tags=["parameters"]
 scores = "qa-eval.f1"  # the new metric's scores: a file metaeval.datasets.load reads, or a score of the dataset
-dataset = "summeval"  # embedded dataset with human judgments: summeval | realsumm
+dataset = "summeval"  # dataset with human judgments: summeval | realsumm, or a folder or file of your own data
 metric = None  # which score of `scores` is the new metric (None: the only one)
 baselines = None  # scores of the dataset to compare with (None: its ROUGE-1/2/L and BERTScore)
 human = None  # human score (None: the dataset's default)
@@ -34,6 +34,8 @@ planner_inputs = [0.5, 1, 2, 4, 8]  # planned numbers of documents, as multiples
 planner_trials = 200  # Monte-Carlo trials per planned size
 planner_resamples = 200  # permutations per planner test
 seed = 0
+incomplete = "raise"  # missing cells of the scores the card uses: raise | drop-inputs | drop-systems
+called_from = "notebook"  # where the card runs, for the wording of its errors: notebook | cli | python
 output_dir = None  # None: results/card/<dataset>/
 
 # %% [markdown]
@@ -50,7 +52,9 @@ output_dir = None  # None: results/card/<dataset>/
 
 # %%
 import matplotlib.pyplot as plt
+import numpy as np
 import seaborn as sns
+from matplotlib.patches import Rectangle
 
 from metaeval import card as cards
 from metaeval.run.session import start
@@ -60,7 +64,8 @@ name = nb.dataset.display_name
 card = cards.card_tables(
     scores, dataset=dataset, metric=metric, baselines=baselines, human=human, coefficient=coefficient,
     n_resamples=n_resamples, confidence_level=confidence_level, alpha=alpha, target_power=target_power,
-    planner_inputs=planner_inputs, planner_trials=planner_trials, planner_resamples=planner_resamples, seed=seed)
+    planner_inputs=planner_inputs, planner_trials=planner_trials, planner_resamples=planner_resamples, seed=seed,
+    incomplete=incomplete, called_from=called_from)
 files = card.write(nb.out)
 nb.report(card.summary)
 
@@ -112,21 +117,35 @@ corr.drop(columns="seed").round(3)
 # humans": `p_two_sided` (twice the smaller of the one-sided p-values of the same permutations, `p_new_better`
 # and `p_baseline_better`), Bonferroni-corrected over the baselines of a level (`_bonferroni`); the verdict is
 # that test at `alpha`, its direction the sign of `difference`. A non-significant test is no evidence that the
-# two metrics are equal, and overlapping intervals in the figure above are no test at all.
+# two metrics are equal, and overlapping intervals in the figure above are no test at all. In the figure, each
+# cell shows the difference in r and the adjusted p; its colour is -log10 of that p (red: the new metric
+# correlates better, blue: the baseline does; the black lines on the colour bar are `alpha`), and a box and `*`
+# mark the tests significant after the Bonferroni adjustment.
 
 # %%
 tests = card.tests
 if len(tests):
-    # baselines and levels in the card's order (pivot would sort them alphabetically)
-    grid = tests.pivot_table(index="baseline", columns="level", values="p_two_sided_bonferroni", sort=False)
-    grid.index = [name(b) for b in grid.index]
+    # colour: -log10 of the adjusted p, red where the new metric correlates better and blue where the baseline
+    # does, so 0.028 and 0.070 differ in shade; the box and * mark the tests significant after Bonferroni
+    grid = cards.significance_grid(tests, alpha=alpha, name=name)
+    n_rows, n_cols = grid.evidence.shape
     # sized for the one-page report, where it is printed about 6 cm wide
-    fig, ax = plt.subplots(figsize=(1.1 * grid.shape[1] + 2.9, 0.35 * grid.shape[0] + 1.4))
-    sns.heatmap(grid, vmin=0, vmax=1, cmap="rocket_r", annot=True, fmt=".3f",
-                cbar_kws={"label": "adjusted p"}, ax=ax)
+    fig, ax = plt.subplots(figsize=(1.4 * n_cols + 3.4, 0.6 * n_rows + 1.9))
+    sns.heatmap(grid.evidence, vmin=-grid.limit, vmax=grid.limit, center=0, cmap="RdBu_r", annot=grid.labels,
+                fmt="", annot_kws={"fontsize": 8}, linewidths=0.5, linecolor="white",
+                cbar_kws={"label": "adjusted p\n(red: new better, blue: baseline better)"}, ax=ax)
+    for (i, j) in zip(*np.nonzero(grid.significant.to_numpy())):
+        ax.add_patch(Rectangle((j, i), 1, 1, fill=False, edgecolor="black", linewidth=2))
+    cbar = ax.collections[0].colorbar
+    ticks = [-grid.limit, -grid.boundary, 0, grid.boundary, grid.limit]
+    cbar.set_ticks(ticks, labels=[f"{10 ** -abs(t):.3g}" for t in ticks])
+    for t in (-grid.boundary, grid.boundary):
+        cbar.ax.axhline(t, color="black", linewidth=1.5)
+    ax.tick_params(axis="y", rotation=0)  # baseline names read across, never stacked
     ax.set_xlabel("level")
     ax.set_ylabel("baseline")
-    ax.set_title(f"{name(card.metric)} vs each baseline:\ntwo-sided Perm-Both p, Bonferroni")
+    ax.set_title(f"{name(card.metric)} vs each baseline: difference in r,\ntwo-sided Perm-Both p, Bonferroni "
+                 f"(box, *: p < {alpha})", pad=12)  # clear of the colour bar's top label
     fig.tight_layout()
     nb.save_figure(fig, "tests")
     plt.show()

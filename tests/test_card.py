@@ -115,7 +115,9 @@ def test_a_new_card_section_is_computed_written_and_summarised(tmp_path, monkeyp
     card = C.card_tables("qa-eval.f1", dataset="realsumm", n_resamples=20, planner_trials=5, planner_resamples=10,
                          planner_inputs=(1,), test_levels=("system",))
     sd = float(np.std(metaeval.datasets.load("realsumm").matrix("qa-eval.f1")))
-    assert card.spread.sd.iloc[0] == sd and card.summary.splitlines()[-1] == f"- Spread: the new metric's scores " \
+    # its line follows the sections registered before it (the card's notes come last)
+    lines = [line for line in card.summary.splitlines() if not line.startswith("- Note:")]
+    assert card.spread.sd.iloc[0] == sd and lines[-1] == f"- Spread: the new metric's scores " \
         f"have standard deviation {sd:.4f}."
     files = card.write(tmp_path)
     assert pd.read_csv(files["spread"]).sd.iloc[0] == pytest.approx(sd, rel=1e-15)

@@ -336,6 +336,8 @@ def cmd_card(args) -> int:
     options = {k: v for k, v in (("metric", args.metric), ("human", args.human), ("coefficient", args.coefficient),
                                  ("n_resamples", args.n_resamples), ("planner_trials", args.planner_trials),
                                  ("seed", args.seed)) if v is not None}
+    # the card's errors then name --incomplete / --baselines (not a Python keyword or a notebook -p)
+    options.update(incomplete=args.incomplete, called_from="cli")
     if args.baselines:
         options["baselines"] = [b.strip() for b in args.baselines.split(",") if b.strip()]
     output = args.output or _card_folder(args.scores, args.dataset)
@@ -494,7 +496,9 @@ def main(argv=None) -> int:
     p = sub.add_parser("card", help="report card of a new metric: correlations, tests, planner (HTML + CSV)")
     p.add_argument("scores", help="the metric's scores (any format metaeval.datasets.load reads), or the name "
                                   "of a score of the dataset")
-    p.add_argument("--dataset", required=True, help="embedded dataset with human scores, e.g. summeval, realsumm")
+    p.add_argument("--dataset", required=True,
+                   help="dataset with human scores: an embedded name (summeval, realsumm) or a folder or file of "
+                        "your own data (e.g. one made by metaeval import)")
     p.add_argument("--baselines", help="comma-separated scores of the dataset to compare with "
                                        "(default: its ROUGE-1/2/L and BERTScore)")
     p.add_argument("--metric", help="which score of SCORES is the new metric (when it holds several)")
@@ -503,6 +507,10 @@ def main(argv=None) -> int:
     p.add_argument("--n-resamples", type=int, help="bootstrap resamples and permutations (default 1000)")
     p.add_argument("--planner-trials", type=int, help="Monte-Carlo trials per planned size (default 200)")
     p.add_argument("--seed", type=int)
+    p.add_argument("--incomplete", choices=["raise", "drop-inputs", "drop-systems"], default="raise",
+                   help="when a score the card uses misses cells: stop and say what each choice leaves out "
+                        "(raise, the default), or leave out the inputs (documents) / systems with a missing cell "
+                        "(named in the card's notes)")
     p.add_argument("--output", help="output folder (default: card-<scores>-<dataset>)")
     p.add_argument("--no-html", action="store_true", help="only the CSV tables, no executed notebook")
     p.set_defaults(func=cmd_card)

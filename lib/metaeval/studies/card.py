@@ -10,7 +10,9 @@ judgments, :func:`card_tables` computes the whole battery:
 * for each comparison that is not significant, the number of documents the planner
   (:func:`metaeval.planning.metric_comparison_power`) says a study with the same systems would need to
   detect the observed difference with the target power;
-* a short summary generated from those numbers.
+* a short summary generated from those numbers, with notes naming what the card left out: the default
+  baselines the dataset lacks, the scores it does not analyse, and the systems or inputs dropped for missing
+  cells (``incomplete=``; by default a missing cell stops the card with the setting that fixes it).
 
 :func:`make_card` writes the tables as CSV (plus ``summary.md`` and ``provenance.json``: dataset,
 signatures, seeds, versions) and, with ``render=True``, executes the card notebook
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -36,6 +39,8 @@ import pandas as pd
 from metaeval._io import atomic_write
 from metaeval._outputs import check_target, remove_run_folder, staging_dir, swap_into_place, write_manifest
 from metaeval.data import datasets as _datasets
+from metaeval.data.defaults import recognize
+from metaeval.data.formats import DataError
 from metaeval.stats.agreement import pairwise_accuracy, tie_calibrated_accuracy
 from metaeval.stats.planning import metric_comparison_power, required_size
 from metaeval.stats.resampling import bootstrap_ci
@@ -43,7 +48,8 @@ from metaeval.stats.significance import bonferroni, permutation_test
 from metaeval.studies.deutsch import normality
 
 __all__ = ["Card", "CardData", "CardOptions", "CardSection", "SECTIONS", "card_section", "card_data", "card_tables",
-           "make_card", "default_baselines", "CARD_NOTEBOOK", "LEVELS"]
+           "make_card", "default_baselines", "CARD_NOTEBOOK", "LEVELS", "CALLERS", "INCOMPLETE",
+           "SignificanceGrid", "significance_grid"]
 
 LEVELS = ("system", "summary", "global")
 CARD_NOTEBOOK = "61_report_card"
@@ -107,9 +113,37 @@ class Card:
         return files
 
 
+#: A score named by its metric alone ("BERTScore", "bert_score", "ROUGE-2"): the F statistic, the one these
+#: metrics report by default (BERTScore's headline number is its F1).
+_PLAIN_NAME = re.compile(r"^(?:(bert)[-_ ]?score|(?:rouge[-_ ]?|r[-_])([0-9]+|l|su4|w))$", re.IGNORECASE)
+_FAMILY_NAMES = {"rouge-1": "ROUGE-1", "rouge-2": "ROUGE-2", "rouge-l": "ROUGE-L", "bertscore": "BERTScore"}
+
+
+def _family(name: str, stat: str) -> tuple[str, int] | None:
+    """(standard metric, rank of the spelling) of a score name that spells one with statistic ``stat``
+    (``"F"`` or ``"R"``), else None; a plain name (no statistic) counts as F and ranks last.
+
+    Examples
+    --------
+    >>> [_family(n, "F") for n in ("bertscore.f1", "BERTScore", "bert_score f1", "BERTScore-F", "ROUGE-2")]
+    [('bertscore', 0), ('bertscore', 3), ('bertscore', 2), ('bertscore', 2), ('rouge-2', 3)]
+    >>> _family("BERTScore", "R"), _family("bertscore.precision", "F"), _family("METEOR (%)", "F")
+    (None, None, None)
+    """
+    hit = recognize(name)
+    if hit is not None:
+        return (hit[0], hit[2]) if hit[1] == stat else None
+    m = _PLAIN_NAME.match(name.strip())
+    if m is None or stat != "F":
+        return None
+    return ("bertscore", 3) if m.group(1) else (f"rouge-{m.group(2).lower()}", 3)
+
+
 def default_baselines(ds, exclude: Sequence[str] = ()) -> list[str]:
-    """The dataset's standard metrics present in it: ROUGE-1/2/L and BERTScore (recall on recall-oriented
-    datasets, F1 otherwise), leaving out ``exclude``.
+    """The dataset's standard metrics present in it: ROUGE-1/2/L and BERTScore under any spelling (recall on
+    recall-oriented datasets, F1 otherwise; a name without a statistic such as ``BERTScore`` or ``ROUGE-2``
+    counts as F1), leaving out ``exclude``; with none stored, ROUGE-2 computed from the texts
+    (:func:`metaeval.data.defaults.default_baselines`).
 
     Examples
     --------
@@ -118,7 +152,16 @@ def default_baselines(ds, exclude: Sequence[str] = ()) -> list[str]:
     """
     from metaeval.data.defaults import default_baselines as from_data  # one rule for cards and notebooks
 
-    return from_data(ds, exclude)
+    stat = "R" if ds.recall_oriented else "F"
+    excluded = set(exclude)
+    ranked: dict[str, list[tuple[int, str]]] = {}
+    for name in ds.score_names:
+        fam = _family(name, stat) if name not in excluded else None
+        if fam is not None and fam[0] in _STANDARD:
+            ranked.setdefault(fam[0], []).append((fam[1], name))
+    chosen = [min(ranked[m])[1] for m in _STANDARD if m in ranked]
+    # nothing stored: the data layer's fallback (ROUGE-2 from the texts, else its error naming --baselines)
+    return chosen or from_data(ds, exclude)
 
 
 def _display(ds, name: str) -> str:
@@ -147,13 +190,53 @@ def _default_human(ds) -> str:
     return humans[0]
 
 
+#: Where a card runs: a Python call, notebook 61 (papermill, ``metaeval run 61``) or ``metaeval card``; an
+#: error names a setting in the form usable there.
+CALLERS = ("python", "notebook", "cli")
+#: What the card does with missing cells of the scores it uses (``incomplete=``, ``--incomplete``).
+INCOMPLETE = ("raise", "drop-inputs", "drop-systems")
+
+
+def _setting(called_from: str, name: str, value: str) -> str:
+    """How the user sets ``name`` to ``value`` where the card runs (``called_from``, one of :data:`CALLERS`).
+
+    Examples
+    --------
+    >>> _setting("cli", "incomplete", "drop-inputs"), _setting("notebook", "incomplete", "drop-inputs")
+    ('--incomplete drop-inputs', '-p incomplete drop-inputs')
+    >>> _setting("python", "incomplete", "drop-inputs")
+    "incomplete='drop-inputs'"
+    """
+    if called_from == "cli":
+        return f"--{name.replace('_', '-')} {value}"
+    if called_from == "notebook":
+        return f"-p {name} {value}"
+    return f"{name}={value!r}"
+
+
+def _baselines_setting(called_from: str) -> str:
+    if called_from == "cli":
+        return "--baselines NAME,NAME"
+    if called_from == "notebook":
+        return "-p baselines '[NAME, NAME]'"
+    return "baselines=[...]"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _ids(ids: Sequence[str], limit: int = 10) -> str:
+    return ", ".join(ids[:limit]) + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
 def _user_scores(scores, ds, metric: str | None):
-    """The new metric's name, its N x M matrix on the grid it shares with ``ds``, notes on anything left
-    out, and that grid (systems, inputs)."""
+    """The new metric's name, its N x M matrix (NaN where it is missing) on the grid it shares with ``ds``,
+    notes on anything left out, that grid (systems, inputs), and the other scores of ``scores`` not used."""
     notes: list[str] = []
     if isinstance(scores, str) and scores in ds.score_names and not Path(scores).exists():
         # a score already in the dataset (e.g. the CI card of an embedded metric)
-        return scores, ds.matrix(scores), notes, ds.systems, ds.inputs
+        return scores, ds.matrix(scores, allow_nan=True), notes, ds.systems, ds.inputs, []
     user = scores if isinstance(scores, _datasets.Dataset) else _datasets.load(scores, incomplete="keep-nan")
     humans = set(_human_names(user))
     candidates = [n for n in user.score_names if n not in humans]
@@ -174,15 +257,64 @@ def _user_scores(scores, ds, metric: str | None):
     if len(common_sys) < 3 or len(common_inp) < 3:
         raise ValueError(f"scores and dataset {ds.name!r} share {len(common_sys)} systems and {len(common_inp)} "
                          "inputs; the card needs at least 3 of each (check the instance_id / summarizer_id keys)")
+    if len(common_sys) < len(ds.systems) or len(common_inp) < len(ds.inputs):
+        notes.append(f"the scores cover {len(common_sys)} of {len(ds.systems)} systems and {len(common_inp)} of "
+                     f"{len(ds.inputs)} inputs; the card uses that grid")
     values = user.subset(common_sys, common_inp).matrix(metric, allow_nan=True)
-    missing_inputs = np.isnan(values).any(axis=0)
-    if missing_inputs.all():
-        raise ValueError(f"metric {metric!r} is missing in every input for some system; nothing to compare")
-    if len(common_sys) < len(ds.systems) or len(common_inp) < len(ds.inputs) or missing_inputs.any():
-        notes.append(f"the scores cover {len(common_sys)} of {len(ds.systems)} systems and "
-                     f"{int((~missing_inputs).sum())} of {len(ds.inputs)} inputs completely; the card uses that grid")
-    keep_inp = [i for i, miss in zip(common_inp, missing_inputs) if not miss]
-    return metric, values[:, ~missing_inputs], notes, tuple(common_sys), tuple(keep_inp)
+    unused = [n for n in user.score_names if n != metric]
+    return metric, values, notes, tuple(common_sys), tuple(common_inp), unused
+
+
+def _resolve_incomplete(mats: Mapping[str, np.ndarray], systems: Sequence[str], inputs: Sequence[str], *,
+                        ds_name: str, incomplete: str, called_from: str, default_baselines: Sequence[str] = ()
+                        ) -> tuple[np.ndarray, np.ndarray, str | None]:
+    """The systems and inputs to keep (boolean masks) when some score of ``mats`` misses cells, and the note
+    saying what was left out; ``incomplete="raise"`` raises a ``DataError`` naming the setting where the card
+    runs, and what each choice would leave out.
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 2, 3, 4], [2, np.nan, 4, 5], [3, 4, 5, 6]])
+    >>> keep_s, keep_i, note = _resolve_incomplete({"m": X}, ["A", "B", "C"], ["d1", "d2", "d3", "d4"],
+    ...                                            ds_name="toy", incomplete="drop-inputs", called_from="cli")
+    >>> keep_i.tolist(), note
+    ([True, False, True, True], 'incomplete = drop-inputs: 1 of 4 inputs left out because m misses a cell there: d2')
+    """
+    missing = {name: np.isnan(V) for name, V in mats.items() if np.isnan(V).any()}
+    N, M = len(systems), len(inputs)
+    if not missing:
+        return np.ones(N, bool), np.ones(M, bool), None
+    mask = np.logical_or.reduce(list(missing.values()))
+    bad_inp = [i for i, b in zip(inputs, mask.any(axis=0)) if b]
+    bad_sys = [s for s, b in zip(systems, mask.any(axis=1)) if b]
+    which = ", ".join(f"{name!r} ({int(m.sum())} of {m.size} cells)" for name, m in missing.items())
+    if incomplete == "raise":
+        cells = ", ".join(f"({systems[i]}, {inputs[j]})" for i, j in np.argwhere(mask)[:5])
+        options = [f"{_setting(called_from, 'incomplete', 'drop-inputs')} (leaves out {len(bad_inp)} of {M} "
+                   f"inputs: {_ids(bad_inp, 5)})",
+                   f"{_setting(called_from, 'incomplete', 'drop-systems')} (leaves out {len(bad_sys)} of {N} "
+                   f"systems: {_ids(bad_sys, 5)})"]
+        also = [b for b in missing if b in default_baselines]
+        tail = (f", or choose baselines without {', '.join(also)} with {_baselines_setting(called_from)}"
+                if also else "")
+        raise DataError(f"dataset {ds_name!r}: the card uses {which}, missing e.g. at {cells}; the card needs its "
+                        f"scores complete: rerun with " + " or ".join(options) + tail)
+    if incomplete not in ("drop-inputs", "drop-systems"):
+        raise ValueError(f"incomplete must be one of {', '.join(INCOMPLETE)}, got {incomplete!r}")
+    by_inputs = incomplete == "drop-inputs"
+    keep_s = np.ones(N, bool) if by_inputs else ~mask.any(axis=1)
+    keep_i = ~mask.any(axis=0) if by_inputs else np.ones(M, bool)
+    dropped, total, kind = (bad_inp, M, "inputs") if by_inputs else (bad_sys, N, "systems")
+    left = int(keep_i.sum() if by_inputs else keep_s.sum())
+    if left < 3:
+        other = "drop-systems" if by_inputs else "drop-inputs"
+        raise DataError(f"dataset {ds_name!r}: {which} miss cells in {len(dropped)} of {total} {kind}; "
+                        f"{_setting(called_from, 'incomplete', incomplete)} would leave {left} (the card needs at "
+                        f"least 3): try {_setting(called_from, 'incomplete', other)}")
+    verb = "misses" if len(missing) == 1 else "miss"
+    cell = "a cell" if int(mask.sum()) == 1 else "cells"
+    return keep_s, keep_i, (f"incomplete = {incomplete}: {len(dropped)} of {total} {kind} left out because "
+                            f"{' and '.join(missing)} {verb} {cell} there: {_ids(dropped)}")
 
 
 @dataclass(frozen=True)
@@ -217,6 +349,11 @@ class CardData:
     mats: dict[str, np.ndarray]
     options: CardOptions
     notes: tuple[str, ...] = ()
+    #: what the card did with missing cells (:data:`INCOMPLETE`), and the systems / inputs it left out for them
+    incomplete: str = "raise"
+    dropped: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: scores of the dataset (and of the scores file) the card does not analyse
+    not_analysed: tuple[str, ...] = ()
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -385,6 +522,56 @@ def tests_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.DataFr
 tests_table.__test__ = False  # type: ignore[attr-defined]  # not a test: pytest --doctest-modules collects "test*"
 
 
+@dataclass(frozen=True)
+class SignificanceGrid:
+    """The tests section as a baseline x level grid for a heatmap (:func:`significance_grid`)."""
+
+    #: sign of the difference in r (+: the new metric correlates better) x -log10 of the adjusted two-sided p,
+    #: clipped to ``limit``: strong evidence either way is a strong colour, its side the direction
+    evidence: pd.DataFrame
+    #: cell text: the difference in r and the adjusted p, with `` *`` where the test is significant
+    labels: pd.DataFrame
+    #: adjusted two-sided p < alpha
+    significant: pd.DataFrame
+    #: -log10 of the smallest p the colour scale shows apart (p = 0.001)
+    limit: float
+    #: -log10(alpha): the colour scale's significance boundary
+    boundary: float
+
+
+def significance_grid(tests: pd.DataFrame, *, alpha: float, name: Callable[[str], str] = str,
+                      limit: float = 3.0) -> SignificanceGrid:
+    """The card's tests table as grids (rows: baselines by display name, columns: levels, both in the card's
+    order) of signed evidence, cell labels and significance after the card's Bonferroni adjustment.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"level": ["system", "system"], "baseline": ["a", "b"], "difference": [0.05, -0.01],
+    ...                   "p_two_sided_bonferroni": [0.028, 0.07]})
+    >>> g = significance_grid(t, alpha=0.05)
+    >>> g.labels["system"].tolist(), g.significant["system"].tolist()
+    (['+0.050\\np = 0.028 *', '-0.010\\np = 0.07'], [True, False])
+    >>> [round(v, 2) for v in g.evidence["system"]], round(g.boundary, 2)
+    ([1.55, -1.15], 1.3)
+    """
+    limit = max(float(limit), float(-np.log10(alpha)) + 1)  # the alpha boundary always inside the scale
+    p = tests["p_two_sided_bonferroni"].astype(float).clip(lower=10.0 ** -limit, upper=1.0)
+    frame = tests.assign(
+        row=[name(b) for b in tests["baseline"]],
+        evidence=np.sign(tests["difference"].astype(float)) * -np.log10(p),
+        significant=tests["p_two_sided_bonferroni"] < alpha,
+        label=[f"{d:+.3f}\np {_fmt_p(q, equals=True)}{' *' if q < alpha else ''}"
+               for d, q in zip(tests["difference"], tests["p_two_sided_bonferroni"])])
+    rows, cols = list(dict.fromkeys(frame["row"])), list(dict.fromkeys(frame["level"]))
+
+    def grid(column: str) -> pd.DataFrame:
+        return frame.pivot(index="row", columns="level", values=column).reindex(index=rows, columns=cols)
+
+    return SignificanceGrid(evidence=grid("evidence").astype(float), labels=grid("label"),
+                            significant=grid("significant").astype(bool), limit=limit,
+                            boundary=float(-np.log10(alpha)))
+
+
 PLANNER_COLUMNS = ["level", "baseline", "better_here", "difference", "n_systems", "documents_needed", "ci_low",
                    "ci_high", "reached", "largest_size_tried", "power_curve", "seed"]
 
@@ -452,6 +639,16 @@ def planner_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.Data
     return pd.DataFrame(rows, columns=PLANNER_COLUMNS)
 
 
+def _percent_range(low: float, high: float) -> str:
+    """``20%`` when both ends print alike, else ``3% to 7%``.
+
+    >>> _percent_range(20.0, 20.4), _percent_range(3.3, 6.7)
+    ('20%', '3% to 7%')
+    """
+    a, b = f"{low:.0f}%", f"{high:.0f}%"
+    return a if a == b else f"{a} to {b}"
+
+
 def _summarize_normality(data: CardData, norm: pd.DataFrame) -> list[str]:
     alpha = data.options.alpha
     non_normal = norm.loc[norm.system_pvalue < alpha, ["score", "system_pvalue"]]
@@ -459,7 +656,7 @@ def _summarize_normality(data: CardData, norm: pd.DataFrame) -> list[str]:
                               for s, p in non_normal.itertuples(index=False)) + ")") if len(non_normal) else ""
     return [f"- Normality, Shapiro-Wilk at {alpha} on each score's system-level values (no correction for the "
             f"{len(norm)} tests): rejected for {len(non_normal)} of {len(norm)} scores{which}; per input, for "
-            f"{norm.summary_percent_rejected.min():.0f}% to {norm.summary_percent_rejected.max():.0f}% of inputs"
+            f"{_percent_range(norm.summary_percent_rejected.min(), norm.summary_percent_rejected.max())} of inputs"
             + (". Williams' test and Fisher CIs assume normality; the card's Perm-Both tests and Boot-Both CIs do "
                "not." if len(non_normal) else ".")]
 
@@ -529,29 +726,75 @@ def _check_options(opt: CardOptions) -> None:
 
 
 def card_data(scores, *, dataset: str, metric: str | None = None, baselines: Sequence[str] | None = None,
-              human: str | None = None, options: CardOptions = CardOptions()) -> CardData:
+              human: str | None = None, options: CardOptions = CardOptions(), incomplete: str = "raise",
+              called_from: str = "python") -> CardData:
     """The checked inputs of a card: the new metric's scores on the grid it shares with ``dataset``, the
-    human score and the baselines (see :func:`card_tables` for the arguments)."""
+    human score and the baselines, complete (see :func:`card_tables` for the arguments)."""
     _check_options(options)
+    if called_from not in CALLERS:
+        raise ValueError(f"called_from must be one of {', '.join(CALLERS)}, got {called_from!r}")
+    if incomplete not in INCOMPLETE:
+        raise ValueError(f"incomplete must be one of {', '.join(INCOMPLETE)}, got {incomplete!r} "
+                         f"({_setting(called_from, 'incomplete', 'drop-inputs')})")
     ds = _datasets.load(dataset)
     human = human or _default_human(ds)
     if human not in ds.score_names:
         raise ValueError(f"human score {human!r} is not in dataset {dataset!r}")
-    metric, X, notes, systems, inputs = _user_scores(scores, ds, metric)
+    all_scores = list(ds.score_names)
+    metric, X, notes, systems, inputs, unused = _user_scores(scores, ds, metric)
     if (systems, inputs) != (ds.systems, ds.inputs):
         ds = ds.subset(systems, inputs)
+    chosen_by_default = baselines is None
     baselines = list(baselines) if baselines is not None else default_baselines(ds, exclude=(metric,))
     if not baselines:
-        raise ValueError(f"no baselines: dataset {dataset!r} has none of the standard metrics; pass baselines= "
-                         "(metaeval card: --baselines)")
+        raise ValueError(f"no baselines: dataset {dataset!r} has none of the standard metrics; pass "
+                         f"{_baselines_setting(called_from)}")
     missing = [b for b in baselines if b not in ds.score_names and not ds.computable(b)]
     if missing:
         raise ValueError(f"baselines {missing} are not scores of dataset {dataset!r}")
     if metric in baselines:
         raise ValueError(f"the new metric {metric!r} is also listed as a baseline")
+    if chosen_by_default:
+        stat = "R" if ds.recall_oriented else "F"
+        # the new metric's own family is not missing: it is the one compared
+        found = {(_family(b, stat) or ("",))[0] for b in [metric, *baselines]}
+        absent = [_FAMILY_NAMES[m] for m in _STANDARD if m not in found]
+        if absent:
+            notes.append(f"no {_join(absent, 'or')} ({'recall' if stat == 'R' else 'F1'}, under any spelling) in "
+                         f"dataset {ds.name!r}, so {'it is' if len(absent) == 1 else 'they are'} not among the "
+                         f"default baselines; choose baselines with {_baselines_setting(called_from)}")
+    # every score the card uses must be complete on one grid: the user's policy decides which systems or inputs go
+    used = {metric: X, human: ds.matrix(human, allow_nan=True),
+            **{b: ds.matrix(b, allow_nan=True) for b in baselines}}
+    keep_s, keep_i, note = _resolve_incomplete(used, ds.systems, ds.inputs, ds_name=ds.name, incomplete=incomplete,
+                                               called_from=called_from,
+                                               default_baselines=baselines if chosen_by_default else ())
+    dropped = {"systems": tuple(s for s, k in zip(ds.systems, keep_s) if not k),
+               "inputs": tuple(i for i, k in zip(ds.inputs, keep_i) if not k)}
+    if note is not None:
+        notes.append(note)
+        X = X[np.ix_(keep_s, keep_i)]
+        ds = ds.subset([s for s, k in zip(ds.systems, keep_s) if k], [i for i, k in zip(ds.inputs, keep_i) if k])
+    # nothing the user gave disappears silently: name every score the card leaves out, as the settings spell it
+    analysed = {metric, human, *baselines}
+    humans = set(_human_names(ds))
+    other_metrics = [n for n in all_scores if n not in analysed and n not in humans]
+    other_humans = [n for n in all_scores if n not in analysed and n in humans]
+    if other_metrics:
+        notes.append(f"{_count(len(other_metrics), 'metric score')} of dataset {ds.name!r} not analysed: "
+                     f"{_ids(other_metrics, 8)} (compare with any of them with "
+                     f"{_baselines_setting(called_from)})")
+    if other_humans:
+        notes.append(f"{_count(len(other_humans), 'other human score')} not used: "
+                     f"{_ids(other_humans, 8)} (the card uses {human}; "
+                     f"choose with {_setting(called_from, 'human', 'NAME')})")
+    if unused:
+        notes.append(f"{_count(len(unused), 'other score')} of the scores file not used: {_ids(unused, 8)} "
+                     f"(choose the new metric with {_setting(called_from, 'metric', 'NAME')})")
     mats = {metric: X, **{b: ds.matrix(b) for b in baselines}}
     return CardData(ds=ds, metric=metric, human=human, baselines=tuple(baselines), X=X, Z=ds.matrix(human),
-                    mats=mats, options=options, notes=tuple(notes))
+                    mats=mats, options=options, notes=tuple(notes), incomplete=incomplete, dropped=dropped,
+                    not_analysed=tuple(n for n in [*all_scores, *unused] if n not in analysed))
 
 
 def card_tables(
@@ -572,6 +815,8 @@ def card_tables(
     planner_trials: int = 200,
     planner_resamples: int = 200,
     seed: int = 0,
+    incomplete: str = "raise",
+    called_from: str = "python",
 ) -> Card:
     """Compute the report card of a new metric on an embedded dataset: every section of :data:`SECTIONS`
     in order, then the summary from their lines.
@@ -604,16 +849,31 @@ def card_tables(
         Monte-Carlo trials per size and permutations per planner test.
     seed : int
         Root of every random draw: row k of stage s uses ``numpy.random.default_rng([seed, s, k])``.
+    incomplete : {"raise", "drop-inputs", "drop-systems"}
+        When a score the card uses (the new metric, the human score, a baseline) misses cells: raise a
+        ``DataError`` saying what each choice would leave out, or leave out the inputs (documents) / systems
+        with a missing cell; the card's notes and ``provenance.json`` (``dropped``) name them.
+    called_from : {"python", "notebook", "cli"}
+        Where the card runs, so that an error names a setting in the form usable there
+        (``incomplete='drop-inputs'``, ``-p incomplete drop-inputs``, ``--incomplete drop-inputs``).
 
     Returns
     -------
     Card
+        Its notes (the summary's "Note:" lines, ``provenance["notes"]``) name the default baselines not found,
+        the scores not analysed and anything left out.
+
+    Raises
+    ------
+    metaeval.data.formats.DataError
+        A score the card uses misses cells and ``incomplete="raise"``.
     """
     options = CardOptions(coefficient=coefficient, levels=tuple(levels), test_levels=tuple(test_levels),
                           n_resamples=n_resamples, confidence_level=confidence_level, alpha=alpha,
                           target_power=target_power, planner_inputs=tuple(planner_inputs),
                           planner_trials=planner_trials, planner_resamples=planner_resamples, seed=seed)
-    data = card_data(scores, dataset=dataset, metric=metric, baselines=baselines, human=human, options=options)
+    data = card_data(scores, dataset=dataset, metric=metric, baselines=baselines, human=human, options=options,
+                     incomplete=incomplete, called_from=called_from)
     tables: dict[str, pd.DataFrame] = {}
     for section in SECTIONS.values():
         tables[section.name] = section.compute(data, tables)
@@ -639,12 +899,16 @@ def _provenance(data: CardData, scores, dataset: str) -> dict:
         "dataset": dataset, "dataset_name": data.ds.name, "shape": [N, M], "human": data.human,
         "metric": data.metric,
         "scores": str(scores) if not isinstance(scores, _datasets.Dataset) else scores.name,
-        "baselines": list(data.baselines), "signature": _signature(data.options, len(data.baselines)),
+        "baselines": list(data.baselines), "signature": _signature(data.options, len(data.baselines))
+        # a grid cut for missing cells changes the numbers: say so in the signature (a complete grid keeps it as is)
+        + (f"|incomplete:{data.incomplete}" if any(data.dropped.values()) else ""),
         "score_signatures": score_signatures, "seed": data.options.seed,
         "seeding": "row k of stage s draws from numpy.random.default_rng([seed, s, k]); "
                    "stages: 1 = Boot-Both CIs, 2 = Perm-Both tests, 3 = planner",
         "sections": list(SECTIONS),
         "metaeval": __version__, "numpy": np.__version__, "notes": list(data.notes),
+        "incomplete": data.incomplete, "dropped": {k: list(v) for k, v in data.dropped.items()},
+        "not_analysed": list(data.not_analysed),
     }
 
 
@@ -726,7 +990,9 @@ def make_card(
     try:
         if render:
             assert execute is not None  # checked above
-            params = {"scores": str(scores), "dataset": dataset, "output_dir": str(staging), **options}
+            # the notebook's errors name settings as the caller sets them (a Python keyword unless told otherwise)
+            params = {"scores": str(scores), "dataset": dataset, "output_dir": str(staging), "called_from": "python",
+                      **options}
             if params.get("baselines") is not None:
                 params["baselines"] = list(params["baselines"])
             execute(params, staging / "card.ipynb")
