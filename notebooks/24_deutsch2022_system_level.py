@@ -20,9 +20,9 @@
 # %% tags=["parameters"]
 dataset = "summeval"        # an embedded dataset (summeval, realsumm, ...) or a folder/JSONL file
 human = None                # the ground-truth score (None: the dataset's default human score)
-metrics = None              # score names (None: the paper's metrics as this dataset stores them)
-bucket_score = "ROUGE-1"    # the score whose system differences define the delta buckets (a metric label, or "human")
-deltas = [[0, 0.5], [0.5, 1], [1, 2], [2, 5], [5, 100]]  # buckets [low, high) of |difference|, ROUGE points
+metrics = None              # score names (None: embedded data the paper's metrics, your data its non-human scores)
+bucket_score = None         # score whose differences define the buckets (None: ROUGE-1, else 1st metric; or "human")
+deltas = [[0, 0.5], [0.5, 1], [1, 2], [2, 5], [5, 100]]  # buckets [low, high) of |difference|, bucket_score points
 n_resamples = 1000          # Boot-Both resamples per delta-bucket interval
 stability_sizes = [5, 10, 25, 50]  # numbers of judged documents for the ranking-stability curve
 stability_trials = 200      # random document subsets per size
@@ -31,6 +31,7 @@ alpha = 0.05                # level of the tests, clusters and replicability cou
 correction = "holm"         # multiplicity adjustment of the all-pairs tests: none | bonferroni | holm | fdr_bh | fdr_by
 replicate_on = ["summeval", "realsumm"]  # datasets of the replicability table ([]: skip it)
 unjudged_scores = None      # CSV (system, input, <score>...) of metric scores on unjudged documents (None: skip)
+incomplete = "raise"        # missing cells of the scores used: raise | drop-inputs | drop-systems
 seed = 0                    # seed of the random generator (every resample derives from it)
 output_dir = None           # None: results/deutsch2022/<dataset>
 
@@ -74,38 +75,42 @@ import numpy as np
 import pandas as pd
 
 import metaeval
-from metaeval import deutsch
 from metaeval.studies import deutsch2022 as d22
 from metaeval.run.session import start
 
+# Everything the parameters decide is checked here, before minutes of resampling: the metrics, the bucket score,
+# the replicability datasets and missing cells (on your data: your score names in every output and message).
 probe = metaeval.datasets.load(dataset)
-paper = deutsch.paper_metrics(probe.score_names, recall_oriented=probe.recall_oriented)
-if metrics is None:
-    metrics = list(paper.values())
-label_of = {v: k for k, v in paper.items()}
-nb = start("deutsch2022", dataset, output_dir=output_dir, seed=seed, human=human, scores=metrics)
+human = human if human is not None else probe.default_human
+choice = d22.choose_metrics(probe, metrics, human=human, embedded=d22.is_embedded(dataset, probe))
+metrics, labels = choice.scores, choice.labels
+bucket = d22.choose_bucket(probe, bucket_score, choice, human=human)
+replication = d22.replication_plan(dataset, probe, replicate_on, choice, incomplete=incomplete)
+used = list(dict.fromkeys([human, *metrics, bucket.score]))
+d22.check_complete(probe, used, incomplete)
+nb = start("deutsch2022", dataset, output_dir=output_dir, seed=seed, human=human, scores=used, incomplete=incomplete,
+           purpose="notebook 24")
 ds, out, rng = nb.dataset, nb.out, nb.rng
-human = nb.human
 Z = ds.matrix(human)
-mats = {label_of.get(m, m): ds.matrix(m) for m in metrics}
+mats = {labels[m]: ds.matrix(m) for m in metrics}
+notes = [n for n in (d22.dropped_note(probe, ds, incomplete, used), bucket.note) if n]
 print(f"{ds.name}: {len(ds.systems)} systems x {len(ds.inputs)} inputs; ground truth {nb.name(human)}; "
-      f"{len(mats)} metrics: {', '.join(mats)}")
+      f"{len(mats)} metrics: {', '.join(mats)}" + "".join(f"\n{n}" for n in notes))
 
 # %% [markdown]
 # ## Correlations by delta bucket (the paper's main figure)
 #
-# For each bucket `[ℓ, u)` of the absolute difference between two systems' ROUGE scores (in ROUGE points), τ over
+# For each bucket `[ℓ, u)` of the absolute difference between two systems' ROUGE-1 scores (in ROUGE points; on a
+# dataset without ROUGE-1 its first metric, or the score `bucket_score` names), τ over
 # the system pairs in the bucket, with a 95% **Boot-Both** percentile interval: each resample draws systems and
 # documents with replacement, recomputes the system scores, re-buckets the pairs of two different drawn systems by
 # their resampled difference and recomputes τ. A bucket with few pairs has a wide interval.
 
 # %%
-if bucket_score == "human":
+if bucket.human:
     by, by_name = Z, nb.name(human)
-elif bucket_score in mats:
-    by, by_name = d22.rouge_points(mats[bucket_score]), bucket_score
 else:
-    raise ValueError(f"bucket_score must be 'human' or one of the metrics {list(mats)}, got {bucket_score!r}")
+    by, by_name = d22.rouge_points(ds.matrix(bucket.score)), bucket.label
 buckets = [tuple(b) for b in deltas]
 delta = d22.delta_table(mats, Z, by=by, deltas=buckets, n_resamples=n_resamples, rng=rng)
 nb.save_table(delta, "delta_correlations.csv", index=False, float_format="%.4f")
@@ -121,7 +126,7 @@ for k, name in enumerate(names):
 counts = delta[delta["metric"] == names[0]]["n_pairs"].tolist()
 ax.set_xticks(np.arange(len(buckets)), [f"[{lo:g}, {hi:g})\n{n} pairs" for (lo, hi), n in zip(buckets, counts)])
 ax.axhline(0, color="grey", linewidth=0.8)
-ax.set_xlabel(f"|difference in {by_name}| between two systems" + (" (points)" if bucket_score != "human" else ""))
+ax.set_xlabel(f"|difference in {by_name}| between two systems" + ("" if bucket.human else " (points)"))
 ax.set_ylabel("Kendall's τ over the pairs (95% Boot-Both CI)")
 ax.set_title(f"System-level τ by delta bucket ({ds.name}, {nb.name(human)})", fontsize=10)
 ax.legend(fontsize=7, ncol=2, loc="lower right")
@@ -132,7 +137,7 @@ delta.round(3)
 
 # %%
 first, last = buckets[0], buckets[-1]
-lines = []
+lines = [f"* {n}" for n in notes]
 small = delta[(delta["low"] == first[0]) & (delta["high"] == first[1])].set_index("metric")
 large = delta[(delta["low"] == last[0]) & (delta["high"] == last[1])].set_index("metric")
 overall = {name: metaeval.correlate(X, Z, level="system", coefficient="kendall") for name, X in mats.items()}
@@ -205,8 +210,8 @@ if unjudged_scores is None:
           "documents only). Give a CSV of metric scores on the other CNN/DailyMail test documents to run it.")
 else:
     extra = d22.read_unjudged(unjudged_scores, ds.systems, metrics)
-    full = d22.unjudged_cis({label_of.get(m, m): ds.matrix(m) for m in extra},
-                            {label_of.get(m, m): v for m, v in extra.items()}, Z, n_resamples=n_resamples, rng=rng)
+    full = d22.unjudged_cis({labels[m]: ds.matrix(m) for m in extra},
+                            {labels[m]: v for m, v in extra.items()}, Z, n_resamples=n_resamples, rng=rng)
     nb.save_table(full, "unjudged_cis.csv", index=False, float_format="%.4f")
     display(full.round(3))  # noqa: F821 - IPython
 
@@ -264,26 +269,18 @@ nb.report("\n".join(lines), "agreement_conclusions.md")
 # %% [markdown]
 # ## Replicability over both datasets
 #
-# Does metric A beat metric B on SummEval **and** on REALSumm? For every ordered pair of metrics present in both,
-# the one-sided Perm-Both p-values of pairwise accuracy (unadjusted; this dataset's are those above) on each
-# dataset are combined by the partial conjunction test with u = 2 (Benjamini & Heller 2008, Bonferroni
-# combination: valid under any dependence), and Dror et al.'s estimate counts the datasets on which the effect
-# replicates.
+# Does metric A beat metric B on every dataset of `replicate_on` (SummEval **and** REALSumm by default)? For
+# every ordered pair of metrics present in all of them, the one-sided Perm-Both p-values of pairwise accuracy
+# (unadjusted; this dataset's are those above, the others' against their own default human score) on each
+# dataset are combined by the partial conjunction test with u = the number of datasets (Benjamini & Heller 2008,
+# Bonferroni combination: valid under any dependence), and Dror et al.'s estimate counts the datasets on which
+# the effect replicates. It runs when this dataset is one of `replicate_on` and at least 2 of its metrics are in
+# all of them (checked at the start; otherwise a one-line note says why it is skipped).
 
 # %%
-if replicate_on:
-    per_dataset = {}
-    for name in replicate_on:
-        other = metaeval.datasets.load(name)
-        if other.name == ds.name and other.default_human == human and metrics == list(paper.values()):
-            per_dataset[name] = raw_tests  # this dataset's tests above (unadjusted)
-            continue
-        other_paper = deutsch.paper_metrics(other.score_names, recall_oriented=other.recall_oriented)
-        common = [k for k in mats if k in other_paper]
-        other_z = other.matrix(other.default_human)  # each dataset's own ground truth
-        per_dataset[name] = metaeval.pairwise_tests({k: other.matrix(other_paper[k]) for k in common}, other_z,
-                                                    test="perm-both", level="system", coefficient="pairwise-accuracy",
-                                                    n_resamples=n_permutations, rng=np.random.default_rng(seed))
+if not replication.skipped:
+    per_dataset = d22.replication_tests(replication, raw_tests, incomplete=incomplete, n_resamples=n_permutations,
+                                        seed=seed)
     replic = d22.replicability_table(per_dataset, alpha=alpha)
     nb.save_table(replic, "replicability.csv", index=False, float_format="%.6g")
     both = replic[replic["n_replicated"] == len(per_dataset)]
@@ -296,4 +293,4 @@ if replicate_on:
     nb.report("\n".join(lines), "replicability_conclusions.md")
     display(replic.head(15).round(4))  # noqa: F821 - IPython
 else:
-    print("replicate_on is empty: the replicability table is skipped.")
+    print(replication.note)

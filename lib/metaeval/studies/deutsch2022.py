@@ -12,7 +12,11 @@ Metrics", and the pairwise statistics of today's metric comparisons, as library 
 * :func:`replicability_table`: is metric A better than B on every dataset? (partial conjunction, Dror et al.,
   2017);
 * :func:`read_unjudged`, :func:`unjudged_cis`: the parts that need the metric's scores on the unjudged test
-  documents (the paper scores all 11,490 CNN/DailyMail test documents; they are not public here).
+  documents (the paper scores all 11,490 CNN/DailyMail test documents; they are not public here);
+* :func:`choose_metrics`, :func:`choose_bucket`, :func:`check_complete`, :func:`dropped_note`,
+  :func:`replication_plan`, :func:`replication_tests`: the notebook's defaults taken from the dataset and its
+  parameters checked before anything is computed (on a user's dataset: the user's score names, never the
+  paper's labels).
 
 Deutsch, D., Dror, R., & Roth, D. (2022). Re-Examining System-Level Correlations of Automatic Summarization
 Evaluation Metrics. *NAACL 2022*, 6038-6052. https://doi.org/10.18653/v1/2022.naacl-main.442
@@ -20,12 +24,15 @@ Evaluation Metrics. *NAACL 2022*, 6038-6052. https://doi.org/10.18653/v1/2022.na
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from metaeval.data.datasets import DataError, Dataset, known_datasets, load
 from metaeval.stats.agreement import (
     DEFAULT_DELTAS,
     delta_correlations,
@@ -49,6 +56,17 @@ __all__ = [
     "replicability_table",
     "read_unjudged",
     "unjudged_cis",
+    "INCOMPLETE",
+    "MetricChoice",
+    "BucketChoice",
+    "ReplicationPlan",
+    "is_embedded",
+    "choose_metrics",
+    "choose_bucket",
+    "check_complete",
+    "dropped_note",
+    "replication_plan",
+    "replication_tests",
 ]
 
 DOI = "https://doi.org/10.18653/v1/2022.naacl-main.442"
@@ -247,3 +265,403 @@ def unjudged_cis(
                      "all_low": full.confidence_interval.low, "all_high": full.confidence_interval.high,
                      "unjudged_documents": unjudged[name].shape[1]})
     return pd.DataFrame(rows)
+
+
+# -- the notebook's defaults and checks on the dataset it is given ---------------------------------------------
+
+INCOMPLETE = ("raise", "drop-inputs", "drop-systems")
+"""The values of notebook 24's ``incomplete`` (``keep-nan`` is not one: every statistic here needs full cells)."""
+
+_WHERE = "notebook 24"
+
+
+def _run_hint(name: str, value: str) -> str:
+    """How the user sets a parameter where they are: in the notebook, or on the command line."""
+    return f"{name} = {value!r} in the notebook, or metaeval run 24 -p {name} {value}"
+
+
+def is_embedded(dataset: str | os.PathLike[str], ds: Dataset) -> bool:
+    """True when ``dataset`` named one of the embedded datasets (SummEval, REALSumm, ...), not a path.
+
+    Only those are shown with the paper's short metric labels ("ROUGE-2" for ``rouge-2.f1``); a user's own data
+    keeps its score names.
+
+    Examples
+    --------
+    >>> from metaeval.datasets import load
+    >>> is_embedded("realsumm", load("realsumm")), is_embedded("/data/realsumm", load("realsumm"))
+    (True, False)
+    """
+    text = os.fspath(dataset)
+    if not isinstance(text, str) or ds.name not in known_datasets():
+        return False
+    # a name (or an alias such as "deutsch2021") that load() resolved; a path that happens to end in
+    # "summeval" is the user's folder
+    return text in known_datasets() or ("/" not in text and os.sep not in text and not Path(text).expanduser().exists())
+
+
+@dataclass(frozen=True)
+class MetricChoice:
+    """The metrics notebook 24 compares: score names in order, and the label each has in the outputs."""
+
+    scores: list[str]
+    labels: dict[str, str]
+    embedded: bool = False
+
+    @property
+    def names(self) -> list[str]:
+        """The labels, in the order of ``scores``."""
+        return [self.labels[s] for s in self.scores]
+
+
+def choose_metrics(
+    ds: Dataset, metrics: Sequence[str] | None, *, human: str, embedded: bool
+) -> MetricChoice:
+    """The metrics to compare and their labels, checked before anything is computed.
+
+    Parameters
+    ----------
+    ds : Dataset
+    metrics : sequence of str or None
+        Score names; None: on an embedded dataset the paper's metrics as it stores them
+        (:func:`metaeval.studies.deutsch.paper_metrics`), on a user's dataset every score that is not a human
+        score (the paper's metrics are rarely there under the paper's names, and the user's own metric is the
+        point of the run).
+    human : str
+        The ground truth (never one of the metrics).
+    embedded : bool
+        :func:`is_embedded`: label the paper's metrics with the paper's names ("ROUGE-2"); else keep the
+        dataset's score names.
+
+    Raises
+    ------
+    DataError
+        A score the dataset does not have (listing its metric scores), the human score among the metrics, or
+        fewer than 2 metrics (pairwise accuracy compares metrics).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from metaeval.datasets import from_frame
+    >>> df = pd.DataFrame({"doc": list("aabb"), "system": list("xyxy"), "LitePyramid": [.5, .4, .6, .3],
+    ...                    "ROUGE-2 F1": [.2, .1, .3, .1], "METEOR (%)": [20., 15., 25., 12.]})
+    >>> ds = from_frame(df, name="study", human="LitePyramid")
+    >>> choose_metrics(ds, None, human="LitePyramid", embedded=False).names
+    ['METEOR (%)', 'ROUGE-2 F1']
+    >>> choose_metrics(ds, ["ROUGE-1"], human="LitePyramid", embedded=False)
+    Traceback (most recent call last):
+    ...
+    metaeval.data.formats.DataError: metrics: dataset 'study' has no score 'ROUGE-1' (its metric scores: METEOR
+    (%), ROUGE-2 F1)
+    """
+    from metaeval.studies.deutsch import paper_metrics
+
+    paper = paper_metrics(ds.score_names, recall_oriented=ds.recall_oriented)
+    humans = set(ds.human_scores) | {human}
+    available = [s for s in ds.score_names if s not in humans]
+    if metrics is None:
+        scores = list(paper.values()) if embedded else available
+        scores = [s for s in scores if s != human]
+    else:
+        if isinstance(metrics, str):
+            metrics = [metrics]
+        scores = list(dict.fromkeys(metrics))
+        unknown = [s for s in scores if s not in ds.score_names and not ds.computable(s)]
+        if unknown:
+            raise DataError(f"metrics: dataset {ds.name!r} has no score {unknown[0]!r} "
+                            f"(its metric scores: {', '.join(available) or 'none'})")
+        if human in scores:
+            raise DataError(f"metrics: {human!r} is the ground truth (human); compare other scores "
+                            f"(its metric scores: {', '.join(available) or 'none'})")
+    if len(scores) < 2:
+        raise DataError(f"metrics: notebook 24 compares metrics and needs at least 2, got {scores} (dataset "
+                        f"{ds.name!r}, its metric scores: {', '.join(available) or 'none'}); give them with "
+                        f"-p metrics '[\"A\", \"B\"]'")
+    label_of = {v: k for k, v in paper.items()} if embedded else {}
+    return MetricChoice(scores=scores, labels={s: label_of.get(s, s) for s in scores}, embedded=embedded)
+
+
+@dataclass(frozen=True)
+class BucketChoice:
+    """The score whose system differences define the delta buckets: its name, its label, and a note when it is
+    not the one asked for (the paper's ROUGE-1 is missing)."""
+
+    score: str
+    label: str
+    human: bool = False
+    note: str | None = None
+
+
+def choose_bucket(ds: Dataset, bucket_score: str | None, choice: MetricChoice, *, human: str) -> BucketChoice:
+    """Resolve ``bucket_score``: None is the dataset's ROUGE-1 (recall on a recall-oriented dataset, F
+    otherwise; under any spelling), else the first metric; ``"human"`` the ground truth; otherwise a metric's
+    label or any score of the dataset.
+
+    Examples
+    --------
+    >>> from metaeval.datasets import load
+    >>> ds = load("realsumm")
+    >>> choice = choose_metrics(ds, None, human=ds.default_human, embedded=True)
+    >>> choose_bucket(ds, None, choice, human=ds.default_human)
+    BucketChoice(score='rouge-1.recall', label='ROUGE-1', human=False, note=None)
+    >>> few = choose_metrics(ds, ["rouge-2.recall", "qa-eval.f1"], human=ds.default_human, embedded=True)
+    >>> choose_bucket(ds, "ROUGE-3", few, human=ds.default_human)
+    Traceback (most recent call last):
+    ...
+    ValueError: bucket_score must be None, 'human' or one of the metrics ['ROUGE-2', 'QAEval-F1'] (or a score of
+    dataset 'realsumm'), got 'ROUGE-3'; set it with -p bucket_score NAME
+    """
+    from metaeval.studies.deutsch import paper_metrics
+
+    by_label = {label: score for score, label in choice.labels.items()}
+    if bucket_score is None:
+        rouge1 = paper_metrics(ds.score_names, recall_oriented=ds.recall_oriented).get("ROUGE-1")
+        if rouge1 is not None:
+            return BucketChoice(rouge1, choice.labels.get(rouge1, "ROUGE-1" if choice.embedded else rouge1))
+        first = choice.scores[0]
+        values = ds.require(scores=[first], incomplete="keep-nan", purpose=_WHERE).matrix(first)
+        unit = "×100, as its values are at most 1" if np.nanmax(np.abs(values)) <= 1.0 else "as stored"
+        return BucketChoice(first, choice.labels[first], note=(
+            f"bucket_score is None and dataset {ds.name!r} has no ROUGE-1: the delta buckets are differences in "
+            f"its first metric, {choice.labels[first]} ({unit}), in the units of deltas; set another with "
+            "-p bucket_score NAME."))
+    if bucket_score in ("human", human):
+        return BucketChoice(human, "human", human=True)
+    if bucket_score in by_label:
+        return BucketChoice(by_label[bucket_score], bucket_score)
+    if bucket_score in ds.score_names:
+        return BucketChoice(bucket_score, choice.labels.get(bucket_score, bucket_score))
+    raise ValueError(f"bucket_score must be None, 'human' or one of the metrics {choice.names} (or a score of "
+                     f"dataset {ds.name!r}), got {bucket_score!r}; set it with -p bucket_score NAME")
+
+
+def _missing(ds: Dataset, scores: Sequence[str]) -> dict[str, np.ndarray]:
+    """Per score with missing cells: its N x M mask of missing cells."""
+    relaxed = ds.require(scores=list(scores), incomplete="keep-nan", purpose=_WHERE)
+    masks = {s: np.isnan(relaxed.matrix(s)) for s in scores}
+    return {s: m for s, m in masks.items() if m.any()}
+
+
+def check_complete(ds: Dataset, scores: Sequence[str], incomplete: str) -> None:
+    """Refuse, before anything is computed, scores with missing cells when ``incomplete`` is ``"raise"``,
+    naming the cells and the setting that drops them (with how many inputs or systems each would drop).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from metaeval.datasets import from_frame
+    >>> df = pd.DataFrame({"doc": list("aabb"), "system": list("xyxy"), "LitePyramid": [.5, .4, .6, .3],
+    ...                    "BERTScore": [.2, None, .3, .1]})
+    >>> ds = from_frame(df, name="study", human="LitePyramid")
+    >>> check_complete(ds, ["LitePyramid"], "raise")
+    >>> check_complete(ds, ["LitePyramid", "BERTScore"], "raise")
+    Traceback (most recent call last):
+    ...
+    metaeval.data.formats.DataError: dataset 'study': 'BERTScore' misses 1 of 4 cells (e.g. (y, a)); notebook 24
+    needs the scores it uses complete: set incomplete = 'drop-inputs' in the notebook, or metaeval run 24 -p
+    incomplete drop-inputs (drops 1 of 2 inputs), or incomplete = 'drop-systems' (drops 1 of 2 systems), or
+    leave 'BERTScore' out of metrics
+    >>> check_complete(ds, ["BERTScore"], "keep-nan")
+    Traceback (most recent call last):
+    ...
+    ValueError: incomplete must be one of ('raise', 'drop-inputs', 'drop-systems'), got 'keep-nan'
+    """
+    if incomplete not in INCOMPLETE:
+        raise ValueError(f"incomplete must be one of {INCOMPLETE}, got {incomplete!r}")
+    masks = _missing(ds, scores)
+    if not masks or incomplete != "raise":
+        return
+    mask = np.logical_or.reduce(list(masks.values()))
+    cells = ", ".join(f"({ds.systems[i]}, {ds.inputs[j]})" for i, j in np.argwhere(mask)[:3])
+    what = " and ".join(f"{s!r} misses {int(m.sum())} of {m.size} cells" for s, m in masks.items())
+    n_inputs, n_systems = int(mask.any(axis=0).sum()), int(mask.any(axis=1).sum())
+    raise DataError(
+        f"dataset {ds.name!r}: {what} (e.g. {cells}); {_WHERE} needs the scores it uses complete: set "
+        f"{_run_hint('incomplete', 'drop-inputs')} (drops {n_inputs} of {len(ds.inputs)} inputs), or "
+        f"incomplete = 'drop-systems' (drops {n_systems} of {len(ds.systems)} systems), or leave "
+        f"{' and '.join(repr(s) for s in masks)} out of metrics"
+    )
+
+
+def dropped_note(before: Dataset, after: Dataset, incomplete: str, scores: Sequence[str]) -> str | None:
+    """One line saying which inputs or systems ``incomplete`` dropped, and because of which scores (None when
+    nothing was dropped).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from metaeval.datasets import from_frame
+    >>> df = pd.DataFrame({"doc": list("aabb"), "system": list("xyxy"), "LitePyramid": [.5, .4, .6, .3],
+    ...                    "BERTScore": [.2, None, .3, .1]})
+    >>> ds = from_frame(df, name="study", human="LitePyramid")
+    >>> dropped_note(ds, ds.subset(inputs=["b"]), "drop-inputs", ["LitePyramid", "BERTScore"])
+    "incomplete = 'drop-inputs': dropped 1 of 2 inputs (a), where BERTScore has missing cells; the analysis uses
+    the other 1 inputs and 2 systems."
+    """
+    axis = "inputs" if incomplete == "drop-inputs" else "systems"
+    old, new = (before.inputs, after.inputs) if axis == "inputs" else (before.systems, after.systems)
+    kept = set(new)
+    dropped = [x for x in old if x not in kept]
+    if not dropped:
+        return None
+    which = ", ".join(_missing(before, scores)) or "a score"
+    shown = ", ".join(map(str, dropped[:10])) + (" ..." if len(dropped) > 10 else "")
+    return (f"incomplete = {incomplete!r}: dropped {len(dropped)} of {len(old)} {axis} ({shown}), where {which} "
+            f"has missing cells; the analysis uses the other {len(after.inputs)} inputs and {len(after.systems)} "
+            "systems.")
+
+
+@dataclass(frozen=True)
+class ReplicationPlan:
+    """The datasets of the replicability table and, for each, the score of every common metric (keyed by the
+    label of this notebook's metric); ``note`` says why the table is skipped (then ``datasets`` is empty)."""
+
+    datasets: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, dict[str, str]] = field(default_factory=dict)
+    note: str | None = None
+
+    @property
+    def skipped(self) -> bool:
+        return not self.datasets
+
+
+def _paper_keys(ds: Dataset) -> dict[str, str]:
+    """score name -> the key that matches it across datasets: the paper's metric name when the score is one
+    of the paper's metrics (any spelling, the dataset's statistic), else the score name itself."""
+    from metaeval.studies.deutsch import paper_metrics
+
+    inverse = {v: k for k, v in paper_metrics(ds.score_names, recall_oriented=ds.recall_oriented).items()}
+    return {s: inverse.get(s, s) for s in ds.score_names}
+
+
+def _scores_by_key(ds: Dataset) -> dict[str, str]:
+    """The inverse of :func:`_paper_keys`, the paper's metrics first (a score literally named "ROUGE-2" does not
+    displace the dataset's ROUGE-2 under its own spelling)."""
+    keys = _paper_keys(ds)
+    out = {k: s for s, k in keys.items() if k != s}
+    for s, k in keys.items():
+        out.setdefault(k, s)
+    return out
+
+
+def _same(a: Dataset, b: Dataset) -> bool:
+    return (a.name == b.name and tuple(a.systems) == tuple(b.systems) and tuple(a.inputs) == tuple(b.inputs)
+            and a.score_names == b.score_names)
+
+
+def replication_plan(
+    dataset: str | os.PathLike[str],
+    ds: Dataset,
+    replicate_on: Sequence[str],
+    choice: MetricChoice,
+    *,
+    incomplete: str = "raise",
+) -> ReplicationPlan:
+    """Check, before anything is computed, that the replicability table can run: this dataset must be one of
+    ``replicate_on`` (its tests are the ones the notebook computes), and at least 2 of its metrics must be in
+    every other dataset (matched by the paper's metric, "ROUGE-2" for ``rouge-2.recall`` and ``ROUGE-2 F1``,
+    else by score name). Otherwise the plan is skipped, with a one-line note saying why. The plan's keys are
+    the datasets' names (the entries of ``replicate_on`` when two share a name).
+
+    ``ds`` is the dataset as loaded (before incomplete cells are dropped). Each other dataset's default human
+    score and common metrics are checked here as :func:`check_complete` checks this one's (``incomplete``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from metaeval.datasets import from_frame, load
+    >>> df = pd.DataFrame({"doc": list("aabb"), "system": list("xyxy"), "LitePyramid": [.5, .4, .6, .3],
+    ...                    "ROUGE-2 F1": [.2, .1, .3, .1], "METEOR (%)": [20., 15., 25., 12.]})
+    >>> ds = from_frame(df, name="study", human="LitePyramid")
+    >>> choice = choose_metrics(ds, None, human="LitePyramid", embedded=False)
+    >>> print(replication_plan("study.csv", ds, ["summeval", "realsumm"], choice).note)
+    Replicability skipped: replicate_on = ['summeval', 'realsumm'] does not include this dataset (study); it
+    combines this dataset's tests with those of the others: list it among them (e.g. -p replicate_on
+    '["study.csv", "summeval"]') or set -p replicate_on '[]'.
+    >>> realsumm = load("realsumm")
+    >>> plan = replication_plan("realsumm", realsumm, ["summeval", "realsumm"],
+    ...                         choose_metrics(realsumm, ["rouge-2.recall", "qa-eval.f1"], human="litepyramid.recall",
+    ...                                        embedded=True))
+    >>> plan.metrics["summeval"]
+    {'ROUGE-2': 'rouge-2.f1', 'QAEval-F1': 'qa-eval.f1'}
+    """
+    if not replicate_on:
+        return ReplicationPlan(note="replicate_on is empty: the replicability table is skipped.")
+    if isinstance(replicate_on, str):
+        replicate_on = [replicate_on]
+    own_keys = _paper_keys(ds)
+    datasets: dict[str, Any] = {}
+    metrics: dict[str, dict[str, str]] = {}
+    found_self = False
+    for entry in replicate_on:
+        other = load(entry)
+        # the dataset's name labels its p-value column (p_summeval), the entry itself if two share a name
+        name = other.name if other.name not in datasets else str(entry)
+        if not found_self and (os.fspath(entry) == os.fspath(dataset) or _same(other, ds)):
+            found_self = True
+            datasets[name] = None  # the notebook's own tests
+            metrics[name] = {choice.labels[s]: s for s in choice.scores}
+            continue
+        keys = _scores_by_key(other)
+        metrics[name] = {choice.labels[s]: keys[own_keys.get(s, s)] for s in choice.scores
+                         if own_keys.get(s, s) in keys}
+        datasets[name] = other
+    listed = list(map(str, replicate_on))
+    if not found_self:
+        example = f"'[\"{os.fspath(dataset)}\", \"{listed[0]}\"]'"
+        return ReplicationPlan(note=(
+            f"Replicability skipped: replicate_on = {listed} does not include this dataset ({ds.name}); it combines "
+            f"this dataset's tests with those of the others: list it among them (e.g. -p replicate_on {example}) "
+            "or set -p replicate_on '[]'."))
+    common = [label for label in choice.names if all(label in m for m in metrics.values())]
+    if len(common) < 2:
+        return ReplicationPlan(note=(
+            f"Replicability skipped: {len(common)} of this notebook's metrics ({', '.join(common) or 'none'}) "
+            f"{'is' if len(common) == 1 else 'are'} in every dataset of replicate_on = {listed}; comparing metrics "
+            "across datasets needs 2 (a metric matches the paper's metric of that name, else the same score name)."))
+    metrics = {name: {label: m[label] for label in common} for name, m in metrics.items()}
+    for name, other in datasets.items():
+        if other is not None:
+            check_complete(other, [other.default_human, *metrics[name].values()], incomplete)
+    return ReplicationPlan(datasets=datasets, metrics=metrics)
+
+
+def replication_tests(
+    plan: ReplicationPlan,
+    own: Any,
+    *,
+    incomplete: str = "raise",
+    n_resamples: int = 1000,
+    seed: int | None = 0,
+) -> dict[str, Any]:
+    """The one-sided Perm-Both tests of pairwise accuracy on every dataset of ``plan``: ``own`` (this
+    notebook's :class:`~metaeval.PairwiseResult`, unadjusted) for this dataset; for each other one, its common
+    metrics against its own default human score, from a generator seeded with ``seed``.
+
+    Examples
+    --------
+    >>> from metaeval.datasets import load
+    >>> realsumm = load("realsumm")
+    >>> choice = choose_metrics(realsumm, ["rouge-2.recall", "qa-eval.f1"], human="litepyramid.recall",
+    ...                         embedded=True)
+    >>> plan = replication_plan("realsumm", realsumm, ["summeval", "realsumm"], choice)
+    >>> tests = replication_tests(plan, "realsumm's own tests", n_resamples=20)
+    >>> tests["realsumm"], tests["summeval"].names
+    ("realsumm's own tests", ('ROUGE-2', 'QAEval-F1'))
+    """
+    from metaeval.stats.significance import pairwise_tests
+
+    tests: dict[str, Any] = {}
+    for name, other in plan.datasets.items():
+        if other is None:
+            tests[name] = own
+            continue
+        chosen = plan.metrics[name]
+        human = other.default_human
+        other = other.require(scores=[human, *chosen.values()], incomplete=incomplete,
+                              purpose=f"{_WHERE} (replicate_on)")
+        tests[name] = pairwise_tests({label: other.matrix(score) for label, score in chosen.items()},
+                                     other.matrix(human), test="perm-both", level="system",
+                                     coefficient="pairwise-accuracy", n_resamples=n_resamples,
+                                     rng=np.random.default_rng(seed))
+    return tests
