@@ -161,13 +161,15 @@ def test_a_system_missing_from_one_file_is_not_dropped(tmp_path):
                                         r"complete: pass incomplete='drop-inputs', 'drop-systems' or 'keep-nan'"):
         ds.require(scores=["m"], purpose="notebook 99")
     # a notebook's user is told the parameter, in the form the command line takes, or that there is none
+    import matplotlib as mpl
     from metaeval.run.session import start
 
-    with pytest.raises(DataError, match=r"needs them complete: set the notebook's parameter `incomplete`: "
-                                        r"`-p incomplete drop-inputs`"):
-        start("demo", tmp_path, scores=["m"], incomplete="raise", resolve=False)
-    with pytest.raises(DataError, match=r"needs them complete: this notebook has no `incomplete` parameter"):
-        start("demo", tmp_path, scores=["m"], resolve=False)
+    with mpl.rc_context():  # start() sets the notebooks' plotting style: not for the tests after this one
+        with pytest.raises(DataError, match=r"needs them complete: set the notebook's parameter `incomplete`: "
+                                            r"`-p incomplete drop-inputs`"):
+            start("demo", tmp_path, scores=["m"], incomplete="raise", resolve=False)
+        with pytest.raises(DataError, match=r"needs them complete: this notebook has no `incomplete` parameter"):
+            start("demo", tmp_path, scores=["m"], resolve=False)
     with pytest.warns(DataWarning, match=r"dropped 1 of 3 systems where 'm' \(2 cells\) is missing "
                                          r"\(incomplete='drop-systems'\): z"):
         smaller = ds.require(scores="m", incomplete="drop-systems")

@@ -131,7 +131,19 @@ def _figures():
     yield "plotting.significance_heatmap", ax.figure
 
 
-def test_every_library_figure_function_passes_the_check():
-    found = {name: [str(p) for p in layout_problems(fig)] for name, fig in _figures()}
+@pytest.mark.parametrize("style", ["matplotlib", "compendium"])
+def test_every_library_figure_function_passes_the_check(style):
+    # under matplotlib's defaults and under the style every notebook sets (larger fonts: a long heatmap title
+    # once ran over its colorbar's label only there, and only when an earlier test had set that style)
+    import matplotlib as mpl
+    import seaborn as sns
+    from metaeval.studies.plotting import use_compendium_style
+
+    with mpl.rc_context():
+        mpl.rcdefaults()
+        if style == "compendium":
+            sns.set_theme(style="whitegrid", context="notebook", palette="deep")
+            use_compendium_style()
+        found = {name: [str(p) for p in layout_problems(fig)] for name, fig in _figures()}
     assert len(found) == 6
     assert {name: problems for name, problems in found.items() if problems} == {}

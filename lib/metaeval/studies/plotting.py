@@ -277,6 +277,12 @@ def significance_heatmap(pvalues, *, alpha: float = 0.05, labels=None, title: st
 
         ax.figure.text(0.01, 0.005, textwrap.fill(f"Key: {key}", 110), fontsize=7, va="bottom", ha="left")
     if title:
+        import textwrap
+
+        # a title wider than the axes would run over the colorbar's label: wrap each line to the axes' width
+        # (about 60% of the figure once the colorbar is placed; ~0.55 em per character at 10 pt)
+        chars = max(24, int(0.6 * ax.figure.get_figwidth() * 72 / (0.55 * 10)))
+        title = "\n".join(textwrap.fill(line, chars) for line in title.split("\n"))
         ax.set_title(title, fontsize=10, pad=12)  # clear of the colorbar's top tick label
     ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="p-value (significant cells)")
     ax.figure.tight_layout(rect=(0, 0.06 if key else 0, 1, 1))
