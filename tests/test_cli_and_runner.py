@@ -255,3 +255,36 @@ def test_reaped_stops_a_subprocess_and_its_children_when_the_test_fails():
     assert proc.poll() is not None
     psutil.wait_procs([grandchild], timeout=10)
     assert not grandchild.is_running()
+
+
+def test_a_kernel_that_does_not_start_is_retried_then_fails_this_run_only(tmp_path, monkeypatch):
+    """A run-all once stopped every run because one kernel of two started together never answered."""
+    import papermill
+
+    real = papermill.execute_notebook
+    calls = []
+
+    def flaky(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("Kernel didn't respond in 60 seconds")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(papermill, "execute_notebook", flaky)
+    res = run_notebook("23", {"output_dir": str(tmp_path / "ok")})
+    assert len(calls) == 2 and (res.output_dir / "23_deutsch2021_normality.ipynb").exists()
+
+    def dead(*args, **kwargs):
+        raise RuntimeError("Kernel didn't respond in 60 seconds")
+
+    monkeypatch.setattr(papermill, "execute_notebook", dead)
+    with pytest.raises(NotebookError, match=r"the Jupyter kernel did not start \(2 tries"):
+        run_notebook("23", {"output_dir": str(tmp_path / "dead")})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ok"]  # no staging folder left
+
+    def other(*args, **kwargs):
+        raise RuntimeError("something else")
+
+    monkeypatch.setattr(papermill, "execute_notebook", other)
+    with pytest.raises(RuntimeError, match="something else"):  # not a start failure: not retried, not hidden
+        run_notebook("23", {"output_dir": str(tmp_path / "other")})

@@ -289,21 +289,33 @@ def run_notebook(
         engine["kernel_manager_class"] = quiet_kernel_manager(log_path)
     start = time.perf_counter()
     try:
-        # papermill runs an .ipynb: generate it from the source outside the output folder
-        with tempfile.TemporaryDirectory(prefix="metaeval-nb-") as scratch:
-            source = materialize(path, scratch)
-            papermill.execute_notebook(
-                str(source),
-                str(executed),
-                parameters=_injected(declared, parameters, staging),
-                kernel_name=resolve_kernel(kernel_name),
-                cwd=str(project_root()),
-                log_output=log_output,
-                progress_bar=progress_bar,
-                # concurrent kernels (sweeps) must not contend for IPython's history database
-                extra_arguments=["--HistoryManager.enabled=False"],
-                **engine,
-            )
+        for attempt in range(_KERNEL_STARTS):
+            try:
+                # papermill runs an .ipynb: generate it from the source outside the output folder
+                with tempfile.TemporaryDirectory(prefix="metaeval-nb-") as scratch:
+                    source = materialize(path, scratch)
+                    papermill.execute_notebook(
+                        str(source),
+                        str(executed),
+                        parameters=_injected(declared, parameters, staging),
+                        kernel_name=resolve_kernel(kernel_name),
+                        cwd=str(project_root()),
+                        log_output=log_output,
+                        progress_bar=progress_bar,
+                        # concurrent kernels (sweeps) must not contend for IPython's history database
+                        extra_arguments=["--HistoryManager.enabled=False"],
+                        **engine,
+                    )
+                break
+            except RuntimeError as exc:
+                # A kernel that never answered ran no cell, so starting another one is safe. This happened
+                # once in a run-all of two concurrent kernels (jupyter_client's "Kernel didn't respond in 60
+                # seconds"), which then stopped every other run: retry, then fail this run only.
+                if not any(m in str(exc) for m in _KERNEL_START_FAILURES):
+                    raise
+                if attempt + 1 == _KERNEL_STARTS:
+                    raise NotebookError(f"{path.name}: the Jupyter kernel did not start ({_KERNEL_STARTS} tries: "
+                                        f"{exc}); check `jupyter kernelspec list` and the machine's load") from None
     except PapermillExecutionError as exc:
         if exc.ename == "KeyboardInterrupt":  # Ctrl-C reached the kernel too: an interrupt, not a failure
             remove_own_tree(staging, RUNNER_MARKS)
@@ -549,6 +561,10 @@ def run_order(runs: list[PlannedRun], last_times: Mapping[str, float] | None = N
     return sorted(runs, key=lambda r: -float(last_times.get(r.label, r.expected)))
 
 
+_KERNEL_STARTS = 2  # tries to start a kernel that does not answer (jupyter_client raises RuntimeError)
+_KERNEL_START_FAILURES = ("Kernel didn't respond", "Kernel died before replying")
+
+
 def _run_planned(run: PlannedRun) -> dict[str, Any]:
     """Run one planned notebook in a worker; returns a status (never raises but KeyboardInterrupt)."""
 
@@ -574,6 +590,8 @@ def _run_planned(run: PlannedRun) -> dict[str, Any]:
             state = "not applicable"
             _drop_failed(run)
         return {"state": state, "seconds": time.perf_counter() - start, "error": str(exc)}
+    except Exception as exc:  # anything else fails this run, not the other runs of the run-all
+        return {"state": "failed", "seconds": time.perf_counter() - start, "error": f"{type(exc).__name__}: {exc}"}
 
 
 def _unchanged(run: PlannedRun) -> bool:
