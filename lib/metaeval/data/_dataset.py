@@ -480,10 +480,14 @@ class Dataset:
         what = " and ".join(parts)
         if incomplete == "raise":
             cells = ", ".join(f"({self.systems[i]}, {self.inputs[j]})" for i, j in np.argwhere(mask)[:5])
+            # what each choice would cost, so that the user can choose
+            n_inputs, n_systems = int(mask.any(axis=0).sum()), int(mask.any(axis=1).sum())
             raise DataError(
                 f"dataset {self.name!r}: {what} missing in {int(mask.sum())} of {mask.size} cells (e.g. {cells}); "
                 f"{purpose} needs them complete: "
                 + (fix or "pass incomplete='drop-inputs', 'drop-systems' or 'keep-nan'")
+                + f" (drop-inputs leaves out {n_inputs} of {len(self.inputs)} inputs, drop-systems {n_systems} of "
+                f"{len(self.systems)} systems)"
             )
         if incomplete == "keep-nan":
             return replace(self, nan_ok=self.nan_ok | frozenset(names))

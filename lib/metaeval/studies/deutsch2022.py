@@ -457,10 +457,10 @@ def check_complete(ds: Dataset, scores: Sequence[str], incomplete: str) -> None:
     >>> check_complete(ds, ["LitePyramid", "BERTScore"], "raise")
     Traceback (most recent call last):
     ...
-    metaeval.data.formats.DataError: dataset 'study': 'BERTScore' misses 1 of 4 cells (e.g. (y, a)); notebook 24
-    needs the scores it uses complete: set incomplete = 'drop-inputs' in the notebook, or metaeval run 24 -p
-    incomplete drop-inputs (drops 1 of 2 inputs), or incomplete = 'drop-systems' (drops 1 of 2 systems), or
-    leave 'BERTScore' out of metrics
+    metaeval.data.formats.DataError: dataset 'study': 'BERTScore' (1 cell) missing in 1 of 4 cells (e.g. (y, a));
+    notebook 24 needs them complete: set incomplete = 'drop-inputs' in the notebook, or metaeval run 24 -p
+    incomplete drop-inputs, or incomplete = 'drop-systems', or leave 'BERTScore' out of metrics (drop-inputs
+    leaves out 1 of 2 inputs, drop-systems 1 of 2 systems)
     >>> check_complete(ds, ["BERTScore"], "keep-nan")
     Traceback (most recent call last):
     ...
@@ -468,19 +468,13 @@ def check_complete(ds: Dataset, scores: Sequence[str], incomplete: str) -> None:
     """
     if incomplete not in INCOMPLETE:
         raise ValueError(f"incomplete must be one of {INCOMPLETE}, got {incomplete!r}")
-    masks = _missing(ds, scores)
-    if not masks or incomplete != "raise":
+    if incomplete != "raise":
         return
-    mask = np.logical_or.reduce(list(masks.values()))
-    cells = ", ".join(f"({ds.systems[i]}, {ds.inputs[j]})" for i, j in np.argwhere(mask)[:3])
-    what = " and ".join(f"{s!r} misses {int(m.sum())} of {m.size} cells" for s, m in masks.items())
-    n_inputs, n_systems = int(mask.any(axis=0).sum()), int(mask.any(axis=1).sum())
-    raise DataError(
-        f"dataset {ds.name!r}: {what} (e.g. {cells}); {_WHERE} needs the scores it uses complete: set "
-        f"{_run_hint('incomplete', 'drop-inputs')} (drops {n_inputs} of {len(ds.inputs)} inputs), or "
-        f"incomplete = 'drop-systems' (drops {n_systems} of {len(ds.systems)} systems), or leave "
-        f"{' and '.join(repr(s) for s in masks)} out of metrics"
-    )
+    # the data layer's one rule and message (with what each choice drops), in this notebook's words
+    masks = _missing(ds, scores)
+    ds.require(scores=list(scores), incomplete="raise", purpose=_WHERE,
+               fix=f"set {_run_hint('incomplete', 'drop-inputs')}, or incomplete = 'drop-systems', or leave "
+                   f"{' and '.join(repr(s) for s in masks)} out of metrics")
 
 
 def dropped_note(before: Dataset, after: Dataset, incomplete: str, scores: Sequence[str]) -> str | None:
