@@ -223,6 +223,15 @@ def cmd_run(args) -> int:
     from metaeval.run.notebooks import run_notebook
 
     params = _parse_params(args.param, args.notebook)
+    if args.preset:
+        from metaeval.run.presets import PresetError, preset_parameters
+
+        try:
+            # the preset's values under the user's own -p overrides
+            params = {**preset_parameters(args.notebook, args.preset), **params}
+        except PresetError as exc:
+            print(f"metaeval run: --preset: {exc}", file=sys.stderr)
+            return 2
     out = params.get("output_dir")
     from metaeval.run.paths import project_root
 
@@ -235,6 +244,13 @@ def cmd_run(args) -> int:
     if params.get("output_dir") is None and "runs" in res.output_dir.parts:
         print("not the notebook's canonical parameters: the canonical results are untouched", file=sys.stderr)
     print(f"{res.notebook}: {res.seconds:.1f} s -> {res.output_dir}")
+    return 0
+
+
+def cmd_class(args) -> int:
+    from metaeval.run.presets import run_preset
+
+    run_preset("class", only=args.only)
     return 0
 
 
@@ -443,7 +459,14 @@ def main(argv=None) -> int:
     p.add_argument("notebook", help="path, file name or number prefix, e.g. 00")
     p.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"))
     p.add_argument("--log", action="store_true", help="stream the notebook's output")
+    p.add_argument("--preset", choices=["class", "ci"],
+                   help="start from a preset's parameters (notebooks/<preset>_parameters.yml); -p overrides them")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("class", help="run every notebook with the class preset (notebooks/class_parameters.yml) "
+                                     "into results/runs/class/, printing wall and CPU seconds")
+    p.add_argument("--only", nargs="*", help="only these notebooks (names or number prefixes)")
+    p.set_defaults(func=cmd_class)
 
     p = sub.add_parser("run-all", help="run every notebook with its defaults into results/")
     p.add_argument("--only", nargs="*", help="only these notebooks")
