@@ -21,7 +21,7 @@
 
 # %% tags=["parameters"]
 dataset = "summeval"  # the pilot study: an embedded dataset or the path of your own
-metric_x = "qa-eval.f1"  # the metric expected to correlate better with the human scores
+metric_x = "qa-eval.f1"  # metric expected to correlate better (a dataset without it: its own 1st non-ROUGE metric)
 metric_y = None  # the one it is compared with; None: ROUGE-2 (recall on recall-oriented datasets, F1 otherwise)
 human = None  # human score; None: each dataset's default
 direction = "pilot"  # pilot: at each level X is the one of the two that correlates better on the pilot; fixed
@@ -41,6 +41,7 @@ n_resamples = 200  # permutations / resamples per test of the metric comparison
 pair_trials = 1000  # simulated studies per size of the system comparison
 pair_resamples = 1000  # sign flips / bootstrap resamples per system comparison test (all 2^n flips when fewer)
 seed = 0
+incomplete = "raise"  # missing cells of the pilot's scores: raise | drop-inputs | drop-systems
 output_dir = None  # None: results/planning/<dataset>/
 
 # %% [markdown]
@@ -81,9 +82,10 @@ def baseline_of(ds):
 
 
 pilot = metaeval.datasets.load(dataset)
-metric_x = default_metric(pilot, metric_x, paper="qa-eval.f1", param="metric_x", exclude=[baseline_of(pilot)])
+metric_x = default_metric(pilot, metric_x, paper="qa-eval.f1", param="metric_x", exclude=[baseline_of(pilot)],
+                          own_first=True)
 nb = start("planning", dataset, output_dir=output_dir, seed=seed, human=human,
-           scores=[metric_x, baseline_of(pilot)], purpose="the planner's pilot")
+           scores=[metric_x, baseline_of(pilot)], purpose="the planner's pilot", incomplete=incomplete)
 out, rng = nb.out, nb.rng
 # one pilot per run (run-all plans on every embedded dataset); the tables carry a dataset column
 pilots = {pilot.name: (nb.dataset, nb.human)}
