@@ -274,20 +274,23 @@ binned = pd.concat([planning.binned_power(t).assign(dataset=n) for n, t in pairs
 labels = {b: f"Q{b}" + (" (smallest)" if b == 1 else " (largest)" if b == binned.difference_bin.max() else "")
           for b in sorted(binned.difference_bin.unique())}
 binned["difference quintile"] = binned.difference_bin.map(labels)
-grid = sns.relplot(data=binned, x="size", y="power", hue="difference quintile", col="dataset", kind="line",
-                   marker="o", palette="viridis", height=3.4, aspect=1.2, facet_kws={"sharex": True})
-for ax, (name, block) in zip(grid.axes.flat, binned.groupby("dataset", sort=False)):
-    ax.axhline(target_power, color="grey", linestyle="--", linewidth=0.8)
-    ranges = block.drop_duplicates("difference_bin")
-    spans = [f"Q{b}: {lo:.2f}-{hi:.2f}" for b, lo, hi in
-             zip(ranges.difference_bin, ranges.difference_low, ranges.difference_high)]
-    ax.set_title(f"{name} ({pilots[name][0].display_name(pilots[name][1])}), differences\n"
-                 + ", ".join(spans[:3]) + "\n" + ", ".join(spans[3:]), fontsize=8)
-grid.set_axis_labels("documents judged", f"power ({pair_test}, alpha = {alpha})")
-grid.figure.suptitle("Separating two systems: mean power of the pairs in each quintile of their difference")
-grid.figure.subplots_adjust(top=0.74)
-sns.move_legend(grid, "upper left", bbox_to_anchor=(1.0, 0.74))
-nb.save_figure(grid.figure, "pair_power")
+panels = list(binned.groupby("dataset", sort=False))
+fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels) + 2.6, 4.2), squeeze=False, sharey=True)
+colours = sns.color_palette("viridis", n_colors=len(labels))
+for ax, (name, block) in zip(axes[0], panels):
+    ax.axhline(target_power, color="grey", linestyle="--", linewidth=0.8, label=f"target power {target_power:g}")
+    for colour, (b, q) in zip(colours, block.groupby("difference_bin")):
+        # the quintile's range of |difference| in the legend, where the reader looks for what a colour means
+        ax.plot(q["size"], q["power"], marker="o", color=colour,
+                label=f"{labels[b]}: {q.difference_low.iloc[0]:.2f} to {q.difference_high.iloc[0]:.2f}")
+    ax.set_title(f"{name}: {pilots[name][0].display_name(pilots[name][1])}", fontsize=10)
+    ax.set_xlabel("documents judged")
+    ax.legend(title="quintile of |difference|", fontsize=8, title_fontsize=8, loc="upper left",
+              bbox_to_anchor=(1.01, 1.0))
+axes[0][0].set_ylabel(f"power ({pair_test}, alpha = {alpha})")
+fig.suptitle("Separating two systems: mean power of the pairs in each quintile of their difference")
+fig.tight_layout()
+nb.save_figure(fig, "pair_power")
 plt.show()
 
 # %%
