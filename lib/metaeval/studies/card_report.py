@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from metaeval.studies._card_format import fmt_difference
+
 __all__ = ["render_report", "write_report", "REPORT_NAME"]
 
 REPORT_NAME = "report.html"
@@ -152,7 +154,7 @@ def render_report(folder: str | os.PathLike) -> str:
     if tests is not None:
         shown = pd.DataFrame({
             "level": tests.level, "baseline": tests.display_name,
-            "\u0394r": [f"{d:+.3f}" for d in tests.difference],
+            "\u0394r": [fmt_difference(d) for d in tests.difference],
             # the card decides with one two-sided test per baseline (studies/card.py, tests_table);
             # a card written before the two-sided test existed has no such column: shown as "-"
             "p, two-sided": [_p(p) for p in tests.get("p_two_sided", pd.Series(float("nan"), index=tests.index))],
@@ -181,7 +183,7 @@ def render_report(folder: str | os.PathLike) -> str:
             "to show": [f"{names.get(str(w), w)} beats {names.get(str(o), o)}" for w, o in
                         ((w, b if w != b else provenance.get("metric", "the new metric"))
                          for w, b in zip(planner.better_here, planner.baseline))],
-            "|\u0394r|": [f"{d:.3f}" for d in planner.difference],
+            "|\u0394r|": [fmt_difference(d, signed=False) for d in planner.difference],
             "documents for 80% power": [f"not reached up to {int(m)}" if not bool(r) else f"{n:.0f}"
                                         for n, r, m in zip(planner.documents_needed, planner.reached,
                                                            planner.largest_size_tried)],
