@@ -47,10 +47,14 @@ img.strip { max-height: 62mm; } figure.narrow img { max-height: 52mm; }
 figcaption { font-size: 8pt; color: #555; }
 table { width: 100%; border-collapse: collapse; table-layout: fixed; font-size: 8pt; margin: 1mm 0; }
 th, td { border-bottom: 1px solid #e2e2e2; padding: 0.5mm 1mm; text-align: left; vertical-align: top;
-         overflow-wrap: anywhere; }
-th { background: #f3f3f3; font-weight: 600; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+         overflow-wrap: break-word; word-break: normal; hyphens: manual; }
+th { background: #f3f3f3; font-weight: 600; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 footer { margin-top: 3mm; border-top: 1px solid #ccc; padding-top: 1mm; font-size: 7pt; color: #555;
          overflow-wrap: anywhere; }
+@media screen and (min-width: 900px) { body { max-width: 1240px; font-size: 10pt; } table { font-size: 9pt; }
+                                       figcaption { font-size: 9pt; } img.strip { max-height: 90mm; }
+                                       figure.narrow img { max-height: none; } }
 @media print { body { padding: 0; max-width: none; font-size: 7pt; line-height: 1.2; } h1 { font-size: 12pt; }
                h2 { font-size: 8.5pt; margin-top: 1.5mm; break-after: avoid; } table { font-size: 6.5pt; }
                table, figure { break-inside: avoid; } .summary li { margin: 0; } figcaption { font-size: 6.5pt; }
