@@ -56,3 +56,4 @@ def test_cli_run_preset_values_sit_under_the_users_overrides(monkeypatch, capsys
         main(["run", "20", "--preset", "class", "-p", "n_trials", "7"])
     assert seen["n_trials"] == 7 and seen["n_resamples"] == 200
     assert seen["output_dir"].endswith("results/runs/class/20")
+
