@@ -7,6 +7,10 @@ from __future__ import annotations
 
 from metaeval.data.atlas import AtlasEntry, register
 
+_FRANK_HUMAN = ("human.Factuality", "human.Semantic_Frame_Errors", "human.Discourse_Errors",
+                "human.Content_Verifiability_Errors", "human.RelE", "human.EntE", "human.CircE", "human.OutE",
+                "human.GramE", "human.CorefE", "human.LinkE", "human.Other")
+
 # Each folder's PROVENANCE.md gives the source files with their sha256, the licence, the conversion command and
 # every transformation; the facts below are what loads (tests/test_atlas_datasets.py checks them).
 
@@ -24,7 +28,7 @@ register(AtlasEntry(
     source_metrics=("maynez.R1", "maynez.R2", "maynez.RL", "maynez.BERTScore", "maynez.Entailment",
                     "maynez.Faithful", "maynez.Factual"),
     notes="the reference (Gold) is also annotated as a system; faithful = the worker marked no hallucinated span; "
-          "factual only for the 1,869 non-Gold summaries the source judged; the source's metric scores cover "
+          "factual only for the 1,858 non-Gold summaries the source judged; the source's metric scores cover "
           "4 systems x 498 inputs; no articles",
 ))
 register(AtlasEntry(
@@ -32,7 +36,7 @@ register(AtlasEntry(
     citation="Pagnoni, Balachandran & Tsvetkov (2021), Understanding Factuality in Abstractive Summarization with "
              "FRANK: A Benchmark for Factuality Metrics, NAACL",
     domain="news", language="en", task="summarization", judgment="proportion",
-    human_scores=("human.Factuality",), annotators=None, systems=5, inputs=250, texts=False, references=False,
+    human_scores=_FRANK_HUMAN, annotators=None, systems=5, inputs=250, texts=False, references=False,
     licence="MIT", source="artidoro/frank@80a88fb12cc0bfc17ff6ee2c5ebb0c4f4dd8a5f4: data/human_annotations.json, "
                           "data/baseline_factuality_metrics_outputs.json",
     distribution="embedded", folder="atlas/frank-cnndm",
@@ -47,7 +51,7 @@ register(AtlasEntry(
     citation="Pagnoni, Balachandran & Tsvetkov (2021), Understanding Factuality in Abstractive Summarization with "
              "FRANK: A Benchmark for Factuality Metrics, NAACL",
     domain="news", language="en", task="summarization", judgment="proportion",
-    human_scores=("human.Factuality",), annotators=None, systems=4, inputs=249, texts=False, references=False,
+    human_scores=_FRANK_HUMAN, annotators=None, systems=4, inputs=249, texts=False, references=False,
     licence="MIT", source="artidoro/frank@80a88fb12cc0bfc17ff6ee2c5ebb0c4f4dd8a5f4: data/human_annotations.json, "
                           "data/baseline_factuality_metrics_outputs.json",
     distribution="embedded", folder="atlas/frank-xsum",

@@ -66,12 +66,14 @@ __all__ = [
 
 
 def known_datasets() -> dict[str, str]:
-    """Names accepted by :func:`load` with a one-line description of each.
+    """Names accepted by :func:`load` with a one-line description of each: SummEval, REALSumm and Deutsch et
+    al.'s files, and every embedded dataset of the atlas (:func:`metaeval.data.atlas.atlas_datasets`).
 
     Examples
     --------
-    >>> sorted(known_datasets())
-    ['bhandari2020', 'fabbri2020', 'realsumm', 'summeval']
+    >>> sorted(known_datasets())  # doctest: +NORMALIZE_WHITESPACE
+    ['bhandari2020', 'faceval', 'fabbri2020', 'frank-cnndm', 'frank-xsum', 'goyal2022-bbc', 'goyal2022-cnn',
+     'hanna', 'realsumm', 'squality', 'summeval', 'wmt20-mqm-ende', 'wmt20-mqm-zhen', 'xsum-hallucinations']
     """
     return {name: desc for name, (_, desc, _) in _known().items()}
 
