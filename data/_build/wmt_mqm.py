@@ -32,9 +32,11 @@ def main() -> None:
         records = []
         for line in lines[1:]:
             system, score, seg = line.split()
-            # "None" (a segment no rater scored) does not occur in these two files; kept as missing if it did
+            # "None" (a segment no rater scored) does not occur in these two files; kept as missing if it did;
+            # + 0.0 writes the file's "-0.000000" as 0.0
+            mqm = None if score == "None" else float(score) + 0.0
             records.append({"instance_id": f"seg{int(seg):04d}", "summarizer_id": system,
-                            "metrics": {"human": {"mqm": None if score == "None" else float(score) + 0.0}}})  # + 0.0: no -0.0
+                            "metrics": {"human": {"mqm": mqm}}})
         assert len(records) == n_sys * n_seg == len({(r["instance_id"], r["summarizer_id"]) for r in records})
         records.sort(key=lambda r: (r["instance_id"], r["summarizer_id"]))
         out = DATA / "atlas" / name

@@ -1,11 +1,21 @@
-"""The embedded atlas datasets' entries (data/atlas/<name>/): one :func:`metaeval.data.atlas.register` call each.
+"""The embedded atlas datasets' entries (data/atlas/<name>/): the facts of one
+:class:`metaeval.data.atlas.AtlasEntry` each, which :func:`metaeval.data.atlas.atlas_datasets` registers.
+
+Plain keyword dictionaries, not AtlasEntry objects: this module must not import metaeval.data.atlas, which
+imports it (an import cycle).
 
 Private: read through :func:`metaeval.data.atlas.atlas_datasets`.
 """
 
 from __future__ import annotations
 
-from metaeval.data.atlas import AtlasEntry, register
+from typing import Any
+
+ENTRIES: list[dict[str, Any]] = []
+
+
+def _add(**facts: Any) -> None:
+    ENTRIES.append(facts)
 
 _FRANK_HUMAN = ("human.Factuality", "human.Semantic_Frame_Errors", "human.Discourse_Errors",
                 "human.Content_Verifiability_Errors", "human.RelE", "human.EntE", "human.CircE", "human.OutE",
@@ -14,7 +24,7 @@ _FRANK_HUMAN = ("human.Factuality", "human.Semantic_Frame_Errors", "human.Discou
 # Each folder's PROVENANCE.md gives the source files with their sha256, the licence, the conversion command and
 # every transformation; the facts below are what loads (tests/test_atlas_datasets.py checks them).
 
-register(AtlasEntry(
+_add(
     name="xsum-hallucinations", title="XSum hallucinations (Maynez et al., 2020)",
     citation="Maynez, Narayan, Bohnet & McDonald (2020), On Faithfulness and Factuality in Abstractive "
              "Summarization, ACL",
@@ -30,8 +40,8 @@ register(AtlasEntry(
     notes="the reference (Gold) is also annotated as a system; faithful = the worker marked no hallucinated span; "
           "factual only for the 1,858 non-Gold summaries the source judged; the source's metric scores cover "
           "4 systems x 498 inputs; no articles",
-))
-register(AtlasEntry(
+)
+_add(
     name="frank-cnndm", title="FRANK, CNN/DM (Pagnoni et al., 2021)",
     citation="Pagnoni, Balachandran & Tsvetkov (2021), Understanding Factuality in Abstractive Summarization with "
              "FRANK: A Benchmark for Factuality Metrics, NAACL",
@@ -45,8 +55,8 @@ register(AtlasEntry(
                     "Dep Entail", "QAGS"),
     notes="share of sentences judged factual (majority of 3 annotators; per-annotator file not reachable); "
           "texts only as article hashes; the repository evaluates with partial correlation controlling for system",
-))
-register(AtlasEntry(
+)
+_add(
     name="frank-xsum", title="FRANK, XSum (Pagnoni et al., 2021)",
     citation="Pagnoni, Balachandran & Tsvetkov (2021), Understanding Factuality in Abstractive Summarization with "
              "FRANK: A Benchmark for Factuality Metrics, NAACL",
@@ -59,8 +69,8 @@ register(AtlasEntry(
                     "BertScore F1", "BertScore P Art", "BertScore R Art", "BertScore F1 Art", "FactCC", "FEQA",
                     "Dep Entail", "QAGS"),
     notes="FRANK's 'bbc' subset (the XSum outputs of Maynez et al.); share of sentences judged factual; no texts",
-))
-register(AtlasEntry(
+)
+_add(
     name="hanna", title="HANNA story generation (Chhun et al., 2022)",
     citation="Chhun, Colombo, Suchanek & Clavel (2022), Of Human Criteria and Automatic Metrics: A Benchmark of "
              "the Evaluation of Story Generation, COLING; Chhun, Suchanek & Clavel (2024), Do Language Models Enjoy "
@@ -75,8 +85,8 @@ register(AtlasEntry(
                     "...72 automatic metrics and 4 LLMs x 4 prompts x 7 ratings, under the source's names"),
     notes="the 'Human' system is the WritingPrompts human story; the stories' texts are in a file not reachable "
           "here; the 3 rater columns per criterion average to the file's criterion column (checked)",
-))
-register(AtlasEntry(
+)
+_add(
     name="squality", title="SQuALITY human evaluation (Wang et al., 2022)",
     citation="Wang, Pang, Chen, Phang & Bowman (2022), SQuALITY: Building a Long-Document Summarization Dataset "
              "the Hard Way, EMNLP",
@@ -89,9 +99,9 @@ register(AtlasEntry(
     notes="query-focused summaries of Gutenberg stories (20 stories x 5 questions); ratings 1-100; 4 reviewers, "
           "3 per response; the 'human' system is one of the 4 human responses, the other 3 are the references; "
           "stories not included",
-))
+)
 for _pair, _n, _lang, _hum in (("ende", 1418, "en-de", 3), ("zhen", 2000, "zh-en", 2)):
-    register(AtlasEntry(
+    _add(
         name=f"wmt20-mqm-{_pair}", title=f"WMT 2020 newstest {_lang}, expert MQM (Freitag et al., 2021)",
         citation="Freitag, Foster, Grangier, Ratnakar, Tan & Macherey (2021), Experts, Errors, and Context: A "
                   "Large-Scale Study of Human Evaluation for Machine Translation, TACL 9",
@@ -103,9 +113,9 @@ for _pair, _n, _lang, _hum in (("ende", 1418, "en-de", 3), ("zhen", 2000, "zh-en
         distribution="embedded", folder=f"atlas/wmt20-mqm-{_pair}",
         notes=f"segments, not documents; {_hum} human translations (Human-*) are among the systems; MQM averaged "
               "over raters (0 = no error, more negative = worse); no texts",
-    ))
+    )
 for _sub, _what in (("cnn", "CNN"), ("bbc", "BBC")):
-    register(AtlasEntry(
+    _add(
         name=f"goyal2022-{_sub}", title=f"Goyal, Li & Durrett (2022), {_what}",
         citation="Goyal, Li & Durrett (2022), News Summarization and Evaluation in the Era of GPT-3, arXiv:2209.12356",
         domain="news", language="en", task="summarization", judgment="rank",
@@ -116,8 +126,8 @@ for _sub, _what in (("cnn", "CNN"), ("bbc", "BBC")):
         distribution="embedded", folder=f"atlas/goyal2022-{_sub}",
         notes="best/worst choices turned into a per-annotator score: +1 chosen best, -1 chosen worst, else 0 "
               "(an annotator may choose several); systems GPT-3 text-davinci-002 (gpt3), BRIO, T0; no references",
-    ))
-register(AtlasEntry(
+    )
+_add(
     name="faceval", title="FacEval (Wang et al., 2022)",
     citation="Wang, Zhang, Zhang, Chen, Li & Bing (2022), Analyzing and Evaluating Faithfulness in Dialogue "
              "Summarization, EMNLP",
@@ -129,4 +139,4 @@ register(AtlasEntry(
     distribution="embedded", folder="atlas/faceval",
     notes="SAMSum dialogues; one aggregated label per summary; factual = 1 - 'w/ Error'; error types 1 = present; "
           "the SAMSum reference is both a system (human_ref) and the reference",
-))
+)

@@ -72,7 +72,7 @@ def known_datasets() -> dict[str, str]:
     Examples
     --------
     >>> sorted(known_datasets())  # doctest: +NORMALIZE_WHITESPACE
-    ['bhandari2020', 'faceval', 'fabbri2020', 'frank-cnndm', 'frank-xsum', 'goyal2022-bbc', 'goyal2022-cnn',
+    ['bhandari2020', 'fabbri2020', 'faceval', 'frank-cnndm', 'frank-xsum', 'goyal2022-bbc', 'goyal2022-cnn',
      'hanna', 'realsumm', 'squality', 'summeval', 'wmt20-mqm-ende', 'wmt20-mqm-zhen', 'xsum-hallucinations']
     """
     return {name: desc for name, (_, desc, _) in _known().items()}
