@@ -100,19 +100,22 @@ _add(
           "3 per response; the 'human' system is one of the 4 human responses, the other 3 are the references; "
           "stories not included",
 )
-for _pair, _n, _lang, _hum in (("ende", 1418, "en-de", 3), ("zhen", 2000, "zh-en", 2)):
+for _year, _pair, _sys, _n, _lang, _hum in ((2020, "ende", 10, 1418, "en-de", "3 human translations (Human-*)"),
+                                            (2020, "zhen", 10, 2000, "zh-en", "2 human translations (Human-*)"),
+                                            (2021, "ende", 17, 527, "en-de", "4 human translations (ref-*)"),
+                                            (2021, "zhen", 15, 650, "zh-en", "2 human translations (ref-*)")):
     _add(
-        name=f"wmt20-mqm-{_pair}", title=f"WMT 2020 newstest {_lang}, expert MQM (Freitag et al., 2021)",
+        name=f"wmt{_year % 100}-mqm-{_pair}", title=f"WMT {_year} newstest {_lang}, expert MQM (Freitag et al., 2021)",
         citation="Freitag, Foster, Grangier, Ratnakar, Tan & Macherey (2021), Experts, Errors, and Context: A "
                   "Large-Scale Study of Human Evaluation for Machine Translation, TACL 9",
         domain="news", language=_lang, task="translation", judgment="MQM",
-        human_scores=("human.mqm",), annotators=None, systems=10, inputs=_n, texts=False, references=False,
+        human_scores=("human.mqm",), annotators=None, systems=_sys, inputs=_n, texts=False, references=False,
         licence="Apache-2.0",
-        source=f"google/wmt-mqm-human-evaluation@7fadea281aff8db61cc72fc3d469a4dca78b82a6: newstest2020/{_pair}/"
-               f"mqm_newstest2020_{_pair}.avg_seg_scores.tsv",
-        distribution="embedded", folder=f"atlas/wmt20-mqm-{_pair}",
-        notes=f"segments, not documents; {_hum} human translations (Human-*) are among the systems; MQM averaged "
-              "over raters (0 = no error, more negative = worse); no texts",
+        source=f"google/wmt-mqm-human-evaluation@7fadea281aff8db61cc72fc3d469a4dca78b82a6: newstest{_year}/{_pair}/"
+               f"mqm_newstest{_year}_{_pair}.avg_seg_scores.tsv",
+        distribution="embedded", folder=f"atlas/wmt{_year % 100}-mqm-{_pair}",
+        notes=f"segments, not documents; {_hum} are among the systems; MQM averaged over raters (0 = no error, "
+              "more negative = worse); no texts" + ("; only the rated segments" if _year == 2021 else ""),
     )
 for _sub, _what in (("cnn", "CNN"), ("bbc", "BBC")):
     _add(
