@@ -10,7 +10,7 @@ Examples::
     metaeval run-all                                       # every notebook into results/
     metaeval sweep 20 results/sweeps/ci -p coefficient pearson,kendall -p n_trials 100 --workers 2
     metaeval card my_metric.jsonl --dataset summeval --output card/  # report card of a new metric
-    metaeval datasets                                      # the embedded datasets
+    metaeval datasets                                      # the atlas: every dataset, embedded or downloaded
     metaeval describe realsumm                             # systems, inputs, texts, scores and their coverage
     metaeval import study.csv my_study                     # a table (CSV, TSV, parquet) -> a dataset folder
 """
@@ -381,13 +381,51 @@ def cmd_import(args) -> int:
     return 0
 
 
+def _download_status(name: str) -> str:
+    """'present' or 'absent' for a downloaded atlas dataset, if the download module can tell; else 'download'."""
+    from metaeval.data import _atlas_download
+
+    status = getattr(_atlas_download, "download_status", None)  # name -> folder if downloaded, else None
+    if not callable(status):
+        return "download"
+    return "present" if status(name) else "absent"
+
+
 def cmd_datasets(args) -> int:
+    from dataclasses import asdict
+
+    from metaeval.data.atlas import atlas_datasets
     from metaeval.data.datasets import known_datasets
 
-    table = known_datasets()
-    width = max(map(len, table))
-    for name, description in table.items():
-        print(f"{name:<{width}}  {description}")
+    atlas = atlas_datasets()
+    rows = []
+    for entry in atlas.values():
+        where = "embedded" if entry.distribution == "embedded" else _download_status(entry.name)
+        rows.append({**asdict(entry), "available": where})
+    others = {n: d for n, d in known_datasets().items() if n not in atlas}
+    if args.json:
+        print(json.dumps({"atlas": rows, "also_loadable": others}, indent=2, ensure_ascii=False))
+        return 0
+    header = ("name", "available", "shape", "domain", "language", "task", "human scores (default first)",
+              "annotators", "texts", "licence")
+    table = [header]
+    for r in rows:
+        human = r["human_scores"][0] + (f" +{len(r['human_scores']) - 1}" if len(r["human_scores"]) > 1 else "")
+        table.append((r["name"], r["available"], f"{r['systems']} x {r['inputs']}", r["domain"], r["language"],
+                      r["task"], f"{human} ({r['judgment']})",
+                      str(r["annotators"]) if r["annotators"] else "aggregated",
+                      "yes" if r["texts"] else "no", r["licence"]))
+    widths = [max(len(row[k]) for row in table) for k in range(len(header))]
+    for row in table:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+    if any(r["available"] == "absent" for r in rows):
+        print("\nabsent: fetch with `metaeval download NAME [FOLDER]`")
+    if others:
+        print("\nalso loadable (the same data as above, other files):")
+        width = max(map(len, others))
+        for name, description in others.items():
+            print(f"  {name:<{width}}  {description}")
+    print("\nmore: metaeval describe NAME; provenance and licences: data/README.md, data/atlas/NAME/PROVENANCE.md")
     return 0
 
 
@@ -491,7 +529,9 @@ def main(argv=None) -> int:
     p.add_argument("notebook")
     p.set_defaults(func=cmd_params)
 
-    p = sub.add_parser("datasets", help="list the embedded datasets")
+    p = sub.add_parser("datasets", help="list the atlas datasets (embedded or downloaded): shape, domain, language, "
+                                        "human scores, annotators, licence")
+    p.add_argument("--json", action="store_true", help="every registered fact as JSON")
     p.set_defaults(func=cmd_datasets)
 
     p = sub.add_parser("describe", help="systems, inputs, references, texts and score coverage of a dataset")
