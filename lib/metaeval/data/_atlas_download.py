@@ -1,7 +1,198 @@
 """The downloaded atlas datasets' entries (``metaeval download NAME``): one
 :func:`metaeval.data.atlas.register` call each, next to the pinned files and the converter.
 
-Private: read through :func:`metaeval.data.atlas.atlas_datasets`.
+These sources have no licence file that lets the compendium redistribute them, so no copy is in the repository:
+:func:`metaeval.data.download.download` fetches the files below at the pinned commit, checks their sha256 and
+converts them (:mod:`metaeval.data._converters`). Sizes and sha256 were read from the repositories' snapshots
+(``git ls-tree -l``; ``git show <commit>:<path> | sha256sum``).
+
+Private: read through :func:`metaeval.data.atlas.atlas_datasets` and :data:`SPECS`.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
+from urllib.parse import quote
+
+from metaeval.data import _converters
+from metaeval.data.atlas import AtlasEntry, register
+
+__all__ = ["PinnedFile", "DownloadSpec", "SPECS", "LICENCE_STATEMENT", "DEFAULT_BASE"]
+
+#: Where the files are fetched from (``base_url`` / ``$METAEVAL_DOWNLOAD_BASE`` replace it, e.g. by a mirror).
+DEFAULT_BASE = "https://raw.githubusercontent.com"
+LICENCE_STATEMENT = ("no licence file found in the repository; the data are not redistributed by this project; "
+                     "use them under the authors' terms")
+
+
+@dataclass(frozen=True)
+class PinnedFile:
+    """One source file at a pinned commit."""
+
+    repo: str
+    commit: str
+    path: str
+    sha256: str
+    size: int
+
+    def url(self, base: str = DEFAULT_BASE) -> str:
+        """The file's URL under ``base`` (``<base>/<owner>/<repo>/<commit>/<path>``)."""
+        return f"{base.rstrip('/')}/{self.repo}/{self.commit}/{quote(self.path)}"
+
+
+@dataclass(frozen=True)
+class DownloadSpec:
+    """What ``metaeval download NAME`` fetches and how it converts it."""
+
+    name: str
+    files: tuple[PinnedFile, ...]
+    convert: Callable[[Mapping[str, bytes]], _converters.Converted]
+    licence: str = LICENCE_STATEMENT
+    terms_note: str = ""  # what else a user must know about the terms (e.g. the corpus's own licence)
+
+
+SPECS: dict[str, DownloadSpec] = {}
+
+_DIALSUMMEVAL = "kite99520/DialSummEval", "667118e10ae69ef8cbc5cbddec0ce91b5c9c6187"
+_OPINSUMMEVAL = "A-Chicharito-S/OpinSummEval", "01fc980f416766965ca9b04b4bdad4a6f926999c"
+_KOH = "huankoh/How-Far-are-We-from-Robust-Long-Abstractive-Summarization", "2ac7b955529a9e88033cea3fa38751100f0a29a5"
+_BARTSCORE = "neulab/BARTScore", "248f511cb34ae3753fc81f7d7a945de5bfe33458"
+_MULTI = "fajri91/Multi_SummEval", "9ec087c9472248e3a3e2e9df4dbf76d43046fce4"
+
+
+def _add(entry: AtlasEntry, files: tuple[PinnedFile, ...],
+         convert: Callable[[Mapping[str, bytes]], _converters.Converted], terms_note: str = "",
+         licence: str = LICENCE_STATEMENT) -> None:
+    register(entry)
+    SPECS[entry.name] = DownloadSpec(entry.name, files, convert, licence, terms_note)
+
+
+def _source(repo_commit: tuple[str, str], files: tuple[PinnedFile, ...]) -> str:
+    return f"{repo_commit[0]}@{repo_commit[1][:7]}: " + ", ".join(f.path for f in files)
+
+
+_files = (PinnedFile(*_DIALSUMMEVAL, "annotation_campus/human_judgment.jsonl",
+                     "727e1983f625a3380a8dc964035e5119d2c24220fbc1628e66801939494c50c5", 1341024),)
+_add(AtlasEntry(
+    name="dialsummeval", title="DialSummEval (Gao & Wan, 2022)",
+    citation="Gao & Wan (2022), DialSummEval: Revisiting Summarization Evaluation for Dialogues, NAACL",
+    domain="dialogue", language="en", task="summarization", judgment="likert",
+    human_scores=("human.relevance", "human.coherence", "human.consistency", "human.fluency"),
+    annotators=3, systems=13, inputs=100, texts=True, references=True,
+    licence="none found", source=_source(_DIALSUMMEVAL, _files), distribution="download",
+    notes="SAMSum dialogues (test set); the reference summary (GOLD) was rated too: kept as the reference and "
+          "skipped as a system by default (load(..., reference_records='as-systems') gives the authors' 14); "
+          "dialogue texts not included",
+), _files, _converters.dialsummeval, terms_note="the dialogues and references come from SAMSum (CC BY-NC-ND 4.0)")
+
+#: the 64 metric scores of OpinSummEval's scores.jsonl, in the file's order
+_OPINSUMMEVAL_METRICS = (
+    'bart_score_hypo2ref', 'bart_score_ref2hypo', 'bart_score_arti2hypo', 'bert_score_precision',
+    'bert_score_recall', 'bert_score_f1', 'blanc_score_help', 'blanc_score_tune', 'bleurt_score',
+    'chatgpt_handcraft_14_unstru_Relevance', 'chatgpt_handcraft_14_unstru_Coherence',
+    'chatgpt_handcraft_14_unstru_Consistency', 'chatgpt_handcraft_14_unstru_Readability', 'chrF',
+    'geval_Aspect Relevance', 'geval_Self-Coherence', 'geval_Sentiment Consistency', 'geval_Readability',
+    'geval_normalized_Aspect Relevance', 'geval_normalized_Self-Coherence', 'geval_normalized_Sentiment Consistency',
+    'geval_normalized_Readability', 'chatgpt_CoT_Aspect Relevance', 'chatgpt_CoT_Readability',
+    'chatgpt_CoT_Self-Coherence', 'chatgpt_CoT_Sentiment Consistency', 'baryscore_W', 'baryscore_SD_10',
+    'baryscore_SD_1', 'baryscore_SD_5', 'baryscore_SD_0.1', 'baryscore_SD_0.5', 'baryscore_SD_0.01',
+    'baryscore_SD_0.001', 'infoLM_score_ab', 'infoLM_score_r_ab', 'infoLM_score_sim_ab', 'mover_score', 'Bleu_1',
+    'Bleu_2', 'Bleu_3', 'Bleu_4', 'METEOR', 'EmbeddingAverageCosineSimilarity', 'VectorExtremaCosineSimilarity',
+    'GreedyMatchingScore', 'ppl_score_gpt2', 'ppl_score_pegasus', 'prism_score', 'qafacteval_score',
+    'questeval_score', 'R1_F1', 'R2_F1', 'RL_F1', 's3_score_responsiveness', 's3_score_pyramid', 'sms_elmo',
+    'sms_glove', 'summac_score_snt', 'summac_score_doc', 'summa_qa_score_avg_prob', 'summa_qa_score_avg_fscore',
+    'supert_score', 'ter_score',
+)
+
+_files = (PinnedFile(*_OPINSUMMEVAL, "metric_evaluation/scores.jsonl",
+                     "8acd8a70f03e160a777204fd931db2e3210c4cc8045fd46a2fa84d741f6b783f", 3816770),
+          PinnedFile(*_OPINSUMMEVAL, "metric_evaluation/14model_outputs.jsonl",
+                     "2e2f7366b2c3d3c97ac3649421c467e95d0f355a5d89e385dcb3114eb5ef81c5", 676051))
+_add(AtlasEntry(
+    name="opinsummeval", title="OpinSummEval (Shen & Wan, 2023)",
+    citation="Shen & Wan (2023), OpinSummEval: Revisiting Automated Evaluation for Opinion Summarization, "
+             "arXiv preprint",
+    domain="opinions", language="en", task="summarization", judgment="likert",
+    human_scores=("human.aspect_relevance", "human.self_coherence", "human.sentiment_consistency",
+                  "human.readability"),
+    annotators=2, systems=14, inputs=100, texts=True, references=True,
+    source_metrics=_OPINSUMMEVAL_METRICS,
+    licence="none found", source=_source(_OPINSUMMEVAL, _files), distribution="download",
+    notes="Yelp entities (8 reviews each, not included); one human-written reference per entity",
+), _files, _converters.opinsummeval, terms_note="the reviews and summaries derive from the Yelp dataset "
+                                                "(Yelp's dataset terms)")
+
+_files = (PinnedFile(*_KOH, "annotation_data.jsonl",
+                     "6ef335edb6a7dd93f1a5283b2fc7dad606f3c4dcf6958a2ee2094d3a4dcea126", 2875662),)
+for _subset, _name, _domain in (("arXiv", "koh2022-arxiv", "long documents (scientific papers)"),
+                                ("GovReport", "koh2022-govreport", "long documents (government reports)")):
+    _add(AtlasEntry(
+        name=_name, title=f"Koh et al. (2022), {_subset}",
+        citation="Koh, Ju, Zhang, Liu & Pan (2022), How Far are We from Robust Long Abstractive Summarization?, "
+                 "EMNLP",
+        domain=_domain, language="en", task="summarization", judgment="proportion",
+        human_scores=("human.relevance", "human.factual_consistency"),
+        annotators=3, systems=12, inputs=17, texts=True, references=False,
+        licence="none found", source=_source(_KOH, _files), distribution="download",
+        notes="relevance = share of the reference's main ideas covered, factual consistency = share of consistent "
+              "sentences; references and source documents not included (ids of the original datasets)",
+    ), _files, partial(_converters.koh2022, subset=_subset))
+
+_files = (PinnedFile(*_BARTSCORE, "SUM/Newsroom/data.pkl",
+                     "277795f19d17fef0077061708d468e020c90071854508e774f4addae8a4a0ed5", 419155),)
+_add(AtlasEntry(
+    name="newsroom", title="Newsroom human evaluation (Grusky et al., 2018)",
+    citation="Grusky, Naaman & Artzi (2018), Newsroom: A Dataset of 1.3 Million Summaries with Diverse Extractive "
+             "Strategies, NAACL",
+    domain="news", language="en", task="summarization", judgment="likert",
+    human_scores=("human.relevance", "human.informativeness", "human.coherence", "human.fluency"),
+    annotators=None, systems=7, inputs=60, texts=True, references=True,
+    licence="Apache-2.0 (BARTScore repository); texts under the Newsroom corpus's terms",
+    source=_source(_BARTSCORE, _files), distribution="download",
+    notes="means of 3 workers (the per-worker file is not reachable); read with a pickle reader that refuses "
+          "every class and function; articles not included",
+), _files, _converters.newsroom,
+    licence="the BARTScore repository is Apache-2.0, but the article and summary texts come from the Newsroom "
+            "corpus, which has its own terms; the data are not redistributed by this project; use them under "
+            "the authors' and Newsroom's terms")
+
+_MULTI_LANGS = {"de": "German", "en": "English", "es": "Spanish", "fr": "French", "id": "Indonesian",
+                "ru": "Russian", "tr": "Turkish", "zh": "Chinese"}
+_MULTI_SHA = {
+    "DE": ("14b9746125edc54cb0ef8edf3ff799cd23134657faefc4de1698fe816ebd6351", 13021,
+           "16c55740ac956653fc7631639a0a479f3b1e4874b1f9e9ac13a3b6c7f8a39641", 86999),
+    "EN": ("14a65645d0cb96d6f2b8f42c52c6fe507444a12ee607c00af72e0571e9c90586", 12571, None, 0),
+    "ES": ("b973b0ccd01dbb5945d5b126feedf385d11a79be421e926ca61e9b1328039d56", 13146,
+           "9727985301800a3be0f67bd7994798556d6c6e207a803234a8fc69eecfdd6014", 87280),
+    "FR": ("af00748604e14174ce78aaf262b21dbc89d48ec0e730f93d8cb069a8e7901884", 13181,
+           "7e2286658e7bb5d24b07bf9a198698b4364d579981ad64cf518505e5fe53675f", 87518),
+    "ID": ("4fa2dc46cbea1311932f4c9ceaa2b098d964d7c6981bf64e590836815abcb3c9", 13305,
+           "3b5fbce34d79e7be95a9d1b76393c213f27b7ab191c17b7e5060bfca2c6deea1", 88597),
+    "RU": ("ba1c9ceb92248378eb442a2be00443e530f9e81f904f57ecaa32250b43a24c54", 12848,
+           "5d80019df7724085040f44cee50a37680cba43d99edb0abfc18a034e4403ab10", 85661),
+    "TR": ("8daaeca5b4a7a121305a4cb44bf93a92eb23ed47c9bb966512f5639ed9aba634", 13110,
+           "d28d573cd6cecedc2b78c9b3780d5fbdc9b87644501c2bec3d65249c7ee18e52", 87327),
+    "ZH": ("2ca810ad5013f25f2015cc6639b4ff7bdc682b37b7dfb156a012774037e9862d", 12758,
+           "4f374824665d7aa469bade936ae0e014cf351a397f9b65f4e7074a450fde7717", 90189),
+}
+for _lang, _language in _MULTI_LANGS.items():
+    _code = _lang.upper()
+    _score_sha, _score_size, _ann_sha, _ann_size = _MULTI_SHA[_code]
+    _files = (PinnedFile(*_MULTI, f"resulting_data/{_code}/score.csv", _score_sha, _score_size),)
+    if _ann_sha is not None:
+        _files += (PinnedFile(*_MULTI, f"mturk/annotation_result/{_code}/analysis_clean.csv", _ann_sha, _ann_size),)
+    _add(AtlasEntry(
+        name=f"multisummeval-{_lang}", title=f"Multi_SummEval, {_language} (Koto, Lau & Baldwin, 2021)",
+        citation="Koto, Lau & Baldwin (2021), Evaluating the Efficacy of Summarization Evaluation across "
+                 "Languages, Findings of ACL",
+        domain="news", language=_lang, task="summarization", judgment="direct assessment (z)",
+        human_scores=("human.focus", "human.coverage"),
+        annotators=3 if _ann_sha is not None else None, systems=2, inputs=135, texts=False, references=False,
+        licence="none found", source=_source(_MULTI, _files), distribution="download",
+        notes="only 2 systems (BERT, PG): summary level only; z-scored DA; "
+              + ("3 workers per summary, their position in the list is not a worker identity"
+                 if _ann_sha is not None else "means of workers only (the English data come from FFCI)")
+              + "; summary texts not included yet",
+    ), _files, partial(_converters.multisummeval, lang=_lang))
