@@ -17,7 +17,7 @@ from functools import partial
 from urllib.parse import quote
 
 from metaeval.data import _converters
-from metaeval.data.atlas import AtlasEntry, register
+from metaeval.data._atlas_registry import AtlasEntry, register
 
 __all__ = ["PinnedFile", "DownloadSpec", "SPECS", "LICENCE_STATEMENT", "DEFAULT_BASE"]
 
@@ -73,7 +73,7 @@ def _source(repo_commit: tuple[str, str], files: tuple[PinnedFile, ...]) -> str:
     return f"{repo_commit[0]}@{repo_commit[1][:7]}: " + ", ".join(f.path for f in files)
 
 
-_files = (PinnedFile(*_DIALSUMMEVAL, "annotation_campus/human_judgment.jsonl",
+_files: tuple[PinnedFile, ...] = (PinnedFile(*_DIALSUMMEVAL, "annotation_campus/human_judgment.jsonl",
                      "727e1983f625a3380a8dc964035e5119d2c24220fbc1628e66801939494c50c5", 1341024),)
 _add(AtlasEntry(
     name="dialsummeval", title="DialSummEval (Gao & Wan, 2022)",

@@ -337,16 +337,16 @@ def multisummeval(files: Mapping[str, bytes], *, lang: str) -> Converted:
         by_int = {(str(int(d)), m): (d, m) for d, m in workers}
         if set(by_int) != set(paper):
             raise DataError(f"{apath} and {spath} do not cover the same summaries")
-        for (doc, model), dims in workers.items():
-            for dim, values in dims.items():
+        for (doc, model), lists in workers.items():
+            for dim, values in lists.items():
                 mean = sum(values) / len(values) if values else float("nan")
                 if len(values) != 3 or abs(mean - paper[(str(int(doc)), model)][dim]) > 1e-9:
                     raise DataError(f"{apath}: {doc}/{model} {dim}: {len(values)} worker scores with mean {mean!r}; "
                                     f"{spath} says {paper[(str(int(doc)), model)][dim]!r} from 3")
-            records.append({"instance_id": doc, "summarizer_id": model, "metrics": {"human": dims}})
+            records.append({"instance_id": doc, "summarizer_id": model, "metrics": {"human": lists}})
     else:
-        for (doc, model), dims in paper.items():
-            records.append({"instance_id": doc, "summarizer_id": model, "metrics": {"human": dict(dims)}})
+        for (doc, model), means in paper.items():
+            records.append({"instance_id": doc, "summarizer_id": model, "metrics": {"human": dict(means)}})
     meta = {
         "description": f"Multi_SummEval (Koto et al., 2021), {code}: 2 systems x 135 documents, focus and coverage "
                        "(direct assessment, z-scores" + (", 3 workers)" if workers else ", means of workers)"),
