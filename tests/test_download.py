@@ -50,54 +50,74 @@ def jsonl(rows) -> bytes:
 # DialSummEval
 
 
+DIALOGUES = {"13611791": "| Elena: Happy birthday! | Dorothea: Thanks!", "13729565": "| Tom: Lunch? | Ann: Sure"}
+
+
 def _dial(doc, model, summary, rel):
     dims = ("consistency", "relevance", "fluency", "coherence")
-    return {"id": doc, "dialogue": "| A: hi | B: hello", "summary": summary, "model_id": model,
+    return {"id": doc, "dialogue": DIALOGUES[doc], "summary": summary, "model_id": model,
             "annotations": [{d: (r if d == "relevance" else 4) for d in dims} for r in rel]}
 
 
-DIAL = jsonl([
-    _dial("13611791", "A", "gold one .", [5, 5, 4]),
-    _dial("13611791", "F", "bart one .", [4, 5, 3]),
-    _dial("13611791", "B", "longest one .", [1, 2, 2]),
-    _dial("13729565", "F", "bart two .", [3, 3, 3]),
-    _dial("13729565", "A", "gold two .", [5, 4, 4]),
-    _dial("13729565", "B", "longest two .", [2, 1, 1]),
-])
+# hand-chosen relevance for A (the reference), B (LONGEST_3) and F (BART); the other 11 models rate 3, 3, 3
+_DIAL_REL = {("13611791", "A"): [5, 5, 4], ("13611791", "F"): [4, 5, 3], ("13611791", "B"): [1, 2, 2],
+             ("13729565", "F"): [3, 3, 3], ("13729565", "A"): [5, 4, 4], ("13729565", "B"): [2, 1, 1]}
+DIAL = jsonl([_dial(doc, m, f"{m} on {doc} ." if m != "A" else f"gold {doc} .", _DIAL_REL.get((doc, m), [3, 3, 3]))
+              for doc in DIALOGUES for m in "ABCDEFGHIJKLMN"])
+_METRICS = "reproduce/analysis/models_eval_new"
+# the authors' metric files: row i = line i of dials.txt, which lists 13729565 first (not the jsonl's order)
+DIAL_FILES = {"annotation_campus/human_judgment.jsonl": DIAL,
+              f"{_METRICS}/dials.txt": (DIALOGUES["13729565"] + "\n" + DIALOGUES["13611791"] + "\n").encode()}
+DIAL_FILES.update({f"{_METRICS}/{m}/metrics.csv": f"rouge-1,bartscore_h\n0.{i}5,-{i}.5\n0.{i}25,-2.0\n".encode()
+                   for i, m in enumerate("ABCDEFGHIJKLMN")})
 
 
 def test_dialsummeval_converted_and_loaded_by_name(tmp_path, monkeypatch, capsys):
-    base = serve(tmp_path, monkeypatch, "dialsummeval", {"annotation_campus/human_judgment.jsonl": DIAL})
+    base = serve(tmp_path, monkeypatch, "dialsummeval", DIAL_FILES)
     with pytest.raises(DataError, match=r"dataset 'dialsummeval' is not downloaded: run `metaeval download "
                                         r"dialsummeval`"):
         load("dialsummeval")
     result = download("dialsummeval", base_url=base)
-    assert result.fetched and result.folder == downloaded_path("dialsummeval") and result.n_records == 8
+    assert result.fetched and result.folder == downloaded_path("dialsummeval") and result.n_records == 30
     printed = capsys.readouterr().out
     assert ("https://raw.githubusercontent.com/kite99520/DialSummEval/667118e10ae69ef8cbc5cbddec0ce91b5c9c6187/"
             "annotation_campus/human_judgment.jsonl") in printed and "no licence file found" in printed
     ds = load("dialsummeval")
     # model A is the reference: skipped as a system by default (dataset.yml), kept as the reference
-    assert ds.shape == (2, 2) and list(ds.systems) == ["BART", "LONGEST_3"] and list(ds.inputs) == ["13611791", "13729565"]
+    assert ds.shape == (13, 2) and "GOLD" not in ds.systems and list(ds.inputs) == ["13611791", "13729565"]
+    bart, longest = list(ds.systems).index("BART"), list(ds.systems).index("LONGEST_3")
     assert ds.default_human == "human.relevance"
-    assert ds.ratings("human.relevance")[0, 0].tolist() == [4, 5, 3]  # BART on 13611791, annotators in order
-    assert ds.matrix("human.relevance")[1, 1] == pytest.approx(4 / 3)  # LONGEST_3 on 13729565: (2+1+1)/3
-    assert list(ds.references()[0, 1]) == ["gold two ."]
+    assert ds.ratings("human.relevance")[bart, 0].tolist() == [4, 5, 3]  # annotators in the source's order
+    assert ds.matrix("human.relevance")[longest, 1] == pytest.approx(4 / 3)  # (2+1+1)/3
+    assert list(ds.references()[0, 1]) == ["gold 13729565 ."]
+    assert ds.summaries()[bart, 0] == "F on 13611791 ."
+    # F is the 6th letter (i = 5): row 1 of its metrics.csv is 13729565, row 2 is 13611791
+    assert ds.matrix("rouge-1")[bart].tolist() == [0.525, 0.55]
+    assert ds.matrix("bartscore_h")[bart].tolist() == [-2.0, -5.5]
+    assert "rouge-1" not in ds.human_scores
     both = load("dialsummeval", reference_records="as-systems")
-    assert list(both.systems) == ["BART", "GOLD", "LONGEST_3"]
-    assert both.ratings("human.relevance")[1, 0].tolist() == [5, 5, 4]
+    assert both.shape == (14, 2) and both.ratings("human.relevance")[list(both.systems).index("GOLD"), 0].tolist() \
+        == [5, 5, 4]
     provenance = (result.folder / "PROVENANCE.md").read_text()
     assert "no licence file found in the repository; the data are not redistributed by this project" in provenance
     assert "Gao & Wan (2022)" in provenance and hashlib.sha256(DIAL).hexdigest() in provenance
 
 
 def test_dialsummeval_refuses_a_line_without_three_annotators(tmp_path, monkeypatch):
-    bad = _dial("1", "A", "x", [5, 5, 4])
+    bad = _dial("13611791", "A", "x", [5, 5, 4])
     bad["annotations"] = bad["annotations"][:2]
-    base = serve(tmp_path, monkeypatch, "dialsummeval", {"annotation_campus/human_judgment.jsonl": jsonl([bad])})
+    base = serve(tmp_path, monkeypatch, "dialsummeval",
+                 {**DIAL_FILES, "annotation_campus/human_judgment.jsonl": jsonl([bad])})
     with pytest.raises(DataError, match=r"human_judgment.jsonl:1: expected 3 annotations"):
         download("dialsummeval", base_url=base, show=None)
     assert not downloaded_path("dialsummeval").exists()
+
+
+def test_dialsummeval_metric_rows_must_match_the_dialogues(tmp_path, monkeypatch):
+    files = {**DIAL_FILES, f"{_METRICS}/dials.txt": (DIALOGUES["13729565"] + "\n| Zed: unknown\n").encode()}
+    base = serve(tmp_path, monkeypatch, "dialsummeval", files)
+    with pytest.raises(DataError, match=r"dials.txt:2: a dialogue that human_judgment.jsonl does not have"):
+        download("dialsummeval", base_url=base, show=None)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -260,10 +280,11 @@ def test_multisummeval_en_has_means_only(tmp_path, monkeypatch):
 
 
 def test_sha256_mismatch_is_refused_naming_file_expected_and_got(tmp_path, monkeypatch):
-    base = serve(tmp_path, monkeypatch, "dialsummeval", {"annotation_campus/human_judgment.jsonl": DIAL})
+    base = serve(tmp_path, monkeypatch, "dialsummeval", DIAL_FILES)
     pinned = _atlas_download.SPECS["dialsummeval"].files[0]
     served = tmp_path / "mirror" / pinned.repo / pinned.commit / pinned.path
-    served.write_bytes(DIAL.replace(b"bart one", b"BART ONE"))
+    served.write_bytes(DIAL.replace(b"F on 13611791", b"F ON 13611791"))
+    assert served.read_bytes() != DIAL
     got = hashlib.sha256(served.read_bytes()).hexdigest()
     with pytest.raises(DownloadError) as info:
         download("dialsummeval", base_url=base, show=None)
@@ -298,7 +319,7 @@ def test_offline_fails_with_one_line_naming_the_url(tmp_path, monkeypatch, capsy
 
 
 def test_a_folder_metaeval_did_not_write_is_never_overwritten(tmp_path, monkeypatch):
-    base = serve(tmp_path, monkeypatch, "dialsummeval", {"annotation_campus/human_judgment.jsonl": DIAL})
+    base = serve(tmp_path, monkeypatch, "dialsummeval", DIAL_FILES)
     mine = tmp_path / "my_data"
     mine.mkdir()
     (mine / "notes.txt").write_text("mine")
@@ -309,10 +330,10 @@ def test_a_folder_metaeval_did_not_write_is_never_overwritten(tmp_path, monkeypa
 
 
 def test_existing_download_kept_replaced_with_force_and_not_mixed_up(tmp_path, monkeypatch):
-    base = serve(tmp_path, monkeypatch, "dialsummeval", {"annotation_campus/human_judgment.jsonl": DIAL})
+    base = serve(tmp_path, monkeypatch, "dialsummeval", DIAL_FILES)
     first = download("dialsummeval", base_url=base, show=None)
     again = download("dialsummeval", base_url=base, show=None)
-    assert again.fetched is False and again.n_records == first.n_records == 8
+    assert again.fetched is False and again.n_records == first.n_records == 30
     forced = download("dialsummeval", base_url=base, force=True, show=None)
     assert forced.fetched is True
     serve(tmp_path, monkeypatch, "newsroom", {"SUM/Newsroom/data.pkl": pickle.dumps(NEWS)})

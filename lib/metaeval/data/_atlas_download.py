@@ -69,19 +69,48 @@ def _add(entry: AtlasEntry, files: tuple[PinnedFile, ...],
     SPECS[entry.name] = DownloadSpec(entry.name, files, convert, licence, terms_note)
 
 
-def _source(repo_commit: tuple[str, str], files: tuple[PinnedFile, ...]) -> str:
-    return f"{repo_commit[0]}@{repo_commit[1][:7]}: " + ", ".join(f.path for f in files)
+def _source(repo_commit: tuple[str, str], files: tuple[PinnedFile, ...], shown: str | None = None) -> str:
+    return f"{repo_commit[0]}@{repo_commit[1][:7]}: " + (shown or ", ".join(f.path for f in files))
 
 
+#: DialSummEval's metric scores per model letter (reproduce/analysis/models_eval_new/<letter>/metrics.csv)
+_DIALSUMMEVAL_METRIC_PINS = {
+    "A": ("be2bf8193c769d68642f9a457f6dd50b82379fcca1c60e037adc18fd031868e8", 39467),
+    "B": ("4726d6aae28561146b004b3c78315e9a8a2385538adb4c4af7d2f42946471f30", 52240),
+    "C": ("f76c868d827799e85a858465253ae41790170794d1d68b2348b1168ae7ea42da", 52052),
+    "D": ("96617e93a94edfa963ca9ce13d0964a0db6d2e1982909a22dfa115eb246356f6", 50715),
+    "E": ("4e95577b1c6305fae8ddcf953688d0f4bbfb61d01d3a9f349f91add939869400", 50647),
+    "F": ("fccd037a080e51aa6dbeeb0af15cf5c7265195b1288077845fbaee7ff08ef439", 52606),
+    "G": ("f36396f6609d934b3aaf28e5219682702f858a7a4bc77dd2c49057f84900b05a", 52089),
+    "H": ("88656f1a5a529ba5f39a011f969e201b82ff7628d633d9824d40143f1a93f60d", 52001),
+    "I": ("90095b7e43ebbe47b00586bbb8d9ff734356881952bddf00c9e650f074411017", 52473),
+    "J": ("cc1f6e471c0d1a7d3e599f10907f1e898859856ebdf05b022751412c608ca951", 52383),
+    "K": ("ddd8a7966561624660bedd9eadbc7e828b9e2797f4070b0cc8648051a8ee298c", 52994),
+    "L": ("2743440b504a31d0691bb290f6b076cfddc7da2a29f212ba3948a1873b82c52b", 52389),
+    "M": ("4b2c4a40eef1435411bd85c6f01ae2c20656500cd6f7440da13b7ac0447ef459", 53091),
+    "N": ("63c0eed499916b1db70db89cdd5316dcdcc5a9035fc8f9502a8b7d062809238f", 52351),
+}
+#: the 32 columns of those files (the authors' metric scores), in the files' order
+_DIALSUMMEVAL_METRICS = (
+    "rouge-1", "rouge-2", "rouge-3", "rouge-4", "rouge-l", "bertscore_p", "bertscore_r", "bertscore_f1", "moverscore",
+    "sms", "bartscore_s_h", "bartscore_h", "bartscore_h_r", "bartscore_r_h", "blanc_help", "blanc_tune", "feqa_score",
+    "questeval", "summaqa_prob", "summaqa_fscore", "ppl", "chrf", "Bleu_1", "Bleu_2", "Bleu_3", "Bleu_4", "METEOR",
+    "EmbeddingAverageCosineSimilarity", "VectorExtremaCosineSimilarity", "GreedyMatchingScore", "factcc_cls", "dae",
+)
 _files: tuple[PinnedFile, ...] = (PinnedFile(*_DIALSUMMEVAL, "annotation_campus/human_judgment.jsonl",
-                     "727e1983f625a3380a8dc964035e5119d2c24220fbc1628e66801939494c50c5", 1341024),)
+                     "727e1983f625a3380a8dc964035e5119d2c24220fbc1628e66801939494c50c5", 1341024),
+                                  PinnedFile(*_DIALSUMMEVAL, "reproduce/analysis/models_eval_new/dials.txt",
+                     "15635a120d3e5fa3011bd94638cb4faa2d84c35d9ccd362b71295ff52e81b19a", 55208))
+_files += tuple(PinnedFile(*_DIALSUMMEVAL, f"reproduce/analysis/models_eval_new/{letter}/metrics.csv", sha, size)
+                for letter, (sha, size) in _DIALSUMMEVAL_METRIC_PINS.items())
 _add(AtlasEntry(
     name="dialsummeval", title="DialSummEval (Gao & Wan, 2022)",
     citation="Gao & Wan (2022), DialSummEval: Revisiting Summarization Evaluation for Dialogues, NAACL",
     domain="dialogue", language="en", task="summarization", judgment="likert",
     human_scores=("human.relevance", "human.coherence", "human.consistency", "human.fluency"),
-    annotators=3, systems=13, inputs=100, texts=True, references=True,
-    licence="none found", source=_source(_DIALSUMMEVAL, _files), distribution="download",
+    annotators=3, systems=13, inputs=100, texts=True, references=True, source_metrics=_DIALSUMMEVAL_METRICS,
+    licence="none found", source=_source(_DIALSUMMEVAL, _files, "annotation_campus/human_judgment.jsonl, "
+                   "reproduce/analysis/models_eval_new/{dials.txt, A..N/metrics.csv}"), distribution="download",
     notes="SAMSum dialogues (test set); the reference summary (GOLD) was rated too: kept as the reference and "
           "skipped as a system by default (load(..., reference_records='as-systems') gives the authors' 14); "
           "dialogue texts not included",

@@ -68,6 +68,7 @@ def dialsummeval(files: Mapping[str, bytes]) -> Converted:
     path = "annotation_campus/human_judgment.jsonl"
     records: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()
+    dialogues: dict[str, str] = {}  # dialogue text -> id, to place the authors' metric rows
     for lineno, line in enumerate(_text(files, path).splitlines(), 1):
         if not line.strip():
             continue
@@ -87,6 +88,7 @@ def dialsummeval(files: Mapping[str, bytes]) -> Converted:
             raise DataError(f"{where}: a second record for dialogue {doc!r} and model {model!r}")
         seen.add((doc, system))
         human = {dim: [a[dim] for a in annotations] for dim in DIALSUMMEVAL_DIMS}
+        dialogues.setdefault(str(row.get("dialogue", "")).strip(), doc)
         record: dict[str, Any] = {"instance_id": doc, "summarizer_id": system}
         if system == "GOLD":
             record["summarizer_type"] = "reference"
@@ -97,6 +99,7 @@ def dialsummeval(files: Mapping[str, bytes]) -> Converted:
     missing = sorted(d for d in docs if (d, "GOLD") not in seen)
     if missing:
         raise DataError(f"{path}: dialogue(s) {', '.join(missing[:3])} have no reference summary (model A)")
+    metric_names = _dialsummeval_metrics(files, records, dialogues)
     meta = {
         "description": "DialSummEval (Gao & Wan, 2022): SAMSum dialogues, 13 systems + the reference, 3 annotators",
         "default_human": "human.relevance",
@@ -110,7 +113,49 @@ def dialsummeval(files: Mapping[str, bytes]) -> Converted:
         "summarizer_type 'reference' (skipped by default; load(..., reference_records='as-systems') keeps it)",
         "annotations[i][dim] -> metrics.human.<dim> list, annotator i at position i",
         "the dialogue text is not written (the dataset contract holds summaries and references only)",
-    ))
+    ) + ((f"{DIALSUMMEVAL_METRICS}/<model letter>/metrics.csv: row i is the dialogue on line i of "
+          f"{DIALSUMMEVAL_METRICS}/dials.txt (matched to its id by the dialogue text); its {len(metric_names)} "
+          "columns kept under their own names in metrics (" + ", ".join(metric_names) + ")",) if metric_names else ()))
+
+
+#: the authors' metric scores (reproduce/analysis/analysis.py reads <letter>/metrics.csv, row i = line i of dials.txt)
+DIALSUMMEVAL_METRICS = "reproduce/analysis/models_eval_new"
+
+
+def _dialsummeval_metrics(files: Mapping[str, bytes], records: list[dict[str, Any]],
+                          dialogues: Mapping[str, str]) -> list[str]:
+    """Add the authors' metric scores to ``records`` (in place); returns the metric names (none without the
+    files)."""
+    dpath = f"{DIALSUMMEVAL_METRICS}/dials.txt"
+    if dpath not in files:
+        return []
+    order = []
+    for lineno, line in enumerate(_text(files, dpath).splitlines(), 1):
+        doc = dialogues.get(line.strip())
+        if doc is None:
+            raise DataError(f"{dpath}:{lineno}: a dialogue that human_judgment.jsonl does not have")
+        order.append(doc)
+    by_key = {(r["instance_id"], r["summarizer_id"]): r for r in records if "summarizer_id" in r}
+    names: list[str] = []
+    for letter, system in DIALSUMMEVAL_MODELS.items():
+        mpath = f"{DIALSUMMEVAL_METRICS}/{letter}/metrics.csv"
+        rows = _csv_rows(files, mpath)
+        if len(rows) != len(order):
+            raise DataError(f"{mpath}: {len(rows)} rows, but {dpath} has {len(order)} dialogues")
+        for lineno, (doc, row) in enumerate(zip(order, rows), 2):
+            record = by_key.get((doc, system))
+            if record is None:
+                raise DataError(f"{mpath}:{lineno}: scores for dialogue {doc!r} and model {letter}, which has no "
+                                "human judgments")
+            try:
+                values = {k: (float(v) if v.strip() else None) for k, v in row.items()}
+            except (ValueError, AttributeError):
+                raise DataError(f"{mpath}:{lineno}: a score is not a number") from None
+            if "human" in values:
+                raise DataError(f"{mpath}: a column named 'human' would mix with the human judgments")
+            record["metrics"].update(values)
+            names = names or list(values)
+    return names
 
 
 # ----------------------------------------------------------------------------------------------------
