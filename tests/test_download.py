@@ -276,6 +276,41 @@ def test_multisummeval_en_has_means_only(tmp_path, monkeypatch):
 
 
 # ----------------------------------------------------------------------------------------------------
+# FFCI
+
+
+def test_ffci_coherence_raw_and_z_with_texts(tmp_path, monkeypatch):
+    head = "id,data,model,score,text\n"
+    raw = head + '92,CNNDM,BERT,87.5,"first sentence\nsecond sentence"\n92,CNNDM,PG,40.25,pg text\n' \
+                 "7,CNNDM,BERT,60.0,b7\n7,CNNDM,PG,55.5,p7\n"
+    z = head + '92,CNNDM,BERT,0.75,"first sentence\nsecond sentence"\n92,CNNDM,PG,-1.5,pg text\n' \
+               "7,CNNDM,BERT,0.25,b7\n7,CNNDM,PG,0.5,p7\n"
+    base = serve(tmp_path, monkeypatch, "ffci-coherence", {
+        "Data/Intersentential Coherence/published_data_ic_raw.csv": raw.encode(),
+        "Data/Intersentential Coherence/published_data_ic_z.csv": z.encode()})
+    download("ffci-coherence", base_url=base, show=None)
+    ds = load("ffci-coherence")
+    assert list(ds.systems) == ["BERT", "PG"] and list(ds.inputs) == ["7", "92"]
+    assert ds.default_human == "human.coherence_z"
+    assert ds.matrix("human.coherence_z").tolist() == [[0.25, 0.75], [0.5, -1.5]]
+    assert ds.matrix("human.coherence").tolist() == [[60.0, 87.5], [55.5, 40.25]]
+    assert ds.summaries()[0, 1] == "first sentence\nsecond sentence"
+
+
+def test_ffci_xsum_focus_and_coverage(tmp_path, monkeypatch):
+    base = serve(tmp_path, monkeypatch, "ffci-xsum", {
+        "Data/Focus and Coverage/xsum/human_focus_final.csv": b"id,data,model,score\n72,XSUM,PG,-0.75\n"
+                                                              b"72,XSUM,BERT,1.25\n",
+        "Data/Focus and Coverage/xsum/human_coverage_final.csv": b"id,data,model,score\n72,XSUM,BERT,0.5\n"
+                                                                 b"72,XSUM,PG,-2.0\n"})
+    download("ffci-xsum", base_url=base, show=None)
+    ds = load("ffci-xsum")
+    assert list(ds.systems) == ["BERT", "PG"]
+    assert ds.matrix("human.focus").tolist() == [[1.25], [-0.75]]
+    assert ds.matrix("human.coverage").tolist() == [[0.5], [-2.0]]
+
+
+# ----------------------------------------------------------------------------------------------------
 # The download step: sha256, no network, ownership, determinism
 
 

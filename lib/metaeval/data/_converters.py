@@ -23,8 +23,8 @@ from typing import Any
 
 from metaeval.data.formats import DataError
 
-__all__ = ["Converted", "dialsummeval", "opinsummeval", "koh2022", "newsroom", "multisummeval",
-           "restricted_unpickle"]
+__all__ = ["Converted", "dialsummeval", "opinsummeval", "koh2022", "newsroom", "multisummeval", "ffci_coherence",
+           "ffci_xsum", "restricted_unpickle"]
 
 
 @dataclass(frozen=True)
@@ -410,3 +410,82 @@ def multisummeval(files: Mapping[str, bytes], *, lang: str) -> Converted:
         steps += [f"{spath}: focus, coverage (means of workers; no per-worker file for this language) -> "
                   "metrics.human"]
     return Converted(_sorted(records), meta, tuple(steps))
+
+
+# ----------------------------------------------------------------------------------------------------
+# FFCI (Koto, Baldwin & Lau): inter-sentential coherence on CNN/DM, focus and coverage on XSum
+
+FFCI_IC = "Data/Intersentential Coherence/published_data_ic_{}.csv"
+FFCI_FC = "Data/Focus and Coverage/xsum/human_{}_final.csv"
+
+
+def _ffci_rows(files: Mapping[str, bytes], path: str,
+               columns: tuple[str, ...]) -> dict[tuple[str, str], dict[str, str]]:
+    rows: dict[tuple[str, str], dict[str, str]] = {}
+    for lineno, row in enumerate(_csv_rows(files, path), 2):
+        if any(row.get(c) is None for c in columns):
+            raise DataError(f"{path}:{lineno}: expected the columns {', '.join(columns)}")
+        key = (row["id"], row["model"])
+        if key in rows:
+            raise DataError(f"{path}:{lineno}: a second row for document {key[0]!r} and model {key[1]!r}")
+        rows[key] = row
+    return rows
+
+
+def _number(value: str, where: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise DataError(f"{where}: {value!r} is not a number") from None
+
+
+def ffci_coherence(files: Mapping[str, bytes]) -> Converted:
+    """``published_data_ic_raw.csv`` and ``published_data_ic_z.csv`` (``id, data, model, score, text``: the mean
+    raw 0-100 rating and the mean z-score per summary, with its text) -> one record per summary."""
+    raw_path, z_path = FFCI_IC.format("raw"), FFCI_IC.format("z")
+    cols = ("id", "data", "model", "score", "text")
+    raw, z = _ffci_rows(files, raw_path, cols), _ffci_rows(files, z_path, cols)
+    if set(raw) != set(z):
+        raise DataError(f"{raw_path} and {z_path} do not cover the same summaries")
+    records = []
+    for key, row in raw.items():
+        if z[key]["text"] != row["text"]:
+            raise DataError(f"{raw_path} and {z_path} give different texts for document {key[0]} and {key[1]}")
+        records.append({"instance_id": key[0], "summarizer_id": key[1], "summary": row["text"], "metrics": {
+            "human": {"coherence_z": _number(z[key]["score"], f"{z_path} ({key[0]}, {key[1]})"),
+                      "coherence": _number(row["score"], f"{raw_path} ({key[0]}, {key[1]})")}}})
+    meta = {
+        "description": "FFCI inter-sentential coherence (Koto et al.): CNN/DM, 4 systems x 135 documents, means of "
+                       "workers (z-scores and raw 0-100)",
+        "default_human": "human.coherence_z",
+        "human_scores": ["human.coherence_z", "human.coherence"],
+        "display_names": {"human.coherence_z": "Coherence (z)", "human.coherence": "Coherence (0-100)"},
+    }
+    return Converted(_sorted(records), meta, (
+        "id -> instance_id, model -> summarizer_id, text -> summary (sentences separated by newlines, as given)",
+        "score of published_data_ic_z.csv -> metrics.human.coherence_z; of published_data_ic_raw.csv -> "
+        "metrics.human.coherence (the texts of both files checked equal)",
+    ))
+
+
+def ffci_xsum(files: Mapping[str, bytes]) -> Converted:
+    """``Data/Focus and Coverage/xsum/human_{focus,coverage}_final.csv`` (``id, data, model, score``: mean z-score
+    per summary) -> focus and coverage per summary (no texts)."""
+    fpath, cpath = FFCI_FC.format("focus"), FFCI_FC.format("coverage")
+    cols = ("id", "model", "score")
+    focus, coverage = _ffci_rows(files, fpath, cols), _ffci_rows(files, cpath, cols)
+    if set(focus) != set(coverage):
+        raise DataError(f"{fpath} and {cpath} do not cover the same summaries")
+    records = [{"instance_id": key[0], "summarizer_id": key[1], "metrics": {"human": {
+        "focus": _number(row["score"], f"{fpath} ({key[0]}, {key[1]})"),
+        "coverage": _number(coverage[key]["score"], f"{cpath} ({key[0]}, {key[1]})")}}} for key, row in focus.items()]
+    meta = {
+        "description": "FFCI focus and coverage (Koto et al.): XSum, 2 systems x 135 documents, mean z-scores",
+        "default_human": "human.focus",
+        "human_scores": ["human.focus", "human.coverage"],
+        "display_names": {"human.focus": "Focus", "human.coverage": "Coverage"},
+    }
+    return Converted(_sorted(records), meta, (
+        "id -> instance_id, model -> summarizer_id; score of human_focus_final.csv / human_coverage_final.csv -> "
+        "metrics.human.focus / coverage (mean z-scores of the workers)",
+    ))

@@ -12,7 +12,8 @@ Afterwards :func:`metaeval.datasets.load` takes the name::
     python -c "import metaeval.datasets as d; print(d.load('dialsummeval').shape)"
 
 The datasets (see :func:`metaeval.data.atlas.atlas_datasets` with ``"download"``): ``dialsummeval``,
-``opinsummeval``, ``koh2022-arxiv``, ``koh2022-govreport``, ``newsroom``, ``multisummeval-{de,en,es,fr,id,ru,tr,zh}``.
+``opinsummeval``, ``koh2022-arxiv``, ``koh2022-govreport``, ``newsroom``, ``multisummeval-{de,en,es,fr,id,ru,tr,zh}``,
+``ffci-coherence``, ``ffci-xsum``.
 
 Where the data go: ``FOLDER`` if given, else ``$METAEVAL_DATASETS/<name>`` or the platformdirs user data folder
 (``~/.local/share/metaeval/datasets/<name>`` on Linux), which is where ``load(name)`` looks. The folder is

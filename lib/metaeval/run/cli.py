@@ -485,7 +485,7 @@ def main(argv=None) -> int:
     p = sub.add_parser("download", help="fetch a dataset without a redistribution licence (pinned commit, "
                                         "sha256 checked) and convert it into a dataset folder")
     p.add_argument("name", help="dialsummeval, opinsummeval, koh2022-arxiv, koh2022-govreport, newsroom, "
-                                "multisummeval-{de,en,es,fr,id,ru,tr,zh}")
+                                "multisummeval-{de,en,es,fr,id,ru,tr,zh}, ffci-coherence, ffci-xsum")
     p.add_argument("folder", nargs="?", help="where to write it (default: $METAEVAL_DATASETS/NAME or the user data "
                                              "folder, where load(NAME) looks)")
     p.add_argument("--force", action="store_true", help="download again, replacing an earlier download of NAME")
