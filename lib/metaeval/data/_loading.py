@@ -102,9 +102,6 @@ def _resolve(name_or_path: Any) -> tuple[str, list[Path], dict[str, Any], str]:
                 raise DataError(f"dataset {key!r}: {path} does not exist (embedded data missing; see data/README.md)")
             files.extend(sorted(path.glob("*.jsonl")) if path.is_dir() else [path])
         return key, files, dict(meta), desc
-    downloaded = _resolve_downloaded(key)
-    if downloaded is not None:
-        return downloaded
     try:
         return _resolve_path(text)
     except (OSError, ValueError) as exc:
@@ -135,6 +132,10 @@ def _resolve_downloaded(name: str) -> tuple[str, list[Path], dict[str, Any], str
 
 
 def _resolve_path(text: str) -> tuple[str, list[Path], dict[str, Any], str]:
+    downloaded = _resolve_downloaded(text)  # a downloaded dataset's name (metaeval download) before a path
+    if downloaded is not None:
+        return downloaded
+
     path = Path(text).expanduser()
     if not path.exists():
         raise DataError(
