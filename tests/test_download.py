@@ -33,12 +33,17 @@ def serve(tmp_path: Path, monkeypatch, name: str, contents: dict[str, bytes]) ->
     files = tuple(replace(f, sha256=hashlib.sha256(contents[f.path]).hexdigest(), size=len(contents[f.path]))
                   for f in spec.files if f.path in contents)
     assert len(files) == len(spec.files), "every pinned file needs a test file"
-    monkeypatch.setitem(_atlas_download.SPECS, name, replace(spec, files=files))
+    folders = []
+    for d in spec.folders:  # pinned by the sha256 of the folder's SHA256SUMS listing
+        inside = sorted(k for k in contents if k.startswith(d.path + "/"))
+        listing = "".join(f"{hashlib.sha256(contents[k]).hexdigest()}  {k.rsplit('/', 1)[1]}\n" for k in inside)
+        folders.append(replace(d, sha256sums=hashlib.sha256(listing.encode()).hexdigest(), count=len(inside)))
+    monkeypatch.setitem(_atlas_download.SPECS, name, replace(spec, files=files, folders=tuple(folders)))
     mirror = tmp_path / "mirror"
-    for f in files:
-        dest = mirror / f.repo / f.commit / f.path
+    for path, data in contents.items():
+        dest = mirror / spec.files[0].repo / spec.files[0].commit / path
         dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes(contents[f.path])
+        dest.write_bytes(data)
     return mirror.as_uri()
 
 
@@ -244,8 +249,10 @@ def _multi_files(score_shift=0.0):
     lines += [f'{i},H{i},W{i},A{i},Approved,10,5.0,"{w!r}"' for i, w in enumerate(workers)]
     score = ["id,model,focus,coverage"] + [
         f"{int(doc)},{model},{sum(f) / 3 + score_shift!r},{sum(c) / 3!r}" for (doc, model), (f, c) in MULTI_Z.items()]
+    texts = {f"resulting_data/DE/{kind}/{doc}": f"{kind} {doc} satz eins .\n\n  satz zwei\n".encode()
+             for kind in ("gold", "pred_BERT", "pred_PG") for doc in ("0561", "77")}
     return {"resulting_data/DE/score.csv": ("\n".join(score) + "\n").encode(),
-            "mturk/annotation_result/DE/analysis_clean.csv": ("\n".join(lines) + "\n").encode()}
+            "mturk/annotation_result/DE/analysis_clean.csv": ("\n".join(lines) + "\n").encode(), **texts}
 
 
 def test_multisummeval_per_worker_z_scores(tmp_path, monkeypatch):
@@ -257,6 +264,21 @@ def test_multisummeval_per_worker_z_scores(tmp_path, monkeypatch):
     assert ds.ratings("human.coverage")[1, 0].tolist() == [0.0, 3.0, 0.0]
     assert ds.matrix("human.focus")[1, 1] == pytest.approx(1.0)
     assert ds.matrix("human.coverage")[0, 1] == pytest.approx(0.0)
+    # texts: one file per document and folder, sentences = the non-empty lines, stripped
+    assert ds.summaries()[1, 0] == "pred_PG 0561 satz eins .\nsatz zwei"
+    assert list(ds.references()[0, 1]) == ["gold 77 satz eins .\nsatz zwei"]
+
+
+def test_multisummeval_texts_are_checked_against_the_pinned_listing(tmp_path, monkeypatch):
+    files = _multi_files()
+    base = serve(tmp_path, monkeypatch, "multisummeval-de", files)
+    spec = _atlas_download.SPECS["multisummeval-de"]
+    served = tmp_path / "mirror" / spec.files[0].repo / spec.files[0].commit / "resulting_data/DE/pred_PG/77"
+    served.write_bytes(b"changed\n")
+    with pytest.raises(DownloadError, match=r"resulting_data/DE/pred_PG/ \(2 files under .*\): sha256 of its "
+                                            rf"SHA256SUMS listing mismatch: expected {spec.folders[2].sha256sums}"):
+        download("multisummeval-de", base_url=base, show=None)
+    assert not downloaded_path("multisummeval-de").exists()
 
 
 def test_multisummeval_worker_means_must_match_the_published_scores(tmp_path, monkeypatch):
@@ -267,7 +289,8 @@ def test_multisummeval_worker_means_must_match_the_published_scores(tmp_path, mo
 
 def test_multisummeval_en_has_means_only(tmp_path, monkeypatch):
     score = b"id,model,focus,coverage\n0,BERT,0.75,-0.5\n0,PG,0.25,0.5\n"
-    base = serve(tmp_path, monkeypatch, "multisummeval-en", {"resulting_data/EN/score.csv": score})
+    texts = {f"resulting_data/EN/{kind}/0": kind.encode() for kind in ("gold", "pred_BERT", "pred_PG")}
+    base = serve(tmp_path, monkeypatch, "multisummeval-en", {"resulting_data/EN/score.csv": score, **texts})
     download("multisummeval-en", base_url=base, show=None)
     ds = load("multisummeval-en")
     assert ds.matrix("human.focus").tolist() == [[0.75], [0.25]]
@@ -395,6 +418,8 @@ def test_every_download_dataset_is_in_the_atlas_with_pinned_files():
         for f in spec.files:
             assert len(f.commit) == 40 and len(f.sha256) == 64 and 0 < f.size < 4 << 20
             assert f.url().startswith(f"https://raw.githubusercontent.com/{f.repo}/{f.commit}/")
+        for d in spec.folders:
+            assert len(d.commit) == 40 and len(d.sha256sums) == 64 and d.count == entries[name].inputs
 
 
 def test_unknown_name_is_an_error_naming_the_choices():

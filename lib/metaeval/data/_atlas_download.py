@@ -19,7 +19,7 @@ from urllib.parse import quote
 from metaeval.data import _converters
 from metaeval.data._atlas_registry import AtlasEntry, register
 
-__all__ = ["PinnedFile", "DownloadSpec", "SPECS", "LICENCE_STATEMENT", "DEFAULT_BASE"]
+__all__ = ["PinnedFile", "PinnedFolder", "DownloadSpec", "SPECS", "LICENCE_STATEMENT", "DEFAULT_BASE"]
 
 #: Where the files are fetched from (``base_url`` / ``$METAEVAL_DOWNLOAD_BASE`` replace it, e.g. by a mirror).
 DEFAULT_BASE = "https://raw.githubusercontent.com"
@@ -43,6 +43,23 @@ class PinnedFile:
 
 
 @dataclass(frozen=True)
+class PinnedFolder:
+    """A folder of one small file per input (named by the input's id) at a pinned commit: too many files to pin
+    one by one, so the pin is the sha256 of the folder's ``SHA256SUMS`` listing (``"<sha256>  <name>\\n"`` per
+    file, sorted by name), computed from the repository's snapshot."""
+
+    repo: str
+    commit: str
+    path: str
+    sha256sums: str
+    count: int
+
+    def url(self, name: str, base: str = DEFAULT_BASE) -> str:
+        """The URL of file ``name`` of the folder under ``base``."""
+        return f"{base.rstrip('/')}/{self.repo}/{self.commit}/{quote(self.path)}/{quote(name)}"
+
+
+@dataclass(frozen=True)
 class DownloadSpec:
     """What ``metaeval download NAME`` fetches and how it converts it."""
 
@@ -51,6 +68,9 @@ class DownloadSpec:
     convert: Callable[[Mapping[str, bytes]], _converters.Converted]
     licence: str = LICENCE_STATEMENT
     terms_note: str = ""  # what else a user must know about the terms (e.g. the corpus's own licence)
+    folders: tuple[PinnedFolder, ...] = ()
+    #: the names of the folders' files, read from the pinned files (the inputs' ids)
+    folder_names: Callable[[Mapping[str, bytes]], list[str]] | None = None
 
 
 SPECS: dict[str, DownloadSpec] = {}
@@ -64,9 +84,10 @@ _MULTI = "fajri91/Multi_SummEval", "9ec087c9472248e3a3e2e9df4dbf76d43046fce4"
 
 def _add(entry: AtlasEntry, files: tuple[PinnedFile, ...],
          convert: Callable[[Mapping[str, bytes]], _converters.Converted], terms_note: str = "",
-         licence: str = LICENCE_STATEMENT) -> None:
+         licence: str = LICENCE_STATEMENT, folders: tuple[PinnedFolder, ...] = (),
+         folder_names: Callable[[Mapping[str, bytes]], list[str]] | None = None) -> None:
     register(entry)
-    SPECS[entry.name] = DownloadSpec(entry.name, files, convert, licence, terms_note)
+    SPECS[entry.name] = DownloadSpec(entry.name, files, convert, licence, terms_note, folders, folder_names)
 
 
 def _source(repo_commit: tuple[str, str], files: tuple[PinnedFile, ...], shown: str | None = None) -> str:
@@ -206,6 +227,33 @@ _MULTI_SHA = {
     "ZH": ("2ca810ad5013f25f2015cc6639b4ff7bdc682b37b7dfb156a012774037e9862d", 12758,
            "4f374824665d7aa469bade936ae0e014cf351a397f9b65f4e7074a450fde7717", 90189),
 }
+#: sha256 of the SHA256SUMS listing of resulting_data/<LANG>/{gold, pred_BERT, pred_PG} (135 files each)
+_MULTI_TEXTS = {
+    "DE": ("0f9e2a3db6fc4bcb2a69d900d8507c4851e81d62a2f77f17d9b350131e3b273c",
+           "9016f477d096ec07df9a7fa32674de93bdc5715da45e3475368341864d38ba47",
+           "6bb6e5f2136fc97aa7ae09821dae590597c6d9c9516eee3be03c3468b0b04d77"),
+    "EN": ("6ba6b1a9815924f8638a5f053ed2e3912da00326f5b7c9462d0ff6cc571779bd",
+           "30bf0dbe17115ed31a9ece911e7b33c5fef4e7bc21933e4643a6e20055170df1",
+           "a083ff967dd5806e7f82340bd823ed99c21d5f5f8c7b85cfc599e8cce9dcc35c"),
+    "ES": ("827dbe4e5df44bdfed8b5cf8dca3ce7e6e21a0ccc66d26cae2c517321efad501",
+           "6ae14cf0fe1dbd15b4070d4fcd5dddbe361942e92e700ef6ff0742a31e41ed1e",
+           "6bcd8118e42e7c5c77fde730e096f4c8e5bce0887b7cc5d0b8ed46d26c1a4c18"),
+    "FR": ("b036212220acdcbd055e0e46965425dcea2aba22a0baef68d1fe7b14d10c4d4d",
+           "4a185e1da5150753021bf7108acc126b6d59e7935499399822021da8b2e2e22f",
+           "dd66612a9390b152c73834709160b85bfb7b977474c19dabb6d33a3c5f252ae0"),
+    "ID": ("9ffebbec799e4c95c1fd24e3f86524eb86406d2be92e1fd32e1257885c11161e",
+           "c54e339d7f8f11b0a0903d2b5d2c42a50fbf2237fab2fef1b8fc30dcdb93e1be",
+           "ae14de552d91d0c9dad330307c9f69c0b4ce21a03cf762b85b6d7188c302f592"),
+    "RU": ("87363a666f9adf2fd3219f1d7e213d2b8c9f52088d8123bbf990f9668435ed4a",
+           "ac9cd1ece65b10c115b3f2fa232d875c62279e639f608d6ad15dbe479941af90",
+           "742bdf5983c16840d80cc8a5e28ce683be984831308a7e7267dfb1a3759e299b"),
+    "TR": ("22a0de4c42889d1c456a8dce6bb80db518ba68c17e601c5b51c6bee2f66a6942",
+           "0235726234ef5f88223efac02bcdd41bf16c28734870a194f361442f26980022",
+           "819a74ad485c735010832e0868dfc06b1675095e63171eb0436ce82f5b9f6f35"),
+    "ZH": ("7ba31a5a78e6a7e78923608afc5f74af756112f1298f0b41e357b1cd53211305",
+           "27e991dbee5f6d4e42fb151485fafd53fded0634a8caafa53a8163ccdc58dd7e",
+           "2cf8393610ad51ea1a5f80b27a00ec2630a71fc910ad33f7199c5a792bef832f"),
+}
 for _lang, _language in _MULTI_LANGS.items():
     _code = _lang.upper()
     _score_sha, _score_size, _ann_sha, _ann_size = _MULTI_SHA[_code]
@@ -218,13 +266,17 @@ for _lang, _language in _MULTI_LANGS.items():
                  "Languages, Findings of ACL",
         domain="news", language=_lang, task="summarization", judgment="direct assessment (z)",
         human_scores=("human.focus", "human.coverage"),
-        annotators=3 if _ann_sha is not None else None, systems=2, inputs=135, texts=False, references=False,
+        annotators=3 if _ann_sha is not None else None, systems=2, inputs=135, texts=True, references=True,
         licence="none found", source=_source(_MULTI, _files), distribution="download",
         notes="only 2 systems (BERT, PG): summary level only; z-scored DA; "
               + ("3 workers per summary, their position in the list is not a worker identity"
                  if _ann_sha is not None else "means of workers only (the English data come from FFCI)")
-              + "; summary texts not included yet",
-    ), _files, partial(_converters.multisummeval, lang=_lang))
+              + "; summaries and references one sentence per line (no source articles); 405 small text files "
+                "are fetched",
+    ), _files, partial(_converters.multisummeval, lang=_lang),
+        folders=tuple(PinnedFolder(*_MULTI, f"resulting_data/{_code}/{kind}", digest, 135)
+                      for kind, digest in zip(("gold", "pred_BERT", "pred_PG"), _MULTI_TEXTS[_code])),
+        folder_names=partial(_converters.multisummeval_ids, lang=_lang))
 
 _FFCI = "fajri91/ffci", "adbd5da112b1eac903508ad0daea1bc50d1cea69"
 _FFCI_CITATION = ("Koto, Baldwin & Lau, FFCI: A Framework for Interpretable Automatic Evaluation of "

@@ -24,7 +24,7 @@ from typing import Any
 from metaeval.data.formats import DataError
 
 __all__ = ["Converted", "dialsummeval", "opinsummeval", "koh2022", "newsroom", "multisummeval", "ffci_coherence",
-           "ffci_xsum", "restricted_unpickle"]
+           "ffci_xsum", "multisummeval_ids", "restricted_unpickle"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,8 @@ class Converted:
 
 
 def _text(files: Mapping[str, bytes], path: str) -> str:
+    if path not in files:
+        raise DataError(f"{path}: missing from the downloaded files")
     try:
         return files[path].decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -346,6 +348,17 @@ def _csv_rows(files: Mapping[str, bytes], path: str) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(_text(files, path))))
 
 
+def multisummeval_ids(files: Mapping[str, bytes], *, lang: str) -> list[str]:
+    """The document ids of a language (the names of its text files): from the per-worker keys where they exist
+    (they keep leading zeros, e.g. ZH ``000561``), else from ``score.csv``."""
+    records = multisummeval(files, lang=lang).records
+    return sorted({r["instance_id"] for r in records})
+
+
+def _sentences(files: Mapping[str, bytes], path: str) -> list[str]:
+    return [line.strip() for line in _text(files, path).splitlines() if line.strip()]
+
+
 def multisummeval(files: Mapping[str, bytes], *, lang: str) -> Converted:
     """``resulting_data/<LANG>/score.csv`` (focus and coverage per summary: the mean z-score) and, for the 7
     languages annotated in the repository, ``mturk/annotation_result/<LANG>/analysis_clean.csv`` (each worker's
@@ -392,6 +405,12 @@ def multisummeval(files: Mapping[str, bytes], *, lang: str) -> Converted:
     else:
         for (doc, model), means in paper.items():
             records.append({"instance_id": doc, "summarizer_id": model, "metrics": {"human": dict(means)}})
+    texts = f"resulting_data/{code}/gold/"
+    if any(k.startswith(texts) for k in files):  # the texts, one file per document and folder, sentences by line
+        for record in records:
+            doc, model = record["instance_id"], record["summarizer_id"]
+            record["summary"] = _sentences(files, f"resulting_data/{code}/pred_{model}/{doc}")
+            record["references"] = [_sentences(files, f"{texts}{doc}")]
     meta = {
         "description": f"Multi_SummEval (Koto et al., 2021), {code}: 2 systems x 135 documents, focus and coverage "
                        "(direct assessment, z-scores" + (", 3 workers)" if workers else ", means of workers)"),
@@ -409,6 +428,9 @@ def multisummeval(files: Mapping[str, bytes], *, lang: str) -> Converted:
     else:
         steps += [f"{spath}: focus, coverage (means of workers; no per-worker file for this language) -> "
                   "metrics.human"]
+    if any(k.startswith(texts) for k in files):
+        steps.append(f"resulting_data/{code}/pred_<model>/<id> -> summary, resulting_data/{code}/gold/<id> -> the one "
+                     "reference (each a list of sentences: the files' non-empty lines, stripped)")
     return Converted(_sorted(records), meta, tuple(steps))
 
 

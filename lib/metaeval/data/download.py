@@ -2,7 +2,8 @@
 
 Some public human-judgment datasets have no licence that lets the compendium redistribute them (no licence file
 in the authors' repository). They are not in ``data/``: :func:`download` fetches the authors' files at a pinned
-commit, checks each file's sha256, converts them into the dataset contract (``data/README.md``: JSONL records
+commit, checks each file's sha256 (for a folder of one small file per input, as Multi_SummEval's texts, the
+sha256 of the folder's SHA256SUMS listing), converts them into the dataset contract (``data/README.md``: JSONL records
 keyed by ``instance_id`` and ``summarizer_id``, per-annotator lists where the source has separate annotators, the
 source's metric scores under their own names, and a ``dataset.yml``) and writes the folder with a
 ``PROVENANCE.md`` (URLs, commit, sha256, the licence statement, the citation and every transformation).
@@ -142,6 +143,9 @@ def _provenance(spec: _atlas_download.DownloadSpec, base: str, converted: Any) -
              "|---|---|---|---|"]
     for f in spec.files:
         lines.append(f"| `{f.path}` | {f.url()} | `{f.sha256}` | {f.size} |")
+    for d in spec.folders:
+        lines.append(f"| `{d.path}/` ({d.count} files, one per input id) | {d.url('')} | `{d.sha256sums}` (sha256 of "
+                     "the folder's SHA256SUMS listing) | |")
     if base != _atlas_download.DEFAULT_BASE:
         lines += ["", f"Fetched from the mirror `{base}` (same layout; every sha256 checked)."]
     repos = sorted({f"{f.repo}@{f.commit}" for f in spec.files})
@@ -216,6 +220,19 @@ def download(name: str, folder: str | os.PathLike[str] | None = None, *, base_ur
             raise DownloadError(f"{f.path} ({url}): sha256 mismatch: expected {f.sha256}, got {got} "
                                 f"({len(data)} bytes, expected {f.size}); nothing was written")
         payload[f.path] = data
+    if spec.folders and spec.folder_names is not None:
+        names = spec.folder_names(payload)
+        for pinned in spec.folders:
+            listing = ""
+            for file_name in sorted(names):
+                data = _fetch(pinned.url(file_name, base))
+                listing += f"{hashlib.sha256(data).hexdigest()}  {file_name}\n"
+                payload[f"{pinned.path}/{file_name}"] = data
+            got = hashlib.sha256(listing.encode()).hexdigest()
+            if got != pinned.sha256sums or len(names) != pinned.count:
+                raise DownloadError(f"{pinned.path}/ ({len(names)} files under {pinned.url('', base)}): sha256 of "
+                                    f"its SHA256SUMS listing mismatch: expected {pinned.sha256sums} ({pinned.count} "
+                                    f"files), got {got}; nothing was written")
     converted = spec.convert(payload)
     for i, record in enumerate(converted.records, 1):  # the reader's own checks, before anything is written
         parse_record(record, f"{name}: record {i}", reference_records="skip")
@@ -239,6 +256,8 @@ def download(name: str, folder: str | os.PathLike[str] | None = None, *, base_ur
     if show is not None:
         for f in spec.files:
             show(f"{name}: {f.url()} (sha256 {f.sha256[:12]}... checked)")
+        for d in spec.folders:
+            show(f"{name}: {d.url('')} ({d.count} files; sha256 of their listing {d.sha256sums[:12]}... checked)")
         show(f"{name}: terms: {spec.licence}" + (f"; {spec.terms_note}" if spec.terms_note else ""))
         show(f"{name}: {len(converted.records)} records written to {target} (see its PROVENANCE.md; cite: "
              f"{_cite(name)})")
