@@ -139,7 +139,32 @@ def _resolve(name_or_path: Any) -> tuple[str, list[Path], dict[str, Any], str]:
         raise DataError(f"{text!r}: cannot be read as a dataset ({exc})") from None
 
 
+# --- datasets fetched by `metaeval download NAME` (metaeval.data.download): found in their default folder ---
+
+
+def _resolve_downloaded(name: str) -> tuple[str, list[Path], dict[str, Any], str] | None:
+    """(name, files, metadata, description) of a downloaded atlas dataset, None if ``name`` is not one; a
+    DataError saying how to get it when it is one but has not been downloaded."""
+    from metaeval.data import download
+
+    if name not in download.download_names():
+        return None
+    folder = download.downloaded_path(name)
+    if not download.is_downloaded(name, folder):
+        raise DataError(f"dataset {name!r} is not downloaded: run `metaeval download {name}` (it is looked for in "
+                        f"{folder}; set $METAEVAL_DATASETS to look elsewhere)")
+    _, files, meta, desc = _resolve_path(str(folder))
+    return name, files, meta, desc
+
+
+# --- end of the downloaded datasets' hunk ---
+
+
 def _resolve_path(text: str) -> tuple[str, list[Path], dict[str, Any], str]:
+    downloaded = _resolve_downloaded(text)  # a downloaded dataset's name (metaeval download) before a path
+    if downloaded is not None:
+        return downloaded
+
     path = Path(text).expanduser()
     if not path.exists():
         raise DataError(

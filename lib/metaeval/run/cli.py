@@ -429,6 +429,13 @@ def cmd_datasets(args) -> int:
     return 0
 
 
+def cmd_download(args) -> int:
+    from metaeval.data.download import download
+
+    download(args.name, args.folder, base_url=args.base_url, force=args.force, show=print)
+    return 0
+
+
 def cmd_describe(args) -> int:
     from metaeval.data.datasets import DataError, load
 
@@ -537,6 +544,17 @@ def main(argv=None) -> int:
     p = sub.add_parser("describe", help="systems, inputs, references, texts and score coverage of a dataset")
     p.add_argument("dataset", help="an embedded name (see 'metaeval datasets') or a folder/JSONL file")
     p.set_defaults(func=cmd_describe)
+
+    p = sub.add_parser("download", help="fetch a dataset without a redistribution licence (pinned commit, "
+                                        "sha256 checked) and convert it into a dataset folder")
+    p.add_argument("name", help="dialsummeval, opinsummeval, koh2022-arxiv, koh2022-govreport, newsroom, "
+                                "multisummeval-{de,en,es,fr,id,ru,tr,zh}, ffci-coherence, ffci-xsum")
+    p.add_argument("folder", nargs="?", help="where to write it (default: $METAEVAL_DATASETS/NAME or the user data "
+                                             "folder, where load(NAME) looks)")
+    p.add_argument("--force", action="store_true", help="download again, replacing an earlier download of NAME")
+    p.add_argument("--base-url", help="replaces https://raw.githubusercontent.com (a mirror; default "
+                                      "$METAEVAL_DOWNLOAD_BASE)")
+    p.set_defaults(func=cmd_download)
 
     p = sub.add_parser("import", help="a table (CSV, TSV, parquet; long or wide) -> a dataset folder (JSONL + yml)")
     p.add_argument("source", help="the table: .csv, .tsv or .parquet")
