@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import warnings
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -51,6 +51,8 @@ def resolve_variants(variants) -> list[RougeVariant]:
         return rouge155_variants()
     if isinstance(variants, (str, RougeVariant)):
         variants = [variants]
+    if not isinstance(variants, Iterable):
+        raise TypeError(f"variants must be a variant name such as 'R-1' or a list of them, got {variants!r}")
     out = []
     for v in variants:
         parsed = parse_variant(v)
