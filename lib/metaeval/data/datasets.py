@@ -190,6 +190,19 @@ def _from_table(frame: pd.DataFrame, source: str, name: str, header_lines: int, 
     return replace(ds, info=_info(name, meta, ds.score_names, [], str(meta["description"])))
 
 
+def _index_as_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """Named index levels (``df.set_index(["doc", "system"])``, a groupby's result) as columns, where the ids
+    then are; an unnamed index (0, 1, ... or any labels) is not data and stays out."""
+    names = [n for n in frame.index.names if n is not None]
+    if not names:
+        return frame
+    clash = [str(n) for n in names if n in frame.columns]
+    if clash:
+        raise DataError(f"frame: index level {clash[0]!r} is also a column; drop one of them (df.reset_index("
+                        "drop=True), or rename the level)")
+    return frame.reset_index(level=names)
+
+
 def from_frame(
     frame: pd.DataFrame,
     *,
@@ -230,6 +243,10 @@ def from_frame(
     """
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    frame = _index_as_columns(frame)
+    if frame.empty:
+        raise DataError(f"frame: no rows (columns: {', '.join(map(str, frame.columns)) or 'none'}); pass a "
+                        "DataFrame with one row per document x system (or per document, in the wide format)")
     roles = {k: v for k, v in (("doc", doc), ("system", system), ("summary", summary), ("reference", reference),
                                ("score", score), ("human", human), ("ignore", ignore)) if v is not None}
     return _apply_incomplete(_from_table(frame, name, name, 0, roles), incomplete)

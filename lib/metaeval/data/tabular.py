@@ -25,6 +25,7 @@ in a CSV).
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import math
@@ -90,6 +91,22 @@ def is_table(path: str | os.PathLike[str]) -> bool:
 # ----------------------------------------------------------------------------------------------------
 # Reading
 
+#: magic numbers of the compressed or archive files a table's name can hide (read as text they are noise)
+_COMPRESSED = ((b"\x1f\x8b", "gzip-compressed"), (b"PK\x03\x04", "zip (or Excel)"), (b"BZh", "bzip2-compressed"),
+               (b"\xfd7zXZ\x00", "xz-compressed"), (b"\x28\xb5\x2f\xfd", "zstd-compressed"))
+
+
+def _check_header(path: Path, text: str, sep: str) -> None:
+    """Refuse a header naming a column twice: pandas would rename the second ``m.1``, and a score would be
+    imported under a name nobody gave it (or a human score lost among the metrics)."""
+    header = next(csv.reader(io.StringIO(text), delimiter=sep), [])
+    seen: dict[str, int] = {}
+    for k, name in enumerate(header, start=1):
+        if name in seen and name.strip():
+            raise DataError(f"{path}:1: column {name!r} appears twice in the header (columns {seen[name]} and "
+                            f"{k}); rename one (or delete the copy)")
+        seen.setdefault(name, k)
+
 
 def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
     """A CSV (``,``), TSV (tab) or parquet file as a DataFrame; CSV/TSV cells are kept as text (ids such as
@@ -114,6 +131,10 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
             raise DataError(f"{path}: cannot be read as parquet ({type(exc).__name__}: {exc})") from None
     else:
         raw = path.read_bytes()
+        packed = next((kind for magic, kind in _COMPRESSED if raw.startswith(magic)), None)
+        if packed:
+            raise DataError(f"{path}: a {packed} file, not a text table; "
+                            f"decompress it first and import the table it holds")
         try:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
@@ -122,6 +143,7 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
             raise DataError(f"{path}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {column}); "
                             "save the file as UTF-8 (in a spreadsheet: Save As > CSV UTF-8)") from None
         sep = "\t" if suffix in (".tsv", ".tab") else ","
+        _check_header(path, text, sep)
         try:
             frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_values=[])
         except pd.errors.EmptyDataError:
@@ -473,10 +495,25 @@ def frame_records(frame: pd.DataFrame, columns: ColumnMap, source: str, *,
             if columns.wide and len(record) == 2:
                 continue  # this system has no cell in this row
             records.append((where, record))
+    _check_repeated_cells(records)
     for instance, (refs, where) in first_refs.items():
         if refs is not None:
             yield where, {"instance_id": instance, "references": refs}
     yield from records
+
+
+def _check_repeated_cells(records: list[tuple[str, dict[str, Any]]]) -> None:
+    """Refuse two rows of one (document, system) that give one score different values, naming both rows of
+    the table (the dataset reader would name lines of the generated ``records.jsonl`` only later)."""
+    first: dict[tuple[str, Any, str], tuple[Any, str]] = {}
+    for where, record in records:
+        for score, value in record.get("metrics", {}).items():
+            key = (record["instance_id"], record["summarizer_id"], score)
+            seen = first.setdefault(key, (value, where))
+            if seen[0] != value:
+                raise DataError(
+                    f"{where}, column {score!r}: document {key[0]!r}, system {key[1]!r} has {value!r} here and "
+                    f"{seen[0]!r} at {seen[1]}; give each (document, system) one row, or one value per score")
 
 
 def dataset_meta(columns: ColumnMap, source: str) -> dict[str, Any]:
@@ -555,8 +592,13 @@ def import_table(
     try:
         target = _outputs.check_target(dest, IMPORT_RUN, given=dest, paper=IMPORT_RUN)
     except _outputs.OutputDirError as exc:
+        if not dest.exists():  # a protected place (the compendium's data/, results/ ...), not an existing folder
+            raise DataError(f"{dest}: metaeval import may not write there ({exc})") from None
         raise DataError(f"{dest}: exists and was not written by metaeval import (or was changed since); choose a "
                         f"new folder, or remove it yourself ({exc})") from None
+    blocking = next((p for p in reversed(target.parents) if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise DataError(f"{dest}: cannot be created, {blocking} is a file, not a folder; choose a dest outside it")
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = _outputs.staging_dir(target)  # marked as ours: the cleanup below can only remove what it created
     try:
