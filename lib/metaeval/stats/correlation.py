@@ -92,7 +92,7 @@ def coefficient_name(coefficient) -> str:
     return coefficient if isinstance(coefficient, str) else getattr(coefficient, "__name__", "callable")
 
 
-def check_matrices(nan_policy: str = "raise", *, level: str | None = None, **named: object) -> tuple[np.ndarray, ...]:
+def check_matrices(nan_policy: str = "raise", *, level: Any = None, **named: object) -> tuple[np.ndarray, ...]:
     """Convert named matrices to float arrays and check they are N x M, equal-shaped, N, M >= 3, finite;
     a matrix whose magnitudes would overflow float64 in sums of squares is rescaled by a power of 2 (exact).
 
@@ -555,7 +555,7 @@ def check_rng(rng: object, name: str = "rng") -> np.random.Generator:
     if not ok and not isinstance(rng, (bool, np.bool_)):
         seeds = np.asarray(rng, dtype=object).ravel() if isinstance(rng, (list, tuple, np.ndarray)) else [rng]
         ok = len(seeds) > 0 and all(isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
-                                    and v >= 0 for v in seeds)
+                                    and int(v) >= 0 for v in seeds)
     if not ok:
         raise ValueError(
             f"{name} must be None, a non-negative integer seed, a SeedSequence or a numpy Generator, got {rng!r:.60}"
