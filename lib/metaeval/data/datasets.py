@@ -172,14 +172,14 @@ def _apply_incomplete(ds: Dataset, incomplete: IncompletePolicy) -> Dataset:
     return ds
 
 
-_ROLES = ("doc", "system", "summary", "reference", "score", "human", "ignore")
+_ROLES = tabular.ColumnRoles.NAMES
 
 
 def _from_table(frame: pd.DataFrame, source: str, name: str, header_lines: int, roles: Mapping[str, Any]) -> Dataset:
     unknown = sorted(set(roles) - set(_ROLES))
     if unknown:
         raise DataError(f"columns: unknown role {unknown[0]!r}; roles are {', '.join(_ROLES)}")
-    mapping = tabular.infer_columns(frame, source=source, **roles)
+    mapping = tabular.infer_columns(frame, source=source, roles=tabular.ColumnRoles.of(**roles))
     collector = _Collector()
     for where, record in tabular.frame_records(frame, mapping, source, header_lines=header_lines):
         rec = parse_record(record, where)
