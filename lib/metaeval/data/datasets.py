@@ -190,10 +190,13 @@ def _from_table(frame: pd.DataFrame, source: str, name: str, header_lines: int, 
     return replace(ds, info=_info(name, meta, ds.score_names, [], str(meta["description"])))
 
 
-def _index_as_columns(frame: pd.DataFrame) -> pd.DataFrame:
-    """Named index levels (``df.set_index(["doc", "system"])``, a groupby's result) as columns, where the ids
-    then are; an unnamed index (0, 1, ... or any labels) is not data and stays out."""
-    names = [n for n in frame.index.names if n is not None]
+def _index_as_columns(frame: pd.DataFrame, ids: Iterable[str | None] = ()) -> pd.DataFrame:
+    """Index levels that hold ids (``df.set_index(["doc", "system"])``, a groupby's result) as columns: levels
+    named ``ids`` (the doc= and system= given) or like a document or system column; any other index (0, 1, ...,
+    a level named otherwise) is not data and stays out, as before."""
+    wanted = {i for i in ids if i is not None}
+    names = [n for n in frame.index.names if n is not None
+             and (n in wanted or tabular._norm(n) in tabular.ROLE_NAMES["doc"] + tabular.ROLE_NAMES["system"])]
     if not names:
         return frame
     clash = [str(n) for n in names if n in frame.columns]
@@ -243,7 +246,7 @@ def from_frame(
     """
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
-    frame = _index_as_columns(frame)
+    frame = _index_as_columns(frame, (doc, system))
     if frame.empty:
         raise DataError(f"frame: no rows (columns: {', '.join(map(str, frame.columns)) or 'none'}); pass a "
                         "DataFrame with one row per document x system (or per document, in the wide format)")
