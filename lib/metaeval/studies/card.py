@@ -56,6 +56,7 @@ from metaeval.studies._card_inputs import (  # noqa: F401 - card re-exports defa
     _setting,
     _STANDARD,
     _user_scores,
+    check_scores_path,
     CALLERS,
     default_baselines,
     INCOMPLETE,
@@ -793,6 +794,7 @@ def make_card(
     if render and isinstance(scores, _datasets.Dataset):
         raise TypeError("with render=True, scores must be a path or a score name (the notebook loads it); "
                         "pass render=False to card a loaded Dataset")
+    check_scores_path(scores)  # a missing scores file fails here, not in the notebook's third cell
     if not isinstance(scores, _datasets.Dataset) and Path(scores).exists():
         # the notebook runs in the compendium root: a relative path must not change meaning
         scores = str(Path(scores).resolve())
