@@ -7,7 +7,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml requirements/constraints.txt jupyter/*/*.json jupyter/*/*/*/*.json | cksum | cut -d' ' -f1)
 
-.PHONY: setup results test test-slow bench clean-venv site browser-test
+.PHONY: setup results reproduce test test-slow bench clean-venv site browser-test
 
 $(STAMP): pyproject.toml requirements/constraints.txt $(wildcard jupyter/*/*.json jupyter/*/*/*/*.json)
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), f"Python 3.11 needed, this is {sys.version.split()[0]}"'
@@ -24,8 +24,14 @@ $(STAMP): pyproject.toml requirements/constraints.txt $(wildcard jupyter/*/*.jso
 
 setup: $(STAMP)
 
+# What ran is recorded in .cache/runs/ (this checkout only): a fresh clone runs all 25 runs, a second `make results`
+# skips what is unchanged; both end with the reproduction report against the committed files (git HEAD).
 results: setup
-	$(BIN)/metaeval run-all --jobs 2 --log .cache/run-all.log
+	$(BIN)/metaeval run-all --jobs 2 --log .cache/run-all.log --report
+
+# Rerun everything, whatever this machine ran before, and compare every output with the committed file.
+reproduce: setup
+	$(BIN)/metaeval run-all --jobs 2 --log .cache/run-all.log --force --report
 
 # Every notebook figure is checked for text cut off, text over text and legends over data as nbval draws it
 # (metaeval.studies.plotting.layout_problems): FIGURE_CHECK=raise makes a figure with such a problem fail its cell.
