@@ -199,3 +199,25 @@ def test_report_at_the_end_of_run_all(tmp_path, monkeypatch):
     lines: list[str] = []
     notebooks.run_all(only=["23"], echo=lines.append, force=True, report=True)
     assert lines[-2].startswith("time: ") and lines[-1].startswith("reproduction report: ")
+
+
+@pytest.mark.parametrize("source", sorted(p.name for p in notebooks.list_notebooks()))
+def test_a_jupyterlab_save_without_an_edit_keeps_every_source_byte(source):
+    """What JupyterLab saves for an opened, run, unedited source (jupytext writes its YAML header in its own style
+    and records the kernel): the pre-save hook gives back the bytes on disk."""
+    import jupytext
+
+    class Contents:
+        root_dir = str(notebooks.notebooks_dir())
+
+    disk = (notebooks.notebooks_dir() / source).read_text(encoding="utf-8")
+    nb = jupytext.reads(disk, fmt="py:percent")
+    nb.metadata["jupytext"]["text_representation"]["jupytext_version"] = jupytext.__version__
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python", "version": "3.11.2"}
+    model = {"type": "file", "format": "text", "content": jupytext.writes(nb, fmt="py:percent")}
+    notebooks.save_source_hook(model, source, Contents())
+    assert model["content"] == disk
+    edited = {"type": "file", "format": "text", "content": model["content"].replace("# ---\n", "# ---\n# x: 1\n", 1)}
+    notebooks.save_source_hook(edited, source, Contents())
+    assert edited["content"] != disk  # an edited header is saved as edited

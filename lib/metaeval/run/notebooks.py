@@ -61,6 +61,7 @@ __all__ = [
     "resolve_output_dir",
     "run_all",
     "merge_streams",
+    "save_source_hook",
     "plan_all",
     "PlannedRun",
     "output_path",
@@ -564,6 +565,76 @@ class _ProgressRelay:
 
     def flush(self) -> None:
         pass
+
+
+#: Notebook metadata that JupyterLab (not the user) sets on a save: which kernel ran it, and jupytext's version.
+_LAB_METADATA = ("kernelspec", "language_info")
+_HEADER = re.compile(r"\A# ---\n(?:#.*\n)*?# ---\n")
+
+
+def _header_metadata(header: str) -> Any:
+    import yaml
+
+    body = "\n".join(line[2:] if line.startswith("# ") else line[1:] for line in header.splitlines()[1:-1])
+    data = yaml.safe_load(body) or {}
+    meta = data.get("jupyter") if isinstance(data, dict) else None
+    if isinstance(meta, dict):
+        for key in _LAB_METADATA:
+            meta.pop(key, None)
+        representation = meta.get("jupytext", {}).get("text_representation", {})
+        if isinstance(representation, dict):
+            representation.pop("jupytext_version", None)
+    return data
+
+
+def keep_source_header(model: dict, path: str, contents_manager: Any = None) -> bool:
+    """Keep a notebook source's jupytext header as it is on disk when a save from JupyterLab changes only how it
+    is written: jupytext writes its YAML in its own style (``datasets: [a, b]`` becomes a block list, keys are
+    sorted) and records the kernel JupyterLab ran; neither is an edit of the source, so opening, running and
+    autosaving a source leaves its bytes unchanged. A header whose content the user edited is saved as edited.
+    Returns True when the disk header was kept.
+
+    >>> import pathlib, tempfile
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> head = "# ---\\n# jupyter:\\n#   metaeval:\\n#     datasets: [a, b]\\n# ---\\n"
+    >>> _ = (root / "20_x.py").write_text(head + "\\n# %%\\nx = 1\\n")
+    >>> lab = ("# ---\\n# jupyter:\\n#   kernelspec:\\n#     name: python3\\n#   metaeval:\\n#     datasets:\\n"
+    ...        "#     - a\\n#     - b\\n# ---\\n\\n# %%\\nx = 2\\n")
+    >>> model = {"type": "file", "format": "text", "content": lab}
+    >>> class CM:
+    ...     root_dir = str(root)
+    >>> keep_source_header(model, "20_x.py", CM()), model["content"] == head + "\\n# %%\\nx = 2\\n"
+    (True, True)
+    """
+    content = model.get("content")
+    if not isinstance(content, str) or not re.match(r"\d\d_[^/]*\.py$", os.path.basename(path)):
+        return False
+    disk_path = Path(getattr(contents_manager, "root_dir", "") or "") / path
+    try:
+        disk = disk_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    old, new = _HEADER.match(disk), _HEADER.match(content)
+    if old is None or new is None or old.group(0) == new.group(0):
+        return False
+    try:
+        same = _header_metadata(old.group(0)) == _header_metadata(new.group(0))
+    except Exception:  # a header that is not YAML: saved as written
+        return False
+    if same:
+        model["content"] = old.group(0) + content[new.end():]
+    return same
+
+
+def save_source_hook(model: dict, path: str, contents_manager: Any = None, **kwargs: Any) -> None:
+    """Jupyter server pre-save hook (``jupyter/jupyter_server_config.d/metaeval.json``) for notebook sources: the
+    parameters cell stays as on disk (:func:`metaeval.run.params.protect_parameters_cell`) and so does the
+    jupytext header unless its content was edited (:func:`keep_source_header`); a source opened, run and saved
+    without an edit keeps its bytes."""
+    from metaeval.run.params import protect_parameters_cell
+
+    protect_parameters_cell(model, path, contents_manager, **kwargs)
+    keep_source_header(model, path, contents_manager)
 
 
 @dataclass(frozen=True)
