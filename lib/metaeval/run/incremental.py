@@ -33,7 +33,7 @@ import importlib
 import importlib.util
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -409,7 +409,7 @@ def describe_difference(name: str, committed: bytes, produced: bytes) -> str:
             + (f" ({len(a)} -> {len(b)} lines)" if len(a) != len(b) else ""))
 
 
-def reproduction_report(folders: Mapping[str, str | os.PathLike] | list[tuple[str, str | os.PathLike]],
+def reproduction_report(folders: Mapping[str, str | os.PathLike] | Sequence[tuple[str, str | os.PathLike]],
                         root: str | os.PathLike | None = None) -> Reproduction:
     """Compare the outputs of runs with the files committed in git (``HEAD``).
 
