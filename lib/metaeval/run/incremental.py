@@ -375,8 +375,8 @@ def describe_difference(name: str, committed: bytes, produced: bytes) -> str:
 
     >>> describe_difference("t.csv", b"a,b\\n1,2\\n3,4\\n", b"a,b\\n1,2\\n3,5\\n")
     'text: 1 of 3 lines differ, first line 3'
-    >>> describe_difference("f.png", b"x" * 10, b"y" * 12)
-    'binary (.png): bytes differ (10 -> 12 bytes)'
+    >>> describe_difference("f.png", b"\\x89PNG" * 2, b"\\x89PNG" * 3)
+    'binary (.png): bytes differ (8 -> 12 bytes)'
     """
     suffix = Path(name).suffix.lower()
     if suffix == ".ipynb":
