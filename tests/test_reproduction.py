@@ -186,19 +186,20 @@ def test_a_later_run_all_removes_the_staging_folder_of_a_killed_run_and_says_so(
     assert not stale.exists() and alive.is_dir()
     assert f"removed results/deutsch2021/{stale.name}/: the staging folder of a run that was killed (its process " \
            "is gone)" in lines
-    assert lines[-1].startswith("time: ") and " s wall, " in lines[-1] and lines[-1].split(" s wall, ")[1].split()[1] \
-        == "s"
+    assert lines[-2].startswith("time: ") and " s wall, " in lines[-2] and lines[-2].endswith("forced)")
+    assert lines[-2].split(" s wall, ")[1].split()[1:3] == ["s", "CPU"] and lines[-1].startswith("finished 0 of 2")
     assert clean_stale_under(tmp_path / "results") == []  # the live one stays
 
 
 def test_report_at_the_end_of_run_all(tmp_path, monkeypatch):
-    """``run-all --report`` prints the report after the time line (nothing ran here: no run to compare)."""
+    """``run-all --report`` prints the report after the time and the closing line (nothing ran here)."""
 
     monkeypatch.setenv("METAEVAL_ROOT", str(tmp_path))
     monkeypatch.setattr(notebooks, "run_in_pool", lambda function, queue, jobs, on_done, **kw: None)  # runs nothing
     lines: list[str] = []
     notebooks.run_all(only=["23"], echo=lines.append, force=True, report=True)
-    assert lines[-2].startswith("time: ") and lines[-1].startswith("reproduction report: ")
+    assert lines[-3].startswith("time: ") and lines[-2].startswith("finished 0 of 2") and \
+        lines[-1].startswith("reproduction report: ")
 
 
 @pytest.mark.parametrize("source", sorted(p.name for p in notebooks.list_notebooks()))

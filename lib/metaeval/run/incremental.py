@@ -344,6 +344,8 @@ class Reproduction:
         """The report as printed by ``run-all --report``."""
         if self.note:
             return [f"reproduction report: {self.note}"]
+        if not self.runs:
+            return ["reproduction report: no finished run to compare"]
         if self.runs and self.identical == self.runs:
             return [f"reproduction report: {self.runs} of {self.runs} runs reproduced every committed file byte "
                     "for byte"]

@@ -876,12 +876,12 @@ def run_all(
         try:
             run_in_pool(_run_planned, queue, jobs, on_done=done, on_tick=progress, tick=tick)
             states = [results[r.label]["state"] for r in runs if r.label in results]
+            say(f"time: {time.perf_counter() - started:.1f} s wall, {_cpu_seconds() - cpu_started:.1f} s CPU "
+                f"({jobs} jobs, {os.cpu_count()} cores, {'forced' if force else 'incremental'})")
             say(f"finished {states.count('done')} of {total} runs in {_elapsed(time.perf_counter() - started)}"
                 + (f"; {states.count('unchanged')} unchanged, skipped" if "unchanged" in states else "")
                 + (f"; {states.count('failed')} FAILED" if "failed" in states else "")
                 + (f"; {states.count('not applicable')} did not apply" if "not applicable" in states else ""))
-            say(f"time: {time.perf_counter() - started:.1f} s wall, {_cpu_seconds() - cpu_started:.1f} s CPU "
-                f"({jobs} jobs, {os.cpu_count()} cores, {'forced' if force else 'incremental'})")
             if report:
                 from metaeval.run.incremental import reproduction_report
 
