@@ -53,9 +53,11 @@ bench: setup
 	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[bench]"
 	$(BIN)/python benchmarks/report.py
 
-# The static site (site/_build/html/index.html) from the committed results: Sphinx + myst-nb, nothing re-executed.
+# The static site (site/_build/html/index.html) from the committed results (the files git tracks under results/):
+# Sphinx + myst-nb, nothing re-executed. `make site SITE_OPTS=--user-runs` adds your own finished runs, apart.
+SITE_OPTS ?=
 site: setup
-	$(BIN)/python site/build.py
+	$(BIN)/python site/build.py $(SITE_OPTS)
 
 # The site in headless Chromium (Debian's chromium + chromium-driver, installed here when run as root): every page
 # loads without console errors, every internal link resolves, every figure renders, the report card is one page.
