@@ -8,6 +8,7 @@ Examples::
     metaeval grouge in.jsonl out.jsonl --methods G-1,G-2,G-SU4 --lam 0.5   # GRouge (WordNet PPR)
     metaeval run 00 -p seed 1 -p output_dir results/tmp    # one notebook with overrides
     metaeval run-all                                       # every notebook into results/
+    metaeval run-all --force --report                      # rerun all, compare with the committed files
     metaeval sweep 20 results/sweeps/ci -p coefficient pearson,kendall -p n_trials 100 --workers 2
     metaeval card my_metric.jsonl --dataset summeval --output card/  # report card of a new metric
     metaeval datasets                                      # the atlas: every dataset, embedded or downloaded
@@ -257,7 +258,7 @@ def cmd_class(args) -> int:
 def cmd_run_all(args) -> int:
     from metaeval.run.notebooks import run_all
 
-    results = run_all(only=args.only, jobs=args.jobs, log=args.log, force=args.force)
+    results = run_all(only=args.only, jobs=args.jobs, log=args.log, force=args.force, report=args.report)
     return 1 if any(r["state"] == "failed" for r in results) else 0
 
 
@@ -519,7 +520,10 @@ def main(argv=None) -> int:
     p.add_argument("--log", help="append progress lines and the kernels' own diagnostics to this file")
     p.add_argument("--force", action="store_true",
                    help="rerun every notebook, also those whose notebook, library code, data and parameters are "
-                        "unchanged since the run that wrote their outputs (skipped otherwise)")
+                        "unchanged since this machine's run that wrote their outputs (skipped otherwise)")
+    p.add_argument("--report", action="store_true",
+                   help="at the end, compare every output with the committed file (git HEAD) and say which "
+                        "differ and how ('25 of 25 runs reproduced every committed file byte for byte')")
     p.set_defaults(func=cmd_run_all)
 
     p = sub.add_parser("sweep", help="run a notebook over a parameter grid and collect its main table")
