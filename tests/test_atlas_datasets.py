@@ -209,6 +209,11 @@ def test_goyal2022_cells_match_the_source():
     assert rating(bbc, "human.worst", "gpt3", "bbc000") == [0, 1, 1]
     assert rating(bbc, "human.preference", "brio", "bbc000") == [-1, 0, 0]
     assert cnn.texts.loc[("brio", "cnn000"), "summary"].startswith("Russian President Vladimir Putin gave a speech")
+    kw = load("goyal2022-keyword")
+    # keyword_human.json "0": keyword 1 annotators [ctrlsum], [gpt3], [gpt3, ctrlsum]; keyword 2 [gpt3] x 3
+    assert rating(kw, "human.preferred", "ctrlsum", "kw000-1") == [1, 0, 1]
+    assert rating(kw, "human.preferred", "gpt3", "kw000-1") == [0, 1, 1]
+    assert rating(kw, "human.preferred", "ctrlsum", "kw000-2") == [0, 0, 0]
 
 
 def test_faceval_cells_match_the_source():
