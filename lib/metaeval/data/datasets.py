@@ -73,8 +73,8 @@ def known_datasets() -> dict[str, str]:
     --------
     >>> sorted(known_datasets())  # doctest: +NORMALIZE_WHITESPACE
     ['bhandari2020', 'fabbri2020', 'faceval', 'frank-cnndm', 'frank-xsum', 'goyal2022-bbc', 'goyal2022-cnn',
-     'hanna', 'realsumm', 'squality', 'summeval', 'wmt20-mqm-ende', 'wmt20-mqm-zhen', 'wmt21-mqm-ende',
-     'wmt21-mqm-zhen', 'xsum-hallucinations']
+     'goyal2022-keyword', 'hanna', 'realsumm', 'squality', 'summeval', 'wmt20-mqm-ende', 'wmt20-mqm-zhen',
+     'wmt21-mqm-ende', 'wmt21-mqm-zhen', 'xsum-hallucinations']
     """
     return {name: desc for name, (_, desc, _) in _known().items()}
 
