@@ -102,6 +102,9 @@ def expected_sha256(path: str | os.PathLike[str]) -> str | None:
 
 #: Files of the data folder that document the data (no program reads them); ``SHA256SUMS`` need not list them.
 DOCUMENTATION = ("README*", "LICENSE*", "PROVENANCE*", "SHA256SUMS", ".gitattributes", ".gitignore")
+#: Folders of the data folder that document how the data were made: the conversion scripts (``_build/``),
+#: which the provenance files cite and no program of the library reads.
+DOCUMENTATION_FOLDERS = ("_build/",)
 
 
 def is_documentation(rel: str) -> bool:
@@ -109,9 +112,13 @@ def is_documentation(rel: str) -> bool:
 
     >>> is_documentation("summeval/LICENSE.SummEval"), is_documentation("wordnet30/ppr/v2.npz")
     (True, False)
+    >>> is_documentation("_build/hanna.py"), is_documentation("atlas/hanna/hanna.jsonl")
+    (True, False)
     """
     import fnmatch
 
+    if rel.startswith(DOCUMENTATION_FOLDERS):
+        return True
     return any(fnmatch.fnmatchcase(rel.rsplit("/", 1)[-1], pattern) for pattern in DOCUMENTATION)
 
 

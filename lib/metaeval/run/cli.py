@@ -383,13 +383,10 @@ def cmd_import(args) -> int:
 
 
 def _download_status(name: str) -> str:
-    """'present' or 'absent' for a downloaded atlas dataset, if the download module can tell; else 'download'."""
-    from metaeval.data import _atlas_download
+    """'present' when a downloaded atlas dataset is in its default folder, else 'absent'."""
+    from metaeval.data.download import downloaded_path
 
-    status = getattr(_atlas_download, "download_status", None)  # name -> folder if downloaded, else None
-    if not callable(status):
-        return "download"
-    return "present" if status(name) else "absent"
+    return "present" if downloaded_path(name).is_dir() else "absent"
 
 
 def cmd_datasets(args) -> int:
