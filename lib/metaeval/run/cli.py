@@ -241,11 +241,35 @@ def cmd_run(args) -> int:
         # a folder typed on the command line is where the user is, as for -p dataset and card --output (inside
         # a notebook, a relative output_dir is relative to the compendium root, where its kernel runs)
         params["output_dir"] = str(Path.cwd() / out)
+    user_out = _user_output_dir(args.notebook, params)
+    if user_out is not None:
+        params["output_dir"] = str(user_out)
+        print(f"your dataset, run from outside the compendium: outputs go to {user_out} (set -p output_dir to choose)",
+              file=sys.stderr)
     res = run_notebook(args.notebook, params, log_output=args.log)
     if params.get("output_dir") is None and "runs" in res.output_dir.parts:
         print("not the notebook's canonical parameters: the canonical results are untouched", file=sys.stderr)
     print(f"{res.notebook}: {res.seconds:.1f} s -> {res.output_dir}")
     return 0
+
+
+def _user_output_dir(notebook: str, params: dict) -> Path | None:
+    """Where a run on the user's own dataset, started outside the compendium, writes when no output_dir is given:
+    ``./results/<paper>/<dataset>`` next to the user (the folder the compendium would use, under the current
+    directory), not inside the installed or checked-out compendium. None otherwise."""
+    from metaeval.data.datasets import known_datasets
+    from metaeval.run.notebooks import notebook_parameters, resolve_output_dir
+    from metaeval.run.paths import project_root
+
+    if params.get("output_dir") is not None:
+        return None
+    dataset = params.get("dataset", notebook_parameters(notebook).get("dataset"))
+    if not isinstance(dataset, str) or dataset in known_datasets() or not Path(dataset).expanduser().exists():
+        return None
+    cwd, root = Path.cwd().resolve(), project_root().resolve()
+    if cwd == root or root in cwd.parents:
+        return None
+    return cwd / resolve_output_dir(notebook, params).relative_to(root)
 
 
 def cmd_class(args) -> int:
