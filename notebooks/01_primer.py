@@ -108,8 +108,15 @@ nb.report(f"On the toy matrix the metric ranks the **systems** well (system-leve
 # discordant pairs of systems within each input, then average the three taus).
 #
 # **Exercise 2.** Swap the human scores of systems 1 and 4 on input 1. Which level changes, and to what?
+#
+# Check your own values: put them in the cell below and run it (`None` until you have one). The answers
+# follow, folded: in JupyterLab click the folded cell to open it.
 
-# %% tags=["answer", "hide-input"]
+# %%
+print(primer.check(1, None))  # your summary-level Kendall tau, e.g. primer.check(1, 0.25)
+print(primer.check(2, None))  # your values after the swap, e.g. primer.check(2, {"system": 0.8})
+
+# %% tags=["answer", "hide-input"] jupyter={"outputs_hidden": true, "source_hidden": true}
 answers = primer.exercise_answers()
 print(f"Exercise 1: summary-level Kendall tau = {answers.toy_summary_kendall:.4f} (per input: "
       + ", ".join(f"{t:.4f}" for t in answers.toy_kendall_per_input) + ")")
@@ -175,7 +182,10 @@ nb.report(f"**True coverage** ({n_trials} synthetic studies, {n_systems} systems
 # **Exercise 3.** The toy matrix has 4 systems. What is the Fisher 95% interval of its system-level r, and what
 # does it tell you about studies with few systems?
 
-# %% tags=["answer", "hide-input"]
+# %%
+print(primer.check(3, None))  # your interval, e.g. primer.check(3, (0.1, 0.9))
+
+# %% tags=["answer", "hide-input"] jupyter={"outputs_hidden": true, "source_hidden": true}
 low, high = answers.toy_fisher_interval
 print(f"Exercise 3: [{low:.3f}, {high:.3f}]: with 4 systems (n - 3 = 1) almost any correlation is compatible "
       "with the data.")
@@ -219,7 +229,10 @@ nb.report(f"On {ds.name}, {ds.display_name(metric)}'s system-level r = {observed
 # %% [markdown]
 # **Exercise 4.** Which scheme gives the widest interval for this metric, and why is it the one to report?
 
-# %% tags=["answer", "hide-input"]
+# %%
+print(primer.check(4, None, distributions=distributions))  # your scheme's name, e.g. "Boot-Inputs"
+
+# %% tags=["answer", "hide-input"] jupyter={"outputs_hidden": true, "source_hidden": true}
 answers = primer.exercise_answers(distributions)
 system_coverage = coverage[coverage.level == "system"].set_index("method").coverage
 closest = (system_coverage - 0.95).abs().idxmin()
