@@ -55,6 +55,7 @@ import pandas as pd
 import metaeval
 from metaeval.run.session import start
 from metaeval.studies import primer
+from metaeval.studies.plotting import show_table
 
 nb = start("primer", dataset, output_dir=output_dir, seed=seed, human=human, scores=[metric])
 ds, out = nb.dataset, nb.out
@@ -77,17 +78,17 @@ pd.concat({"metric X": pd.DataFrame(X), "human Z": pd.DataFrame(Z)}, axis=1).ren
 
 # %%
 steps = primer.levels_by_hand(X, Z)
-steps["system_means"].round(3)
+show_table(steps["system_means"], index=True)
 
 # %%
-steps["per_input"].round(3).to_frame()
+show_table(steps["per_input"], index=True)
 
 # %%
 by_library = {level: metaeval.correlate(X, Z, level=level) for level in ("system", "summary", "global")}
 check = pd.DataFrame({"by hand": [steps[k] for k in by_library], "metaeval.correlate": list(by_library.values())},
                      index=list(by_library))
 assert (check["by hand"] - check["metaeval.correlate"]).abs().max() < 1e-12
-check.round(4)
+show_table(check, digits=4, index=True)
 
 # %%
 fig = primer.plot_levels(X, Z, steps)
@@ -166,7 +167,7 @@ trials = primer.true_coverage(n_systems, n_inputs, system_correlation=system_cor
                               rng=nb.rng)
 coverage = primer.coverage_summary(trials)
 nb.save_table(coverage, "coverage.csv", index=False, float_format="%.4f")
-coverage.round(3)
+show_table(coverage)
 
 # %%
 fig = primer.plot_coverage(coverage)

@@ -26,7 +26,6 @@ import argparse
 import fnmatch
 import json
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -262,19 +261,20 @@ def _teaching_page() -> str:
              "of four interval methods on synthetic data with a known correlation, the bootstrap schemes drawn, and "
              "exercises with folded answers. The words it uses are in the [glossary](glossary.md).", "",
              "The **class preset** (`notebooks/class_parameters.yml`) runs every notebook with parameters small "
-             "enough for a live session; outputs go to a scratch folder, never over the committed results. "
-             "Seconds: wall time of `metaeval run` on the 2-core machine that builds the compendium while some 20 "
-             "other jobs shared it (a loose upper bound), and in brackets the CPU time of the run and its kernel "
-             "(close to the wall time on an idle core), next to the default run's expected time.", "",
-             "| notebook | command | class preset: wall s (CPU s) | default run (s) |", "|---|---|---|---|"]
+             "enough for a live session: `make class` runs them all, `metaeval run NN --preset class` one of them "
+             "(`-p NAME VALUE` after it changes a value); outputs go to `results/runs/class/`, never over the "
+             "committed results. Seconds as measured by `metaeval class` on the 2-core machine that builds the "
+             "compendium: wall time, and in brackets the CPU time of the run and its kernel (the figure to compare "
+             "across machines), next to the default run's expected time.", "",
+             "| notebook | command | parameters | class preset: wall s (CPU s) | default run (s) |",
+             "|---|---|---|---|---|"]
     for name, entry in preset.items():
-        args = " ".join(f"-p {k} {shlex.quote(json.dumps(v) if not isinstance(v, str) else v)}"
-                        for k, v in (entry.get("parameters") or {}).items())
-        command = f"metaeval run {name[:2]} {args} -p output_dir results/runs/class/{name[:2]}".replace("  ", " ")
+        params = ", ".join(f"{k} = {json.dumps(v)}" for k, v in (entry.get("parameters") or {}).items())
         seconds, cpu = entry.get("seconds"), entry.get("cpu_seconds")
-        measured = f"{seconds} ({cpu})" if seconds is not None else "not measured"
-        lines.append(f"| `{name}` | `{command}` | {measured} | "
-                     f"{entry.get('default_seconds', '')} |")
+        measured = (f"{seconds} ({cpu})" if seconds is not None and cpu is not None
+                    else f"({cpu} CPU)" if cpu is not None else "not measured")
+        lines.append(f"| `{name}` | `metaeval run {name[:2]} --preset class` | {params or 'the defaults'} | "
+                     f"{measured} | {entry.get('default_seconds', '')} |")
     return "\n".join(lines) + "\n"
 
 
