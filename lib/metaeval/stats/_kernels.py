@@ -41,6 +41,7 @@ __all__ = [
     "two_sided",
     "tail_hits",
     "tail_count",
+    "monte_carlo_pvalue",
     "permutation_pvalue",
     "bootstrap_pvalue",
     "t_pvalue",
@@ -139,6 +140,20 @@ def warn_dropped(n_dropped: int, total: int, what: str, result: str) -> None:
         )
 
 
+def monte_carlo_pvalue(count, total):
+    """The p-value rule of a Monte-Carlo permutation test, once: ``(count + 1) / (total + 1)`` for ``count`` of
+    ``total`` random permutations at least as extreme as the observed statistic (the observed arrangement counts
+    as one of them, so the test's size is at most alpha for any number of permutations; Phipson & Smyth 2010,
+    as ``scipy.stats.permutation_test``). Vectorized: counts and totals may be arrays.
+
+    Examples
+    --------
+    >>> monte_carlo_pvalue(0, 999), monte_carlo_pvalue(np.array([4, 9]), 9).tolist()
+    (0.001, [0.5, 1.0])
+    """
+    return (count + 1) / (total + 1)
+
+
 def permutation_pvalue(null: np.ndarray, observed: float, alternative: str, dropped: int, total: int) -> float:
     """(count + 1) / (P + 1) over the valid permutations; NaN, with a warning, when nothing can be counted.
 
@@ -155,7 +170,7 @@ def permutation_pvalue(null: np.ndarray, observed: float, alternative: str, drop
     if null.size == 0:
         # (0 + 1) / (0 + 1) = 1.0 would look like a real, non-significant result
         return np.nan
-    return (tail_count(null, observed, alternative) + 1) / (null.size + 1)
+    return monte_carlo_pvalue(tail_count(null, observed, alternative), null.size)
 
 
 def bootstrap_pvalue(deltas: np.ndarray, observed: float, alternative: str) -> float:

@@ -20,6 +20,7 @@ from scipy import stats
 from metaeval.stats._kernels import (
     bootstrap_pvalue,
     coins as draw_coins,
+    monte_carlo_pvalue,
     pair_tables_fit,
     pearson,
     perm_summary_corr,
@@ -125,8 +126,9 @@ class EarlyStopping:
 
     def decided(self, count: int, done: int, dropped: int, total: int) -> bool:
         """Whether the decision of the full test of ``total`` permutations is already fixed."""
-        low = (count + 1) / (total - dropped + 1)
-        high = (count + (total - done) + 1) / (total - dropped + 1)
+        # the p-value rule at the two extremes: no further permutation as extreme, or every one
+        low = monte_carlo_pvalue(count, total - dropped)
+        high = monte_carlo_pvalue(count + (total - done), total - dropped)
         return low > self.alpha or high <= self.alpha
 
 
@@ -326,7 +328,8 @@ def _permutation_deltas(Xs, Ys, Z, coins, level, coefficient, w, agg_x="mean", a
         ry = pearson_from_sums(N, Yc.sum(0) - shift, sz, (Yc * Yc).sum(0) - shift2, szz, (Yc * Zc).sum(0) - shiftz,
                                defined=~y_const & z_ok, refine=exact_y)
         return mean_of_defined(rx) - mean_of_defined(ry)
-    if level == "summary" and coefficient == "kendall" and w is None and pair_tables_fit(Xs.shape[0], Xs.shape[1], per_pair=64):
+    if (level == "summary" and coefficient == "kendall" and w is None
+            and pair_tables_fit(Xs.shape[0], Xs.shape[1], per_pair=64)):
         # Compiled: concordant/discordant counts of both permuted matrices from per-pair sign tables.
         rx, ry = _kendall_summary_perm(
             np.ascontiguousarray(Xs, dtype=float), np.ascontiguousarray(Ys, dtype=float),
@@ -656,8 +659,8 @@ def pairwise_tests(
         dropped += null.size - valid.size
         if valid.size == 0 or np.isnan(observed):
             continue  # NaN p-values, counted in the warning below
-        pvals[i, j] = (tail_count(valid, observed, "greater") + 1) / (valid.size + 1)
-        pvals[j, i] = (tail_count(-valid, -observed, "greater") + 1) / (valid.size + 1)
+        pvals[i, j] = monte_carlo_pvalue(tail_count(valid, observed, "greater"), valid.size)
+        pvals[j, i] = monte_carlo_pvalue(tail_count(-valid, -observed, "greater"), valid.size)
     warn_dropped(dropped, n_resamples * len(pairs), "permuted differences (over all pairs)", "the p-values")
     return PairwiseResult(names, corr, stat, adjust(pvals, correction=correction))
 
