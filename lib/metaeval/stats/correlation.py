@@ -45,7 +45,8 @@ __all__ = [
 
 LEVELS = ("system", "summary", "global", "per-system")
 COEFFICIENTS = ("pearson", "spearman", "kendall", "kendall-c", "pairwise-accuracy")
-#: coefficients computed from pair signs (their kernels build N(N-1)/2 pairs per vector)
+#: coefficients computed from pair signs (their kernels build N(N-1)/2 pairs per short vector; Kendall counts
+#: long vectors by sorting, see metaeval.stats._pairs.kendall)
 PAIR_COEFFICIENTS = ("kendall", "kendall-c", "pairwise-accuracy")
 #: coefficients with Fisher-interval constants (Bonett & Wright) and Williams' test
 FISHER_COEFFICIENTS = ("pearson", "spearman", "kendall")
