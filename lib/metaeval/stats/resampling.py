@@ -76,6 +76,14 @@ class BootstrapResult:
     n_dropped: int = 0
 
 
+
+def _size(n_bytes: float) -> str:
+    """Bytes in the unit that shows them (``0.0 GiB`` said nothing for a 1 MiB limit)."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:.1f} {unit}"
+    return f"{n_bytes:.0f} bytes"
+
 def check_resample(resample: str, allowed=RESAMPLE_METHODS) -> None:
     if resample not in allowed:
         raise ValueError(f"resample must be one of {allowed}, got {resample!r}")
@@ -116,20 +124,20 @@ def check_memory(n_resamples: int, batch: int | None, up_front: float, per_resam
     limit = memory_limit()
     if up_front > limit:
         raise ValueError(
-            f"n_resamples={n_resamples} needs about {up_front / 2**30:.1f} GiB for its resampling draws, more "
-            f"than the limit of {limit / 2**30:.1f} GiB (half this machine's memory, or $METAEVAL_MAX_MEMORY): "
+            f"n_resamples={n_resamples} needs about {_size(up_front)} for its resampling draws, more "
+            f"than the limit of {_size(limit)} (half this machine's memory, or $METAEVAL_MAX_MEMORY): "
             "use fewer resamples"
         )
     if batch is None and per_resample > limit:
         raise ValueError(
-            f"one resample needs about {per_resample / 2**30:.1f} GiB of temporaries at this size, more than the "
-            f"limit of {limit / 2**30:.1f} GiB (half this machine's memory, or $METAEVAL_MAX_MEMORY): use a "
+            f"one resample needs about {_size(per_resample)} of temporaries at this size, more than the "
+            f"limit of {_size(limit)} (half this machine's memory, or $METAEVAL_MAX_MEMORY): use a "
             "coarser level, another coefficient or fewer systems/inputs"
         )
     if batch is not None and batch * per_resample > limit:
         raise ValueError(
-            f"batch={batch} needs about {batch * per_resample / 2**30:.1f} GiB per chunk, more than the limit of "
-            f"{limit / 2**30:.1f} GiB (half this machine's memory, or $METAEVAL_MAX_MEMORY): use a smaller batch "
+            f"batch={batch} needs about {_size(batch * per_resample)} per chunk, more than the limit of "
+            f"{_size(limit)} (half this machine's memory, or $METAEVAL_MAX_MEMORY): use a smaller batch "
             "or leave it None"
         )
 

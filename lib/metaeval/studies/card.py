@@ -546,45 +546,44 @@ def _check_options(opt: CardOptions) -> None:
         raise ValueError(f"levels must be among {LEVELS}, got {unknown}")
 
 
-def card_data(scores, *, dataset: str, metric: str | None = None, baselines: Sequence[str] | None = None,
-              human: str | None = None, options: CardOptions = CardOptions(), incomplete: str = "raise",
-              called_from: str = "python") -> CardData:
-    """The checked inputs of a card: the new metric's scores on the grid it shares with ``dataset``, the
-    human score and the baselines, complete (see :func:`card_tables` for the arguments)."""
+def _check_card_settings(options: CardOptions, incomplete: str, called_from: str) -> None:
     _check_options(options)
     if called_from not in CALLERS:
         raise ValueError(f"called_from must be one of {', '.join(CALLERS)}, got {called_from!r}")
     if incomplete not in INCOMPLETE:
         raise ValueError(f"incomplete must be one of {', '.join(INCOMPLETE)}, got {incomplete!r} "
                          f"({_setting(called_from, 'incomplete', 'drop-inputs')})")
-    ds = _datasets.load(dataset)
-    human = human or _default_human(ds)
-    if human not in ds.score_names:
-        raise ValueError(f"human score {human!r} is not in dataset {dataset!r}")
-    all_scores = list(ds.score_names)
-    metric, X, notes, systems, inputs, unused = _user_scores(scores, ds, metric)
-    if (systems, inputs) != (ds.systems, ds.inputs):
-        ds = ds.subset(systems, inputs)
+
+
+def _choose_baselines(ds, dataset: str, metric: str, baselines: Sequence[str] | None, called_from: str,
+                      notes: list[str]) -> list[str]:
+    """The baselines given, checked, or the dataset's defaults (a note names the standard ones it lacks)."""
     chosen_by_default = baselines is None
-    baselines = list(baselines) if baselines is not None else default_baselines(ds, exclude=(metric,))
-    if not baselines:
+    chosen = list(baselines) if baselines is not None else default_baselines(ds, exclude=(metric,))
+    if not chosen:
         raise ValueError(f"no baselines: dataset {dataset!r} has none of the standard metrics; pass "
                          f"{_baselines_setting(called_from)}")
-    missing = [b for b in baselines if b not in ds.score_names and not ds.computable(b)]
+    missing = [b for b in chosen if b not in ds.score_names and not ds.computable(b)]
     if missing:
         raise ValueError(f"baselines {missing} are not scores of dataset {dataset!r}")
-    if metric in baselines:
+    if metric in chosen:
         raise ValueError(f"the new metric {metric!r} is also listed as a baseline")
     if chosen_by_default:
         stat = "R" if ds.recall_oriented else "F"
         # the new metric's own family is not missing: it is the one compared
-        found = {(_family(b, stat) or ("",))[0] for b in [metric, *baselines]}
+        found = {(_family(b, stat) or ("",))[0] for b in [metric, *chosen]}
         absent = [_FAMILY_NAMES[m] for m in _STANDARD if m not in found]
         if absent:
             notes.append(f"no {_join(absent, 'or')} ({'recall' if stat == 'R' else 'F1'}, under any spelling) in "
                          f"dataset {ds.name!r}, so {'it is' if len(absent) == 1 else 'they are'} not among the "
                          f"default baselines; choose baselines with {_baselines_setting(called_from)}")
-    # every score the card uses must be complete on one grid: the user's policy decides which systems or inputs go
+    return chosen
+
+
+def _apply_incomplete(ds, X, metric: str, human: str, baselines: list[str], *, incomplete: str, called_from: str,
+                      chosen_by_default: bool, notes: list[str]):
+    """Every score the card uses complete on one grid: the user's policy decides which systems or inputs go.
+    Returns ``(ds, X, dropped)``."""
     used = {metric: X, human: ds.matrix(human, allow_nan=True),
             **{b: ds.matrix(b, allow_nan=True) for b in baselines}}
     keep_s, keep_i, note = _resolve_incomplete(used, ds.systems, ds.inputs, ds_name=ds.name, incomplete=incomplete,
@@ -596,11 +595,16 @@ def card_data(scores, *, dataset: str, metric: str | None = None, baselines: Seq
         notes.append(note)
         X = X[np.ix_(keep_s, keep_i)]
         ds = ds.subset([s for s, k in zip(ds.systems, keep_s) if k], [i for i, k in zip(ds.inputs, keep_i) if k])
-    # nothing the user gave disappears silently: name every score the card leaves out, as the settings spell it
-    analysed = {metric, human, *baselines}
+    return ds, X, dropped
+
+
+def _not_analysed_notes(ds, all_scores: Sequence[str], analysed: set[str], human: str, unused: Sequence[str],
+                        called_from: str) -> list[str]:
+    """Nothing the user gave disappears silently: name every score the card leaves out, as the settings spell it."""
     humans = set(_human_names(ds))
     other_metrics = [n for n in all_scores if n not in analysed and n not in humans]
     other_humans = [n for n in all_scores if n not in analysed and n in humans]
+    notes = []
     if other_metrics:
         notes.append(f"{_count(len(other_metrics), 'metric score')} of dataset {ds.name!r} not analysed: "
                      f"{_ids(other_metrics, 8)} (compare with any of them with "
@@ -612,8 +616,33 @@ def card_data(scores, *, dataset: str, metric: str | None = None, baselines: Seq
     if unused:
         notes.append(f"{_count(len(unused), 'other score')} of the scores file not used: {_ids(unused, 8)} "
                      f"(choose the new metric with {_setting(called_from, 'metric', 'NAME')})")
-    mats = {metric: X, **{b: ds.matrix(b) for b in baselines}}
-    return CardData(ds=ds, metric=metric, human=human, baselines=tuple(baselines), X=X, Z=ds.matrix(human),
+    return notes
+
+
+def card_data(scores, *, dataset: str, metric: str | None = None, baselines: Sequence[str] | None = None,
+              human: str | None = None, options: CardOptions = CardOptions(), incomplete: str = "raise",
+              called_from: str = "python") -> CardData:
+    """The checked inputs of a card: the new metric's scores on the grid it shares with ``dataset``, the
+    human score and the baselines, complete (see :func:`card_tables` for the arguments).
+
+    Steps: the settings checked; the dataset and its human score; the user's scores on the shared grid; the
+    baselines; the incomplete policy applied to every score used; notes naming what is not analysed."""
+    _check_card_settings(options, incomplete, called_from)
+    ds = _datasets.load(dataset)
+    human = human or _default_human(ds)
+    if human not in ds.score_names:
+        raise ValueError(f"human score {human!r} is not in dataset {dataset!r}")
+    all_scores = list(ds.score_names)
+    metric, X, notes, systems, inputs, unused = _user_scores(scores, ds, metric)
+    if (systems, inputs) != (ds.systems, ds.inputs):
+        ds = ds.subset(systems, inputs)
+    chosen = _choose_baselines(ds, dataset, metric, baselines, called_from, notes)
+    ds, X, dropped = _apply_incomplete(ds, X, metric, human, chosen, incomplete=incomplete, called_from=called_from,
+                                       chosen_by_default=baselines is None, notes=notes)
+    analysed = {metric, human, *chosen}
+    notes.extend(_not_analysed_notes(ds, all_scores, analysed, human, unused, called_from))
+    mats = {metric: X, **{b: ds.matrix(b) for b in chosen}}
+    return CardData(ds=ds, metric=metric, human=human, baselines=tuple(chosen), X=X, Z=ds.matrix(human),
                     mats=mats, options=options, notes=tuple(notes), incomplete=incomplete, dropped=dropped,
                     not_analysed=tuple(n for n in [*all_scores, *unused] if n not in analysed))
 
