@@ -31,10 +31,15 @@ results: setup
 # (metaeval.studies.plotting.layout_problems): FIGURE_CHECK=raise makes a figure with such a problem fail its cell.
 FIGURE_CHECK ?= raise
 
+# pytest-xdist, one worker per core; --dist loadfile keeps a file on one worker: a notebook's cells run in order
+# in one kernel (nbval), and a module's fixtures are built once. TEST_JOBS=0 runs everything in one process.
+TEST_JOBS ?= auto
+
 test: setup
 	$(BIN)/ruff check lib tests notebooks site
 	rm -rf .nbval && $(BIN)/metaeval prepare-ci .nbval
-	METAEVAL_FIGURE_CHECK=$(FIGURE_CHECK) $(BIN)/python -m pytest -q -m "not slow" tests lib/metaeval .nbval --nbval-lax --nbval-current-env -p no:cacheprovider
+	METAEVAL_FIGURE_CHECK=$(FIGURE_CHECK) $(BIN)/python -m pytest -q -m "not slow" -n $(TEST_JOBS) --dist loadfile \
+	  tests lib/metaeval .nbval --nbval-lax --nbval-current-env -p no:cacheprovider
 	$(BIN)/mypy
 
 test-slow: setup

@@ -1,9 +1,20 @@
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-import metaeval
+# `make test` runs pytest-xdist with one worker per core. Each worker, and every kernel or subprocess it starts,
+# gets its share of the cores for BLAS/OpenMP/numba threads, as metaeval's own pool gives its workers
+# (run/pool.py): two workers whose threads spin on each other's cores made numeric tests several times slower.
+# Set here, before numpy is first imported (OpenBLAS reads it once); a value the user set is kept.
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    from metaeval.run.pool import THREAD_VARIABLES, threads_per_worker
+
+    for _name in THREAD_VARIABLES:
+        os.environ.setdefault(_name, str(threads_per_worker(int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
+
+import metaeval  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # The scripts that printed golden values import the reference implementations from outside the repository: they
