@@ -66,12 +66,13 @@ def load_json(*parts):
     return json.loads(FIXTURES.joinpath(*parts).read_text())
 
 
-# The slowest files of `make test`, slowest first (CPU seconds of one serial run, `--durations=0`, summed per file;
-# tests/README.md). pytest-xdist (`--dist loadfile --no-loadscope-reorder`) hands files to the workers in collection
+# The slowest files of `make test`, slowest first (a serial run's `--durations=0` summed per file, issue 37;
+# test_wheel_install's pip subprocesses by /usr/bin/time). pytest-xdist (`--dist loadfile --no-loadscope-reorder`) hands files to the workers in collection
 # order, so the longest start first and the short ones fill in at the end: both cores stay busy to the finish
 # instead of one long file running alone at the tail (longest-processing-time-first scheduling). A file not named
 # here keeps its place after these; a name that no longer exists is harmless.
 SLOWEST_FIRST = (
+    "test_wheel_install.py",  # 86 s CPU, most of it pip in a subprocess
     "test_combination.py",
     "test_cli_and_runner.py",
     "test_bad_inputs_run.py",
@@ -79,7 +80,6 @@ SLOWEST_FIRST = (
     "test_deutsch.py",
     "test_notebooks_on_user_data.py",
     "test_card.py",
-    "test_wheel_install.py",
 )
 
 
