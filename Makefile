@@ -41,14 +41,21 @@ class: setup
 # (metaeval.studies.plotting.layout_problems): FIGURE_CHECK=raise makes a figure with such a problem fail its cell.
 FIGURE_CHECK ?= raise
 
+# pytest-xdist, one worker per core; --dist loadfile keeps a file on one worker: a notebook's cells run in order
+# in one kernel (nbval), and a module's fixtures are built once. Files are handed out in collection order, the
+# slowest first (tests/conftest.py: SLOWEST_FIRST). TEST_JOBS=0 runs everything in one process.
+TEST_JOBS ?= auto
+XDIST     := -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
+
 test: setup
 	$(BIN)/ruff check lib tests notebooks site
 	rm -rf .nbval && $(BIN)/metaeval prepare-ci .nbval
-	METAEVAL_FIGURE_CHECK=$(FIGURE_CHECK) $(BIN)/python -m pytest -q -m "not slow" tests lib/metaeval .nbval --nbval-lax --nbval-current-env -p no:cacheprovider
+	METAEVAL_FIGURE_CHECK=$(FIGURE_CHECK) $(BIN)/python -m pytest -q -m "not slow" $(XDIST) \
+	  tests lib/metaeval .nbval --nbval-lax --nbval-current-env -p no:cacheprovider
 	$(BIN)/mypy
 
 test-slow: setup
-	$(BIN)/python -m pytest -q -m slow tests
+	$(BIN)/python -m pytest -q -m slow $(XDIST) tests
 
 # One markdown report, printed and saved as benchmarks/REPORT.md. report.py measures ROUGE, the statistics
 # and the power study against their anchors, and runs and quotes every other benchmarks/bench_*.py (a new

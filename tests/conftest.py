@@ -1,9 +1,20 @@
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-import metaeval
+# `make test` runs pytest-xdist with one worker per core. Each worker, and every kernel or subprocess it starts,
+# gets its share of the cores for BLAS/OpenMP/numba threads, as metaeval's own pool gives its workers
+# (run/pool.py): two workers whose threads spin on each other's cores made numeric tests several times slower.
+# Set here, before numpy is first imported (OpenBLAS reads it once); a value the user set is kept.
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    from metaeval.run.pool import THREAD_VARIABLES, threads_per_worker
+
+    for _name in THREAD_VARIABLES:
+        os.environ.setdefault(_name, str(threads_per_worker(int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
+
+import metaeval  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # The scripts that printed golden values import the reference implementations from outside the repository: they
@@ -53,3 +64,25 @@ def metric(fabbri):
 
 def load_json(*parts):
     return json.loads(FIXTURES.joinpath(*parts).read_text())
+
+
+# The slowest files of `make test`, slowest first (a serial run's `--durations=0` summed per file, issue 37;
+# test_wheel_install's pip subprocesses by /usr/bin/time). pytest-xdist (`--dist loadfile --no-loadscope-reorder`) hands files to the workers in collection
+# order, so the longest start first and the short ones fill in at the end: both cores stay busy to the finish
+# instead of one long file running alone at the tail (longest-processing-time-first scheduling). A file not named
+# here keeps its place after these; a name that no longer exists is harmless.
+SLOWEST_FIRST = (
+    "test_wheel_install.py",  # 86 s CPU, most of it pip in a subprocess
+    "test_combination.py",
+    "test_cli_and_runner.py",
+    "test_bad_inputs_run.py",
+    "test_grouge.py",
+    "test_deutsch.py",
+    "test_notebooks_on_user_data.py",
+    "test_card.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: k for k, name in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: a file's tests keep their order
