@@ -5,11 +5,11 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml requirements/constraints.txt jupyter/*/*.json jupyter/*/*/*/*.json | cksum | cut -d' ' -f1)
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml setup.py requirements/constraints.txt jupyter/*/*.json jupyter/*/*/*/*.json | cksum | cut -d' ' -f1)
 
 .PHONY: setup results reproduce test test-slow bench clean-venv site browser-test class
 
-$(STAMP): pyproject.toml requirements/constraints.txt $(wildcard jupyter/*/*.json jupyter/*/*/*/*.json)
+$(STAMP): pyproject.toml setup.py requirements/constraints.txt $(wildcard jupyter/*/*.json jupyter/*/*/*/*.json)
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), f"Python 3.11 needed, this is {sys.version.split()[0]}"'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
