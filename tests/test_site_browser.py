@@ -140,3 +140,58 @@ def test_every_page_loads_links_resolve_and_figures_render(browser, site_html): 
     assert pages_seen >= 5 and images_seen >= 2 and reports >= 1, (pages_seen, images_seen, reports)
     assert not problems, f"{len(problems)} problem(s) over {pages_seen} pages:\n" + "\n".join(problems[:40])
     print(json.dumps({"pages": pages_seen, "images": images_seen, "reports": reports, "files": len(checked_files)}))
+
+
+_LAYOUT = """
+const view = document.documentElement.clientWidth;
+const tables = Array.from(document.querySelectorAll('article table')).map(t => {
+  const heads = Array.from(t.querySelectorAll('th')).map(h => h.textContent.trim());
+  const cells = Array.from(t.querySelectorAll('th'));
+  return {heads: heads, right: Math.max(...cells.map(c => c.getBoundingClientRect().right), 0),
+          words: Array.from(t.querySelectorAll('th, td')).filter(c => !c.querySelector('code'))
+                      .map(c => c.scrollWidth - c.clientWidth)};
+});
+return {view: view, tables: tables};
+"""
+
+
+def test_front_page_tables_show_the_paper_and_ours_columns_at_1280px(browser, site_html):  # noqa: F811
+    """Issue 38: 4 of 5 results-index tables ran past the 742 px content column, hiding "paper" and "ours"."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.set_window_size(1280, 900)
+    with serve(site_html) as base:
+        browser.get(base + "/index.html")
+        WebDriverWait(browser, 20).until(lambda d: d.execute_script("return document.readyState") == "complete")
+        state = browser.execute_script(_LAYOUT)
+    wide = [t for t in state["tables"] if any(h.startswith("ours") for h in t["heads"])]
+    assert wide, "no results table with an 'ours' column on the front page"
+    for table in wide:
+        assert table["right"] <= state["view"], (table["heads"], table["right"], state["view"])
+        # no cell of plain words overflows its column (a word is broken only where it cannot fit)
+        assert max(table["words"], default=0) <= 1, table["heads"]
+
+
+_SMALLEST_FIGURE_TEXT = """
+const img = document.querySelector('figure.narrow img');
+if (!img) { return null; }
+return {shown: img.getBoundingClientRect().width, natural: img.naturalWidth};
+"""
+
+
+def test_report_card_heatmap_text_is_readable_at_1280px(browser, site_html):  # noqa: F811
+    """Issue 38: the tests heatmap's cell text showed at about 5 px. Its smallest text is 9 pt at the figure's
+    150 dpi (18.75 px of the PNG); shown at ``shown / natural`` of its size it must stay at least 9 px."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    reports = sorted(site_html.rglob("report.html"))
+    assert reports, "the site has no report card"
+    browser.set_window_size(1280, 900)
+    with serve(site_html) as base:
+        browser.get(base + "/" + reports[0].relative_to(site_html).as_posix())
+        WebDriverWait(browser, 20).until(lambda d: d.execute_script("return document.readyState") == "complete")
+        size = browser.execute_script(_SMALLEST_FIGURE_TEXT)
+    assert size is not None, "the report card shows no tests heatmap"
+    smallest_pt, dpi = 9, 150
+    shown_px = smallest_pt / 72 * dpi * size["shown"] / size["natural"]
+    assert shown_px >= 9, f"the heatmap's smallest text shows at {shown_px:.1f} px"
