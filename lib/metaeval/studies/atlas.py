@@ -57,6 +57,13 @@ __all__ = [
     "partial_conjunction_table",
     "findings",
     "finding_matrix",
+    "load_datasets",
+    "forest_plot",
+    "finding_heatmap",
+    "ceiling_sentences",
+    "correlation_sentences",
+    "replication_sentences",
+    "finding_sentences",
 ]
 
 ANALYSES = ("correlations", "system level", "text metrics", "noise ceiling")
@@ -146,7 +153,8 @@ def dataset_metrics(
 
     Computed from texts (if any): ``"ROUGE-1 R"``, ..., ``"BLEU"`` (sentence BLEU, sacrebleu; the Unicode
     tokenizer for non-English). The dataset's own scores: ``own`` (names), else the entry's ``source_metrics``,
-    else every non-human score except ROUGE (recomputed above), those of :data:`PREFERRED_OWN` first; the first ``max_own`` of them; the others are
+    else every non-human score except ROUGE (recomputed above),
+    :data:`PREFERRED_OWN` first; the first ``max_own``; the others are
     named in the notes. A score with missing cells is left out with a note.
     """
     mats: dict[str, np.ndarray] = {}
@@ -512,4 +520,174 @@ def finding_matrix(cells: Sequence[dict]) -> pd.DataFrame:
     if frame.empty:
         return frame
     return frame.pivot(index="dataset", columns="finding", values="status").reindex(
-        columns=[f for f in FINDINGS if f in set(frame["finding"])])
+        index=list(dict.fromkeys(frame["dataset"])), columns=[f for f in FINDINGS if f in set(frame["finding"])])
+
+
+# ----------------------------------------------------------------------------------------------------
+# Loading, figures and generated text
+
+
+def load_datasets(names: Sequence[str] = ()) -> tuple[dict[str, tuple[AtlasEntry, Dataset]], dict[str, str]]:
+    """The atlas datasets that load here (``names``; empty: every registered one) and, for the others, why not
+    (a download-only dataset not downloaded yet, an unknown name). Nothing is dropped silently."""
+    from metaeval.data import datasets as _datasets
+    from metaeval.data.atlas import atlas_datasets
+
+    registry = atlas_datasets()
+    loaded: dict[str, tuple[AtlasEntry, Dataset]] = {}
+    skipped: dict[str, str] = {}
+    for name in (list(names) or list(registry)):
+        if name not in registry:
+            skipped[name] = f"not an atlas dataset (registered: {', '.join(registry)})"
+            continue
+        entry = registry[name]
+        try:
+            ds = _datasets.load(name)
+        except Exception as exc:  # noqa: BLE001 - the reason is reported, the other datasets go on
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            hint = f" (run `metaeval download {name}`)" if entry.distribution == "download" else ""
+            skipped[name] = f"does not load here{hint}: {first}"
+            continue
+        human = entry.default_human
+        if human not in ds.score_names:
+            skipped[name] = f"its default human score {human!r} is not among the loaded scores"
+            continue
+        Z = ds.matrix(human, allow_nan=True)
+        if np.isnan(Z).any():
+            keep = [i for j, i in enumerate(ds.inputs) if not np.isnan(Z[:, j]).any()]
+            if len(keep) < 2:
+                skipped[name] = f"{human} has missing cells in every input"
+                continue
+            ds = ds.subset(inputs=keep)
+        if ds.shape[0] < 2:
+            skipped[name] = f"only {ds.shape[0]} system: nothing to correlate"
+            continue
+        loaded[name] = (entry, ds)
+    return loaded, skipped
+
+
+def forest_plot(table: pd.DataFrame, metric: str, *, statistic: str = "pearson", ax=None):
+    """Forest plot of one metric across datasets: the correlation and its Boot-Both CI per (dataset, level),
+    with the noise ceiling as a grey tick where the dataset has one."""
+    import matplotlib.pyplot as plt
+
+    rows = table[(table["metric"] == metric) & (table["statistic"] == statistic)].reset_index(drop=True)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 0.35 * len(rows) + 1.2))
+    colors = {"system": "C1", "summary": "C0"}
+    y = np.arange(len(rows))[::-1]
+    for yi, r in zip(y, rows.itertuples()):
+        c = colors.get(r.level, "C2")
+        ax.plot([r.ci_low, r.ci_high], [yi, yi], color=c, linewidth=2)
+        ax.plot([r.value], [yi], "o", color=c, markersize=5)
+        if np.isfinite(r.noise_ceiling):
+            ax.plot([r.noise_ceiling], [yi], "|", color="0.35", markersize=12, markeredgewidth=2)
+    ax.set_yticks(y)
+    ax.set_yticklabels([f"{r.dataset} ({r.level})" for r in rows.itertuples()], fontsize=8)
+    ax.axvline(0, color="0.6", linewidth=0.8)
+    ax.set_xlim(-1.05, 1.05)
+    ax.set_xlabel(f"{statistic} correlation, 95% Boot-Both CI (| = noise ceiling)")
+    ax.set_title(metric, fontsize=10)
+    return ax
+
+
+STATUS_CODES = {HOLDS: 1.0, NOT_HOLDS: 0.0, UNTESTABLE: np.nan}
+
+
+def finding_heatmap(matrix: pd.DataFrame, ax=None):
+    """Heatmap of the dataset x finding matrix: green holds, red does not hold, grey cannot be tested."""
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import ListedColormap
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(1.3 * matrix.shape[1] + 2.5, 0.45 * matrix.shape[0] + 1.8))
+    values = matrix.apply(lambda col: col.map(STATUS_CODES)).to_numpy(dtype=float)
+    cmap = ListedColormap(["#d9534f", "#5cb85c"])
+    cmap.set_bad("#cccccc")
+    ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0, vmax=1, aspect="auto")
+    short = {HOLDS: "holds", NOT_HOLDS: "no", UNTESTABLE: "n/a"}
+    for i in range(values.shape[0]):
+        for j in range(values.shape[1]):
+            ax.text(j, i, short.get(matrix.iat[i, j], "n/a"), ha="center", va="center", fontsize=8)
+    ax.set_xticks(range(matrix.shape[1]))
+    ax.set_xticklabels([c.replace("_", "\n") for c in matrix.columns], fontsize=8)
+    ax.set_yticks(range(matrix.shape[0]))
+    ax.set_yticklabels(list(matrix.index), fontsize=8)
+    ax.grid(False)
+    return ax
+
+
+def _fmt_ci(lo: float, hi: float) -> str:
+    return f"[{lo:.2f}, {hi:.2f}]"
+
+
+def ceiling_sentences(ceil: Mapping[str, Ceilings], skipped: Mapping[str, str]) -> list[str]:
+    """One generated sentence per dataset: its reliability and ceilings, or why it has none."""
+    lines = []
+    for name, c in ceil.items():
+        lines.append(
+            f"* **{name}** ({c.n_annotators} annotators): noise ceiling {c.system:.3f} "
+            f"{_fmt_ci(*c.system_ci)} at system level and {c.summary:.3f} {_fmt_ci(*c.summary_ci)} at summary level "
+            f"(sqrt of the split-half reliability with Spearman-Brown, r_kk = {c.reliability_system:.3f} and "
+            f"{c.reliability_summary:.3f}; 95% Boot-Both CIs); Krippendorff's interval alpha of single ratings "
+            f"{c.alpha_interval:.3f}.")
+    for name, why in skipped.items():
+        lines.append(f"* **{name}**: no noise ceiling, {why}.")
+    return lines
+
+
+def correlation_sentences(table: pd.DataFrame, *, statistic: str = "pearson") -> list[str]:
+    """Per dataset and level: the best metric by ``statistic``, its CI, and how far it is from the ceiling."""
+    lines = []
+    rows = table[table["statistic"] == statistic]
+    for (name, level), g in rows.groupby(["dataset", "level"], sort=False):
+        best = g.loc[g["value"].idxmax()]
+        text = (f"* **{name}, {level} level:** the highest {statistic} correlation is {best['metric']}'s, "
+                f"{best['value']:.3f} {_fmt_ci(best['ci_low'], best['ci_high'])} (95% Boot-Both percentile CI, no "
+                "multiplicity correction across metrics)")
+        if np.isfinite(best["noise_ceiling"]):
+            inside = best["ci_high"] >= best["noise_ceiling"]
+            text += (f"; the noise ceiling is {best['noise_ceiling']:.3f}, which the CI "
+                     + ("reaches: this dataset cannot show that any metric falls short of a perfect one"
+                        if inside else "does not reach: even the best metric is measurably below a perfect one")
+                     + f" (disattenuated, a separate estimate of the correlation with the true score: "
+                       f"{best['disattenuated']:.3f})")
+        else:
+            text += "; no noise ceiling (no per-annotator scores)"
+        lines.append(text + ".")
+    return lines
+
+
+def replication_sentences(pc: pd.DataFrame, *, alpha: float = 0.05, top: int = 8) -> list[str]:
+    """Generated sentences on the partial conjunction table: the pairs replicated on the most datasets."""
+    if pc.empty:
+        return ["* No pair of metrics is shared by two datasets: nothing to replicate."]
+    lines = []
+    rep = pc[pc["u_fdr"] > 0]
+    lines.append(f"* Of {len(pc)} ordered metric pairs present on at least two datasets, the tests show for {len(rep)} "
+                 f"that A beats B on at least one dataset (partial conjunction test of Benjamini & Heller, Bonferroni "
+                 f"combination, one-sided Perm-Both tests per dataset; Benjamini-Hochberg FDR {alpha} over the "
+                 "pairs at each u).")
+    for r in rep.head(top).itertuples():
+        lines.append(f"  * {r.metric_a} beats {r.metric_b} on at least {r.u_fdr} of {r.k} datasets "
+                     f"(adjusted p at u = {r.u_fdr}: {getattr(r, f'q_u{r.u_fdr}'):.3g}).")
+    full = pc[pc["u_fdr"] == pc["k"]]
+    lines.append(f"* {len(full)} pairs replicate on every dataset that has both metrics; for the others the "
+                 "evidence does not reach all datasets, which does not mean the metrics are equal there.")
+    return lines
+
+
+def finding_sentences(cells: Sequence[dict]) -> list[str]:
+    """One line per finding: on how many datasets it holds, does not hold, cannot be tested."""
+    frame = pd.DataFrame(list(cells))
+    lines = []
+    for fid, (paper, text) in FINDINGS.items():
+        g = frame[frame["finding"] == fid]
+        if g.empty:
+            continue
+        counts = {s: g.loc[g["status"] == s, "dataset"].tolist() for s in (HOLDS, NOT_HOLDS, UNTESTABLE)}
+        lines.append(f"* **{paper}**: {text}. Holds on {len(counts[HOLDS])} "
+                     f"({', '.join(counts[HOLDS]) or 'none'}), does not hold on {len(counts[NOT_HOLDS])} "
+                     f"({', '.join(counts[NOT_HOLDS]) or 'none'}), cannot be tested on {len(counts[UNTESTABLE])}"
+                     + (f" ({', '.join(counts[UNTESTABLE])})" if counts[UNTESTABLE] else "") + ".")
+    return lines
