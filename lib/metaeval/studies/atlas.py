@@ -364,7 +364,7 @@ def partial_conjunction_table(
                     if not np.isnan(p):
                         ps[d] = p
             if len(ps) < min_datasets:
-                left_out += 1
+                left_out += bool(ps)  # on some dataset, but too few to speak of replication
                 continue
             k = len(ps)
             res = partial_conjunction_test(list(ps.values()), u=k, method=method, alpha=alpha)
