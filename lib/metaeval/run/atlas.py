@@ -135,10 +135,12 @@ def write_index(root: Path, missing: Mapping[tuple[str, str], str], datasets: li
     for name in datasets:
         lines += ["", f"## {name}", "", "| notebook | result |", "|---|---|"]
         for nb in notebooks:
-            status = done.get((nb, name))
-            if status is not None and status.get("state") == "done":
+            found = done.get((nb, name))
+            if found is not None and found.get("state") == "done":
+                status = found
                 cell = f"[{status['path']}]({status['path']}/) ({status.get('seconds', 0):.0f} s)"
-            elif status is not None:
+            elif found is not None:
+                status = found
                 error = str(status.get("error", "")).strip().splitlines()
                 cell = f"failed: {error[-1] if error else 'no error recorded'} ([{status['path']}]({status['path']}/))"
             else:
@@ -161,7 +163,7 @@ def run_atlas(output: str | Path = "results/atlas", *, workers: int = 2, schedul
         print(f"atlas: {stem} on {', '.join(names)}", flush=True)
         run_sweep(find_notebook(stem).name, grid, root / stem, workers=workers, scheduler=scheduler, force=force,
                   progress=False)
-    atlas_run = None
+    atlas_run: dict | None = None
     if cross and (not notebooks or any(ATLAS_NOTEBOOK.startswith(n) for n in notebooks)):
         t0 = time.perf_counter()
         try:

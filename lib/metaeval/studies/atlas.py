@@ -178,7 +178,7 @@ def dataset_metrics(
                                                        len(PREFERRED_OWN), candidates.index(s)))
     else:
         candidates = list(own)
-    taken = []
+    taken: list[str] = []
     for name in candidates:
         if name not in ds.score_names:
             notes.append(f"{name}: not a score of this dataset")
@@ -232,7 +232,8 @@ def ceilings(ratings, *, n_splits: int = 20, n_resamples: int = 200, rng=0) -> C
     seeds = gen.integers(2**63 - 1, size=2)
     sys_ = noise_ceiling(ratings, level="system", n_splits=n_splits, n_resamples=n_resamples, rng=seeds[0])
     summ = noise_ceiling(ratings, level="summary", n_splits=n_splits, n_resamples=n_resamples, rng=seeds[1])
-    return Ceilings(sys_.ceiling, tuple(sys_.confidence_interval), summ.ceiling, tuple(summ.confidence_interval),
+    return Ceilings(sys_.ceiling, (sys_.confidence_interval.low, sys_.confidence_interval.high), summ.ceiling,
+                    (summ.confidence_interval.low, summ.confidence_interval.high),
                     sys_.reliability.reliability, summ.reliability.reliability,
                     krippendorff_alpha(ratings, level="interval").alpha, sys_.reliability.n_annotators)
 
@@ -424,12 +425,12 @@ def findings(
     else:
         names = [*rouge, "BLEU"]
         S = np.column_stack([np.nanmean(metrics[k], axis=1) for k in names])
-        res = williams_matrix(S, np.nanmean(Z, axis=1), names=names)
-        p = res.pvalues[:, -1][:-1]
-        best = names[int(np.nanargmax(res.correlations[:-1]))]
+        wres = williams_matrix(S, np.nanmean(Z, axis=1), names=names)
+        p = wres.pvalues[:, -1][:-1]
+        best = names[int(np.nanargmax(wres.correlations[:-1]))]
         beaten = [names[i] for i in np.flatnonzero(p < 0.05)]
-        reason = (f"best ROUGE variant {best} (r = {np.nanmax(res.correlations[:-1]):.3f}), BLEU r = "
-                  f"{res.correlations[-1]:.3f}; " + (f"BLEU is significantly outperformed by {', '.join(beaten)} "
+        reason = (f"best ROUGE variant {best} (r = {np.nanmax(wres.correlations[:-1]):.3f}), BLEU r = "
+                  f"{wres.correlations[-1]:.3f}; " + (f"BLEU is significantly outperformed by {', '.join(beaten)} "
                                                        f"(smallest p = {np.nanmin(p):.3g})" if beaten else
                                                        f"no ROUGE variant significantly outperforms BLEU (smallest "
                                                        f"p = {np.nanmin(p):.3g}; not significant is not equal)"))
@@ -464,9 +465,9 @@ def findings(
     else:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            res = bootstrap_ci(metrics[key], Z, level="system", coefficient="kendall", resample="both",
+            boot = bootstrap_ci(metrics[key], Z, level="system", coefficient="kendall", resample="both",
                                n_resamples=n_resamples, rng=seeds[2])
-        lo, hi = res.confidence_interval
+        lo, hi = boot.confidence_interval
         width = hi - lo
         out.append(_cell(name, "deutsch2021_width", HOLDS if width >= 0.25 else NOT_HOLDS, width,
                          f"ROUGE-2 F system-level Kendall tau 95% Boot-Both CI [{lo:.2f}, {hi:.2f}], width "
@@ -498,18 +499,18 @@ def findings(
         X = metrics[key]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            res = delta_correlations(X, Z, deltas=[(0.0, 0.5), (0.0, np.inf)], by=rouge_points(X),
+            dres = delta_correlations(X, Z, deltas=[(0.0, 0.5), (0.0, np.inf)], by=rouge_points(X),
                                      n_resamples=n_resamples, rng=seeds[0])
-        close, every = float(res.statistic[0]), float(res.statistic[1])
-        lo, hi = res.confidence_interval.low[0], res.confidence_interval.high[0]
-        if res.n_pairs[0] < 2:
+        close, every = float(dres.statistic[0]), float(dres.statistic[1])
+        lo, hi = np.asarray(dres.confidence_interval.low)[0], np.asarray(dres.confidence_interval.high)[0]
+        if dres.n_pairs[0] < 2:
             out.append(_cell(name, "deutsch2022_close", UNTESTABLE, np.nan,
-                             f"{int(res.n_pairs[0])} system pairs differ by less than 0.5 ROUGE-2 points"))
+                             f"{int(dres.n_pairs[0])} system pairs differ by less than 0.5 ROUGE-2 points"))
         else:
             ok = close < every and lo <= 0 <= hi
             out.append(_cell(name, "deutsch2022_close", HOLDS if ok else NOT_HOLDS, close,
-                             f"tau on the {int(res.n_pairs[0])} close pairs {close:.2f} [{lo:.2f}, {hi:.2f}] vs "
-                             f"{every:.2f} on all {int(res.n_pairs[1])} pairs (95% Boot-Both, {n_resamples} "
+                             f"tau on the {int(dres.n_pairs[0])} close pairs {close:.2f} [{lo:.2f}, {hi:.2f}] vs "
+                             f"{every:.2f} on all {int(dres.n_pairs[1])} pairs (95% Boot-Both, {n_resamples} "
                              "resamples)"))
     return out
 
