@@ -7,7 +7,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml requirements/constraints.txt jupyter/*/*.json jupyter/*/*/*/*.json | cksum | cut -d' ' -f1)
 
-.PHONY: setup results atlas test test-slow bench clean-venv site browser-test
+.PHONY: setup results atlas test test-slow bench clean-venv site browser-test class
 
 $(STAMP): pyproject.toml requirements/constraints.txt $(wildcard jupyter/*/*.json jupyter/*/*/*/*.json)
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), f"Python 3.11 needed, this is {sys.version.split()[0]}"'
@@ -32,6 +32,10 @@ results: setup
 # --scheduler ADDRESS (a Dask cluster), --datasets summeval,realsumm, --notebooks 00,70, --force.
 atlas: setup
 	$(BIN)/python -m metaeval.run.atlas --workers 2 $(ATLAS_ARGS)
+
+# Every notebook at the class preset (notebooks/class_parameters.yml) into results/runs/class/, with measured times.
+class: setup
+	$(BIN)/metaeval class
 
 # Every notebook figure is checked for text cut off, text over text and legends over data as nbval draws it
 # (metaeval.studies.plotting.layout_problems): FIGURE_CHECK=raise makes a figure with such a problem fail its cell.

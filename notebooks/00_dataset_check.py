@@ -78,7 +78,10 @@ incomplete_scores = coverage[coverage["missing"] > 0]
 lines = [
     f"* **{ds.name}**: {ds.shape[0]} systems × {ds.shape[1]} inputs = {n_cells} cells; "
     + (f"texts present, {ds.n_references} reference(s) per input (the minimum over inputs)."
-       if ds.has_texts else "no texts (scores only): notebooks that score summaries (10, 21, 30) cannot run on it."),
+       if ds.has_texts else
+       "summaries present but no references: reference-based metrics (notebooks 10, 21, 30) cannot score them."
+       if ds.texts is not None and ds.texts["summary"].notna().all() else
+       "no texts (scores only): notebooks that score summaries (10, 21, 30) cannot run on it."),
     f"* {len(coverage)} scores, {int(coverage['human'].sum())} of them human judgments "
     f"({', '.join(ds.display_name(s) for s in ds.human_scores) or 'none'}); "
     + (f"the default human score is {ds.display_name(human)}." if human else

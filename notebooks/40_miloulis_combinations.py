@@ -166,8 +166,9 @@ for target, by_level in tables.items():
     for level, t in by_level.items():
         fixed = t[~t["signature"].isin(names)].iloc[0]
         for _, r in t[t["signature"].isin(names)].iterrows():
-            rows.append(dict(target=display_name(target), level=level, metric=r["signature"].replace("MEAN-", "S-"),
-                             spearman=r["spearman"]))
+            # MEAN-ROUGE / MEAN-CENT are the S- networks trained on the mean: one bar colour with S-
+            rows.append(dict(target=display_name(target), level=level,
+                             metric=r["signature"].replace("MEAN-", "S-"), spearman=r["spearman"]))
         rows.append(dict(target=display_name(target), level=level, metric="best fixed (in-sample)",
                          spearman=fixed["spearman"]))
 overview = pd.DataFrame(rows)
@@ -178,10 +179,18 @@ g.set_axis_labels("human score", "Spearman's ρ with the human score")
 for axis in g.axes.flat:  # wrapped, not slanted: slanted names ran into the y-axis label
     axis.set_xticks(axis.get_xticks(), [wrap_label(t.get_text(), 12) for t in axis.get_xticklabels()], fontsize=9)
 g.set_titles("{col_name} level")
-sns.move_legend(g, "lower center", bbox_to_anchor=(0.5, 0.0), ncol=7, title="metric (S-: MEAN- for the mean)",
-                frameon=False)
+sns.move_legend(g, "lower center", bbox_to_anchor=(0.5, 0.045), ncol=7, title=None, frameon=False)
+# say why a slot is empty: a metric learned for some targets only (M-: one network for the individual scores,
+# which has no column for their mean; MEAN- stands in the S- colour for the mean)
+per_target = overview.groupby("metric")["target"].nunique()
+absent = sorted(per_target[per_target < overview["target"].nunique()].index)
+note = "S-ROUGE / S-CENT for the mean of the human scores: MEAN-ROUGE / MEAN-CENT."
+if absent:
+    note += (f" No bar for {', '.join(absent)} where it is not learned: an M- network predicts the individual human "
+             "scores together and has no output for their mean.")
+g.figure.text(0.5, 0.005, note, ha="center", va="bottom", fontsize=9)
 g.figure.suptitle(f"{ds.name}: learned metrics, baselines and the best fixed variant")
-g.figure.tight_layout(rect=(0, 0.1, 1, 1))
+g.figure.tight_layout(rect=(0, 0.12, 1, 1))
 nb.save_figure(g.figure, "learned_vs_fixed")
 plt.show()
 

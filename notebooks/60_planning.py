@@ -21,7 +21,7 @@
 
 # %% tags=["parameters"]
 dataset = "summeval"  # the pilot study: an embedded dataset or the path of your own
-metric_x = "qa-eval.f1"  # the metric expected to correlate better with the human scores
+metric_x = "qa-eval.f1"  # metric expected to correlate better (a dataset without it: its own 1st non-ROUGE metric)
 metric_y = None  # the one it is compared with; None: ROUGE-2 (recall on recall-oriented datasets, F1 otherwise)
 human = None  # human score; None: each dataset's default
 direction = "pilot"  # pilot: at each level X is the one of the two that correlates better on the pilot; fixed
@@ -41,6 +41,7 @@ n_resamples = 200  # permutations / resamples per test of the metric comparison
 pair_trials = 1000  # simulated studies per size of the system comparison
 pair_resamples = 1000  # sign flips / bootstrap resamples per system comparison test (all 2^n flips when fewer)
 seed = 0
+incomplete = "raise"  # missing cells of the pilot's scores: raise | drop-inputs | drop-systems
 output_dir = None  # None: results/planning/<dataset>/
 
 # %% [markdown]
@@ -81,9 +82,10 @@ def baseline_of(ds):
 
 
 pilot = metaeval.datasets.load(dataset)
-metric_x = default_metric(pilot, metric_x, paper="qa-eval.f1", param="metric_x", exclude=[baseline_of(pilot)])
+metric_x = default_metric(pilot, metric_x, paper="qa-eval.f1", param="metric_x", exclude=[baseline_of(pilot)],
+                          own_first=True)
 nb = start("planning", dataset, output_dir=output_dir, seed=seed, human=human,
-           scores=[metric_x, baseline_of(pilot)], purpose="the planner's pilot")
+           scores=[metric_x, baseline_of(pilot)], purpose="the planner's pilot", incomplete=incomplete)
 out, rng = nb.out, nb.rng
 # one pilot per run (run-all plans on every embedded dataset); the tables carry a dataset column
 pilots = {pilot.name: (nb.dataset, nb.human)}
@@ -272,20 +274,23 @@ binned = pd.concat([planning.binned_power(t).assign(dataset=n) for n, t in pairs
 labels = {b: f"Q{b}" + (" (smallest)" if b == 1 else " (largest)" if b == binned.difference_bin.max() else "")
           for b in sorted(binned.difference_bin.unique())}
 binned["difference quintile"] = binned.difference_bin.map(labels)
-grid = sns.relplot(data=binned, x="size", y="power", hue="difference quintile", col="dataset", kind="line",
-                   marker="o", palette="viridis", height=3.4, aspect=1.2, facet_kws={"sharex": True})
-for ax, (name, block) in zip(grid.axes.flat, binned.groupby("dataset", sort=False)):
-    ax.axhline(target_power, color="grey", linestyle="--", linewidth=0.8)
-    ranges = block.drop_duplicates("difference_bin")
-    spans = [f"Q{b}: {lo:.2f}-{hi:.2f}" for b, lo, hi in
-             zip(ranges.difference_bin, ranges.difference_low, ranges.difference_high)]
-    ax.set_title(f"{name} ({pilots[name][0].display_name(pilots[name][1])}), differences\n"
-                 + ", ".join(spans[:3]) + "\n" + ", ".join(spans[3:]), fontsize=8)
-grid.set_axis_labels("documents judged", f"power ({pair_test}, alpha = {alpha})")
-grid.figure.suptitle("Separating two systems: mean power of the pairs in each quintile of their difference")
-grid.figure.subplots_adjust(top=0.74)
-sns.move_legend(grid, "upper left", bbox_to_anchor=(1.0, 0.74))
-nb.save_figure(grid.figure, "pair_power")
+panels = list(binned.groupby("dataset", sort=False))
+fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels) + 2.6, 4.2), squeeze=False, sharey=True)
+colours = sns.color_palette("viridis", n_colors=len(labels))
+for ax, (name, block) in zip(axes[0], panels):
+    ax.axhline(target_power, color="grey", linestyle="--", linewidth=0.8, label=f"target power {target_power:g}")
+    for colour, (b, q) in zip(colours, block.groupby("difference_bin")):
+        # the quintile's range of |difference| in the legend, where the reader looks for what a colour means
+        ax.plot(q["size"], q["power"], marker="o", color=colour,
+                label=f"{labels[b]}: {q.difference_low.iloc[0]:.2f} to {q.difference_high.iloc[0]:.2f}")
+    ax.set_title(f"{name}: {pilots[name][0].display_name(pilots[name][1])}", fontsize=10)
+    ax.set_xlabel("documents judged")
+    ax.legend(title="quintile of |difference|", fontsize=8, title_fontsize=8, loc="upper left",
+              bbox_to_anchor=(1.01, 1.0))
+axes[0][0].set_ylabel(f"power ({pair_test}, alpha = {alpha})")
+fig.suptitle("Separating two systems: mean power of the pairs in each quintile of their difference")
+fig.tight_layout()
+nb.save_figure(fig, "pair_power")
 plt.show()
 
 # %%

@@ -137,9 +137,9 @@ def _library_tour() -> str:
 
 def _teaching_page() -> str:
     """The "class" preset (notebooks/class_parameters.yml) as a table of commands and measured run times."""
-    import yaml
+    from metaeval.run.presets import read_preset
 
-    preset = yaml.safe_load((ROOT / "notebooks" / "class_parameters.yml").read_text(encoding="utf-8")) or {}
+    preset = read_preset("class")
     lines = ["# Teaching with the compendium", "",
              "A first class (\"how sure are we about a metric's correlation?\") starts with the primer, notebook "
              "`01_primer`: the three correlation levels by hand, the sampling distribution of r, the true coverage "

@@ -40,7 +40,10 @@ def test_fabbri_same_grid_all_metrics(fabbri, summeval):
 def test_unknown_dataset_lists_known():
     with pytest.raises(DataError, match="summeval"):
         load("tac2008")
-    assert set(known_datasets()) == {"summeval", "realsumm", "fabbri2020", "bhandari2020"}
+    from metaeval.data.atlas import atlas_datasets
+
+    # SummEval, REALSumm, Deutsch et al.'s two folders, and every embedded atlas dataset (issue 34)
+    assert set(known_datasets()) == {"fabbri2020", "bhandari2020"} | set(atlas_datasets("embedded"))
 
 
 def _write(path, records):

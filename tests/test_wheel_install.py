@@ -68,7 +68,8 @@ def _run(installed, *args, check=True):
 def test_wheel_has_its_data_and_version(installed):
     py, work, env, tmp = installed
     code = (
-        "import json, metaeval, metaeval.rouge as r\n"
+        # every subpackage travels in the wheel (metrics.grouge and metrics.embeddings once did not)
+        "import json, metaeval, metaeval.rouge as r, metaeval.metrics.grouge, metaeval.metrics.embeddings\n"
         "from metaeval import _resources\n"
         "ds = metaeval.datasets.load('summeval')\n"
         "s = r.score(['the cat sat'], [['the cat sat down']], ['rouge-1|stem:yes|stop:no|stat:R|refs:A'])\n"

@@ -254,7 +254,26 @@ class Dataset:
             table["human"] = table["human"].map({True: "yes", False: ""})
             lines.append(f"scores: {len(table)}")
             lines.append(table[["score", "display_name", "human", "coverage"]].to_string(index=False))
+            lines.extend(self._missing_lines(list(table.loc[table["missing"] > 0, "score"])))
         return "\n".join(lines)
+
+    def _missing_lines(self, names: Sequence[str], limit: int = 10) -> list[str]:
+        """``metaeval describe``'s list of missing cells (system, input) per incomplete score, and what
+        ``incomplete="drop-inputs"`` / ``"drop-systems"`` would leave out: the error messages point here."""
+        if not names:
+            return []
+        lines = ["missing cells (system, input):"]
+        for name in names:
+            cells = np.argwhere(np.isnan(self._column(name)[0]))
+            shown = ", ".join(f"({self.systems[i]}, {self.inputs[j]})" for i, j in cells[:limit])
+            more = f" and {len(cells) - limit} more" if len(cells) > limit else ""
+            lines.append(f"  {name}: {shown}{more}")
+        mask = self._missing_mask(list(names), texts=False)
+        rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+        lines.append(f"  drop-inputs would leave out {len(cols)} of {self.shape[1]} inputs; drop-systems "
+                     f"{len(rows)} of {self.shape[0]} systems ({', '.join(self.systems[i] for i in rows[:8])}"
+                     f"{' ...' if len(rows) > 8 else ''})")
+        return lines
 
     # -- matrices ------------------------------------------------------------------------------------
 

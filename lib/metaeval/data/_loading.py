@@ -75,6 +75,32 @@ _ALIASES = {
 }
 
 
+def _known() -> dict[str, tuple[tuple[str, ...], str, dict[str, Any]]]:
+    """The table of embedded names: the entries above plus every embedded atlas dataset, read from the atlas
+    registry (:mod:`metaeval.data.atlas`, the one source of truth) the first time it is needed.
+
+    Filled lazily, not at import: the registry's tables may themselves import the data layer.
+    """
+    if not _ATLAS_ADDED:
+        from metaeval.data.atlas import atlas_datasets
+
+        for name, entry in atlas_datasets("embedded").items():
+            if name not in _KNOWN and entry.folder:
+                _KNOWN[name] = ((entry.folder,), _atlas_description(entry), {})
+        _ATLAS_ADDED.append(True)
+    return _KNOWN
+
+
+_ATLAS_ADDED: list[bool] = []
+
+
+def _atlas_description(entry: Any) -> str:
+    texts = "texts" if entry.texts else "no texts"
+    who = f"{entry.annotators} annotators" if entry.annotators else "aggregated scores"
+    return (f"{entry.title}: {entry.systems} systems x {entry.inputs} inputs, {entry.domain} ({entry.language}), "
+            f"{entry.judgment} {entry.default_human}, {who}, {texts}; {entry.licence}")
+
+
 # ----------------------------------------------------------------------------------------------------
 # Loading
 
@@ -83,25 +109,28 @@ def _resolve(name_or_path: Any) -> tuple[str, list[Path], dict[str, Any], str]:
     """(name, files, metadata, description) of a dataset name or path."""
     if name_or_path is None or not isinstance(name_or_path, (str, os.PathLike)):
         raise DataError(
-            f"name_or_path must be a dataset name ({', '.join(_KNOWN)}) or a path, got {type(name_or_path).__name__}"
+            f"name_or_path must be a dataset name ({', '.join(_known())}) or a path, got {type(name_or_path).__name__}"
         )
     text = os.fspath(name_or_path)
     if isinstance(text, bytes):
         text = os.fsdecode(text)
     if not text.strip():
         raise DataError(
-            f"name_or_path is empty; give a dataset name ({', '.join(_KNOWN)}) or the path of a folder or JSONL file"
+            f"name_or_path is empty; give a dataset name ({', '.join(_known())}) or the path of a folder or JSONL file"
         )
     key = _ALIASES.get(text, text)
-    if key in _KNOWN:
+    if key in _known():
         rels, desc, meta = _KNOWN[key]
+        meta = dict(meta)
         files: list[Path] = []
         for rel in rels:
             path = data_dir() / rel
             if not path.exists():
                 raise DataError(f"dataset {key!r}: {path} does not exist (embedded data missing; see data/README.md)")
             files.extend(sorted(path.glob("*.jsonl")) if path.is_dir() else [path])
-        return key, files, dict(meta), desc
+            if path.is_dir() and (path / "dataset.yml").exists():  # an atlas folder carries its own metadata
+                meta = {**read_dataset_yml(path / "dataset.yml"), **meta}
+        return key, files, meta, desc
     try:
         return _resolve_path(text)
     except (OSError, ValueError) as exc:
@@ -110,11 +139,36 @@ def _resolve(name_or_path: Any) -> tuple[str, list[Path], dict[str, Any], str]:
         raise DataError(f"{text!r}: cannot be read as a dataset ({exc})") from None
 
 
+# --- datasets fetched by `metaeval download NAME` (metaeval.data.download): found in their default folder ---
+
+
+def _resolve_downloaded(name: str) -> tuple[str, list[Path], dict[str, Any], str] | None:
+    """(name, files, metadata, description) of a downloaded atlas dataset, None if ``name`` is not one; a
+    DataError saying how to get it when it is one but has not been downloaded."""
+    from metaeval.data import download
+
+    if name not in download.download_names():
+        return None
+    folder = download.downloaded_path(name)
+    if not download.is_downloaded(name, folder):
+        raise DataError(f"dataset {name!r} is not downloaded: run `metaeval download {name}` (it is looked for in "
+                        f"{folder}; set $METAEVAL_DATASETS to look elsewhere)")
+    _, files, meta, desc = _resolve_path(str(folder))
+    return name, files, meta, desc
+
+
+# --- end of the downloaded datasets' hunk ---
+
+
 def _resolve_path(text: str) -> tuple[str, list[Path], dict[str, Any], str]:
+    downloaded = _resolve_downloaded(text)  # a downloaded dataset's name (metaeval download) before a path
+    if downloaded is not None:
+        return downloaded
+
     path = Path(text).expanduser()
     if not path.exists():
         raise DataError(
-            f"unknown dataset {text!r}: not a known name ({', '.join(sorted(_KNOWN))}) "
+            f"unknown dataset {text!r}: not a known name ({', '.join(sorted(_known()))}) "
             "and no file or directory of that name exists"
         )
     meta: dict[str, Any] = {}
@@ -156,7 +210,7 @@ def readable_name(path: str | os.PathLike[str]) -> str:
     if path.name in ("", ".", ".."):
         path = path.resolve()
     name = (path.stem if path.suffix else path.name) or str(path)
-    if name in _KNOWN or name in _ALIASES:
+    if name in _known() or name in _ALIASES:
         parent = path.resolve().parent.name
         name = f"{parent}/{name}" if parent else str(path.resolve())
     return name

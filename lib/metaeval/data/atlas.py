@@ -12,90 +12,9 @@ This module is the one table of those facts; the loader, ``metaeval datasets`` a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+from metaeval.data._atlas_registry import _REGISTRY, AtlasEntry, Distribution, register
 
 __all__ = ["AtlasEntry", "atlas_datasets", "register"]
-
-Distribution = Literal["embedded", "download"]
-
-
-@dataclass(frozen=True)
-class AtlasEntry:
-    """What the atlas records about one dataset.
-
-    Attributes
-    ----------
-    name : str
-        The name :func:`metaeval.datasets.load` takes (lower case, ``-`` between words).
-    title : str
-        Short human title, e.g. ``"DialSummEval (Gao & Wan, 2022)"``.
-    citation : str
-        The paper to cite (authors, year, title, venue).
-    domain : str
-        ``"news"``, ``"dialogue"``, ``"opinions"``, ``"stories"``, ``"long documents"``, ``"translation"``, ...
-    language : str
-        ISO 639-1 code(s) of the evaluated texts, comma-separated (``"en"``, ``"de"``, ``"en-de"`` for MT).
-    task : str
-        ``"summarization"``, ``"story generation"`` or ``"translation"``.
-    judgment : str
-        The kind of human score: ``"likert"``, ``"binary"``, ``"proportion"``, ``"direct assessment (z)"``,
-        ``"MQM"``, ``"pyramid"``, ``"percent"``, ``"rank"``.
-    human_scores : tuple of str
-        The human scores (score names in the loaded dataset); the first is the default.
-    annotators : int or None
-        Annotators per item kept separately (``Dataset.ratings``); None where the source only has aggregates.
-    systems, inputs : int
-        The grid's shape as loaded.
-    texts, references : bool
-        Whether summaries (outputs) and references are included.
-    source_metrics : tuple of str
-        Metric scores shipped by the source, under their own names.
-    licence : str
-        The licence as read in the source repository (``"none found"`` when there is none).
-    source : str
-        ``owner/repo@commit: files``.
-    distribution : {"embedded", "download"}
-    notes : str
-        Caveats a user must know (e.g. "one rater per item", "reference summary included as a system").
-    """
-
-    name: str
-    title: str
-    citation: str
-    domain: str
-    language: str
-    task: str
-    judgment: str
-    human_scores: tuple[str, ...]
-    annotators: int | None
-    systems: int
-    inputs: int
-    texts: bool
-    references: bool
-    licence: str
-    source: str
-    distribution: Distribution
-    source_metrics: tuple[str, ...] = ()
-    notes: str = ""
-    folder: str = field(default="", compare=False)  # embedded: path under data/; download: "" (user folder)
-
-    @property
-    def default_human(self) -> str:
-        """The default human score (the first of :attr:`human_scores`)."""
-        return self.human_scores[0]
-
-
-_REGISTRY: dict[str, AtlasEntry] = {}
-
-
-def register(entry: AtlasEntry) -> AtlasEntry:
-    """Add ``entry`` to the atlas (module-level tables call this once per dataset)."""
-    if entry.name in _REGISTRY and _REGISTRY[entry.name] != entry:
-        raise ValueError(f"atlas dataset {entry.name!r} registered twice with different facts")
-    _REGISTRY[entry.name] = entry
-    return entry
-
 
 register(AtlasEntry(
     name="summeval", title="SummEval (Fabbri et al., 2021)",
@@ -129,9 +48,19 @@ def atlas_datasets(distribution: Distribution | None = None) -> dict[str, AtlasE
     >>> list(atlas)[:2], atlas["summeval"].default_human
     (['summeval', 'realsumm'], 'expert.relevance')
     """
-    # the dataset tables register themselves on import; importing here keeps one entry point
-    from metaeval.data import _atlas_embedded, _atlas_download  # noqa: F401
+    # the dataset tables register themselves on import; importing here keeps one entry point. A table may also
+    # give its entries as ENTRIES, a list of AtlasEntry keyword dictionaries (so that it need not import this
+    # module, which would be an import cycle)
+    from metaeval.data import _atlas_embedded, _atlas_download
+
+    for table in (_atlas_embedded, _atlas_download):
+        for facts in getattr(table, "ENTRIES", ()):
+            register(AtlasEntry(**facts))
 
     if distribution not in (None, "embedded", "download"):
         raise ValueError(f"distribution must be None, 'embedded' or 'download', got {distribution!r}")
-    return {k: v for k, v in _REGISTRY.items() if distribution is None or v.distribution == distribution}
+    # the tables may be imported before this module (they import only _atlas_registry): the order is fixed here,
+    # SummEval and REALSumm first, then the embedded and the downloaded datasets, each in the order registered
+    entries = sorted(_REGISTRY.values(), key=lambda e: (e.name not in ("summeval", "realsumm"),
+                                                         e.distribution != "embedded"))
+    return {e.name: e for e in entries if distribution is None or e.distribution == distribution}

@@ -39,7 +39,7 @@ from metaeval.data.synthetic import SyntheticDataset, synthetic
 # their public names are re-exported here, where users import them from.
 from metaeval.data._dataset import _POLICIES, Dataset, DatasetInfo, IncompletePolicy, display_name
 from metaeval.data._loading import (
-    _KNOWN,
+    _known,
     _build,
     _Collector,
     _info,
@@ -66,14 +66,17 @@ __all__ = [
 
 
 def known_datasets() -> dict[str, str]:
-    """Names accepted by :func:`load` with a one-line description of each.
+    """Names accepted by :func:`load` with a one-line description of each: SummEval, REALSumm and Deutsch et
+    al.'s files, and every embedded dataset of the atlas (:func:`metaeval.data.atlas.atlas_datasets`).
 
     Examples
     --------
-    >>> sorted(known_datasets())
-    ['bhandari2020', 'fabbri2020', 'realsumm', 'summeval']
+    >>> sorted(known_datasets())  # doctest: +NORMALIZE_WHITESPACE
+    ['bhandari2020', 'fabbri2020', 'faceval', 'frank-cnndm', 'frank-xsum', 'goyal2022-bbc', 'goyal2022-cnn',
+     'hanna', 'realsumm', 'squality', 'summeval', 'wmt20-mqm-ende', 'wmt20-mqm-zhen', 'wmt21-mqm-ende',
+     'wmt21-mqm-zhen', 'xsum-hallucinations']
     """
-    return {name: desc for name, (_, desc, _) in _KNOWN.items()}
+    return {name: desc for name, (_, desc, _) in _known().items()}
 
 
 def verify_checksums(paths: Iterable[Path]) -> None:
@@ -156,7 +159,7 @@ def load(
     ignore = frozenset(ignore_fields) | frozenset(meta.get("ignore_fields", ()))
 
     meta_key = repr(sorted(meta.items()))
-    cacheable = verify and name in _KNOWN
+    cacheable = verify and name in _known()
     ds = _load_cached(name, tuple(files), _stat_key(files) if cacheable else None, policy, ignore, description,
                       meta_key, meta)
     return _apply_incomplete(ds, incomplete)

@@ -104,6 +104,7 @@ def default_metric(
     exclude: Sequence[str] = (),
     measures: Sequence[str] = ("rouge-2", "rouge-1"),
     quiet: bool = False,
+    own_first: bool = False,
 ) -> str:
     """The metric a notebook analyses: ``value`` if the dataset has it, else the documented fallback.
 
@@ -123,6 +124,10 @@ def default_metric(
         Fallback measures in order (each stored under any spelling, else computed from the texts).
     quiet : bool
         Do not print the one-line note saying which score replaced the default.
+    own_first : bool
+        When the dataset lacks the paper's metric, take its first own metric (a stored score that is neither
+        human nor a standard baseline: ROUGE or BERTScore under any spelling) before the fallback measures:
+        the metric a user brings is the one to study (notebook 60's X).
 
     Examples
     --------
@@ -130,6 +135,12 @@ def default_metric(
     'qa-eval.f1'
     >>> default_metric("realsumm", None)
     'rouge-2.recall'
+    >>> import pandas as pd
+    >>> from metaeval.data.datasets import from_frame
+    >>> study = from_frame(pd.DataFrame({"doc": ["d1", "d1"], "system": ["A", "B"], "relevance": [1, 2],
+    ...                                  "rouge-2.f1": [.1, .2], "my_metric": [.3, .4]}), name="study")
+    >>> default_metric(study, "qa-eval.f1", paper="qa-eval.f1", own_first=True, quiet=True)
+    'my_metric'
     """
     if value is not None and value != paper:
         return value
@@ -137,6 +148,14 @@ def default_metric(
     wanted = value if value is not None else paper
     if wanted is not None and (wanted in ds.score_names or ds.computable(wanted)) and wanted not in exclude:
         return wanted
+    if own_first:
+        humans = set(ds.human_scores)
+        own = [n for n in ds.score_names if n not in humans and n not in exclude and recognize(n) is None]
+        if own:
+            if wanted is not None and not quiet:
+                print(f"{ds.name} has no {wanted!r} (the paper's metric, the default of {param}): using its own "
+                      f"metric {display(ds, own[0])} ({own[0]}); set another with -p {param} NAME")
+            return own[0]
     for measure in measures:
         found = _find(ds, measure, exclude)
         if found is not None:

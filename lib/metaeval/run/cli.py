@@ -10,7 +10,7 @@ Examples::
     metaeval run-all                                       # every notebook into results/
     metaeval sweep 20 results/sweeps/ci -p coefficient pearson,kendall -p n_trials 100 --workers 2
     metaeval card my_metric.jsonl --dataset summeval --output card/  # report card of a new metric
-    metaeval datasets                                      # the embedded datasets
+    metaeval datasets                                      # the atlas: every dataset, embedded or downloaded
     metaeval describe realsumm                             # systems, inputs, texts, scores and their coverage
     metaeval import study.csv my_study                     # a table (CSV, TSV, parquet) -> a dataset folder
 """
@@ -223,6 +223,15 @@ def cmd_run(args) -> int:
     from metaeval.run.notebooks import run_notebook
 
     params = _parse_params(args.param, args.notebook)
+    if args.preset:
+        from metaeval.run.presets import PresetError, preset_parameters
+
+        try:
+            # the preset's values under the user's own -p overrides
+            params = {**preset_parameters(args.notebook, args.preset), **params}
+        except PresetError as exc:
+            print(f"metaeval run: --preset: {exc}", file=sys.stderr)
+            return 2
     out = params.get("output_dir")
     from metaeval.run.paths import project_root
 
@@ -235,6 +244,13 @@ def cmd_run(args) -> int:
     if params.get("output_dir") is None and "runs" in res.output_dir.parts:
         print("not the notebook's canonical parameters: the canonical results are untouched", file=sys.stderr)
     print(f"{res.notebook}: {res.seconds:.1f} s -> {res.output_dir}")
+    return 0
+
+
+def cmd_class(args) -> int:
+    from metaeval.run.presets import run_preset
+
+    run_preset("class", only=args.only)
     return 0
 
 
@@ -365,13 +381,58 @@ def cmd_import(args) -> int:
     return 0
 
 
+def _download_status(name: str) -> str:
+    """'present' or 'absent' for a downloaded atlas dataset, if the download module can tell; else 'download'."""
+    from metaeval.data import _atlas_download
+
+    status = getattr(_atlas_download, "download_status", None)  # name -> folder if downloaded, else None
+    if not callable(status):
+        return "download"
+    return "present" if status(name) else "absent"
+
+
 def cmd_datasets(args) -> int:
+    from dataclasses import asdict
+
+    from metaeval.data.atlas import atlas_datasets
     from metaeval.data.datasets import known_datasets
 
-    table = known_datasets()
-    width = max(map(len, table))
-    for name, description in table.items():
-        print(f"{name:<{width}}  {description}")
+    atlas = atlas_datasets()
+    rows = []
+    for entry in atlas.values():
+        where = "embedded" if entry.distribution == "embedded" else _download_status(entry.name)
+        rows.append({**asdict(entry), "available": where})
+    others = {n: d for n, d in known_datasets().items() if n not in atlas}
+    if args.json:
+        print(json.dumps({"atlas": rows, "also_loadable": others}, indent=2, ensure_ascii=False))
+        return 0
+    header = ("name", "available", "shape", "domain", "language", "task", "human scores (default first)",
+              "annotators", "texts", "licence")
+    table = [header]
+    for r in rows:
+        human = r["human_scores"][0] + (f" +{len(r['human_scores']) - 1}" if len(r["human_scores"]) > 1 else "")
+        table.append((r["name"], r["available"], f"{r['systems']} x {r['inputs']}", r["domain"], r["language"],
+                      r["task"], f"{human} ({r['judgment']})",
+                      str(r["annotators"]) if r["annotators"] else "aggregated",
+                      "yes" if r["texts"] else "no", r["licence"]))
+    widths = [max(len(row[k]) for row in table) for k in range(len(header))]
+    for row in table:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+    if any(r["available"] == "absent" for r in rows):
+        print("\nabsent: fetch with `metaeval download NAME [FOLDER]`")
+    if others:
+        print("\nalso loadable (the same data as above, other files):")
+        width = max(map(len, others))
+        for name, description in others.items():
+            print(f"  {name:<{width}}  {description}")
+    print("\nmore: metaeval describe NAME; provenance and licences: data/README.md, data/atlas/NAME/PROVENANCE.md")
+    return 0
+
+
+def cmd_download(args) -> int:
+    from metaeval.data.download import download
+
+    download(args.name, args.folder, base_url=args.base_url, force=args.force, show=print)
     return 0
 
 
@@ -443,7 +504,14 @@ def main(argv=None) -> int:
     p.add_argument("notebook", help="path, file name or number prefix, e.g. 00")
     p.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"))
     p.add_argument("--log", action="store_true", help="stream the notebook's output")
+    p.add_argument("--preset", choices=["class", "ci"],
+                   help="start from a preset's parameters (notebooks/<preset>_parameters.yml); -p overrides them")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("class", help="run every notebook with the class preset (notebooks/class_parameters.yml) "
+                                     "into results/runs/class/, printing wall and CPU seconds")
+    p.add_argument("--only", nargs="*", help="only these notebooks (names or number prefixes)")
+    p.set_defaults(func=cmd_class)
 
     p = sub.add_parser("run-all", help="run every notebook with its defaults into results/")
     p.add_argument("--only", nargs="*", help="only these notebooks")
@@ -468,12 +536,25 @@ def main(argv=None) -> int:
     p.add_argument("notebook")
     p.set_defaults(func=cmd_params)
 
-    p = sub.add_parser("datasets", help="list the embedded datasets")
+    p = sub.add_parser("datasets", help="list the atlas datasets (embedded or downloaded): shape, domain, language, "
+                                        "human scores, annotators, licence")
+    p.add_argument("--json", action="store_true", help="every registered fact as JSON")
     p.set_defaults(func=cmd_datasets)
 
     p = sub.add_parser("describe", help="systems, inputs, references, texts and score coverage of a dataset")
     p.add_argument("dataset", help="an embedded name (see 'metaeval datasets') or a folder/JSONL file")
     p.set_defaults(func=cmd_describe)
+
+    p = sub.add_parser("download", help="fetch a dataset without a redistribution licence (pinned commit, "
+                                        "sha256 checked) and convert it into a dataset folder")
+    p.add_argument("name", help="dialsummeval, opinsummeval, koh2022-arxiv, koh2022-govreport, newsroom, "
+                                "multisummeval-{de,en,es,fr,id,ru,tr,zh}, ffci-coherence, ffci-xsum")
+    p.add_argument("folder", nargs="?", help="where to write it (default: $METAEVAL_DATASETS/NAME or the user data "
+                                             "folder, where load(NAME) looks)")
+    p.add_argument("--force", action="store_true", help="download again, replacing an earlier download of NAME")
+    p.add_argument("--base-url", help="replaces https://raw.githubusercontent.com (a mirror; default "
+                                      "$METAEVAL_DOWNLOAD_BASE)")
+    p.set_defaults(func=cmd_download)
 
     p = sub.add_parser("import", help="a table (CSV, TSV, parquet; long or wide) -> a dataset folder (JSONL + yml)")
     p.add_argument("source", help="the table: .csv, .tsv or .parquet")

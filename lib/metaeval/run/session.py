@@ -14,6 +14,7 @@ helpers to save tables, figures and generated text there.
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,6 +107,18 @@ class Session:
         display(Markdown(text))
 
 
+def _short_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                   file: Any = None, line: str | None = None) -> None:
+    """Show a warning on its own line, under any progress bar (``tqdm.write`` clears and redraws the bars, so
+    the two are never fused into one line), naming the library module instead of its absolute path."""
+    from tqdm import tqdm
+
+    path = Path(filename)
+    parts = path.parts
+    where = "/".join(parts[parts.index("metaeval"):]) if "metaeval" in parts else path.name
+    tqdm.write(f"{category.__name__}: {message} ({where}:{lineno})", file=file or sys.stderr)
+
+
 def _show_figures_inline() -> None:
     """In a Jupyter kernel, draw figures into the notebook (the saved files are rendered by Agg either way)."""
     try:
@@ -169,6 +182,7 @@ def start(
     sns.set_theme(style="whitegrid", context="notebook", palette="deep")
     use_compendium_style()
     _show_figures_inline()
+    warnings.showwarning = _short_warning
     if quiet_rouge:
         from metaeval.metrics.rouge import RougeWarning
 

@@ -38,6 +38,7 @@ import pandas as pd
 from metaeval._io import atomic_write
 from metaeval._outputs import check_target, remove_run_folder, staging_dir, swap_into_place, write_manifest
 from metaeval.data import datasets as _datasets
+from metaeval.studies._card_format import fmt_difference, rounds_to_zero
 from metaeval.stats.agreement import pairwise_accuracy, tie_calibrated_accuracy
 from metaeval.stats.planning import metric_comparison_power, required_size
 from metaeval.stats.resampling import bootstrap_ci
@@ -273,7 +274,7 @@ def _summarize_tests(data: CardData, tests: pd.DataFrame) -> list[str]:
     for level, block in tests.groupby("level", sort=False):
         found: dict[str, list[str]] = {"new better": [], "baseline better": [], "not significant": []}
         for _, t in block.iterrows():
-            found[t.verdict].append(f"{data.name(t.baseline)} ({t.difference:+.3f}, p = "
+            found[t.verdict].append(f"{data.name(t.baseline)} ({fmt_difference(t.difference)}, p = "
                                     f"{_fmt_p(t.p_two_sided)}, adjusted {_fmt_p(t.p_two_sided_bonferroni)})")
         parts = [f"{word} {_join(items)}" for word, items in (("higher than", found["new better"]),
                                                               ("lower than", found["baseline better"])) if items]
@@ -399,7 +400,10 @@ def _summarize_planner(data: CardData, planner: pd.DataFrame) -> list[str]:
     for _, p in planner.iterrows():
         who = data.name(p.better_here)
         other = data.name(p.baseline if p.better_here == data.metric else data.metric)
-        if p.reached:
+        if rounds_to_zero(p.difference):
+            parts.append(f"{p.level} level, {who} and {other}: {fmt_difference(p.difference)}, so no study size "
+                         "is planned for it")
+        elif p.reached:
             parts.append(f"{p.level} level, {who} beats {other} (difference {p.difference:.3f}): about "
                          f"{_fmt_docs(p.documents_needed)} documents (Monte-Carlo interval {_fmt_docs(p.ci_low)}-"
                          f"{_fmt_docs(p.ci_high)})")

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from metaeval.studies._card_format import fmt_difference
+
 __all__ = ["render_report", "write_report", "REPORT_NAME"]
 
 REPORT_NAME = "report.html"
@@ -45,10 +47,14 @@ img.strip { max-height: 62mm; } figure.narrow img { max-height: 52mm; }
 figcaption { font-size: 8pt; color: #555; }
 table { width: 100%; border-collapse: collapse; table-layout: fixed; font-size: 8pt; margin: 1mm 0; }
 th, td { border-bottom: 1px solid #e2e2e2; padding: 0.5mm 1mm; text-align: left; vertical-align: top;
-         overflow-wrap: anywhere; }
-th { background: #f3f3f3; font-weight: 600; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+         overflow-wrap: break-word; word-break: normal; hyphens: manual; }
+th { background: #f3f3f3; font-weight: 600; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 footer { margin-top: 3mm; border-top: 1px solid #ccc; padding-top: 1mm; font-size: 7pt; color: #555;
          overflow-wrap: anywhere; }
+@media screen and (min-width: 900px) { body { max-width: 1240px; font-size: 10pt; } table { font-size: 9pt; }
+                                       figcaption { font-size: 9pt; } img.strip { max-height: 90mm; }
+                                       figure.narrow img { max-height: none; } }
 @media print { body { padding: 0; max-width: none; font-size: 7pt; line-height: 1.2; } h1 { font-size: 12pt; }
                h2 { font-size: 8.5pt; margin-top: 1.5mm; break-after: avoid; } table { font-size: 6.5pt; }
                table, figure { break-inside: avoid; } .summary li { margin: 0; } figcaption { font-size: 6.5pt; }
@@ -152,7 +158,7 @@ def render_report(folder: str | os.PathLike) -> str:
     if tests is not None:
         shown = pd.DataFrame({
             "level": tests.level, "baseline": tests.display_name,
-            "\u0394r": [f"{d:+.3f}" for d in tests.difference],
+            "\u0394r": [fmt_difference(d) for d in tests.difference],
             # the card decides with one two-sided test per baseline (studies/card.py, tests_table);
             # a card written before the two-sided test existed has no such column: shown as "-"
             "p, two-sided": [_p(p) for p in tests.get("p_two_sided", pd.Series(float("nan"), index=tests.index))],
@@ -181,7 +187,7 @@ def render_report(folder: str | os.PathLike) -> str:
             "to show": [f"{names.get(str(w), w)} beats {names.get(str(o), o)}" for w, o in
                         ((w, b if w != b else provenance.get("metric", "the new metric"))
                          for w, b in zip(planner.better_here, planner.baseline))],
-            "|\u0394r|": [f"{d:.3f}" for d in planner.difference],
+            "|\u0394r|": [fmt_difference(d, signed=False) for d in planner.difference],
             "documents for 80% power": [f"not reached up to {int(m)}" if not bool(r) else f"{n:.0f}"
                                         for n, r, m in zip(planner.documents_needed, planner.reached,
                                                            planner.largest_size_tried)],

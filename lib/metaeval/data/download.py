@@ -1,0 +1,270 @@
+"""Datasets you download: ``metaeval download NAME [FOLDER]`` (or :func:`download`).
+
+Some public human-judgment datasets have no licence that lets the compendium redistribute them (no licence file
+in the authors' repository). They are not in ``data/``: :func:`download` fetches the authors' files at a pinned
+commit, checks each file's sha256 (for a folder of one small file per input, as Multi_SummEval's texts, the
+sha256 of the folder's SHA256SUMS listing), converts them into the dataset contract (``data/README.md``: JSONL records
+keyed by ``instance_id`` and ``summarizer_id``, per-annotator lists where the source has separate annotators, the
+source's metric scores under their own names, and a ``dataset.yml``) and writes the folder with a
+``PROVENANCE.md`` (URLs, commit, sha256, the licence statement, the citation and every transformation).
+Afterwards :func:`metaeval.datasets.load` takes the name::
+
+    metaeval download dialsummeval            # -> $METAEVAL_DATASETS/dialsummeval (or the user data folder)
+    python -c "import metaeval.datasets as d; print(d.load('dialsummeval').shape)"
+
+The datasets (see :func:`metaeval.data.atlas.atlas_datasets` with ``"download"``): ``dialsummeval``,
+``opinsummeval``, ``koh2022-arxiv``, ``koh2022-govreport``, ``newsroom``, ``multisummeval-{de,en,es,fr,id,ru,tr,zh}``,
+``ffci-coherence``, ``ffci-xsum``.
+
+Where the data go: ``FOLDER`` if given, else ``$METAEVAL_DATASETS/<name>`` or the platformdirs user data folder
+(``~/.local/share/metaeval/datasets/<name>`` on Linux), which is where ``load(name)`` looks. The folder is
+written like every metaeval output (:mod:`metaeval._outputs`): staged beside it and renamed into place, with a
+manifest ``.metaeval-run.download.json``; an existing folder is replaced only if an earlier download of the same
+dataset wrote it and nobody changed it (and only with ``force=True``); a folder of yours is never touched.
+
+Where they come from: ``https://raw.githubusercontent.com/<owner>/<repo>/<commit>/<path>``; ``base_url`` (or
+``$METAEVAL_DOWNLOAD_BASE``) replaces ``https://raw.githubusercontent.com``, e.g. by a mirror or a ``file://``
+folder laid out the same way. Without network the download fails with one line naming the URL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import metaeval._outputs as _outputs
+from metaeval.data import _atlas_download
+from metaeval.data.formats import DataError
+
+__all__ = ["DownloadError", "DownloadResult", "download", "downloaded_path", "download_names", "is_downloaded"]
+
+#: The "notebook" name of a download in the one ownership mechanism (:mod:`metaeval._outputs`).
+DOWNLOAD_RUN = "download"
+RECORDS = "records.jsonl"
+FILES = (RECORDS, "dataset.yml", "PROVENANCE.md")
+
+
+class DownloadError(DataError):
+    """A download that failed (no network, a file whose sha256 differs, a folder that may not be written)."""
+
+
+@dataclass(frozen=True)
+class DownloadResult:
+    """What :func:`download` did.
+
+    Attributes
+    ----------
+    name : str
+    folder : Path
+        The dataset folder (``load(folder)`` reads it; ``load(name)`` too when it is the default folder).
+    n_records : int
+        JSONL records written.
+    fetched : bool
+        False when the folder already held this download and nothing was fetched (pass ``force=True``).
+    """
+
+    name: str
+    folder: Path
+    n_records: int
+    fetched: bool
+
+
+def download_names() -> list[str]:
+    """The datasets :func:`download` knows, in the atlas's order.
+
+    >>> download_names()[:3]
+    ['dialsummeval', 'opinsummeval', 'koh2022-arxiv']
+    """
+    return list(_atlas_download.SPECS)
+
+
+def _spec(name: str) -> _atlas_download.DownloadSpec:
+    if not isinstance(name, str) or name not in _atlas_download.SPECS:
+        raise DataError(f"name must be a dataset to download ({', '.join(download_names())}), got {name!r}")
+    return _atlas_download.SPECS[name]
+
+
+def datasets_dir() -> Path:
+    """``$METAEVAL_DATASETS`` if set, else the user data folder's ``metaeval/datasets`` (platformdirs)."""
+    env = os.environ.get("METAEVAL_DATASETS")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("metaeval", appauthor=False)) / "datasets"
+
+
+def downloaded_path(name: str) -> Path:
+    """The default folder of dataset ``name`` (where :func:`download` writes it and ``load(name)`` reads it),
+    whether or not it has been downloaded yet.
+
+    >>> import os; os.environ["METAEVAL_DATASETS"] = "/tmp/ds"
+    >>> downloaded_path("dialsummeval").as_posix()
+    '/tmp/ds/dialsummeval'
+    >>> del os.environ["METAEVAL_DATASETS"]
+    """
+    _spec(name)
+    return datasets_dir() / name
+
+
+def _manifest(folder: Path) -> dict[str, Any] | None:
+    return _outputs.read_manifest(folder, DOWNLOAD_RUN) if folder.is_dir() else None
+
+
+def is_downloaded(name: str, folder: str | os.PathLike[str] | None = None) -> bool:
+    """True if ``folder`` (default :func:`downloaded_path`) holds a finished download of ``name``."""
+    target = Path(folder) if folder is not None else downloaded_path(name)
+    manifest = _manifest(target)
+    return manifest is not None and manifest.get("parameters", {}).get("dataset") == name
+
+
+def _fetch(url: str) -> bytes:
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 - https or a file:// mirror
+            return bytes(response.read())
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", None) or exc
+        raise DownloadError(f"cannot download {url}: {' '.join(str(reason).split())}") from None
+
+
+def _provenance(spec: _atlas_download.DownloadSpec, base: str, converted: Any) -> str:
+    from metaeval.data.atlas import atlas_datasets
+
+    entry = atlas_datasets()[spec.name]
+    lines = [f"# {entry.title}", "", f"Written by `metaeval download {spec.name}`; not part of the compendium's "
+             "repository.", "", "## Source files", "", "| file | URL at the pinned commit | sha256 | bytes |",
+             "|---|---|---|---|"]
+    for f in spec.files:
+        lines.append(f"| `{f.path}` | {f.url()} | `{f.sha256}` | {f.size} |")
+    for d in spec.folders:
+        lines.append(f"| `{d.path}/` ({d.count} files, one per input id) | {d.url('')} | `{d.sha256sums}` (sha256 of "
+                     "the folder's SHA256SUMS listing) | |")
+    if base != _atlas_download.DEFAULT_BASE:
+        lines += ["", f"Fetched from the mirror `{base}` (same layout; every sha256 checked)."]
+    repos = sorted({f"{f.repo}@{f.commit}" for f in spec.files})
+    lines += ["", f"Repository and commit: {', '.join(repos)}.", "", "## Licence", "", spec.licence + "."]
+    if spec.terms_note:
+        lines += ["", f"Note: {spec.terms_note}."]
+    lines += ["", "## Citation", "", entry.citation + ".", "", "## Transformations", ""]
+    lines += [f"- {step}" for step in converted.transformations]
+    lines += [f"- written as `{RECORDS}` (sorted by instance, then system) and `dataset.yml` (human scores, "
+              "default, display names)", ""]
+    if entry.notes:
+        lines += ["## Notes", "", entry.notes + ".", ""]
+    return "\n".join(lines)
+
+
+def download(name: str, folder: str | os.PathLike[str] | None = None, *, base_url: str | None = None,
+             force: bool = False, show: Callable[[str], object] | None = print) -> DownloadResult:
+    """Fetch dataset ``name``'s pinned files, check their sha256, convert them and write the dataset folder.
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`download_names`.
+    folder : path, optional
+        Where to write the dataset; default :func:`downloaded_path` (where ``load(name)`` looks).
+    base_url : str, optional
+        Replaces ``https://raw.githubusercontent.com`` in every URL (default ``$METAEVAL_DOWNLOAD_BASE``), e.g.
+        ``file:///srv/mirror`` holding ``<owner>/<repo>/<commit>/<path>``.
+    force : bool
+        Download again and replace an earlier download of this dataset in ``folder`` (never a folder metaeval
+        did not write). Without it an existing download is left as it is.
+    show : callable or None
+        Receives the lines saying where the data came from, under which terms and where they went (default
+        ``print``; None: silent).
+
+    Returns
+    -------
+    DownloadResult
+
+    Raises
+    ------
+    DownloadError
+        No network or a file not found (the message names the URL), a file whose sha256 differs from the pinned
+        one (naming the file, the expected and the received sha256), or a folder that may not be written.
+    """
+    from metaeval.data.formats import parse_record
+
+    spec = _spec(name)
+    target_given = folder if folder is not None else downloaded_path(name)
+    try:
+        target = _outputs.check_target(target_given, DOWNLOAD_RUN, given=target_given, paper=DOWNLOAD_RUN)
+    except _outputs.OutputDirError as exc:
+        raise DownloadError(f"{target_given}: exists and was not written by metaeval download (or was changed "
+                            f"since); choose a new folder, or remove it yourself ({exc})") from None
+    manifest = _manifest(target)
+    if manifest is not None:
+        previous = manifest.get("parameters", {}).get("dataset")
+        if previous != name:
+            raise DownloadError(f"{target}: holds the download of {previous!r}, not {name!r}; choose another folder")
+        if not force:
+            if show is not None:
+                show(f"{name}: already downloaded in {target} (pass --force / force=True to download it again)")
+            n = sum(1 for line in (target / RECORDS).read_text(encoding="utf-8").splitlines() if line.strip())
+            return DownloadResult(name, target, n, fetched=False)
+    base = base_url or os.environ.get("METAEVAL_DOWNLOAD_BASE") or _atlas_download.DEFAULT_BASE
+    payload: dict[str, bytes] = {}
+    for f in spec.files:
+        url = f.url(base)
+        data = _fetch(url)
+        got = hashlib.sha256(data).hexdigest()
+        if got != f.sha256:
+            raise DownloadError(f"{f.path} ({url}): sha256 mismatch: expected {f.sha256}, got {got} "
+                                f"({len(data)} bytes, expected {f.size}); nothing was written")
+        payload[f.path] = data
+    if spec.folders and spec.folder_names is not None:
+        names = spec.folder_names(payload)
+        for pinned in spec.folders:
+            listing = ""
+            for file_name in sorted(names):
+                data = _fetch(pinned.url(file_name, base))
+                listing += f"{hashlib.sha256(data).hexdigest()}  {file_name}\n"
+                payload[f"{pinned.path}/{file_name}"] = data
+            got = hashlib.sha256(listing.encode()).hexdigest()
+            if got != pinned.sha256sums or len(names) != pinned.count:
+                raise DownloadError(f"{pinned.path}/ ({len(names)} files under {pinned.url('', base)}): sha256 of "
+                                    f"its SHA256SUMS listing mismatch: expected {pinned.sha256sums} ({pinned.count} "
+                                    f"files), got {got}; nothing was written")
+    converted = spec.convert(payload)
+    for i, record in enumerate(converted.records, 1):  # the reader's own checks, before anything is written
+        parse_record(record, f"{name}: record {i}", reference_records="skip")
+    import yaml
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = _outputs.staging_dir(target)  # marked as ours: the cleanup below can only remove what it created
+    try:
+        with open(staging / RECORDS, "w", encoding="utf-8", newline="\n") as out:
+            for record in converted.records:
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        (staging / "dataset.yml").write_text(
+            yaml.safe_dump(converted.meta, sort_keys=False, allow_unicode=True), encoding="utf-8")
+        (staging / "PROVENANCE.md").write_text(_provenance(spec, base, converted), encoding="utf-8")
+        source = sorted({f"{f.repo}@{f.commit}" for f in spec.files})
+        _outputs.write_manifest(staging, DOWNLOAD_RUN, {"dataset": name, "source": source}, paper=DOWNLOAD_RUN)
+        _outputs.swap_into_place(staging, target, DOWNLOAD_RUN, paper=DOWNLOAD_RUN)
+    except BaseException:
+        _outputs.remove_run_folder(staging)
+        raise
+    if show is not None:
+        for f in spec.files:
+            show(f"{name}: {f.url()} (sha256 {f.sha256[:12]}... checked)")
+        for d in spec.folders:
+            show(f"{name}: {d.url('')} ({d.count} files; sha256 of their listing {d.sha256sums[:12]}... checked)")
+        show(f"{name}: terms: {spec.licence}" + (f"; {spec.terms_note}" if spec.terms_note else ""))
+        show(f"{name}: {len(converted.records)} records written to {target} (see its PROVENANCE.md; cite: "
+             f"{_cite(name)})")
+    return DownloadResult(name, target, len(converted.records), fetched=True)
+
+
+def _cite(name: str) -> str:
+    from metaeval.data.atlas import atlas_datasets
+
+    return atlas_datasets()[name].citation
