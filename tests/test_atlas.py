@@ -186,3 +186,11 @@ def test_summeval_ceilings_and_metrics():
     # printed by this code: system 0.979, summary 0.856 (see tests/test_reliability.py for the estimator)
     assert c.system == pytest.approx(0.979, abs=2e-3) and c.summary == pytest.approx(0.856, abs=2e-3)
     assert c.alpha_interval == pytest.approx(0.452634, abs=1e-6)
+
+
+def test_run_all_leaves_the_atlas_to_make_atlas():
+    # notebook 70 (default_run: false) would break make results' budget; asked for by name it still plans
+    from metaeval.run.notebooks import plan_all
+
+    assert not [r for r in plan_all() if "70_atlas" in r.notebook]
+    assert [r.label for r in plan_all(["70"])] == ["70_atlas"]
