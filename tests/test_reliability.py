@@ -216,3 +216,13 @@ def test_summeval_expert_ceiling_golden(summeval):
     res = noise_ceiling(summeval.ratings("expert.relevance"), level="summary", n_resamples=0, rng=0)
     assert res.reliability.reliability == pytest.approx(0.733, abs=5e-4)
     assert res.ceiling == pytest.approx(0.856, abs=5e-4)
+
+
+def test_reliability_stays_in_range_when_halves_disagree():
+    # 3 annotators whose halves anti-correlate: Spearman-Brown would divide by 1 + 2 rho <= 0 and leave [-1, 1]
+    g = np.random.default_rng(3)
+    a = g.normal(size=(6, 30))
+    ratings = np.stack([a, -a + 0.1 * g.normal(size=a.shape), -a + 0.1 * g.normal(size=a.shape)], axis=2)
+    res = split_half_reliability(ratings, level="global", n_resamples=50, rng=0)
+    assert -1 <= res.reliability <= 0
+    assert -1 <= res.confidence_interval.low <= res.confidence_interval.high <= 1

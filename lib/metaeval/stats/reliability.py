@@ -364,7 +364,9 @@ def _split_reliabilities(arr: np.ndarray, masks, level: str, rows=None, cols=Non
         a = int(mask.sum())
         rho = _single_from_halves(r, a, k - a)
         halves.append(r)
-        rels.append((rho, spearman_brown(rho, k)))
+        # Spearman-Brown steps up a positive reliability; a non-positive one (halves that do not agree) is kept
+        # as it is: stepping it up is undefined where 1 + (k-1) rho <= 0 and would leave [-1, 1]
+        rels.append((rho, np.where(rho > 0, spearman_brown(np.maximum(rho, 0.0), k), rho)))
     return np.array(halves), np.array([x[0] for x in rels]), np.array([x[1] for x in rels])
 
 
@@ -383,7 +385,8 @@ def split_half_reliability(
     correlated (Pearson) at ``level``; the correlation r is converted to a single annotator's reliability
     rho under the parallel-annotators model (for equal halves, rho_{k/2} = r and this is the classical
     Spearman-Brown step 2r / (1 + r)), and stepped up to r_kk = k rho / (1 + (k-1) rho) (Spearman, 1910;
-    Brown, 1910; Lord & Novick, 1968, sec. 5.10). r_kk is averaged over splits (every split when there are at
+    Brown, 1910; Lord & Novick, 1968, sec. 5.10); a split whose rho is <= 0 contributes rho itself (nothing to
+    step up). r_kk is averaged over splits (every split when there are at
     most ``n_splits``, else a random sample of them). The CI resamples systems and inputs together (Boot-Both)
     and recomputes the average over the same splits.
 

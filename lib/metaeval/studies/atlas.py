@@ -194,6 +194,8 @@ def dataset_metrics(
     rest = [c for c in candidates if c in ds.score_names and c not in taken and c not in mats]
     if rest:
         notes.append(f"own scores not analysed (max_own={max_own}): {', '.join(rest)}")
+    if not mats:
+        notes.append("no metric to correlate: no texts to compute ROUGE/BLEU from and no metric scores of its own")
     return mats, notes
 
 
