@@ -172,8 +172,8 @@ def run_atlas(output: str | Path = "results/atlas", *, workers: int = 2, schedul
         except Exception as exc:  # noqa: BLE001 - reported in the index; the per-dataset runs stay
             atlas_run = {"state": "failed", "error": f"{type(exc).__name__}: {str(exc).splitlines()[0]}",
                          "seconds": time.perf_counter() - t0}
-    stems = [s for s in load_parameters() if s != ATLAS_NOTEBOOK and (not notebooks or
-                                                                    any(s.startswith(n) for n in notebooks))]
+    # every notebook of the table is listed, those outside --notebooks as "not in this run"
+    stems = [s for s in load_parameters() if s != ATLAS_NOTEBOOK]
     return write_index(root, missing, [*loaded, *not_loaded], stems, atlas_run, time.perf_counter() - start)
 
 
