@@ -161,8 +161,12 @@ def run_atlas(output: str | Path = "results/atlas", *, workers: int = 2, schedul
         grid: dict[str, list[Any]] = {k: [v] for k, v in fixed.items()}
         grid["dataset"] = list(names)
         print(f"atlas: {stem} on {', '.join(names)}", flush=True)
-        run_sweep(find_notebook(stem).name, grid, root / stem, workers=workers, scheduler=scheduler, force=force,
-                  progress=False)
+        try:
+            run_sweep(find_notebook(stem).name, grid, root / stem, workers=workers, scheduler=scheduler,
+                      force=force, progress=False)
+        except Exception as exc:  # noqa: BLE001 - e.g. sweep.csv not collectable; each run's status is on disk
+            print(f"atlas: {stem}: the sweep stopped or its table was not collected ({type(exc).__name__}: "
+                  f"{exc}); the index reports each run's own status", flush=True)
     atlas_run: dict | None = None
     if cross and (not notebooks or any(ATLAS_NOTEBOOK.startswith(n) for n in notebooks)):
         t0 = time.perf_counter()
