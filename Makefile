@@ -7,7 +7,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml setup.py requirements/constraints.txt jupyter/*/*.json jupyter/*/*/*/*.json | cksum | cut -d' ' -f1)
 
-.PHONY: setup results reproduce test test-slow bench clean-venv site browser-test class
+.PHONY: setup results reproduce atlas test test-slow bench clean-venv site browser-test class
 
 $(STAMP): pyproject.toml setup.py requirements/constraints.txt $(wildcard jupyter/*/*.json jupyter/*/*/*/*.json)
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), f"Python 3.11 needed, this is {sys.version.split()[0]}"'
@@ -32,6 +32,12 @@ results: setup
 # Rerun everything, whatever this machine ran before, and compare every output with the committed file.
 reproduce: setup
 	$(BIN)/metaeval run-all --jobs 2 --log .cache/run-all.log --force --report
+
+# Every dataset-agnostic notebook on every atlas dataset (sweeps; notebooks/atlas_parameters.yml), then the
+# cross-dataset notebook 70, into results/atlas/ with the index results/atlas/README.md. ATLAS_ARGS: e.g.
+# --scheduler ADDRESS (a Dask cluster), --datasets summeval,realsumm, --notebooks 00,70, --force.
+atlas: setup
+	$(BIN)/python -m metaeval.run.atlas --workers 2 $(ATLAS_ARGS)
 
 # Every notebook at the class preset (notebooks/class_parameters.yml) into results/runs/class/, with measured times.
 class: setup

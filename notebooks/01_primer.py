@@ -29,6 +29,7 @@ n_studies = 400  # simulated studies for the sampling distribution of r
 n_trials = 200  # simulated studies for the coverage of each interval method
 n_resamples = 200  # bootstrap resamples per interval in the coverage study
 n_resamples_real = 1000  # bootstrap resamples per scheme on the real metric
+reliability_scores = ["expert.relevance", "turker.relevance"]  # human scores of section 5 (per-annotator ratings)
 seed = 0  # seed of the random generator (every study and resample derives from it)
 output_dir = None  # None: results/primer/<dataset>
 
@@ -240,3 +241,37 @@ closest = (system_coverage - 0.95).abs().idxmin()
 print(f"Exercise 4: {answers.widest_scheme}. Only Boot-Both resamples both sources of variation of a new study "
       f"(other systems, other documents). In section 3 the system-level interval whose coverage came closest to "
       f"95% was {closest} ({system_coverage[closest]:.1%}; Boot-Both: {system_coverage['Boot-Both']:.1%}).")
+
+# %% [markdown]
+# ## 5. Why reliability bounds correlation
+#
+# Human scores are noisy too: two annotators rarely give a summary the same score. Classical test theory writes
+# an annotators' mean as a true score plus noise; its **reliability** r_kk is the share of its variance that is
+# true score. A perfect metric, one that measured the true score exactly, would still correlate only
+# sqrt(r_kk) with the noisy mean: the **noise ceiling**. We estimate r_kk by splitting the annotators into two
+# halves, correlating the halves' means and stepping the correlation up to all k annotators with the
+# Spearman-Brown formula (`metaeval.stats.reliability`); Krippendorff's alpha is the agreement of single
+# ratings. Below, the experts' and the crowd's ratings of the same summaries, with this notebook's metric.
+
+# %%
+reliability = primer.reliability_table(ds, reliability_scores, metric, n_resamples=n_resamples, rng=nb.rng)
+nb.save_table(reliability, "reliability.csv", index=False, float_format="%.4f")
+nb.report(primer.reliability_sentences(reliability, ds.display_name(metric)), "reliability.md")
+show_table(reliability)
+
+# %% [markdown]
+# **Exercise 5.** A metric correlates 0.5 with one human score whose ceiling is 0.6, and 0.6 with another whose
+# ceiling is 0.95. On which is it closer to a perfect metric? Why is the disattenuated value (r / ceiling) not a
+# correlation anyone observed?
+
+# %%
+print(primer.check(5, None))  # "first" or "second", e.g. primer.check(5, "second")
+
+# %% tags=["answer", "hide-input"] jupyter={"outputs_hidden": true, "source_hidden": true}
+from metaeval.stats.reliability import disattenuate
+
+near, far = disattenuate(0.5, 0.6**2), disattenuate(0.6, 0.95**2)
+print(f"Exercise 5: against the first human score (r / ceiling = {near:.2f} vs {far:.2f} for the second): 0.5 is "
+      "most of what a perfect metric could reach there. The disattenuated value estimates the correlation with a "
+      "noise-free human score that nobody observed; it can exceed 1 and carries the uncertainty of both r and r_kk, "
+      "so it is reported beside r, never instead of it.")

@@ -299,6 +299,8 @@ def _front_page(results: Path, pages: dict[str, list[str]], titles: dict[str, st
            "figures", "api", "```", "", "```{toctree}", ":caption: Analyses (executed notebooks)", ":maxdepth: 1", "",
            *analyses, "```", "", "```{toctree}", ":caption: Outputs by results folder", ":maxdepth: 1", "", *outputs,
            "```", ""]
+    if (results / "atlas" / "README.md").is_file():  # the atlas index (make atlas) among the reading pages
+        toc.insert(toc.index("api"), "atlas")
     return text + "\n".join(toc)
 
 
@@ -358,6 +360,12 @@ def assemble(results: Path, src: Path, only: str | None = None, api: bool = True
                         "One page per dataset: the card of a metric (here the default run's) with its confidence "
                         "intervals, tests, normality checks, the planner's advice and the run's provenance.", ""]
     folders = sorted({p.parent for p in results.glob("*/*/*.ipynb")})
+    # the atlas (make atlas): every notebook's run per dataset one level deeper, and its index as a page
+    folders += sorted({p.parent for p in results.glob("atlas/*/*/*.ipynb")})
+    if (results / "atlas" / "README.md").is_file():
+        index = (results / "atlas" / "README.md").read_text(encoding="utf-8")
+        index = re.sub(r"\]\(([^)]+?)/\)", lambda m: f"](results/atlas/{m.group(1)}/outputs.md)", index)
+        (src / "atlas.md").write_text(index, encoding="utf-8")
     for folder in folders:
         rel = folder.relative_to(results).as_posix()
         if _selected(rel, only) and _is_shown_run(folder, results):

@@ -76,7 +76,7 @@ def test_notebook_answers_are_folded_and_one_per_exercise():
                     if c.cell_type == "markdown")
     answer_cells = [c for c in notebook.cells if "answer" in c.metadata.get("tags", [])]
     printed = sum(len(re.findall(r'print\(f?"Exercise \d', c.source)) for c in answer_cells)
-    assert exercises == printed == 4
+    assert exercises == printed == 5
     assert all("hide-input" in c.metadata["tags"] for c in answer_cells)
 
 
@@ -123,3 +123,23 @@ def test_check_accepts_the_answer_and_refuses_a_near_miss():
     assert primer.check(2, {"levels": 1}).startswith("Exercise 2: give a dict")
     assert primer.check(3, a.toy_fisher_interval) == "Exercise 3: correct."
     assert primer.check(4, "Boot-Both").startswith("Exercise 4: pass distributions")
+    assert primer.check(5, "first") == "Exercise 5: correct." and primer.check(5, "second").startswith("Exercise 5: not yet")
+
+
+def test_reliability_section_numbers_and_reasons():
+    # section 5: the ceilings are sqrt of the split-half reliabilities; a score without ratings gets its reason
+    from metaeval.data.datasets import load
+    from metaeval.studies import primer as p
+
+    t = p.reliability_table(load("summeval"), ["expert.relevance", "turker.relevance", "qa-eval.f1"], "qa-eval.f1",
+                            n_resamples=0, rng=0)
+    ok = t[t["note"] == ""]
+    assert np.allclose(ok["ceiling"], np.sqrt(ok["reliability"]))
+    assert np.allclose(ok["disattenuated"], ok["metric_r"] / ok["ceiling"])
+    assert t["note"].iloc[-1] == "no per-annotator ratings (only their aggregate)"
+    # printed by this code: expert summary-level ceiling 0.856 (3 experts), crowd 0.906 (5 workers)
+    summary = ok[ok["level"] == "summary"].set_index("score")["ceiling"]
+    assert summary["expert.relevance"] == pytest.approx(0.856, abs=2e-3)
+    assert summary["turker.relevance"] == pytest.approx(0.906, abs=5e-3)
+    text = p.reliability_sentences(t, "QAEval-F1")
+    assert "Spearman-Brown" in text and "not evidence that the ceilings are equal" in text

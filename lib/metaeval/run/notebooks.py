@@ -663,6 +663,8 @@ def plan_all(only: list[str] | None = None, workdir: str | os.PathLike = ".") ->
     books = [find_notebook(n) for n in only] if only else list_notebooks()
     runs = []
     for path in books:
+        if not only and notebook_metadata(path).get("default_run") is False:
+            continue  # e.g. 70_atlas: its own target (make atlas), too slow for the default run's budget
         declared = notebook_parameters(path)
         default = declared.get("dataset")
         listed = notebook_metadata(path).get("datasets")

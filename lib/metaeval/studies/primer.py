@@ -23,8 +23,9 @@ from metaeval.stats.resampling import bootstrap_ci, draw_indices
 
 __all__ = ["TOY_METRIC", "TOY_HUMAN", "SCHEMES", "METHODS", "levels_by_hand", "sampling_distribution",
            "true_coverage", "coverage_summary", "coverage_sentences", "resampling_counts", "bootstrap_distributions",
-           "ExerciseAnswers", "exercise_answers", "check", "plot_levels", "plot_sampling_distribution", "plot_coverage",
-           "plot_resampling_schemes", "plot_bootstrap_distributions"]
+           "ExerciseAnswers", "exercise_answers", "check", "plot_levels", "plot_sampling_distribution",
+           "plot_coverage", "plot_resampling_schemes", "plot_bootstrap_distributions", "reliability_table",
+           "reliability_sentences"]
 
 #: A metric's scores of 4 systems (rows) on 3 documents (columns): small enough to correlate by hand.
 TOY_METRIC = np.array([[0.30, 0.50, 0.40],
@@ -214,11 +215,12 @@ def check(exercise: int, value, *, distributions: pd.DataFrame | None = None, to
 
     Parameters
     ----------
-    exercise : {1, 2, 3, 4}
+    exercise : {1, 2, 3, 4, 5}
     value
         1: the summary-level Kendall tau (a number); 2: the correlations after the swap, a dict with any of the
         keys ``"system"``, ``"summary"``, ``"global"``; 3: the Fisher interval ``(low, high)``; 4: the scheme's
-        name (e.g. ``"Boot-Systems"``), which needs ``distributions`` (:func:`bootstrap_distributions`).
+        name (e.g. ``"Boot-Systems"``), which needs ``distributions`` (:func:`bootstrap_distributions`); 5:
+        ``"first"`` or ``"second"``.
     tolerance : float
         How far a number may be from the answer (hand computations round).
 
@@ -232,6 +234,11 @@ def check(exercise: int, value, *, distributions: pd.DataFrame | None = None, to
     >>> check(3, (-1.0, 1.0))
     'Exercise 3: not yet: low is off by more than 0.005. Hint: Fisher z = atanh(r), standard error 1/sqrt(n - 3).'
     """
+    if exercise == 5 and value is not None:
+        # r / ceiling: 0.5 / 0.6 = 0.83 against the first score, 0.6 / 0.95 = 0.63 against the second
+        ok = str(value).strip().lower() == "first"
+        return (f"Exercise 5: {'correct' if ok else 'not yet'}." + ("" if ok else
+                " Hint: compare r / ceiling for each human score."))
     if value is None or value is ...:
         return f"Exercise {exercise}: replace None with your value in check({exercise}, None) and run the cell again."
     a = exercise_answers(distributions)
@@ -261,7 +268,7 @@ def check(exercise: int, value, *, distributions: pd.DataFrame | None = None, to
         return (f"Exercise 4: {'correct' if ok else 'not yet'}." + ("" if ok else
                 " Hint: look at the width (high - low) of each scheme's interval in the figure."))
     else:
-        raise ValueError(f"exercise must be 1, 2, 3 or 4, got {exercise!r}")
+        raise ValueError(f"exercise must be 1, 2, 3, 4 or 5, got {exercise!r}")
     for key, want in expected.items():
         if key not in given:
             continue
@@ -361,3 +368,80 @@ def plot_bootstrap_distributions(frame: pd.DataFrame, *, statistic: float, title
     ax.set(xlabel="resampled r", ylabel="resamples", title=title)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     return fig
+
+
+# ----------------------------------------------------------------------------------------------------
+# 5. Why reliability bounds correlation
+
+
+def reliability_table(ds, scores, metric: str, *, n_resamples: int = 200, rng=None) -> pd.DataFrame:
+    """For each human score with per-annotator ratings: annotators, Krippendorff's interval alpha, the
+    split-half reliability r_kk of the annotators' mean and the noise ceiling sqrt(r_kk) at system and summary
+    level (:mod:`metaeval.stats.reliability`), next to ``metric``'s Pearson correlation with that mean and
+    Spearman's disattenuated value (a separate estimate, not an observed correlation). A score without
+    per-annotator ratings gets a row with the reason in ``note``.
+
+    Examples
+    --------
+    >>> from metaeval.data.datasets import load
+    >>> t = reliability_table(load("summeval"), ["expert.relevance", "litepyramid.recall"], "qa-eval.f1",
+    ...                       n_resamples=0, rng=0)
+    >>> t[["score", "level"]].values.tolist()[:2], t["annotators"].tolist()[:2]
+    ([['expert.relevance', 'system'], ['expert.relevance', 'summary']], [3.0, 3.0])
+    >>> t["note"].iloc[-1]
+    'not a score of this dataset'
+    """
+    from metaeval.stats.reliability import krippendorff_alpha, noise_ceiling
+
+    gen = np.random.default_rng(rng)
+    rows = []
+    X = ds.matrix(metric)
+    for score in scores:
+        if score not in ds.score_names:
+            rows.append({"score": score, "note": "not a score of this dataset"})
+            continue
+        if score not in ds.ratings_table:
+            rows.append({"score": score, "note": "no per-annotator ratings (only their aggregate)"})
+            continue
+        ratings = ds.ratings(score)
+        alpha = krippendorff_alpha(ratings, level="interval").alpha
+        Z = ds.matrix(score)
+        for level in ("system", "summary"):
+            res = noise_ceiling(ratings, level=level, n_resamples=n_resamples, rng=int(gen.integers(2**63 - 1)))
+            r = float(correlate(X, Z, level=level))
+            rows.append({"score": score, "level": level, "annotators": res.reliability.n_annotators,
+                         "alpha_interval": alpha, "reliability": res.reliability.reliability,
+                         "ceiling": res.ceiling, "ceiling_low": res.confidence_interval.low,
+                         "ceiling_high": res.confidence_interval.high, "metric_r": r,
+                         "disattenuated": r / res.ceiling if res.ceiling > 0 else np.nan, "note": ""})
+    return pd.DataFrame(rows)
+
+
+def reliability_sentences(table: pd.DataFrame, metric_name: str) -> str:
+    """The section's conclusion, generated from :func:`reliability_table`."""
+    lines = []
+    for score, g in table.groupby("score", sort=False):
+        if g["note"].iloc[0]:
+            lines.append(f"* **{score}**: {g['note'].iloc[0]}; no ceiling.")
+            continue
+        s, m = g.set_index("level").loc["system"], g.set_index("level").loc["summary"]
+        lines.append(
+            f"* **{score}** ({int(s['annotators'])} annotators, Krippendorff's interval alpha "
+            f"{s['alpha_interval']:.2f}): a perfect metric would correlate about {m['ceiling']:.2f} "
+            f"[{m['ceiling_low']:.2f}, {m['ceiling_high']:.2f}] with the annotators' mean at summary level and "
+            f"{s['ceiling']:.2f} [{s['ceiling_low']:.2f}, {s['ceiling_high']:.2f}] at system level (noise ceiling "
+            f"sqrt(r_kk), r_kk by split halves and Spearman-Brown; 95% Boot-Both CIs). {metric_name} reaches "
+            f"r = {m['metric_r']:.2f} and {s['metric_r']:.2f}; Spearman's disattenuated values, estimates for a "
+            f"noise-free human score and not observed correlations, are {m['disattenuated']:.2f} and "
+            f"{s['disattenuated']:.2f}.")
+    ok = table[table["note"] == ""]
+    if ok["score"].nunique() >= 2:
+        summ = ok[ok["level"] == "summary"].set_index("score")
+        lo, hi = summ["ceiling"].idxmin(), summ["ceiling"].idxmax()
+        lines.append(f"* The ceilings differ: {lo} {summ.loc[lo, 'ceiling']:.2f}, {hi} {summ.loc[hi, 'ceiling']:.2f} "
+                     "at summary level, so the same correlation means more against the lower ceiling; compare "
+                     "correlations across human scores or datasets only next to their ceilings (overlapping "
+                     "intervals are not evidence that the ceilings are equal). The reliability of a mean grows "
+                     "with its number of annotators (Spearman-Brown), and a high ceiling says the annotators agree "
+                     "with each other, not that they measure what the metric is meant to measure.")
+    return "\n".join(lines)

@@ -1,0 +1,696 @@
+"""The atlas across datasets, as library calls for ``notebooks/70_atlas.py``: do the seed papers' findings hold
+on every dataset of :func:`metaeval.data.atlas.atlas_datasets`?
+
+* :func:`support`: which analyses a dataset supports, and the reason for each it does not (no texts, too few
+  systems, no per-annotator scores); nothing is skipped silently;
+* :func:`dataset_metrics`: the metrics a dataset has: ROUGE-1/2/L and sentence BLEU computed from its texts by
+  the library (the Unicode tokenizer for non-English texts; ROUGE through the scoring cache of
+  :mod:`metaeval.data.scoring`) and the dataset's own metric scores;
+* :func:`ceilings`: the noise ceiling (:func:`metaeval.stats.reliability.noise_ceiling`) at system and summary
+  level of a dataset with per-annotator scores, with Krippendorff's alpha;
+* :func:`correlation_table`: system- and summary-level Pearson/Spearman/Kendall with Boot-Both CIs, pairwise
+  accuracy and tie-calibrated accuracy with Boot-Both CIs, the noise ceiling next to each correlation and
+  Spearman's disattenuated value as a separate, labelled column;
+* :func:`partial_conjunction_table`: for each ordered pair of metrics, "A beats B on at least u of the k
+  datasets that have both" for every u (Benjamini & Heller, 2008), with Benjamini-Hochberg FDR control over
+  the pairs at each u;
+* :func:`findings`: the dataset x finding matrix of the seed papers' headline findings, each cell "holds",
+  "does not hold" or "cannot be tested here" with its reason, computed by the studies' own functions
+  (:mod:`~metaeval.studies.lin`, :mod:`~metaeval.studies.deutsch2022`) and :mod:`metaeval.stats`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from metaeval.data.atlas import AtlasEntry
+from metaeval.data.datasets import Dataset
+from metaeval.data.scoring import rouge_matrices
+from metaeval.metrics.bleu import sentence_bleu
+from metaeval.metrics.variants import parse_variant
+from metaeval.stats.agreement import delta_correlations, pairwise_accuracy, tie_calibrated_accuracy
+from metaeval.stats.correlation import correlate
+from metaeval.stats.multiplicity import fdr, partial_conjunction_test
+from metaeval.stats.reliability import krippendorff_alpha, noise_ceiling
+from metaeval.stats.resampling import bootstrap_ci, draw_indices, percentile_interval
+from metaeval.stats.significance import PairwiseResult, pairwise_tests, williams_matrix
+from metaeval.studies import lin
+from metaeval.studies.deutsch2022 import rouge_points
+
+__all__ = [
+    "ANALYSES",
+    "FINDINGS",
+    "HOLDS",
+    "NOT_HOLDS",
+    "UNTESTABLE",
+    "Ceilings",
+    "support",
+    "dataset_metrics",
+    "ceilings",
+    "correlation_table",
+    "pair_tests",
+    "partial_conjunction_table",
+    "findings",
+    "finding_matrix",
+    "load_datasets",
+    "forest_plot",
+    "finding_heatmap",
+    "ceiling_sentences",
+    "correlation_sentences",
+    "replication_sentences",
+    "finding_sentences",
+]
+
+ANALYSES = ("correlations", "system level", "text metrics", "noise ceiling")
+HOLDS, NOT_HOLDS, UNTESTABLE = "holds", "does not hold", "cannot be tested here"
+
+#: finding id -> (paper, the finding as the atlas tests it)
+FINDINGS = {
+    "graham_bleu": ("Graham (2015)", "BLEU is not significantly outperformed by any ROUGE variant at system "
+                    "level (Williams test, one-sided, alpha = 0.05, no correction, as Graham)"),
+    "lin_documents": ("Lin (2004)", "the dataset has enough documents: ROUGE-1 recall's system-level Pearson r "
+                      "minus half its 95% document-bootstrap interval exceeds the critical r within the available "
+                      "documents (Lin's rule)"),
+    "deutsch2021_width": ("Deutsch et al. (2021)", "confidence intervals are wide: ROUGE-2's system-level Kendall "
+                          "tau has a 95% Boot-Both interval at least 0.25 wide (the narrowest the paper reports, "
+                          "TAC'08 [.49, .74])"),
+    "deutsch2021_pairs": ("Deutsch et al. (2021)", "tests separate few metrics: fewer than half of the metric pairs "
+                          "differ significantly at system level (Perm-Both, Pearson, two one-sided tests per pair, "
+                          "Benjamini-Hochberg FDR 0.05 over all ordered pairs)"),
+    "deutsch2022_close": ("Deutsch et al. (2022)", "on close system pairs (ROUGE-2 difference < 0.5 points) "
+                          "ROUGE-2's Kendall tau is below its all-pairs tau and its 95% Boot-Both interval "
+                          "includes 0"),
+}
+
+#: the dataset's own metrics taken first when it has them (widely used, and shared by several datasets)
+PREFERRED_OWN = ("bertscore.f1", "qa-eval.f1", "MoverScore", "s3.pyr", "METEOR", "bleurt", "bartscore")
+
+_MIN_SYSTEMS = 3  # a system-level correlation needs 3 points; Williams' test 4
+
+
+def support(entry: AtlasEntry, ds: Dataset | None = None) -> dict[str, str | None]:
+    """Which of :data:`ANALYSES` a dataset supports: analysis -> None, or the reason it cannot run there.
+
+    Examples
+    --------
+    >>> from metaeval.data.atlas import atlas_datasets
+    >>> support(atlas_datasets()["realsumm"])["noise ceiling"]
+    'the source publishes only aggregated human scores (no per-annotator ratings), so there are no annotators to split'
+    """
+    human = entry.default_human
+    n_systems = ds.shape[0] if ds is not None else entry.systems
+    out: dict[str, str | None] = {a: None for a in ANALYSES}
+    if n_systems < _MIN_SYSTEMS:
+        out["system level"] = f"only {n_systems} systems: a system-level correlation needs at least {_MIN_SYSTEMS}"
+    has_texts = ds.has_texts if ds is not None else entry.texts and entry.references
+    if not has_texts:
+        out["text metrics"] = "the dataset has no summaries and references, so ROUGE and BLEU cannot be computed"
+    ratings = (human in ds.ratings_table) if ds is not None else bool(entry.annotators and entry.annotators >= 2)
+    if not ratings or (entry.annotators is not None and entry.annotators < 2):
+        out["noise ceiling"] = ("the source publishes only aggregated human scores (no per-annotator ratings), "
+                                "so there are no annotators to split")
+        if entry.annotators == 1:
+            out["noise ceiling"] = "one rating per item: no second annotator to estimate reliability from"
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------
+# Metrics
+
+
+def _text_variants(language: str, measures: Sequence[str], stats: Sequence[str]) -> dict[str, str]:
+    """Display name -> summary-level variant signature; English: ROUGE-1.5.5 tokens with stemming; other
+    languages: the Unicode tokenizer without stemming (no English Porter stemmer on other languages)."""
+    lang = language.split(",")[0].split("-")[-1].strip() or "en"
+    out = {}
+    for m in measures:
+        for s in stats:
+            if lang == "en":
+                sig = f"{m}|stem:yes|stop:no|stat:{s}"
+            else:
+                sig = f"{m}|stem:no|stop:no|stat:{s}|tok:unicode|lang:{lang}"
+            out[f"{m.upper()} {s}"] = parse_variant(sig).signature
+    return out
+
+
+def dataset_metrics(
+    ds: Dataset,
+    entry: AtlasEntry,
+    *,
+    measures: Sequence[str] = ("rouge-1", "rouge-2", "rouge-l"),
+    stats: Sequence[str] = ("R", "F"),
+    bleu: bool = True,
+    own: Sequence[str] | None = None,
+    max_own: int = 4,
+    cache=True,
+) -> tuple[dict[str, np.ndarray], list[str]]:
+    """The metric matrices (N x M) the atlas compares on one dataset, and notes on what was left out.
+
+    Computed from texts (if any): ``"ROUGE-1 R"``, ..., ``"BLEU"`` (sentence BLEU, sacrebleu; the Unicode
+    tokenizer for non-English). The dataset's own scores: ``own`` (names), else the entry's ``source_metrics``,
+    else every non-human score except ROUGE (recomputed above),
+    :data:`PREFERRED_OWN` first; the first ``max_own``; the others are
+    named in the notes. A score with missing cells is left out with a note.
+    """
+    mats: dict[str, np.ndarray] = {}
+    notes: list[str] = []
+    if ds.has_texts:
+        variants = _text_variants(entry.language, measures, stats)
+        computed = rouge_matrices(ds, [parse_variant(v) for v in variants.values()], cache=cache)
+        for name, sig in variants.items():
+            mats[name] = computed[sig]
+        if bleu:
+            tok = "none" if entry.language.split("-")[-1].strip() == "en" else "unicode"
+            refs = ds.references()
+            summaries = ds.summaries()
+            mats["BLEU"] = sentence_bleu(summaries.ravel().tolist(), [list(r) for r in refs.ravel()],
+                                         tokenizer=tok).reshape(ds.shape)
+    humans = set(ds.human_scores) | set(entry.human_scores)
+    if own is None:
+        candidates = list(entry.source_metrics) or [
+            s for s in ds.score_names if s not in humans and not s.lower().startswith("rouge")]
+        candidates = sorted(candidates, key=lambda s: (PREFERRED_OWN.index(s) if s in PREFERRED_OWN else
+                                                       len(PREFERRED_OWN), candidates.index(s)))
+    else:
+        candidates = list(own)
+    taken: list[str] = []
+    for name in candidates:
+        if name not in ds.score_names:
+            notes.append(f"{name}: not a score of this dataset")
+            continue
+        if len(taken) >= max_own:
+            continue
+        X = ds.matrix(name, allow_nan=True)
+        if np.isnan(X).any():
+            notes.append(f"{name}: left out, {int(np.isnan(X).sum())} cells have no score")
+            continue
+        mats[name] = X
+        taken.append(name)
+    rest = [c for c in candidates if c in ds.score_names and c not in taken and c not in mats]
+    if rest:
+        notes.append(f"own scores not analysed (max_own={max_own}): {', '.join(rest)}")
+    if not mats:
+        notes.append("no metric to correlate: no texts to compute ROUGE/BLEU from and no metric scores of its own")
+    return mats, notes
+
+
+# ----------------------------------------------------------------------------------------------------
+# Reliability
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    """A dataset's reliability summary: the noise ceiling per level and Krippendorff's alpha (interval)."""
+
+    system: float
+    system_ci: tuple[float, float]
+    summary: float
+    summary_ci: tuple[float, float]
+    reliability_system: float
+    reliability_summary: float
+    alpha_interval: float
+    n_annotators: int
+
+    def at(self, level: str) -> float:
+        return self.system if level == "system" else self.summary
+
+
+def ceilings(ratings, *, n_splits: int = 20, n_resamples: int = 200, rng=0) -> Ceilings:
+    """Noise ceilings at system and summary level and Krippendorff's interval alpha of ``ratings`` (N, M, A).
+
+    Examples
+    --------
+    >>> g = np.random.default_rng(0)
+    >>> c = ceilings(g.normal(size=(8, 40, 1)) + 0.5 * g.normal(size=(8, 40, 3)), n_resamples=0)
+    >>> c.n_annotators, c.system > c.summary
+    (3, True)
+    """
+    gen = np.random.default_rng(rng)
+    seeds = gen.integers(2**63 - 1, size=2)
+    sys_ = noise_ceiling(ratings, level="system", n_splits=n_splits, n_resamples=n_resamples, rng=seeds[0])
+    summ = noise_ceiling(ratings, level="summary", n_splits=n_splits, n_resamples=n_resamples, rng=seeds[1])
+    return Ceilings(sys_.ceiling, (sys_.confidence_interval.low, sys_.confidence_interval.high), summ.ceiling,
+                    (summ.confidence_interval.low, summ.confidence_interval.high),
+                    sys_.reliability.reliability, summ.reliability.reliability,
+                    krippendorff_alpha(ratings, level="interval").alpha, sys_.reliability.n_annotators)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Correlations and accuracies
+
+
+def _boot_statistic(X, Z, statistic, rows, cols) -> np.ndarray:
+    out = np.empty(rows.shape[0])
+    for b in range(rows.shape[0]):
+        Xb = X[np.ix_(rows[b], cols[b])]
+        Zb = Z[np.ix_(rows[b], cols[b])]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out[b] = statistic(Xb, Zb)
+    return out
+
+
+def correlation_table(
+    metrics: Mapping[str, np.ndarray],
+    Z: np.ndarray,
+    *,
+    levels: Sequence[str] = ("system", "summary"),
+    coefficients: Sequence[str] = ("pearson", "spearman", "kendall"),
+    accuracies: bool = True,
+    ceiling: Ceilings | None = None,
+    n_resamples: int = 200,
+    n_resamples_accuracy: int = 100,
+    confidence_level: float = 0.95,
+    rng=0,
+) -> pd.DataFrame:
+    """One row per (metric, level, statistic): value and Boot-Both percentile CI (systems and inputs resampled
+    together; every metric shares the draws), the noise ceiling of that level next to each correlation, and
+    Spearman's disattenuated value r / ceiling as a separate column (``disattenuated``; an estimate of the
+    correlation with the true score, never an observed correlation). Accuracy rows: pairwise accuracy (Kocmi et
+    al., 2021) and tie-calibrated accuracy acc_eq (Deutsch et al., 2023) at the same level (``n_resamples_accuracy``
+    Boot-Both resamples; acc_eq re-optimises its tie threshold in every resample).
+
+    Examples
+    --------
+    >>> g = np.random.default_rng(0)
+    >>> Z = g.normal(size=(6, 20)); X = Z + g.normal(size=(6, 20))
+    >>> t = correlation_table({"m": X}, Z, levels=["system"], coefficients=["pearson"], accuracies=False,
+    ...                       n_resamples=50)
+    >>> t[["metric", "level", "statistic"]].values.tolist()
+    [['m', 'system', 'pearson']]
+    """
+    Z = np.asarray(Z, dtype=float)
+    N, M = Z.shape
+    gen = np.random.default_rng(rng)
+    seed = int(gen.integers(2**63 - 1))
+    rows_out = []
+    rows_acc, cols_acc = draw_indices(N, M, n_resamples_accuracy, "both", np.random.default_rng(seed + 1)) \
+        if accuracies and n_resamples_accuracy else (None, None)
+    for name, X in metrics.items():
+        X = np.asarray(X, dtype=float)
+        for level in levels:
+            ceil = ceiling.at(level) if ceiling is not None else np.nan
+            for coef in coefficients:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    value = float(correlate(X, Z, level=level, coefficient=coef))
+                    res = bootstrap_ci(X, Z, level=level, coefficient=coef, resample="both",
+                                       n_resamples=n_resamples, confidence_level=confidence_level, rng=seed)
+                lo, hi = res.confidence_interval
+                rows_out.append({"metric": name, "level": level, "statistic": coef, "value": value,
+                                 "ci_low": lo, "ci_high": hi, "noise_ceiling": ceil,
+                                 "disattenuated": value / ceil if ceil and ceil > 0 else np.nan})
+            if not accuracies:
+                continue
+            stats_ = {
+                "pairwise accuracy": lambda a, b, lv=level: pairwise_accuracy(a, b, level=lv),
+                "tie-calibrated accuracy": lambda a, b, lv=level: tie_calibrated_accuracy(a, b, level=lv).statistic,
+            }
+            for label, fn in stats_.items():
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    value = float(fn(X, Z))
+                lo = hi = np.nan
+                if rows_acc is not None:
+                    boot = _boot_statistic(X, Z, fn, rows_acc, cols_acc)
+                    lo, hi = percentile_interval(boot[~np.isnan(boot)], confidence_level)
+                rows_out.append({"metric": name, "level": level, "statistic": label, "value": value,
+                                 "ci_low": lo, "ci_high": hi, "noise_ceiling": np.nan, "disattenuated": np.nan})
+    return pd.DataFrame(rows_out)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Replication across datasets
+
+
+def pair_tests(metrics: Mapping[str, np.ndarray], Z, *, level: str = "system", coefficient: str = "pearson",
+               n_resamples: int = 200, rng=0) -> PairwiseResult:
+    """One-sided Perm-Both tests of "A beats B" for every ordered pair (:func:`metaeval.pairwise_tests`)."""
+    return pairwise_tests(dict(metrics), Z, test="perm-both", level=level, coefficient=coefficient,
+                          n_resamples=n_resamples, rng=rng)
+
+
+def partial_conjunction_table(
+    tests: Mapping[str, PairwiseResult], *, alpha: float = 0.05, method: str = "bonferroni", min_datasets: int = 2,
+) -> pd.DataFrame:
+    """"A beats B on at least u of the k datasets that have both", for every ordered pair and every u.
+
+    Per pair, the one-sided p-values of its datasets are combined by Benjamini & Heller's (2008) partial
+    conjunction test (``method``; Bonferroni is valid under any dependence) for u = 1..k
+    (:func:`metaeval.stats.multiplicity.partial_conjunction_test`). For each u, the p-values of all pairs with
+    k >= u are adjusted by Benjamini-Hochberg (FDR ``alpha`` over the pairs); ``u_fdr`` is the largest u whose
+    adjusted p-value (made non-decreasing in u) is at most ``alpha``. Pairs on fewer than ``min_datasets``
+    datasets are left out (they are counted in the frame's ``attrs["left_out"]``).
+
+    Examples
+    --------
+    >>> P = PairwiseResult(("a", "b"), np.array([.5, .4]), np.zeros((2, 2)), np.array([[np.nan, .01], [.9, np.nan]]))
+    >>> t = partial_conjunction_table({"d1": P, "d2": P})
+    >>> t[["metric_a", "metric_b", "k", "p_u1", "p_u2", "u_fdr"]].values.tolist()[0]
+    ['a', 'b', 2, 0.02, 0.02, 2]
+    """
+    names = sorted({m for t in tests.values() for m in t.names})
+    rows, left_out = [], 0
+    for a in names:
+        for b in names:
+            if a == b:
+                continue
+            ps = {}
+            for d, t in tests.items():
+                if a in t.names and b in t.names:
+                    p = float(t.pvalues[t.names.index(a), t.names.index(b)])
+                    if not np.isnan(p):
+                        ps[d] = p
+            if len(ps) < min_datasets:
+                left_out += bool(ps)  # on some dataset, but too few to speak of replication
+                continue
+            k = len(ps)
+            res = partial_conjunction_test(list(ps.values()), u=k, method=method, alpha=alpha)
+            row: dict = {"metric_a": a, "metric_b": b, "k": k, "datasets": ", ".join(ps)}
+            row.update({f"p_u{u}": float(res.pvalues[u - 1]) for u in range(1, k + 1)})
+            rows.append(row)
+    frame = pd.DataFrame(rows)
+    frame.attrs["left_out"] = left_out
+    if not rows:
+        return frame
+    kmax = int(frame["k"].max())
+    for u in range(1, kmax + 1):
+        col = frame[f"p_u{u}"]
+        q = np.full(len(frame), np.nan)
+        ok = col.notna().to_numpy()
+        q[ok] = fdr(col[ok].to_numpy(), method="bh")
+        frame[f"q_u{u}"] = q
+    qs = frame[[f"q_u{u}" for u in range(1, kmax + 1)]].to_numpy()
+    monotone = np.fmax.accumulate(np.where(np.isnan(qs), np.inf, qs), axis=1)
+    frame["u_fdr"] = (monotone <= alpha).sum(axis=1)
+    return frame.sort_values(["u_fdr", "p_u1"], ascending=[False, True], ignore_index=True)
+
+
+# ----------------------------------------------------------------------------------------------------
+# The finding matrix
+
+
+def _cell(dataset: str, finding: str, status: str, value: float, reason: str) -> dict:
+    return {"dataset": dataset, "finding": finding, "paper": FINDINGS[finding][0], "status": status,
+            "value": value, "reason": reason}
+
+
+def findings(
+    name: str,
+    ds: Dataset,
+    entry: AtlasEntry,
+    metrics: Mapping[str, np.ndarray],
+    Z: np.ndarray,
+    *,
+    n_resamples: int = 200,
+    lin_step: int = 10,
+    rng=0,
+) -> list[dict]:
+    """The cells of one dataset's row of the finding matrix (see :data:`FINDINGS`), each with its reason."""
+    gen = np.random.default_rng(rng)
+    seeds = [int(s) for s in gen.integers(2**63 - 1, size=4)]
+    sup = support(entry, ds)
+    N, M = Z.shape
+    out = []
+    rouge = {k: v for k, v in metrics.items() if k.startswith("ROUGE-")}
+    no_text = sup["text metrics"]
+    # Graham: is BLEU outperformed?
+    if no_text or "BLEU" not in metrics:
+        out.append(_cell(name, "graham_bleu", UNTESTABLE, np.nan, no_text or "BLEU was not computed"))
+    elif N < 4:
+        out.append(_cell(name, "graham_bleu", UNTESTABLE, np.nan, f"only {N} systems; Williams' test needs 4"))
+    else:
+        names = [*rouge, "BLEU"]
+        S = np.column_stack([np.nanmean(metrics[k], axis=1) for k in names])
+        wres = williams_matrix(S, np.nanmean(Z, axis=1), names=names)
+        p = wres.pvalues[:, -1][:-1]
+        best = names[int(np.nanargmax(wres.correlations[:-1]))]
+        beaten = [names[i] for i in np.flatnonzero(p < 0.05)]
+        reason = (f"best ROUGE variant {best} (r = {np.nanmax(wres.correlations[:-1]):.3f}), BLEU r = "
+                  f"{wres.correlations[-1]:.3f}; " + (f"BLEU is significantly outperformed by {', '.join(beaten)} "
+                                                       f"(smallest p = {np.nanmin(p):.3g})" if beaten else
+                                                       f"no ROUGE variant significantly outperforms BLEU (smallest "
+                                                       f"p = {np.nanmin(p):.3g}; not significant is not equal)"))
+        out.append(_cell(name, "graham_bleu", NOT_HOLDS if beaten else HOLDS, float(np.nanmin(p)), reason))
+    # Lin: documents needed
+    key = "ROUGE-1 R"
+    if no_text or key not in metrics:
+        out.append(_cell(name, "lin_documents", UNTESTABLE, np.nan, no_text or f"{key} was not computed"))
+    elif N < 4:
+        out.append(_cell(name, "lin_documents", UNTESTABLE, np.nan, f"only {N} systems; the critical r needs df >= 2"))
+    else:
+        sizes = sorted({*range(lin_step, M + 1, lin_step), M})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            summary, _ = lin.sample_size_curves(metrics[key], Z, sizes, n_resamples=n_resamples, rng=seeds[1])
+        r_crit = lin.critical_r(N)
+        need = lin.critical_sample_size(summary, r_crit)
+        if np.isnan(need):
+            out.append(_cell(name, "lin_documents", NOT_HOLDS, np.nan,
+                             f"even with all {M} documents r - dCI/2 does not exceed the critical r {r_crit:.3f} "
+                             f"(df = {N - 2}, two-sided 0.05)"))
+        else:
+            out.append(_cell(name, "lin_documents", HOLDS, need,
+                             f"{int(need)} of {M} documents reach r - dCI/2 > critical r {r_crit:.3f} (df = {N - 2}, "
+                             f"two-sided 0.05; {n_resamples} document resamples, step {lin_step})"))
+    # Deutsch 2021: CI width and separated pairs
+    key = "ROUGE-2 F"
+    if no_text or key not in metrics:
+        out.append(_cell(name, "deutsch2021_width", UNTESTABLE, np.nan, no_text or f"{key} was not computed"))
+    elif sup["system level"]:
+        out.append(_cell(name, "deutsch2021_width", UNTESTABLE, np.nan, sup["system level"]))
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            boot = bootstrap_ci(metrics[key], Z, level="system", coefficient="kendall", resample="both",
+                               n_resamples=n_resamples, rng=seeds[2])
+        lo, hi = boot.confidence_interval
+        width = hi - lo
+        out.append(_cell(name, "deutsch2021_width", HOLDS if width >= 0.25 else NOT_HOLDS, width,
+                         f"ROUGE-2 F system-level Kendall tau 95% Boot-Both CI [{lo:.2f}, {hi:.2f}], width "
+                         f"{width:.2f} ({n_resamples} resamples)"))
+    if len(metrics) < 2 or sup["system level"]:
+        out.append(_cell(name, "deutsch2021_pairs", UNTESTABLE, np.nan,
+                         sup["system level"] or "fewer than 2 metrics to compare"))
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            t = pair_tests(metrics, Z, n_resamples=n_resamples, rng=seeds[3])
+        P = t.pvalues
+        off = ~np.eye(len(t.names), dtype=bool)
+        q = np.full(P.shape, np.nan)
+        q[off] = fdr(P[off], method="bh")
+        iu = np.triu_indices(len(t.names), 1)
+        sep = (q[iu] <= 0.05) | (q.T[iu] <= 0.05)  # a pair is separated when either direction is significant
+        share = float(sep.mean())
+        out.append(_cell(name, "deutsch2021_pairs", HOLDS if share < 0.5 else NOT_HOLDS, share,
+                         f"{int(sep.sum())} of {sep.size} metric pairs separated ({share:.0%}; Perm-Both, "
+                         f"{n_resamples} permutations, BH-FDR 0.05)"))
+    # Deutsch 2022: tau on close pairs
+    key = "ROUGE-2 F"
+    if no_text or key not in metrics:
+        out.append(_cell(name, "deutsch2022_close", UNTESTABLE, np.nan, no_text or f"{key} was not computed"))
+    elif N < 5:
+        out.append(_cell(name, "deutsch2022_close", UNTESTABLE, np.nan, f"only {N} systems: too few close pairs"))
+    else:
+        X = metrics[key]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            dres = delta_correlations(X, Z, deltas=[(0.0, 0.5), (0.0, np.inf)], by=rouge_points(X),
+                                     n_resamples=n_resamples, rng=seeds[0])
+        close, every = float(dres.statistic[0]), float(dres.statistic[1])
+        lo, hi = np.asarray(dres.confidence_interval.low)[0], np.asarray(dres.confidence_interval.high)[0]
+        if dres.n_pairs[0] < 2:
+            out.append(_cell(name, "deutsch2022_close", UNTESTABLE, np.nan,
+                             f"{int(dres.n_pairs[0])} system pairs differ by less than 0.5 ROUGE-2 points"))
+        else:
+            ok = close < every and lo <= 0 <= hi
+            out.append(_cell(name, "deutsch2022_close", HOLDS if ok else NOT_HOLDS, close,
+                             f"tau on the {int(dres.n_pairs[0])} close pairs {close:.2f} [{lo:.2f}, {hi:.2f}] vs "
+                             f"{every:.2f} on all {int(dres.n_pairs[1])} pairs (95% Boot-Both, {n_resamples} "
+                             "resamples)"))
+    return out
+
+
+def finding_matrix(cells: Sequence[dict]) -> pd.DataFrame:
+    """Dataset x finding table of statuses (from :func:`findings` cells of several datasets)."""
+    frame = pd.DataFrame(list(cells))
+    if frame.empty:
+        return frame
+    return frame.pivot(index="dataset", columns="finding", values="status").reindex(
+        index=list(dict.fromkeys(frame["dataset"])), columns=[f for f in FINDINGS if f in set(frame["finding"])])
+
+
+# ----------------------------------------------------------------------------------------------------
+# Loading, figures and generated text
+
+
+def load_datasets(names: Sequence[str] = ()) -> tuple[dict[str, tuple[AtlasEntry, Dataset]], dict[str, str]]:
+    """The atlas datasets that load here (``names``; empty: every registered one) and, for the others, why not
+    (a download-only dataset not downloaded yet, an unknown name). Nothing is dropped silently."""
+    from metaeval.data import datasets as _datasets
+    from metaeval.data.atlas import atlas_datasets
+
+    registry = atlas_datasets()
+    loaded: dict[str, tuple[AtlasEntry, Dataset]] = {}
+    skipped: dict[str, str] = {}
+    for name in (list(names) or list(registry)):
+        if name not in registry:
+            skipped[name] = f"not an atlas dataset (registered: {', '.join(registry)})"
+            continue
+        entry = registry[name]
+        try:
+            ds = _datasets.load(name)
+        except Exception as exc:  # noqa: BLE001 - the reason is reported, the other datasets go on
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            hint = f" (run `metaeval download {name}`)" if entry.distribution == "download" else ""
+            skipped[name] = f"does not load here{hint}: {first}"
+            continue
+        human = entry.default_human
+        if human not in ds.score_names:
+            skipped[name] = f"its default human score {human!r} is not among the loaded scores"
+            continue
+        Z = ds.matrix(human, allow_nan=True)
+        if np.isnan(Z).any():
+            keep = [i for j, i in enumerate(ds.inputs) if not np.isnan(Z[:, j]).any()]
+            if len(keep) < 2:
+                skipped[name] = f"{human} has missing cells in every input"
+                continue
+            ds = ds.subset(inputs=keep)
+        if ds.shape[0] < 2:
+            skipped[name] = f"only {ds.shape[0]} system: nothing to correlate"
+            continue
+        loaded[name] = (entry, ds)
+    return loaded, skipped
+
+
+def forest_plot(table: pd.DataFrame, metric: str, *, statistic: str = "pearson", ax=None):
+    """Forest plot of one metric across datasets: the correlation and its Boot-Both CI per (dataset, level),
+    with the noise ceiling as a grey tick where the dataset has one."""
+    import matplotlib.pyplot as plt
+
+    rows = table[(table["metric"] == metric) & (table["statistic"] == statistic)].reset_index(drop=True)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 0.35 * len(rows) + 1.2))
+    colors = {"system": "C1", "summary": "C0"}
+    y = np.arange(len(rows))[::-1]
+    for yi, r in zip(y, rows.itertuples()):
+        c = colors.get(r.level, "C2")
+        ax.plot([r.ci_low, r.ci_high], [yi, yi], color=c, linewidth=2)
+        ax.plot([r.value], [yi], "o", color=c, markersize=5)
+        if np.isfinite(r.noise_ceiling):
+            ax.plot([r.noise_ceiling], [yi], "|", color="0.35", markersize=12, markeredgewidth=2)
+    ax.set_yticks(y)
+    ax.set_yticklabels([f"{r.dataset} ({r.level})" for r in rows.itertuples()], fontsize=8)
+    ax.axvline(0, color="0.6", linewidth=0.8)
+    ax.set_xlim(-1.05, 1.05)
+    ax.set_xlabel(f"{statistic} correlation, 95% Boot-Both CI (| = noise ceiling)")
+    ax.set_title(metric, fontsize=10)
+    return ax
+
+
+STATUS_CODES = {HOLDS: 1.0, NOT_HOLDS: 0.0, UNTESTABLE: np.nan}
+
+
+def finding_heatmap(matrix: pd.DataFrame, ax=None):
+    """Heatmap of the dataset x finding matrix: green holds, red does not hold, grey cannot be tested."""
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import ListedColormap
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(1.3 * matrix.shape[1] + 2.5, 0.45 * matrix.shape[0] + 1.8))
+    values = matrix.apply(lambda col: col.map(STATUS_CODES)).to_numpy(dtype=float)
+    cmap = ListedColormap(["#d9534f", "#5cb85c"])
+    cmap.set_bad("#cccccc")
+    ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0, vmax=1, aspect="auto")
+    short = {HOLDS: "holds", NOT_HOLDS: "no", UNTESTABLE: "n/a"}
+    for i in range(values.shape[0]):
+        for j in range(values.shape[1]):
+            ax.text(j, i, short.get(matrix.iat[i, j], "n/a"), ha="center", va="center", fontsize=8)
+    ax.set_xticks(range(matrix.shape[1]))
+    ax.set_xticklabels([c.replace("_", "\n") for c in matrix.columns], fontsize=8)
+    ax.set_yticks(range(matrix.shape[0]))
+    ax.set_yticklabels(list(matrix.index), fontsize=8)
+    ax.grid(False)
+    return ax
+
+
+def _fmt_ci(lo: float, hi: float) -> str:
+    return f"[{lo:.2f}, {hi:.2f}]"
+
+
+def ceiling_sentences(ceil: Mapping[str, Ceilings], skipped: Mapping[str, str]) -> list[str]:
+    """One generated sentence per dataset: its reliability and ceilings, or why it has none."""
+    lines = []
+    for name, c in ceil.items():
+        lines.append(
+            f"* **{name}** ({c.n_annotators} annotators): noise ceiling {c.system:.3f} "
+            f"{_fmt_ci(*c.system_ci)} at system level and {c.summary:.3f} {_fmt_ci(*c.summary_ci)} at summary level "
+            f"(sqrt of the split-half reliability with Spearman-Brown, r_kk = {c.reliability_system:.3f} and "
+            f"{c.reliability_summary:.3f}; 95% Boot-Both CIs); Krippendorff's interval alpha of single ratings "
+            f"{c.alpha_interval:.3f}.")
+    for name, why in skipped.items():
+        lines.append(f"* **{name}**: no noise ceiling, {why}.")
+    return lines
+
+
+def correlation_sentences(table: pd.DataFrame, *, statistic: str = "pearson") -> list[str]:
+    """Per dataset and level: the best metric by ``statistic``, its CI, and how far it is from the ceiling."""
+    lines = []
+    rows = table[table["statistic"] == statistic]
+    for (name, level), g in rows.groupby(["dataset", "level"], sort=False):
+        best = g.loc[g["value"].idxmax()]
+        text = (f"* **{name}, {level} level:** the highest {statistic} correlation is {best['metric']}'s, "
+                f"{best['value']:.3f} {_fmt_ci(best['ci_low'], best['ci_high'])} (95% Boot-Both percentile CI, no "
+                "multiplicity correction across metrics)")
+        if np.isfinite(best["noise_ceiling"]):
+            inside = best["ci_high"] >= best["noise_ceiling"]
+            text += (f"; the noise ceiling is {best['noise_ceiling']:.3f}, which the CI "
+                     + ("reaches: this dataset cannot show that any metric falls short of a perfect one"
+                        if inside else "does not reach: even the best metric is measurably below a perfect one")
+                     + f" (disattenuated, a separate estimate of the correlation with the true score: "
+                       f"{best['disattenuated']:.3f})")
+        else:
+            text += "; no noise ceiling (no per-annotator scores)"
+        lines.append(text + ".")
+    return lines
+
+
+def replication_sentences(pc: pd.DataFrame, *, alpha: float = 0.05, top: int = 8) -> list[str]:
+    """Generated sentences on the partial conjunction table: the pairs replicated on the most datasets."""
+    if pc.empty:
+        return ["* No pair of metrics is shared by two datasets: nothing to replicate."]
+    lines = []
+    rep = pc[pc["u_fdr"] > 0]
+    lines.append(f"* Of {len(pc)} ordered metric pairs present on at least two datasets, the tests show for {len(rep)} "
+                 f"that A beats B on at least one dataset (partial conjunction test of Benjamini & Heller, Bonferroni "
+                 f"combination, one-sided Perm-Both tests per dataset; Benjamini-Hochberg FDR {alpha} over the "
+                 "pairs at each u).")
+    for r in rep.head(top).itertuples():
+        lines.append(f"  * {r.metric_a} beats {r.metric_b} on at least {r.u_fdr} of {r.k} datasets "
+                     f"(adjusted p at u = {r.u_fdr}: {getattr(r, f'q_u{r.u_fdr}'):.3g}).")
+    full = pc[pc["u_fdr"] == pc["k"]]
+    lines.append(f"* {len(full)} pairs replicate on every dataset that has both metrics; for the others the "
+                 "evidence does not reach all datasets, which does not mean the metrics are equal there.")
+    return lines
+
+
+def finding_sentences(cells: Sequence[dict]) -> list[str]:
+    """One line per finding: on how many datasets it holds, does not hold, cannot be tested."""
+    frame = pd.DataFrame(list(cells))
+    lines = []
+    for fid, (paper, text) in FINDINGS.items():
+        g = frame[frame["finding"] == fid]
+        if g.empty:
+            continue
+        counts = {s: g.loc[g["status"] == s, "dataset"].tolist() for s in (HOLDS, NOT_HOLDS, UNTESTABLE)}
+        lines.append(f"* **{paper}**: {text}. Holds on {len(counts[HOLDS])} "
+                     f"({', '.join(counts[HOLDS]) or 'none'}), does not hold on {len(counts[NOT_HOLDS])} "
+                     f"({', '.join(counts[NOT_HOLDS]) or 'none'}), cannot be tested on {len(counts[UNTESTABLE])}"
+                     + (f" ({', '.join(counts[UNTESTABLE])})" if counts[UNTESTABLE] else "") + ".")
+    return lines

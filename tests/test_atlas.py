@@ -1,0 +1,196 @@
+"""The atlas across datasets (metaeval.studies.atlas, metaeval.run.atlas): skip reasons, the correlation table,
+the partial conjunction table with FDR over pairs, the finding matrix, and the make-atlas plan and index; small
+hand-checked data."""
+
+from __future__ import annotations
+
+import dataclasses
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metaeval.data.atlas import atlas_datasets
+from metaeval.stats.significance import PairwiseResult
+from metaeval.studies import atlas
+
+SUMMEVAL = atlas_datasets()["summeval"]
+REALSUMM = atlas_datasets()["realsumm"]
+
+
+def _fake(shape=(6, 10), texts=True, ratings=()):
+    return SimpleNamespace(shape=shape, has_texts=texts, ratings_table={r: None for r in ratings})
+
+
+# ----------------------------------------------------------------------------------------------------
+# Skip reasons
+
+
+def test_support_names_each_reason():
+    sup = atlas.support(REALSUMM)
+    assert sup["noise ceiling"].startswith("the source publishes only aggregated human scores")
+    assert sup["correlations"] is None and sup["text metrics"] is None
+    sup = atlas.support(SUMMEVAL, _fake(shape=(2, 10), texts=False, ratings=["expert.relevance"]))
+    assert sup["system level"] == "only 2 systems: a system-level correlation needs at least 3"
+    assert sup["text metrics"].startswith("the dataset has no summaries and references")
+    assert sup["noise ceiling"] is None
+    one = dataclasses.replace(SUMMEVAL, annotators=1)
+    assert atlas.support(one, _fake(ratings=["expert.relevance"]))["noise ceiling"].startswith("one rating per item")
+
+
+def test_load_datasets_reports_what_does_not_load():
+    loaded, skipped = atlas.load_datasets(["summeval", "no-such-atlas-dataset"])
+    assert list(loaded) == ["summeval"]
+    assert skipped["no-such-atlas-dataset"].startswith("not an atlas dataset")
+
+
+def test_make_atlas_needs():
+    from metaeval.run.atlas import check_needs
+
+    en, de = SimpleNamespace(language="en"), SimpleNamespace(language="de")
+    ds = SimpleNamespace(has_texts=False, shape=(3, 10))
+    assert check_needs(["texts"], en, ds) == "no summaries and references (texts) in this dataset"
+    assert check_needs(["systems>=4"], en, ds) == "only 3 systems (needs at least 4)"
+    assert check_needs(["systems>=3"], en, ds) is None
+    assert check_needs(["language=en"], de, ds) == "texts in 'de'; this notebook handles 'en' only"
+
+
+def test_make_atlas_plan_lists_every_notebook_and_reason():
+    from metaeval.run.atlas import load_parameters, plan
+
+    params = load_parameters()
+    assert "01_primer" in params and "skip" in params["01_primer"]
+    fake = {"00_dataset_check": {}, "10_graham2015": {"needs": ["systems>=30"]}, "01_primer": {"skip": "why"}}
+    runs, missing, (loaded, not_loaded) = plan(["summeval", "nope"], parameters=fake)
+    assert runs == {"00_dataset_check": (["summeval"], {})}
+    assert missing[("10_graham2015", "summeval")] == "only 16 systems (needs at least 30)"
+    assert missing[("01_primer", "summeval")] == "why"
+    assert missing[("00_dataset_check", "nope")].startswith("not an atlas dataset")
+
+
+def test_make_atlas_index_refuses_a_foreign_readme(tmp_path):
+    from metaeval.run.atlas import INDEX_MARK, write_index
+
+    path = write_index(tmp_path, {("00_x", "d"): "no texts"}, ["d"], ["00_x"], None, 60.0)
+    text = path.read_text()
+    assert text.startswith(INDEX_MARK) and "| 00_x | not run: no texts |" in text and "1.0 min" in text
+    path.write_text("my own notes\n")
+    with pytest.raises(FileExistsError):
+        write_index(tmp_path, {}, ["d"], ["00_x"], None, 1.0)
+
+
+# ----------------------------------------------------------------------------------------------------
+# The correlation table
+
+
+def test_correlation_table_values_by_hand():
+    # 4 systems x 3 inputs; the metric orders the system means as the humans except the last pair
+    Z = np.array([[1, 2, 3], [2, 3, 4], [3, 4, 5], [4, 5, 6.0]])
+    X = np.array([[1, 1, 1], [2, 2, 2], [4, 4, 4], [3, 3, 3.0]])
+    ceil = atlas.Ceilings(0.9, (0.8, 0.95), 0.5, (0.4, 0.6), 0.81, 0.25, 0.4, 3)
+    t = atlas.correlation_table({"m": X}, Z, levels=["system"], coefficients=["pearson", "kendall"],
+                                ceiling=ceil, n_resamples=20, n_resamples_accuracy=10).set_index("statistic")
+    # system means: X (1, 2, 4, 3), Z (2, 3, 4, 5): Pearson 0.8 by hand, Kendall (5 - 1) / 6
+    assert t.loc["pearson", "value"] == pytest.approx(0.8)
+    assert t.loc["kendall", "value"] == pytest.approx(4 / 6)
+    assert t.loc["pairwise accuracy", "value"] == pytest.approx(5 / 6)
+    assert t.loc["pearson", "noise_ceiling"] == 0.9
+    assert t.loc["pearson", "disattenuated"] == pytest.approx(0.8 / 0.9)
+    assert np.isnan(t.loc["pairwise accuracy", "noise_ceiling"])
+    assert (t["ci_low"] <= t["value"] + 1e-12).all() and (t["value"] <= t["ci_high"] + 1e-12).all()
+
+
+# ----------------------------------------------------------------------------------------------------
+# Partial conjunction across datasets
+
+
+def _pairwise(names, P):
+    P = np.array(P, dtype=float)
+    return PairwiseResult(tuple(names), np.zeros(len(names)), np.zeros_like(P), P)
+
+
+def test_partial_conjunction_table_by_hand():
+    nan = np.nan
+    # a beats b with p 0.001, 0.002, 0.2 on three datasets; b beats a with p 0.9 everywhere
+    d = {k: _pairwise(["a", "b"], [[nan, p], [0.9, nan]]) for k, p in (("d1", 0.001), ("d2", 0.002), ("d3", 0.2))}
+    t = atlas.partial_conjunction_table(d).set_index(["metric_a", "metric_b"])
+    ab = t.loc[("a", "b")]
+    # Bonferroni partial conjunction: u=1: 3 * 0.001, u=2: 2 * 0.002, u=3: 0.2 (running max)
+    assert [ab["p_u1"], ab["p_u2"], ab["p_u3"]] == pytest.approx([0.003, 0.004, 0.2])
+    # BH over the two ordered pairs at each u: u=1 p (0.003, 0.9*... ) -> q = 0.006 for (a, b)
+    assert ab["q_u1"] == pytest.approx(0.006)
+    assert ab["u_fdr"] == 2 and t.loc[("b", "a"), "u_fdr"] == 0
+
+
+def test_partial_conjunction_skips_pairs_on_one_dataset():
+    nan = np.nan
+    t = atlas.partial_conjunction_table({"d1": _pairwise(["a", "b"], [[nan, 0.01], [0.99, nan]]),
+                                         "d2": _pairwise(["a", "c"], [[nan, 0.01], [0.99, nan]])})
+    assert t.empty and t.attrs["left_out"] == 4
+
+
+# ----------------------------------------------------------------------------------------------------
+# Findings and text
+
+
+def test_findings_on_a_dataset_without_texts_say_why():
+    g = np.random.default_rng(0)
+    Z = g.normal(size=(6, 20))
+    ds = SimpleNamespace(shape=(6, 20), has_texts=False, ratings_table={})
+    entry = dataclasses.replace(REALSUMM, texts=False, references=False)
+    cells = atlas.findings("x", ds, entry, {"m1": Z + g.normal(size=Z.shape), "m2": g.normal(size=Z.shape)}, Z,
+                           n_resamples=50)
+    by = {c["finding"]: c for c in cells}
+    assert set(by) == set(atlas.FINDINGS)
+    for f in ("graham_bleu", "lin_documents", "deutsch2021_width", "deutsch2022_close"):
+        assert by[f]["status"] == atlas.UNTESTABLE and "no summaries and references" in by[f]["reason"]
+    assert by["deutsch2021_pairs"]["status"] in (atlas.HOLDS, atlas.NOT_HOLDS)
+    m = atlas.finding_matrix(cells)
+    assert m.loc["x", "graham_bleu"] == atlas.UNTESTABLE
+    lines = atlas.finding_sentences(cells)
+    assert any("cannot be tested on 1 (x)" in line for line in lines)
+
+
+def test_graham_finding_holds_and_fails_as_williams_says():
+    g = np.random.default_rng(1)
+    N, M = 12, 30
+    truth = g.normal(size=(N, 1))
+    Z = truth + 0.3 * g.normal(size=(N, M))
+    ds = SimpleNamespace(shape=(N, M), has_texts=True, ratings_table={})
+    good = truth + 0.05 * g.normal(size=(N, M))
+    noise = g.normal(size=(N, M))
+    # BLEU as noise: the ROUGE variant that tracks the truth beats it
+    cells = atlas.findings("d", ds, SUMMEVAL, {"ROUGE-1 R": good, "BLEU": noise}, Z, n_resamples=20)
+    assert {c["finding"]: c["status"] for c in cells}["graham_bleu"] == atlas.NOT_HOLDS
+    cells = atlas.findings("d", ds, SUMMEVAL, {"ROUGE-1 R": noise, "BLEU": good}, Z, n_resamples=20)
+    assert {c["finding"]: c["status"] for c in cells}["graham_bleu"] == atlas.HOLDS
+
+
+def test_generated_sentences_name_the_test_and_never_equality():
+    table = pd.DataFrame([{"dataset": "d", "metric": "m", "level": "system", "statistic": "pearson", "value": 0.5,
+                           "ci_low": 0.1, "ci_high": 0.95, "noise_ceiling": 0.9, "disattenuated": 0.5 / 0.9}])
+    text = " ".join(atlas.correlation_sentences(table))
+    assert "Boot-Both" in text and "reaches" in text and "disattenuated" in text
+    pc = pd.DataFrame([{"metric_a": "a", "metric_b": "b", "k": 2, "p_u1": 0.01, "p_u2": 0.3, "q_u1": 0.01,
+                        "q_u2": 0.3, "u_fdr": 1}])
+    text = " ".join(atlas.replication_sentences(pc))
+    assert "Benjamini & Heller" in text and "Benjamini-Hochberg" in text and "does not mean the metrics are equal" in text
+
+
+def test_summeval_ceilings_and_metrics():
+    from metaeval import datasets
+
+    ds = datasets.load("summeval")
+    c = atlas.ceilings(ds.ratings("expert.relevance"), n_resamples=0)
+    # printed by this code: system 0.979, summary 0.856 (see tests/test_reliability.py for the estimator)
+    assert c.system == pytest.approx(0.979, abs=2e-3) and c.summary == pytest.approx(0.856, abs=2e-3)
+    assert c.alpha_interval == pytest.approx(0.452634, abs=1e-6)
+
+
+def test_run_all_leaves_the_atlas_to_make_atlas():
+    # notebook 70 (default_run: false) would break make results' budget; asked for by name it still plans
+    from metaeval.run.notebooks import plan_all
+
+    assert not [r for r in plan_all() if "70_atlas" in r.notebook]
+    assert [r.label for r in plan_all(["70"])] == ["70_atlas"]
