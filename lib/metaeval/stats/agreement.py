@@ -593,7 +593,7 @@ def soft_pairwise_accuracy(
     >>> float(soft_pairwise_accuracy(2 * Z + 1, Z, n_resamples=200, rng=0).statistic)
     1.0
     """
-    X, Z = check_matrices("raise", X=X, Z=Z)
+    X, Z = check_matrices("raise", min_size=1, X=X, Z=Z)  # defined from two systems (one pair)
     check_n_resamples(n_resamples)
     signs = _signs(np.random.default_rng(rng), n_resamples, X.shape[1])
     pm, ph = pairwise_pvalues(X, signs), pairwise_pvalues(Z, signs)

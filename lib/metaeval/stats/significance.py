@@ -190,7 +190,7 @@ def _two_metric_inputs(X, Y, Z, level, coefficient, alternative, nan_policy, *, 
         check_batch(batch)
     # a resampling test needs 3 systems and inputs to resample; Williams' test is defined from 4 systems
     # (n - 3 degrees of freedom) on any number of inputs, and says so with NaN below that
-    X, Y, Z = check_matrices(nan_policy, min_size=1 if resample is None else 3, X=X, Y=Y, Z=Z)
+    X, Y, Z = check_matrices(nan_policy, min_size=1 if resample is None else 2, X=X, Y=Y, Z=Z)
     w = None if not np.isnan(X).any() else (~np.isnan(X)).astype(float)
     return X, Y, Z, w
 
