@@ -597,7 +597,7 @@ def pairwise_tests(
     check_n_resamples(n_resamples)
     check_batch(batch)
     named = {f"metrics[{n!r}]": m for n, m in zip(names, mats)}
-    *mats, Z = check_matrices("raise", **named, Z=Z)
+    *mats, Z = check_matrices("raise", min_size=3, **named, Z=Z)
     K = len(mats)
     adjust([], correction=correction)  # an unknown correction fails before any test runs
     if test == "williams":
