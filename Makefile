@@ -7,7 +7,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml requirements/constraints.txt jupyter/*/*.json jupyter/*/*/*/*.json | cksum | cut -d' ' -f1)
 
-.PHONY: setup results test test-slow bench clean-venv site browser-test class
+.PHONY: setup results reproduce test test-slow bench clean-venv site browser-test class
 
 $(STAMP): pyproject.toml requirements/constraints.txt $(wildcard jupyter/*/*.json jupyter/*/*/*/*.json)
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), f"Python 3.11 needed, this is {sys.version.split()[0]}"'
@@ -24,8 +24,14 @@ $(STAMP): pyproject.toml requirements/constraints.txt $(wildcard jupyter/*/*.jso
 
 setup: $(STAMP)
 
+# What ran is recorded in .cache/runs/ (this checkout only): a fresh clone runs all 25 runs, a second `make results`
+# skips what is unchanged; both end with the reproduction report against the committed files (git HEAD).
 results: setup
-	$(BIN)/metaeval run-all --jobs 2 --log .cache/run-all.log
+	$(BIN)/metaeval run-all --jobs 2 --log .cache/run-all.log --report
+
+# Rerun everything, whatever this machine ran before, and compare every output with the committed file.
+reproduce: setup
+	$(BIN)/metaeval run-all --jobs 2 --log .cache/run-all.log --force --report
 
 # Every notebook at the class preset (notebooks/class_parameters.yml) into results/runs/class/, with measured times.
 class: setup
@@ -51,9 +57,11 @@ bench: setup
 	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e ".[bench]"
 	$(BIN)/python benchmarks/report.py
 
-# The static site (site/_build/html/index.html) from the committed results: Sphinx + myst-nb, nothing re-executed.
+# The static site (site/_build/html/index.html) from the committed results (the files git tracks under results/):
+# Sphinx + myst-nb, nothing re-executed. `make site SITE_OPTS=--user-runs` adds your own finished runs, apart.
+SITE_OPTS ?=
 site: setup
-	$(BIN)/python site/build.py
+	$(BIN)/python site/build.py $(SITE_OPTS)
 
 # The site in headless Chromium (Debian's chromium + chromium-driver, installed here when run as root): every page
 # loads without console errors, every internal link resolves, every figure renders, the report card is one page.

@@ -55,6 +55,7 @@ import pandas as pd
 import metaeval
 from metaeval.run.session import start
 from metaeval.studies import primer
+from metaeval.studies.plotting import show_table
 
 nb = start("primer", dataset, output_dir=output_dir, seed=seed, human=human, scores=[metric])
 ds, out = nb.dataset, nb.out
@@ -77,17 +78,17 @@ pd.concat({"metric X": pd.DataFrame(X), "human Z": pd.DataFrame(Z)}, axis=1).ren
 
 # %%
 steps = primer.levels_by_hand(X, Z)
-steps["system_means"].round(3)
+show_table(steps["system_means"], index=True)
 
 # %%
-steps["per_input"].round(3).to_frame()
+show_table(steps["per_input"], index=True)
 
 # %%
 by_library = {level: metaeval.correlate(X, Z, level=level) for level in ("system", "summary", "global")}
 check = pd.DataFrame({"by hand": [steps[k] for k in by_library], "metaeval.correlate": list(by_library.values())},
                      index=list(by_library))
 assert (check["by hand"] - check["metaeval.correlate"]).abs().max() < 1e-12
-check.round(4)
+show_table(check, digits=4, index=True)
 
 # %%
 fig = primer.plot_levels(X, Z, steps)
@@ -108,8 +109,15 @@ nb.report(f"On the toy matrix the metric ranks the **systems** well (system-leve
 # discordant pairs of systems within each input, then average the three taus).
 #
 # **Exercise 2.** Swap the human scores of systems 1 and 4 on input 1. Which level changes, and to what?
+#
+# Check your own values: put them in the cell below and run it (`None` until you have one). The answers
+# follow, folded: in JupyterLab click the folded cell to open it.
 
-# %% tags=["answer", "hide-input"]
+# %%
+print(primer.check(1, None))  # your summary-level Kendall tau, e.g. primer.check(1, 0.25)
+print(primer.check(2, None))  # your values after the swap, e.g. primer.check(2, {"system": 0.8})
+
+# %% tags=["answer", "hide-input"] jupyter={"outputs_hidden": true, "source_hidden": true}
 answers = primer.exercise_answers()
 print(f"Exercise 1: summary-level Kendall tau = {answers.toy_summary_kendall:.4f} (per input: "
       + ", ".join(f"{t:.4f}" for t in answers.toy_kendall_per_input) + ")")
@@ -159,7 +167,7 @@ trials = primer.true_coverage(n_systems, n_inputs, system_correlation=system_cor
                               rng=nb.rng)
 coverage = primer.coverage_summary(trials)
 nb.save_table(coverage, "coverage.csv", index=False, float_format="%.4f")
-coverage.round(3)
+show_table(coverage)
 
 # %%
 fig = primer.plot_coverage(coverage)
@@ -175,7 +183,10 @@ nb.report(f"**True coverage** ({n_trials} synthetic studies, {n_systems} systems
 # **Exercise 3.** The toy matrix has 4 systems. What is the Fisher 95% interval of its system-level r, and what
 # does it tell you about studies with few systems?
 
-# %% tags=["answer", "hide-input"]
+# %%
+print(primer.check(3, None))  # your interval, e.g. primer.check(3, (0.1, 0.9))
+
+# %% tags=["answer", "hide-input"] jupyter={"outputs_hidden": true, "source_hidden": true}
 low, high = answers.toy_fisher_interval
 print(f"Exercise 3: [{low:.3f}, {high:.3f}]: with 4 systems (n - 3 = 1) almost any correlation is compatible "
       "with the data.")
@@ -219,7 +230,10 @@ nb.report(f"On {ds.name}, {ds.display_name(metric)}'s system-level r = {observed
 # %% [markdown]
 # **Exercise 4.** Which scheme gives the widest interval for this metric, and why is it the one to report?
 
-# %% tags=["answer", "hide-input"]
+# %%
+print(primer.check(4, None, distributions=distributions))  # your scheme's name, e.g. "Boot-Inputs"
+
+# %% tags=["answer", "hide-input"] jupyter={"outputs_hidden": true, "source_hidden": true}
 answers = primer.exercise_answers(distributions)
 system_coverage = coverage[coverage.level == "system"].set_index("method").coverage
 closest = (system_coverage - 0.95).abs().idxmin()

@@ -78,11 +78,12 @@ nb.report(card.summary)
 
 # %%
 prov = card.provenance
+code = cards.md_code  # a user's names as code spans that no backtick in them can end
 nb.report("\n".join([
-    f"* dataset: `{prov['dataset']}` ({prov['shape'][0]} systems × {prov['shape'][1]} inputs), human score "
-    f"`{prov['human']}`; new metric `{prov['metric']}` from `{prov['scores']}`",
-    f"* signature: `{prov['signature']}`",
-    "* score signatures: " + ", ".join(f"`{v}`" for v in prov["score_signatures"].values()),
+    f"* dataset: {code(prov['dataset'])} ({prov['shape'][0]} systems × {prov['shape'][1]} inputs), human score "
+    f"{code(prov['human'])}; new metric {code(prov['metric'])} from {code(prov['scores'])}",
+    f"* signature: {code(prov['signature'])}",
+    "* score signatures: " + ", ".join(code(v) for v in prov["score_signatures"].values()),
     f"* seeds: {prov['seeding']}; metaeval {prov['metaeval']}, numpy {prov['numpy']}",
 ]))
 

@@ -6,7 +6,16 @@ each results folder, the report cards) plus the pages of ``site/pages`` and the 
 Sphinx into ``site/_build/html``. Nothing is executed: the notebooks are shown as the run left them, with their
 code cells tagged so that plumbing disappears and interpretation and figures stay (:func:`tag_cells`).
 
-Options: ``--results DIR`` (default ``results``), ``--only PATTERN`` (results folders matching a glob such as
+What is shown: by default the canonical results only, the files git tracks under ``results/`` (a user's own
+runs, failed runs and the staging folders of runs in progress are not tracked, so they never appear). ``--user-runs``
+adds the user's finished runs (untracked folders with a run manifest of status ``done``) in a section of their
+own; failed (``*.failed``) and partial (``.partial-*``, ``.old-*``) folders never appear. ``--results DIR`` builds
+from the finished runs in another folder. Every user-derived text (dataset, score, system and folder names) reaches
+the pages as text: the generated Markdown escapes names where they enter it (``metaeval._markup``), and this
+script shows raw HTML in any generated Markdown as text (:func:`safe_markdown`) and escapes the names it writes.
+
+Options: ``--results DIR`` (default: the tracked files of ``results``), ``--user-runs``, ``--only PATTERN``
+(results folders matching a glob such as
 ``card/*``, comma-separated, to build a quick subset; the front page and the other pages are always built),
 ``--no-api`` (skip the API reference), ``--out DIR`` (default ``site/_build``), ``--quiet``.
 """
@@ -17,12 +26,13 @@ import argparse
 import fnmatch
 import json
 import re
-import shlex
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from metaeval._markup import html_text, md_code
 
 SITE = Path(__file__).resolve().parent
 ROOT = SITE.parent
@@ -79,6 +89,110 @@ def tag_cells(notebook: dict) -> dict:
     return notebook
 
 
+_HIDDEN = (".partial-", ".old-")
+
+
+def _is_shown_run(folder: Path, top: Path) -> bool:
+    """A finished run's folder: not failed, not a staging or backup folder, and every run manifest in it done."""
+    rel = folder.relative_to(top).parts if folder.is_relative_to(top) else folder.parts
+    if any(part.startswith(_HIDDEN) or ".failed" in part for part in rel):
+        return False
+    statuses = []
+    for manifest in folder.glob(".metaeval-run.*.json"):
+        try:
+            statuses.append(json.loads(manifest.read_text(encoding="utf-8")).get("status"))
+        except (OSError, ValueError, AttributeError):
+            statuses.append(None)
+    return all(status == "done" for status in statuses)
+
+
+def tracked_results(results: Path, view: Path) -> Path:
+    """Copy the files git tracks under ``results`` into ``view`` (a folder this script owns); returns the copy of
+    ``results``. Not a git checkout: the finished runs of ``results`` (see :func:`_is_shown_run`)."""
+    _reset(view)
+    target = view / "results"
+    try:
+        listing = subprocess.run(["git", "-C", str(results), "ls-files", "-z", "--full-name", "."],
+                                 capture_output=True, check=True, timeout=120).stdout
+        top = Path(subprocess.run(["git", "-C", str(results), "rev-parse", "--show-toplevel"], capture_output=True,
+                                  check=True, text=True, timeout=60).stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        shutil.copytree(results, target, ignore=lambda d, names: [
+            n for n in names if n.startswith(_HIDDEN) or ".failed" in n])
+        return target
+    prefix = results.resolve().relative_to(top.resolve())
+    for name in listing.decode("utf-8").split("\0"):
+        if not name:
+            continue
+        source = top / name
+        if source.is_file():
+            copy = target / Path(name).relative_to(prefix)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, copy)
+    return target
+
+
+def user_runs(results: Path, canonical: Path) -> list[Path]:
+    """The user's finished runs under ``results``: folders holding an executed notebook that are not among the
+    canonical results (``canonical``, the tracked copy), failed or partial runs left out."""
+    found = []
+    for notebook in sorted(results.rglob("*.ipynb")):
+        folder = notebook.parent
+        rel = folder.relative_to(results)
+        if ".ipynb_checkpoints" in rel.parts or folder in found:
+            continue
+        if (canonical / rel / notebook.name).is_file() or not _is_shown_run(folder, results):
+            continue
+        found.append(folder)
+    return found
+
+
+_CODE = re.compile(r"(`+)(.+?)\1", re.S)
+_TAG = re.compile(r"<(?=[A-Za-z/!?])")
+
+
+def safe_markdown(text: str) -> str:
+    """Generated Markdown with any raw HTML shown as text: a ``<`` that could open a tag becomes ``&lt;``
+    outside code spans and fenced code (where it is literal already). The generated texts escape names at
+    their source (``metaeval._markup``); this is the site's guarantee for any Markdown it renders.
+
+    >>> safe_markdown("**<script>alert(1)</script>** p < 0.05, `a<b>`")
+    '**&lt;script>alert(1)&lt;/script>** p < 0.05, `a<b>`'
+    """
+    out, fenced = [], False
+    for line in text.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            out.append(line)
+            continue
+        if fenced:
+            out.append(line)
+            continue
+        pieces, last = [], 0
+        for match in _CODE.finditer(line):
+            pieces.append(_TAG.sub("&lt;", line[last:match.start()]))
+            pieces.append(match.group(0))
+            last = match.end()
+        pieces.append(_TAG.sub("&lt;", line[last:]))
+        out.append("".join(pieces))
+    return "\n".join(out)
+
+
+def _safe_notebook(notebook: dict) -> dict:
+    """The notebook's Markdown (cells and ``text/markdown`` outputs) through :func:`safe_markdown`; ``text/html``
+    outputs (pandas tables, which escape their cells) are kept."""
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "markdown":
+            source = cell["source"]
+            cell["source"] = safe_markdown("".join(source) if isinstance(source, list) else source)
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "text/markdown" in data:
+                value = data["text/markdown"]
+                data["text/markdown"] = safe_markdown("".join(value) if isinstance(value, list) else value)
+    return notebook
+
+
 def _title(path: Path) -> str:
     """The first Markdown heading of an executed notebook, or its file name."""
     notebook = json.loads(path.read_text(encoding="utf-8"))
@@ -94,7 +208,7 @@ def _title(path: Path) -> str:
 def _outputs_page(folder: Path, rel: str, dest: Path, notebooks: list[str]) -> str:
     """The Markdown page of one results folder: its generated texts, its figures and its tables."""
     text_dir = dest / "_text"
-    lines = [f"# Outputs of `results/{rel}/`", ""]
+    lines = [f"# Outputs of {md_code(f'results/{rel}/')}", ""]
     if notebooks:
         lines += ["Produced by the executed notebook " + ", ".join(f"[{n}]({n}.ipynb)" for n in notebooks) + ".", ""]
     if (dest / "report.html").is_file():
@@ -104,8 +218,9 @@ def _outputs_page(folder: Path, rel: str, dest: Path, notebooks: list[str]) -> s
         lines += ["## Generated texts", ""]
         text_dir.mkdir(exist_ok=True)
         for path in texts:
-            shutil.copyfile(path, text_dir / path.name)
-            lines += [f"### `{path.name}`", "", "```{include} _text/" + path.name, ":heading-offset: 3", "```", ""]
+            (text_dir / path.name).write_text(safe_markdown(path.read_text(encoding="utf-8")), encoding="utf-8")
+            lines += [f"### {md_code(path.name)}", "", "```{include} _text/" + path.name, ":heading-offset: 3",
+                      "```", ""]
     figures = sorted(p for p in folder.iterdir() if p.suffix in FIGURE_EXTS)
     if figures:
         lines += ["## Figures", ""]
@@ -146,19 +261,20 @@ def _teaching_page() -> str:
              "of four interval methods on synthetic data with a known correlation, the bootstrap schemes drawn, and "
              "exercises with folded answers. The words it uses are in the [glossary](glossary.md).", "",
              "The **class preset** (`notebooks/class_parameters.yml`) runs every notebook with parameters small "
-             "enough for a live session; outputs go to a scratch folder, never over the committed results. "
-             "Seconds: wall time of `metaeval run` on the 2-core machine that builds the compendium while some 20 "
-             "other jobs shared it (a loose upper bound), and in brackets the CPU time of the run and its kernel "
-             "(close to the wall time on an idle core), next to the default run's expected time.", "",
-             "| notebook | command | class preset: wall s (CPU s) | default run (s) |", "|---|---|---|---|"]
+             "enough for a live session: `make class` runs them all, `metaeval run NN --preset class` one of them "
+             "(`-p NAME VALUE` after it changes a value); outputs go to `results/runs/class/`, never over the "
+             "committed results. Seconds as measured by `metaeval class` on the 2-core machine that builds the "
+             "compendium: wall time, and in brackets the CPU time of the run and its kernel (the figure to compare "
+             "across machines), next to the default run's expected time.", "",
+             "| notebook | command | parameters | class preset: wall s (CPU s) | default run (s) |",
+             "|---|---|---|---|---|"]
     for name, entry in preset.items():
-        args = " ".join(f"-p {k} {shlex.quote(json.dumps(v) if not isinstance(v, str) else v)}"
-                        for k, v in (entry.get("parameters") or {}).items())
-        command = f"metaeval run {name[:2]} {args} -p output_dir results/runs/class/{name[:2]}".replace("  ", " ")
+        params = ", ".join(f"{k} = {json.dumps(v)}" for k, v in (entry.get("parameters") or {}).items())
         seconds, cpu = entry.get("seconds"), entry.get("cpu_seconds")
-        measured = f"{seconds} ({cpu})" if seconds is not None else "not measured"
-        lines.append(f"| `{name}` | `{command}` | {measured} | "
-                     f"{entry.get('default_seconds', '')} |")
+        measured = (f"{seconds} ({cpu})" if seconds is not None and cpu is not None
+                    else f"({cpu} CPU)" if cpu is not None else "not measured")
+        lines.append(f"| `{name}` | `metaeval run {name[:2]} --preset class` | {params or 'the defaults'} | "
+                     f"{measured} | {entry.get('default_seconds', '')} |")
     return "\n".join(lines) + "\n"
 
 
@@ -190,8 +306,43 @@ def _selected(rel: str, only: str | None) -> bool:
     return only is None or any(fnmatch.fnmatch(rel, pattern.strip()) for pattern in only.split(","))
 
 
-def assemble(results: Path, src: Path, only: str | None = None, api: bool = True) -> dict[str, list[str]]:
-    """Write the Sphinx sources into ``src``; returns {notebook name: [page of each run]}."""
+def _folder_pages(folder: Path, rel: str, src: Path, doc_prefix: str, pages: dict[str, list[str]],
+                  figures: list[str], cards: list[str]) -> None:
+    """The pages of one results folder (its executed notebooks, its outputs page) under ``src/<doc_prefix>``."""
+    dest = src / doc_prefix / rel
+    dest.mkdir(parents=True, exist_ok=True)
+    names = []
+    for path in sorted(folder.glob("*.ipynb")):
+        notebook = _safe_notebook(tag_cells(json.loads(path.read_text(encoding="utf-8"))))
+        (dest / path.name).write_text(json.dumps(notebook, indent=1, ensure_ascii=False), encoding="utf-8")
+        pages.setdefault(path.stem, []).append(f"{doc_prefix}/{rel}/{path.stem}")
+        names.append(path.stem)
+    if (folder / "provenance.json").is_file() and (folder / "summary.md").is_file():
+        # a report card: its one-page report as the card run wrote it, or rendered now from its files
+        if (folder / "report.html").is_file():
+            shutil.copyfile(folder / "report.html", dest / "report.html")
+        else:
+            from metaeval.studies.card_report import render_report
+
+            (dest / "report.html").write_text(render_report(folder), encoding="utf-8")
+        cards.append(f'- {md_code(rel)}: <a href="{html_text(f"{doc_prefix}/{rel}/report.html")}">the one-page '
+                     f"report</a>, [the executed notebook]({doc_prefix}/{rel}/{names[0]}.ipynb), "
+                     f"[its files]({doc_prefix}/{rel}/outputs.md)")
+    (dest / "outputs.md").write_text(_outputs_page(folder, rel, dest, names), encoding="utf-8")
+    pngs = sorted(p.name for p in folder.iterdir() if p.suffix in FIGURE_EXTS)
+    if pngs:
+        figures += [f"## {md_code(f'{doc_prefix}/{rel}/')}", ""]
+        figures += [f"```{{figure}} {doc_prefix}/{rel}/{name}\n:alt: {rel}/{name}\n:width: 100%\n\n"
+                    f"{md_code(f'{rel}/{name}')} ([outputs]({doc_prefix}/{rel}/outputs.md))\n```\n"
+                    for name in pngs]
+
+
+def assemble(results: Path, src: Path, only: str | None = None, api: bool = True,
+             user: list[Path] | None = None, user_root: Path | None = None) -> dict[str, list[str]]:
+    """Write the Sphinx sources into ``src``; returns {notebook name: [page of each run]}.
+
+    ``results``: the canonical results (the tracked copy, :func:`tracked_results`); ``user``: folders of the
+    user's own runs under ``user_root``, shown in a section of their own (:func:`user_runs`)."""
     _reset(src)
     for page in (SITE / "pages").iterdir():
         if page.is_file():
@@ -209,46 +360,39 @@ def assemble(results: Path, src: Path, only: str | None = None, api: bool = True
     folders = sorted({p.parent for p in results.glob("*/*/*.ipynb")})
     for folder in folders:
         rel = folder.relative_to(results).as_posix()
-        if not _selected(rel, only):
-            continue
-        dest = src / "results" / rel
-        dest.mkdir(parents=True, exist_ok=True)
-        names = []
-        for path in sorted(folder.glob("*.ipynb")):
-            notebook = tag_cells(json.loads(path.read_text(encoding="utf-8")))
-            (dest / path.name).write_text(json.dumps(notebook, indent=1, ensure_ascii=False), encoding="utf-8")
-            pages.setdefault(path.stem, []).append(f"results/{rel}/{path.stem}")
-            names.append(path.stem)
-        if (folder / "provenance.json").is_file() and (folder / "summary.md").is_file():
-            # a report card: its one-page report as the card run wrote it, or rendered now from its files
-            if (folder / "report.html").is_file():
-                shutil.copyfile(folder / "report.html", dest / "report.html")
-            else:
-                from metaeval.studies.card_report import render_report
-
-                (dest / "report.html").write_text(render_report(folder), encoding="utf-8")
-            cards.append(f'- `{rel}`: <a href="results/{rel}/report.html">the one-page report</a>, '
-
-                         f"[the executed notebook](results/{rel}/{names[0]}.ipynb), "
-                         f"[its files](results/{rel}/outputs.md)")
-        (dest / "outputs.md").write_text(_outputs_page(folder, rel, dest, names), encoding="utf-8")
-        pngs = sorted(p.name for p in folder.iterdir() if p.suffix in FIGURE_EXTS)
-        if pngs:
-            figures += [f"## `results/{rel}/`", ""]
-            figures += [f"```{{figure}} results/{rel}/{name}\n:alt: {rel}/{name}\n:width: 100%\n\n"
-                        f"`{rel}/{name}` ([outputs](results/{rel}/outputs.md))\n```\n" for name in pngs]
+        if _selected(rel, only) and _is_shown_run(folder, results):
+            _folder_pages(folder, rel, src, "results", pages, figures, cards)
+    mine: dict[str, list[str]] = {}
+    for folder in user or []:
+        rel = folder.relative_to(user_root).as_posix() if user_root else folder.name
+        _folder_pages(folder, rel, src, "user-runs", mine, figures, cards)
     (src / "figures.md").write_text("\n".join(figures) + "\n", encoding="utf-8")
     (src / "cards.md").write_text("\n".join(cards) + "\n", encoding="utf-8")
-    titles = {doc: _title(src / f"{doc}.ipynb") for docs in pages.values() for doc in docs}
-    (src / "index.md").write_text(_front_page(results, pages, titles), encoding="utf-8")
-    return pages
+    titles = {doc: _title(src / f"{doc}.ipynb") for docs in [*pages.values(), *mine.values()] for doc in docs}
+    index = _front_page(results, pages, titles)
+    if mine:
+        docs = sorted(doc for docs in mine.values() for doc in docs)
+        index += "\n".join(["", "## Your own runs", "",
+                            "Runs of this machine that are not among the committed results (`--user-runs`): "
+                            "parameters, datasets or code of your own. The analyses above are the canonical "
+                            "results.", "", "```{toctree}", ":caption: Your own runs (not the canonical results)",
+                            ":maxdepth: 1", "", *[f"{titles.get(d, d)} <{d}>" for d in docs],
+                            *sorted({d.rsplit('/', 1)[0] + "/outputs" for d in docs}), "```", ""])
+    (src / "index.md").write_text(index, encoding="utf-8")
+    return {**pages, **{f"user-runs:{k}": v for k, v in mine.items()}}
 
 
-def build(results: Path, out: Path, *, only: str | None = None, api: bool = True, quiet: bool = False) -> Path:
-    """Assemble the sources and run Sphinx; returns the folder of the HTML site."""
+def build(results: Path, out: Path, *, only: str | None = None, api: bool = True, quiet: bool = False,
+          tracked: bool = True, user: bool = False) -> Path:
+    """Assemble the sources and run Sphinx; returns the folder of the HTML site.
+
+    ``tracked``: the canonical results are the files git tracks under ``results`` (a copy in ``out/view``), else
+    the finished runs found there; ``user``: add the user's own finished runs in their own section."""
     out.mkdir(parents=True, exist_ok=True)
     src, html = out / "src", out / "html"
-    assemble(results, src, only=only, api=api)
+    canonical = tracked_results(results, out / "view") if tracked else results
+    mine = user_runs(results, canonical) if user else []
+    assemble(canonical, src, only=only, api=api, user=mine, user_root=results)
     _reset(html)
     command = [sys.executable, "-m", "sphinx", "-b", "html", "-c", str(SITE), "-j", "1", "-E",
                "-d", str(out / "doctrees"), str(src), str(html)]
@@ -256,7 +400,7 @@ def build(results: Path, out: Path, *, only: str | None = None, api: bool = True
         command.insert(3, "-q")
     subprocess.run(command, check=True)
     # The report cards are standalone pages (not Sphinx documents), placed next to their outputs page.
-    for report in src.glob("results/*/*/report.html"):
+    for report in [*src.glob("results/*/*/report.html"), *src.glob("user-runs/**/report.html")]:
         target = html / report.relative_to(src)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(report, target)  # self-contained: its figures are embedded
@@ -265,14 +409,19 @@ def build(results: Path, out: Path, *, only: str | None = None, api: bool = True
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--results", type=Path, default=ROOT / "results")
+    parser.add_argument("--results", type=Path, default=None,
+                        help="build from the finished runs in this folder (default: the files git tracks in results/)")
+    parser.add_argument("--user-runs", action="store_true",
+                        help="also show your own finished runs (untracked), in a section of their own")
     parser.add_argument("--out", type=Path, default=SITE / "_build")
     parser.add_argument("--only", default=None, help="results folders to include, a glob such as 'card/*'")
     parser.add_argument("--no-api", dest="api", action="store_false", help="skip the API reference (quick build)")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    html = build(args.results, args.out, only=args.only, api=args.api, quiet=args.quiet)
+    results = args.results if args.results is not None else ROOT / "results"
+    html = build(results, args.out, only=args.only, api=args.api, quiet=args.quiet, tracked=args.results is None,
+                 user=args.user_runs)
     print(f"site built in {time.perf_counter() - started:.0f} s: {html / 'index.html'}")
     return 0
 

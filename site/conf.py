@@ -42,7 +42,8 @@ suppress_warnings = ["myst.header", "myst.xref_missing", "mystnb.unknown_mime_ty
                      "toc.not_included", "autosummary.import_cycle"]
 html_theme = "furo"
 html_title = "metaeval: the statistics of summarization-metric evaluation"
-html_static_path: list[str] = []
+html_static_path = ["_static"]  # compendium.css: wide tables wrap, DataFrames formatted
+html_css_files = ["compendium.css"]
 html_last_updated_fmt = None  # no build date: the same results give the same pages
 html_show_sphinx = False
 html_copy_source = False

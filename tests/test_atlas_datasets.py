@@ -209,6 +209,11 @@ def test_goyal2022_cells_match_the_source():
     assert rating(bbc, "human.worst", "gpt3", "bbc000") == [0, 1, 1]
     assert rating(bbc, "human.preference", "brio", "bbc000") == [-1, 0, 0]
     assert cnn.texts.loc[("brio", "cnn000"), "summary"].startswith("Russian President Vladimir Putin gave a speech")
+    kw = load("goyal2022-keyword")
+    # keyword_human.json "0": keyword 1 annotators [ctrlsum], [gpt3], [gpt3, ctrlsum]; keyword 2 [gpt3] x 3
+    assert rating(kw, "human.preferred", "ctrlsum", "kw000-1") == [1, 0, 1]
+    assert rating(kw, "human.preferred", "gpt3", "kw000-1") == [0, 1, 1]
+    assert rating(kw, "human.preferred", "ctrlsum", "kw000-2") == [0, 0, 0]
 
 
 def test_faceval_cells_match_the_source():
@@ -249,3 +254,15 @@ def test_build_scripts_exist_for_every_embedded_atlas_dataset():
     for entry in ATLAS.values():
         assert entry.folder.split("/")[1] in scripts, entry.name
     assert "pickle.load(" not in scripts
+
+
+def test_atlas_datasets_are_not_mistaken_for_the_deutsch_papers_data():
+    # notebooks 22-24 use the paper's metric set and labels only on the paper's data; on an atlas dataset they
+    # analyse every metric score it has (it is embedded, but the paper has no values for it)
+    from metaeval.studies import deutsch, deutsch2022
+
+    ds = load("frank-cnndm")
+    metrics, paper, _ = deutsch.default_metrics(ds, embedded=True)
+    assert paper == {} and "Rouge 1" in metrics and "QAGS" in metrics
+    assert not deutsch2022.is_embedded("frank-cnndm", ds)
+    assert deutsch2022.is_embedded("fabbri2020", load("fabbri2020"))

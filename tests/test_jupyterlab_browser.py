@@ -1,5 +1,6 @@
 """JupyterLab as a reader uses it (issue 25 item 4): a double-click on a notebook source opens a notebook, which
-runs and shows its figure and its conclusions; saving it keeps the source's parameters cell.
+runs and shows its figure and its conclusions; saving it without an edit keeps the source's bytes (its sha256),
+and saving an edit keeps the source's parameters cell.
 
 Headless Chromium from Debian driven by selenium through ``tests/browser.py`` (its ``fresh_browser`` fixture, and
 ``background_server`` for JupyterLab); skipped with a message when either is absent. JupyterLab runs on a free loopback port with a token, the settings that
@@ -10,6 +11,7 @@ The JupyterLab server is started here and killed (with its kernels) in ``finally
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -58,6 +60,7 @@ def test_double_click_opens_runs_and_renders(lab, fresh_browser):  # noqa: F811
     url, token, root, log = lab
     browser = fresh_browser
     wait = WebDriverWait(browser, 240)
+    original = hashlib.sha256((root / "notebooks" / NOTEBOOK).read_bytes()).hexdigest()
     browser.get(f"{url}/lab/tree/notebooks?token={token}")
     item = wait.until(ec.element_to_be_clickable(
         (By.XPATH, f"//li[contains(@class, 'jp-DirListing-item')][.//span[text()='{NOTEBOOK}']]")))
@@ -76,6 +79,14 @@ def test_double_click_opens_runs_and_renders(lab, fresh_browser):  # noqa: F811
                              for e in d.find_elements(By.CSS_SELECTOR, ".jp-RenderedMarkdown")))
     errors = browser.find_elements(By.CSS_SELECTOR, "[data-mime-type='application/vnd.jupyter.error']")
     assert not errors, errors[0].text[:2000]
+
+    # opened, run and saved (what autosave does) without an edit: the source keeps its bytes (issue 32 item 6)
+    saved = browser.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "window.jupyterapp.shell.currentWidget.context.save().then(() => done(true), e => done(String(e)));")
+    assert saved is True, saved
+    assert hashlib.sha256((root / "notebooks" / NOTEBOOK).read_bytes()).hexdigest() == original, \
+        "JupyterLab rewrote a notebook source it did not edit"
 
     # an edited parameters cell, saved: the source on disk keeps its defaults, the other cells save as edited
     source = (root / "notebooks" / NOTEBOOK).read_text()

@@ -109,3 +109,17 @@ def test_sampling_distribution_centres_on_the_truth():
     for level, part in frame.groupby("level"):
         se = part.r.std() / math.sqrt(len(part))
         assert abs(part.r.mean() - part.truth.iloc[0]) < 4 * se + 0.03, level  # r is slightly biased to 0
+
+
+def test_check_accepts_the_answer_and_refuses_a_near_miss():
+    # which bug: a check that compares with the wrong answer, or accepts everything
+    from metaeval.studies import primer
+
+    a = primer.exercise_answers()
+    assert primer.check(1, a.toy_summary_kendall) == "Exercise 1: correct."
+    assert primer.check(1, a.toy_summary_kendall + 0.01).startswith("Exercise 1: not yet")
+    assert primer.check(2, {"system": a.toy_system_after_swap}) == "Exercise 2: correct."
+    assert primer.check(2, {"summary": a.toy_summary_after_swap + 0.1}).startswith("Exercise 2: not yet: summary")
+    assert primer.check(2, {"levels": 1}).startswith("Exercise 2: give a dict")
+    assert primer.check(3, a.toy_fisher_interval) == "Exercise 3: correct."
+    assert primer.check(4, "Boot-Both").startswith("Exercise 4: pass distributions")

@@ -43,6 +43,7 @@ __all__ = [
     "write_manifest",
     "read_manifest",
     "clean_stale",
+    "clean_stale_under",
     "staging_dir",
     "keep_failed",
     "swap_into_place",
@@ -128,19 +129,18 @@ def read_manifest(folder: str | os.PathLike[str], notebook: str | None = None) -
 
 
 def write_manifest(folder: str | os.PathLike[str], notebook: str, parameters: Mapping[str, Any],
-                   status: str = "done", paper: str | None = None, inputs: Mapping[str, Any] | None = None) -> Path:
+                   status: str = "done", paper: str | None = None) -> Path:
     """Record every file now in ``folder`` (with its sha256) as written by a run of ``notebook``.
 
-    The manifest holds no time stamp, so a rerun with the same seeds writes the same bytes. ``inputs``: what
-    the run depended on (:func:`metaeval.run.incremental.fingerprint`), which lets ``run-all`` skip it later.
+    The manifest holds no time stamp and nothing of the machine, so a rerun with the same seeds writes the same
+    bytes and a committed manifest is reproduced byte for byte. What a run depended on (its inputs) is this
+    machine's record, kept outside the results (:func:`metaeval.run.incremental.record_run`).
     """
     folder = Path(folder)
     files = {name: _sha256(folder / name) for name in _files(folder)
              if not _is_runner_file(name) and not is_editor_artefact(name)}
     params = {k: v for k, v in parameters.items() if k != "output_dir"}
     data = {"notebook": notebook, "paper": paper, "status": status, "parameters": params, "files": files}
-    if inputs is not None:
-        data["inputs"] = dict(inputs)
     path = folder / manifest_name(notebook)
     path.write_text(json.dumps(data, indent=1, sort_keys=True, default=str) + "\n", encoding="utf-8")
     return path
@@ -301,6 +301,24 @@ def clean_stale(final: Path) -> list[Path]:
         for path in parent.glob(f"{prefix}*"):
             pid_text = path.name[len(prefix):]
             if not pid_text.isdigit() or not path.is_dir():
+                continue
+            if (int(pid_text) == os.getpid() or not _pid_alive(int(pid_text))) and _remove_ours(path):
+                removed.append(path)
+    return removed
+
+
+def clean_stale_under(root: str | os.PathLike[str]) -> list[Path]:
+    """Remove every staging (``.partial-<name>-<pid>``) and backup (``.old-<name>-<pid>``) folder under ``root``
+    whose process is gone (a run killed by SIGKILL or a power loss) and that the runner marked as its own;
+    returns them. A folder of a live process (a run in progress) stays."""
+    removed: list[Path] = []
+    root = Path(root)
+    if not root.is_dir():
+        return removed
+    for prefix in (".partial-", ".old-"):
+        for path in sorted(root.rglob(f"{prefix}*")):
+            pid_text = path.name.rsplit("-", 1)[-1]
+            if not path.is_dir() or path.is_symlink() or not pid_text.isdigit():
                 continue
             if (int(pid_text) == os.getpid() or not _pid_alive(int(pid_text))) and _remove_ours(path):
                 removed.append(path)

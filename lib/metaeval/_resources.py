@@ -18,7 +18,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
-__all__ = ["data_root", "notebooks_root", "project_root", "is_checkout", "sha256", "verify_checksums", "ChecksumError"]
+__all__ = ["data_root", "notebooks_root", "project_root", "is_checkout", "sha256", "verify_checksums", "ChecksumError",
+           "data_files", "is_documentation"]
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -99,13 +100,69 @@ def expected_sha256(path: str | os.PathLike[str]) -> str | None:
     return _read_checksums(root).get(rel)
 
 
-def verify_checksums(paths: Iterable[str | os.PathLike[str]]) -> None:
-    """Check embedded files against ``SHA256SUMS``; files not listed there are user data and pass.
+#: Files of the data folder that document the data (no program reads them); ``SHA256SUMS`` need not list them.
+DOCUMENTATION = ("README*", "LICENSE*", "PROVENANCE*", "SHA256SUMS", ".gitattributes", ".gitignore")
+#: Folders of the data folder that document how the data were made: the conversion scripts (``_build/``),
+#: which the provenance files cite and no program of the library reads.
+DOCUMENTATION_FOLDERS = ("_build/",)
+
+
+def is_documentation(rel: str) -> bool:
+    """True for a data-folder file that documents the data rather than holds it.
+
+    >>> is_documentation("summeval/LICENSE.SummEval"), is_documentation("wordnet30/ppr/v2.npz")
+    (True, False)
+    >>> is_documentation("_build/hanna.py"), is_documentation("atlas/hanna/hanna.jsonl")
+    (True, False)
+    """
+    import fnmatch
+
+    if rel.startswith(DOCUMENTATION_FOLDERS):
+        return True
+    return any(fnmatch.fnmatchcase(rel.rsplit("/", 1)[-1], pattern) for pattern in DOCUMENTATION)
+
+
+def _unlisted(rel: str, root: Path) -> ChecksumError:
+    return ChecksumError(
+        f"data file {rel} in {root} is not listed in {root / 'SHA256SUMS'}: the embedded data are exactly the "
+        "files listed there, and an unlisted file is never used; move it out of the data folder, or, if it is "
+        f"meant to be part of the data, add its line (`cd {root} && sha256sum {rel} >> SHA256SUMS`)")
+
+
+def data_files() -> dict[str, Path]:
+    """``{relative path: path}`` of every embedded data file (those ``SHA256SUMS`` lists), checking that the
+    data folder holds no other data file (documentation files aside, :func:`is_documentation`).
 
     Raises
     ------
     ChecksumError
-        A listed file is missing or its sha256 differs.
+        A file of the data folder that ``SHA256SUMS`` does not list (named), or a listed file that is missing.
+    """
+    root = data_root().resolve()
+    table = _read_checksums(root)
+    if not table:  # no checksum list (a bare data folder given by $METAEVAL_DATA): nothing to check against
+        return {}
+    found = {}
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        rel = path.relative_to(root).as_posix()
+        if rel in table:
+            found[rel] = path
+        elif not is_documentation(rel):
+            raise _unlisted(rel, root)
+    missing = sorted(set(table) - set(found))
+    if missing:
+        raise ChecksumError(f"embedded data file {missing[0]} is missing from {root}; restore it from the repository")
+    return found
+
+
+def verify_checksums(paths: Iterable[str | os.PathLike[str]]) -> None:
+    """Check embedded files against ``SHA256SUMS``; files outside the data folder are user data and pass.
+
+    Raises
+    ------
+    ChecksumError
+        A listed file is missing or its sha256 differs, or a file of the data folder is not listed (an unlisted
+        file there is refused by name, never used silently).
     """
     root = data_root().resolve()
     table = _read_checksums(root)
@@ -116,6 +173,8 @@ def verify_checksums(paths: Iterable[str | os.PathLike[str]]) -> None:
         except ValueError:
             continue
         if rel not in table:
+            if table and path.is_file() and not is_documentation(rel):
+                raise _unlisted(rel, root)
             continue
         if not path.exists():
             raise ChecksumError(f"embedded data file {rel} is missing from {root}")

@@ -131,6 +131,18 @@ for _sub, _what in (("cnn", "CNN"), ("bbc", "BBC")):
               "(an annotator may choose several); systems GPT-3 text-davinci-002 (gpt3), BRIO, T0; no references",
     )
 _add(
+    name="goyal2022-keyword", title="Goyal, Li & Durrett (2022), keyword-focused",
+    citation="Goyal, Li & Durrett (2022), News Summarization and Evaluation in the Era of GPT-3, arXiv:2209.12356",
+    domain="news", language="en", task="summarization", judgment="binary",
+    human_scores=("human.preferred",), annotators=3, systems=2, inputs=200, texts=False, references=False,
+    licence="CC BY 4.0",
+    source="tagoyal/tagoyal.github.io@dc77471d47737781c10886f4ac01cc06d5cf152f: "
+           "zero-shot-explorer/human_annotations.zip (keyword_human.json)",
+    distribution="embedded", folder="atlas/goyal2022-keyword",
+    notes="keyword-focused summaries of 100 CNN articles x 2 keywords by GPT-3 (gpt3) and CTRLSum; per annotator "
+          "1 if the system's summary was preferred (both may be); the summaries are not in the source file",
+)
+_add(
     name="faceval", title="FacEval (Wang et al., 2022)",
     citation="Wang, Zhang, Zhang, Chen, Li & Bing (2022), Analyzing and Evaluating Faithfulness in Dialogue "
              "Summarization, EMNLP",

@@ -73,8 +73,8 @@ def known_datasets() -> dict[str, str]:
     --------
     >>> sorted(known_datasets())  # doctest: +NORMALIZE_WHITESPACE
     ['bhandari2020', 'fabbri2020', 'faceval', 'frank-cnndm', 'frank-xsum', 'goyal2022-bbc', 'goyal2022-cnn',
-     'hanna', 'realsumm', 'squality', 'summeval', 'wmt20-mqm-ende', 'wmt20-mqm-zhen', 'wmt21-mqm-ende',
-     'wmt21-mqm-zhen', 'xsum-hallucinations']
+     'goyal2022-keyword', 'hanna', 'realsumm', 'squality', 'summeval', 'wmt20-mqm-ende', 'wmt20-mqm-zhen',
+     'wmt21-mqm-ende', 'wmt21-mqm-zhen', 'xsum-hallucinations']
     """
     return {name: desc for name, (_, desc, _) in _known().items()}
 
@@ -175,14 +175,14 @@ def _apply_incomplete(ds: Dataset, incomplete: IncompletePolicy) -> Dataset:
     return ds
 
 
-_ROLES = ("doc", "system", "summary", "reference", "score", "human", "ignore")
+_ROLES = tabular.ColumnRoles.NAMES
 
 
 def _from_table(frame: pd.DataFrame, source: str, name: str, header_lines: int, roles: Mapping[str, Any]) -> Dataset:
     unknown = sorted(set(roles) - set(_ROLES))
     if unknown:
         raise DataError(f"columns: unknown role {unknown[0]!r}; roles are {', '.join(_ROLES)}")
-    mapping = tabular.infer_columns(frame, source=source, **roles)
+    mapping = tabular.infer_columns(frame, source=source, roles=tabular.ColumnRoles.of(**roles))
     collector = _Collector()
     for where, record in tabular.frame_records(frame, mapping, source, header_lines=header_lines):
         rec = parse_record(record, where)
@@ -191,6 +191,22 @@ def _from_table(frame: pd.DataFrame, source: str, name: str, header_lines: int, 
     ds = _build(name, collector, DatasetInfo())
     meta = tabular.dataset_meta(mapping, source)
     return replace(ds, info=_info(name, meta, ds.score_names, [], str(meta["description"])))
+
+
+def _index_as_columns(frame: pd.DataFrame, ids: Iterable[str | None] = ()) -> pd.DataFrame:
+    """Index levels that hold ids (``df.set_index(["doc", "system"])``, a groupby's result) as columns: levels
+    named ``ids`` (the doc= and system= given) or like a document or system column; any other index (0, 1, ...,
+    a level named otherwise) is not data and stays out, as before."""
+    wanted = {i for i in ids if i is not None}
+    names = [n for n in frame.index.names if n is not None
+             and (n in wanted or tabular._norm(n) in tabular.ROLE_NAMES["doc"] + tabular.ROLE_NAMES["system"])]
+    if not names:
+        return frame
+    clash = [str(n) for n in names if n in frame.columns]
+    if clash:
+        raise DataError(f"frame: index level {clash[0]!r} is also a column; drop one of them (df.reset_index("
+                        "drop=True), or rename the level)")
+    return frame.reset_index(level=names)
 
 
 def from_frame(
@@ -233,6 +249,10 @@ def from_frame(
     """
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    frame = _index_as_columns(frame, (doc, system))
+    if frame.empty:
+        raise DataError(f"frame: no rows (columns: {', '.join(map(str, frame.columns)) or 'none'}); pass a "
+                        "DataFrame with one row per document x system (or per document, in the wide format)")
     roles = {k: v for k, v in (("doc", doc), ("system", system), ("summary", summary), ("reference", reference),
                                ("score", score), ("human", human), ("ignore", ignore)) if v is not None}
     return _apply_incomplete(_from_table(frame, name, name, 0, roles), incomplete)

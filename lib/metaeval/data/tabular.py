@@ -25,6 +25,7 @@ in a CSV).
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import math
@@ -42,7 +43,7 @@ import pandas as pd
 import metaeval._outputs as _outputs
 from metaeval.data.formats import DataError
 
-__all__ = ["ROLE_NAMES", "TABLE_SUFFIXES", "ColumnMap", "ImportResult", "frame_records", "import_table",
+__all__ = ["ROLE_NAMES", "TABLE_SUFFIXES", "ColumnMap", "ColumnRoles", "ImportResult", "frame_records", "import_table",
            "infer_columns", "is_table", "read_table"]
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".parquet", ".pq", ".xlsx", ".xls", ".ods")
@@ -90,6 +91,22 @@ def is_table(path: str | os.PathLike[str]) -> bool:
 # ----------------------------------------------------------------------------------------------------
 # Reading
 
+#: magic numbers of the compressed or archive files a table's name can hide (read as text they are noise)
+_COMPRESSED = ((b"\x1f\x8b", "gzip-compressed"), (b"PK\x03\x04", "zip (or Excel)"), (b"BZh", "bzip2-compressed"),
+               (b"\xfd7zXZ\x00", "xz-compressed"), (b"\x28\xb5\x2f\xfd", "zstd-compressed"))
+
+
+def _check_header(path: Path, text: str, sep: str) -> None:
+    """Refuse a header naming a column twice: pandas would rename the second ``m.1``, and a score would be
+    imported under a name nobody gave it (or a human score lost among the metrics)."""
+    header = next(csv.reader(io.StringIO(text), delimiter=sep), [])
+    seen: dict[str, int] = {}
+    for k, name in enumerate(header, start=1):
+        if name in seen and name.strip():
+            raise DataError(f"{path}:1: column {name!r} appears twice in the header (columns {seen[name]} and "
+                            f"{k}); rename one (or delete the copy)")
+        seen.setdefault(name, k)
+
 
 def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
     """A CSV (``,``), TSV (tab) or parquet file as a DataFrame; CSV/TSV cells are kept as text (ids such as
@@ -114,6 +131,10 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
             raise DataError(f"{path}: cannot be read as parquet ({type(exc).__name__}: {exc})") from None
     else:
         raw = path.read_bytes()
+        packed = next((kind for magic, kind in _COMPRESSED if raw.startswith(magic)), None)
+        if packed:
+            raise DataError(f"{path}: a {packed} file, not a text table; "
+                            f"decompress it first and import the table it holds")
         try:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
@@ -122,6 +143,7 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
             raise DataError(f"{path}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {column}); "
                             "save the file as UTF-8 (in a spreadsheet: Save As > CSV UTF-8)") from None
         sep = "\t" if suffix in (".tsv", ".tab") else ","
+        _check_header(path, text, sep)
         try:
             frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_values=[])
         except pd.errors.EmptyDataError:
@@ -239,6 +261,144 @@ def _score_roles(candidates: list[str], allowed: Sequence[str], score: list[str]
     return scores, [s for s in scores if re.split(r"[._\s]", _norm(s))[0] in _HUMAN_WORDS]
 
 
+@dataclass(frozen=True)
+class ColumnRoles:
+    """The importer's seven role keywords as the user gave them (None: inferred from the column names).
+
+    One record for :func:`infer_columns`, :func:`import_table`, :func:`metaeval.datasets.from_frame` and the
+    ``metaeval import`` options (``--doc``, ``--system`` ... ``--ignore``); the list roles hold tuples.
+
+    Examples
+    --------
+    >>> roles = ColumnRoles.of(doc="id", score="rouge-2", ignore=["notes", "date"])
+    >>> roles.doc, roles.system, roles.score, roles.ignore
+    ('id', None, ('rouge-2',), ('notes', 'date'))
+    """
+
+    doc: str | None = None
+    system: str | None = None
+    summary: str | None = None
+    reference: tuple[str, ...] | None = None
+    score: tuple[str, ...] | None = None
+    human: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] | None = None
+
+    #: the keywords, in the order the options are listed
+    NAMES = ("doc", "system", "summary", "reference", "score", "human", "ignore")
+
+    @classmethod
+    def of(cls, *, doc: str | None = None, system: str | None = None, summary: str | None = None,
+           reference: str | Iterable[str] | None = None, score: str | Iterable[str] | None = None,
+           human: str | Iterable[str] | None = None, ignore: str | Iterable[str] | None = None) -> ColumnRoles:
+        """The record from keywords as the public functions take them (a list role may be one string)."""
+        def many(value: str | Iterable[str] | None) -> tuple[str, ...] | None:
+            listed = _as_list(value)
+            return None if listed is None else tuple(listed)
+
+        return cls(doc, system, summary, many(reference), many(score), many(human), many(ignore))
+
+    def check(self, columns: Sequence[str], source: str) -> None:
+        """Every column named for the document, system, summary, references and ignored ones exists (a wide
+        table's summary is a field, and scores are checked with their role)."""
+        known = set(columns)
+        named = [("doc", self.doc), ("system", self.system), ("summary", self.summary)]
+        named += [(role, c) for role in ("reference", "ignore") for c in getattr(self, role) or ()]
+        for role, col in named:
+            if col is not None and col not in known and not (role == "summary" and self.system is None):
+                raise DataError(f"{source}: --{role} {col!r} is not a column (columns: {', '.join(columns)})")
+
+
+class _Picker:
+    """Takes columns for roles, each column once, recording which roles were inferred."""
+
+    def __init__(self, columns: Sequence[str], taken: Iterable[str]):
+        self.columns = list(columns)
+        self.taken = set(taken)
+        self.inferred: set[str] = set()
+
+    def pick(self, role: str, given: str | None) -> str | None:
+        """The column given for ``role``, else the first free one whose normalized name is one of the role's
+        names (never a wide column ``FIELD:SYSTEM``)."""
+        if given is not None:
+            self.taken.add(given)
+            return given
+        for name in ROLE_NAMES[role]:
+            for c in self.columns:
+                if c not in self.taken and _norm(c) == name and WIDE_SEPARATOR not in c:
+                    self.taken.add(c)
+                    self.inferred.add(role)
+                    return c
+        return None
+
+    def references(self, given: tuple[str, ...] | None) -> list[str]:
+        """The reference columns given, else every free column named like one (``reference``, ``ref_2``)."""
+        if given is not None:
+            self.taken.update(given)
+            return list(given)
+        found = [c for c in self.columns if c not in self.taken and WIDE_SEPARATOR not in c
+                 and (_norm(c) in ROLE_NAMES["reference"] or _REFERENCE_COLUMN.match(_norm(c)))]
+        self.taken.update(found)
+        if found:
+            self.inferred.add("reference")
+        return found
+
+    def free(self) -> list[str]:
+        return [c for c in self.columns if c not in self.taken]
+
+
+def _unique_columns(columns: Sequence[str], source: str) -> None:
+    dupes = sorted({c for c in columns if columns.count(c) > 1})
+    if dupes:
+        raise DataError(f"{source}: column {dupes[0]!r} appears twice in the header; rename one")
+
+
+def _ignored_columns(columns: Sequence[str], roles: ColumnRoles) -> list[str]:
+    """The columns given with ``ignore``, and a row index written by ``DataFrame.to_csv`` without
+    ``index=False`` (``Unnamed: 0``): shown as ignored, never a score."""
+    ignored = list(roles.ignore or ())
+    return ignored + [c for c in columns if (c.startswith("Unnamed: ") or c == "") and c not in ignored]
+
+
+def _document_column(picker: _Picker, roles: ColumnRoles, source: str) -> str:
+    doc_col = picker.pick("doc", roles.doc)
+    if doc_col is None:
+        raise DataError(f"{source}: no document column (one of {', '.join(ROLE_NAMES['doc'][:6])}, ...); name "
+                        f"it with --doc COLUMN (doc=...); columns: {', '.join(picker.columns)}")
+    return doc_col
+
+
+def _layout(picker: _Picker, roles: ColumnRoles, source: str) -> tuple[str | None, list[str]]:
+    """(the system column, the wide columns): a system column makes the table long, else its
+    ``FIELD:SYSTEM`` columns make it wide; neither is an error naming the fix."""
+    system_col = picker.pick("system", roles.system)
+    named = set(roles.reference or ()) | set(roles.score or ()) | set(roles.human or ())
+    wide_cols = [c for c in picker.free() if WIDE_SEPARATOR in c and c not in named]
+    if system_col is None and not wide_cols:
+        raise DataError(f"{source}: no system column (one of {', '.join(ROLE_NAMES['system'][:6])}, ...) and no "
+                        f"wide-format columns FIELD{WIDE_SEPARATOR}SYSTEM; name the system column with --system "
+                        f"COLUMN (system=...); columns: {', '.join(picker.columns)}")
+    return system_col, ([] if system_col is not None else wide_cols)
+
+
+def _wide_summary_and_fields(picker: _Picker, roles: ColumnRoles, wide_cols: list[str],
+                             source: str) -> tuple[str | None, list[str], list[str]]:
+    """(summary field, score field candidates, systems) of a wide table; any other column is an error."""
+    field_names, systems = _wide_fields(wide_cols, source)
+    picker.taken.update(wide_cols)
+    given = set(roles.score or ()) | set(roles.human or ())
+    rest = [c for c in picker.free() if c not in given]
+    if rest:
+        raise DataError(f"{source}: column {rest[0]!r} is neither the document, a reference nor "
+                        f"FIELD{WIDE_SEPARATOR}SYSTEM (wide format: one column per system and field, e.g. "
+                        f"summary{WIDE_SEPARATOR}{systems[0]}); rename it, or pass --ignore "
+                        f"{shlex.quote(rest[0])}")
+    summary_col = roles.summary if roles.summary is not None else next(
+        (f for name in ROLE_NAMES["summary"] for f in field_names if _norm(f) == name), None)
+    if roles.summary is None and summary_col is not None:
+        picker.inferred.add("summary")
+    return summary_col, [f for f in field_names if f != summary_col], systems
+
+
 def infer_columns(
     frame: pd.DataFrame,
     *,
@@ -250,8 +410,14 @@ def infer_columns(
     human: str | Iterable[str] | None = None,
     ignore: str | Iterable[str] | None = None,
     source: str = "table",
+    roles: ColumnRoles | None = None,
 ) -> ColumnMap:
     """The role of every column: the options given, the rest inferred from common names.
+
+    The seven role keywords may come as one :class:`ColumnRoles` (``roles=``) instead. The steps: the header
+    names each column once; the given columns exist; ignored columns; the document column; the layout (a
+    system column, else wide ``FIELD:SYSTEM`` columns); the references; the summary (a column, or a wide field);
+    the scores and which of them are human.
 
     Examples
     --------
@@ -261,85 +427,33 @@ def infer_columns(
     >>> m.doc, m.system, m.summary, m.references, m.scores, m.human
     ('doc', 'model', 'summary', ('reference',), ('rouge-2.f1', 'relevance'), ('relevance',))
     """
+    if roles is None:
+        roles = ColumnRoles.of(doc=doc, system=system, summary=summary, reference=reference, score=score,
+                               human=human, ignore=ignore)
+    elif any(v is not None for v in (doc, system, summary, reference, score, human, ignore)):
+        raise TypeError("infer_columns: give the roles either as keywords or as roles=ColumnRoles(...), not both")
     frame = _flat_columns(frame)
     columns = list(frame.columns)
-    dupes = sorted({c for c in columns if columns.count(c) > 1})
-    if dupes:
-        raise DataError(f"{source}: column {dupes[0]!r} appears twice in the header; rename one")
-    known = set(columns)
-    options = {"doc": doc, "system": system, "summary": summary}
-    lists = {"reference": _as_list(reference), "score": _as_list(score), "human": _as_list(human),
-             "ignore": _as_list(ignore)}
-    for role, col in list(options.items()) + [(r, c) for r in ("reference", "ignore") for c in lists[r] or []]:
-        if col is not None and col not in known and not (role == "summary" and system is None):
-            raise DataError(f"{source}: --{role} {col!r} is not a column (columns: {', '.join(columns)})")
-    ignored = list(lists["ignore"] or [])
-    # a row index written by DataFrame.to_csv without index=False: shown as ignored, never a score
-    ignored += [c for c in columns if (c.startswith("Unnamed: ") or c == "") and c not in ignored]
-    taken = set(ignored)
-    inferred: set[str] = set()
-
-    def pick(role: str, given: str | None, wide_ok: bool = False) -> str | None:
-        if given is not None:
-            taken.add(given)
-            return given
-        for name in ROLE_NAMES[role]:
-            for c in columns:
-                if c not in taken and _norm(c) == name and (wide_ok or WIDE_SEPARATOR not in c):
-                    taken.add(c)
-                    inferred.add(role)
-                    return c
-        return None
-
-    doc_col = pick("doc", options["doc"])
-    if doc_col is None:
-        raise DataError(f"{source}: no document column (one of {', '.join(ROLE_NAMES['doc'][:6])}, ...); name "
-                        f"it with --doc COLUMN (doc=...); columns: {', '.join(columns)}")
-    system_col = pick("system", options["system"])
-    wide_cols = [c for c in columns if c not in taken and WIDE_SEPARATOR in c and c not in (lists["reference"] or [])
-                 and c not in (lists["score"] or []) and c not in (lists["human"] or [])]
-    wide = system_col is None and bool(wide_cols)
-    if system_col is None and not wide:
-        raise DataError(f"{source}: no system column (one of {', '.join(ROLE_NAMES['system'][:6])}, ...) and no "
-                        f"wide-format columns FIELD{WIDE_SEPARATOR}SYSTEM; name the system column with --system "
-                        f"COLUMN (system=...); columns: {', '.join(columns)}")
-
-    if lists["reference"] is not None:
-        references = list(lists["reference"])
-        taken.update(references)
-    else:
-        references = [c for c in columns if c not in taken and WIDE_SEPARATOR not in c
-                      and (_norm(c) in ROLE_NAMES["reference"] or _REFERENCE_COLUMN.match(_norm(c)))]
-        taken.update(references)
-        if references:
-            inferred.add("reference")
-
+    _unique_columns(columns, source)
+    roles.check(columns, source)
+    ignored = _ignored_columns(columns, roles)
+    picker = _Picker(columns, ignored)
+    doc_col = _document_column(picker, roles, source)
+    system_col, wide_cols = _layout(picker, roles, source)
+    wide = bool(wide_cols)
+    references = picker.references(roles.reference)
     systems: list[str] = []
     if wide:
-        field_names, systems = _wide_fields(wide_cols, source)
-        taken.update(wide_cols)
-        given = set(lists["score"] or []) | set(lists["human"] or [])
-        rest = [c for c in columns if c not in taken and c not in given]
-        if rest:
-            raise DataError(f"{source}: column {rest[0]!r} is neither the document, a reference nor "
-                            f"FIELD{WIDE_SEPARATOR}SYSTEM (wide format: one column per system and field, e.g. "
-                            f"summary{WIDE_SEPARATOR}{systems[0]}); rename it, or pass --ignore "
-                            f"{shlex.quote(rest[0])}")
-        summary_col = summary if summary is not None else next(
-            (f for name in ROLE_NAMES["summary"] for f in field_names if _norm(f) == name), None)
-        if summary is None and summary_col is not None:
-            inferred.add("summary")
-        candidates = [f for f in field_names if f != summary_col]
+        summary_col, candidates, systems = _wide_summary_and_fields(picker, roles, wide_cols, source)
+        allowed = candidates + ([summary_col] if summary_col else [])
     else:
-        summary_col = pick("summary", options["summary"])
-        candidates = [c for c in columns if c not in taken]
-
-    allowed = candidates + ([summary_col] if summary_col else []) if wide else columns
-    scores, human = _score_roles(candidates, allowed, lists["score"], lists["human"], wide, columns, source,
-                                 inferred)
+        summary_col = picker.pick("summary", roles.summary)
+        candidates, allowed = picker.free(), columns
+    scores, human_cols = _score_roles(candidates, allowed, _as_list(roles.score), _as_list(roles.human), wide,
+                                      columns, source, picker.inferred)
     return ColumnMap(doc=doc_col, system=system_col, summary=summary_col, references=tuple(references),
-                     scores=tuple(scores), human=tuple(human), ignored=tuple(ignored), wide=wide,
-                     systems=tuple(systems), inferred=frozenset(inferred))
+                     scores=tuple(scores), human=tuple(human_cols), ignored=tuple(ignored), wide=wide,
+                     systems=tuple(systems), inferred=frozenset(picker.inferred))
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -473,10 +587,25 @@ def frame_records(frame: pd.DataFrame, columns: ColumnMap, source: str, *,
             if columns.wide and len(record) == 2:
                 continue  # this system has no cell in this row
             records.append((where, record))
+    _check_repeated_cells(records)
     for instance, (refs, where) in first_refs.items():
         if refs is not None:
             yield where, {"instance_id": instance, "references": refs}
     yield from records
+
+
+def _check_repeated_cells(records: list[tuple[str, dict[str, Any]]]) -> None:
+    """Refuse two rows of one (document, system) that give one score different values, naming both rows of
+    the table (the dataset reader would name lines of the generated ``records.jsonl`` only later)."""
+    first: dict[tuple[str, Any, str], tuple[Any, str]] = {}
+    for where, record in records:
+        for score, value in record.get("metrics", {}).items():
+            key = (record["instance_id"], record["summarizer_id"], score)
+            seen = first.setdefault(key, (value, where))
+            if seen[0] != value:
+                raise DataError(
+                    f"{where}, column {score!r}: document {key[0]!r}, system {key[1]!r} has {value!r} here and "
+                    f"{seen[0]!r} at {seen[1]}; give each (document, system) one row, or one value per score")
 
 
 def dataset_meta(columns: ColumnMap, source: str) -> dict[str, Any]:
@@ -540,8 +669,9 @@ def import_table(
     else:
         frame, name = read_table(source), str(source)
         header = 0 if Path(source).suffix.lower() in (".parquet", ".pq") else 1
-    columns = infer_columns(frame, doc=doc, system=system, summary=summary, reference=reference, score=score,
-                            human=human, ignore=ignore, source=name)
+    roles = ColumnRoles.of(doc=doc, system=system, summary=summary, reference=reference, score=score, human=human,
+                           ignore=ignore)
+    columns = infer_columns(frame, roles=roles, source=name)
     if show is not None:
         show(columns.describe())
     records = list(frame_records(frame, columns, name, header_lines=header))
@@ -555,8 +685,13 @@ def import_table(
     try:
         target = _outputs.check_target(dest, IMPORT_RUN, given=dest, paper=IMPORT_RUN)
     except _outputs.OutputDirError as exc:
+        if not dest.exists():  # a protected place (the compendium's data/, results/ ...), not an existing folder
+            raise DataError(f"{dest}: metaeval import may not write there ({exc})") from None
         raise DataError(f"{dest}: exists and was not written by metaeval import (or was changed since); choose a "
                         f"new folder, or remove it yourself ({exc})") from None
+    blocking = next((p for p in reversed(target.parents) if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise DataError(f"{dest}: cannot be created, {blocking} is a file, not a folder; choose a dest outside it")
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = _outputs.staging_dir(target)  # marked as ours: the cleanup below can only remove what it created
     try:

@@ -40,7 +40,11 @@ def as_sentences(text, where: str) -> tuple[str, ...]:
         return ()
     if isinstance(text, str):
         return tuple(split_sentences(text))
-    if isinstance(text, (list, tuple)) and all(isinstance(s, str) for s in text):
+    if isinstance(text, (list, tuple)):
+        for k, s in enumerate(text):
+            if not isinstance(s, str):
+                raise TypeError(f"{where}[{k}] is {type(s).__name__ if s is not None else 'None'}, not a sentence "
+                                f"string: remove it from the list, or pass '' for an empty sentence")
         return tuple(line for s in text for line in split_sentences(s))
     raise TypeError(f"{where} must be a string or a list of sentence strings, got {type(text).__name__}")
 

@@ -96,7 +96,7 @@ _TOKEN_BYTES = bytes(c if (48 <= c <= 57 or 97 <= c <= 122 or c == 10) else 32 f
 
 
 def tokenize_batch(
-    sentences: Sequence[str], *, tokenizer: str = "rouge"
+    sentences: Sequence[str], *, tokenizer: str = "rouge", lang: str | None = None
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """:func:`tokenize` for many sentences at once, as integer ids over a shared vocabulary.
 
@@ -109,6 +109,8 @@ def tokenize_batch(
         Sentences without newlines (a newline would end the sentence early: ``ValueError``).
     tokenizer : {"rouge", "unicode"}
         ROUGE-1.5.5's tokens (:func:`tokenize`) or :func:`unicode_tokenize`'s.
+    lang : str, optional
+        The language, for the Unicode tokenizer's case folding (see :func:`unicode_tokenize`).
 
     Returns
     -------
@@ -127,7 +129,7 @@ def tokenize_batch(
     """
     n = len(sentences)
     if tokenizer == "unicode":
-        return _ids(list(map(unicode_tokenize, sentences)), n)
+        return _ids([unicode_tokenize(s, lang) for s in sentences], n)
     if tokenizer != "rouge":
         raise ValueError(f"tokenizer must be 'rouge' or 'unicode', got {tokenizer!r}")
     if n == 0:
@@ -165,11 +167,21 @@ _UNICODE_TOKEN = regex.compile(
 )
 
 
-def unicode_tokenize(sentence: str) -> list[str]:
+#: format characters (zero-width non-joiner and joiner, soft hyphen, word joiner, direction marks, BOM):
+#: they shape or direct the rendering of a word and never end it (UAX #29, rule WB4)
+_FORMAT = regex.compile(r"\p{Cf}+")
+#: languages whose dotted and dotless i case-fold differently from the Unicode default (SpecialCasing.txt)
+TURKIC = ("tr", "az")
+
+
+def unicode_tokenize(sentence: str, lang: str | None = None) -> list[str]:
     """Tokens of any script: NFKC-normalised and case-folded (``str.casefold``: ``Straße`` -> ``strasse``,
     final sigma -> sigma), words as maximal runs of Unicode letters, digits and combining marks, and one
     token per letter of scripts written without spaces (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar,
-    Tibetan). Punctuation, symbols and spaces separate tokens, as in :func:`tokenize`.
+    Tibetan). Punctuation, symbols and spaces separate tokens, as in :func:`tokenize`. Format characters
+    (a zero-width non-joiner inside a Persian word, a soft hyphen) are removed, so that they never split a
+    word: ``می‌خواهم`` and ``میخواهم`` are one token. With ``lang`` ``"tr"`` or ``"az"``, the dotted and
+    dotless i fold as in Turkish (``İ`` -> ``i``, ``I`` -> ``ı``) instead of Unicode's default (``İ`` -> ``i̇``).
 
     Not ROUGE-1.5.5 (which keeps ASCII letters and digits only): opt in with ``tok:unicode``.
 
@@ -177,8 +189,15 @@ def unicode_tokenize(sentence: str) -> list[str]:
     --------
     >>> unicode_tokenize("Η γάτα ΚΆΘΕΤΑΙ. Café naïve, 猫坐在垫子上。")
     ['η', 'γάτα', 'κάθεται', 'café', 'naïve', '猫', '坐', '在', '垫', '子', '上']
+    >>> unicode_tokenize("می\u200cخواهم") == unicode_tokenize("میخواهم")
+    True
+    >>> unicode_tokenize("İSTANBUL ISPARTA", lang="tr")
+    ['istanbul', 'ısparta']
     """
-    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", sentence).casefold())
+    text = _FORMAT.sub("", unicodedata.normalize("NFKC", sentence))
+    if lang in TURKIC:
+        text = text.replace("İ", "i").replace("I", "ı")
+    folded = unicodedata.normalize("NFKC", text.casefold())
     return _UNICODE_TOKEN.findall(folded)
 
 

@@ -34,6 +34,9 @@ __all__ = [
     "rouge155_variants",
 ]
 
+#: the largest ROUGE-W weight: 10,000 ** 16 = 1e64, far within float64 for texts of any realistic length
+MAX_W_WEIGHT = 16.0
+
 _MEASURE = re.compile(
     r"^(?:r|rouge)-?(?:(?P<n>\d+)|(?P<l>l)|(?P<w>w)-?(?P<weight>\d+(?:\.\d+)?)?|(?P<s>su|s)(?P<skip>\d+|\*))$",
     re.IGNORECASE,
@@ -55,8 +58,10 @@ class Measure:
             raise ValueError(f"kind must be one of n, l, w, s, su; got {self.kind!r}")
         if self.kind == "n" and (not isinstance(self.n, int) or self.n < 1):
             raise ValueError(f"n must be an integer >= 1 for ROUGE-N, got {self.n!r}")
-        if self.kind == "w" and not self.weight > 1:
-            raise ValueError(f"weight must be > 1 for ROUGE-W, got {self.weight!r}")
+        if self.kind == "w" and not 1 < self.weight <= MAX_W_WEIGHT:
+            # k ** weight for a text of k words overflows float64 (and the score with it) beyond this
+            raise ValueError(f"ROUGE-W weight must be in (1, {MAX_W_WEIGHT:g}] (ROUGE-1.5.5's is 1.2; with a larger "
+                             f"one the weighted LCS of a long text overflows), got {self.weight!r}: e.g. R-W1.2")
         if self.kind in ("s", "su") and not (isinstance(self.skip, int) and (self.skip >= 0 or self.skip == -1)):
             raise ValueError(f"skip must be an integer >= 0, or -1 for unlimited, got {self.skip!r}")
 
@@ -255,7 +260,12 @@ def parse_variant(text: str) -> RougeVariant | SystemVariant:
     refs = opts.pop("refs", "A")
     agg = opts.pop("agg", None)
     exceptions = opts.pop("exc", "full")
-    alpha = float(opts.pop("alpha", 0.5))
+    alpha_text = opts.pop("alpha", "0.5")
+    try:
+        alpha = float(alpha_text)
+    except ValueError:
+        raise ValueError(f"variant {text!r}: option alpha:{alpha_text} is not a number; give the weight of "
+                         "precision in the F-measure in [0, 1], e.g. alpha:0.5") from None
     if opts:
         raise ValueError(f"unknown option(s) {sorted(opts)} in variant {text!r}")
     # the option values are checked by RougeVariant / SystemVariant.__post_init__

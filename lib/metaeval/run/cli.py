@@ -8,6 +8,7 @@ Examples::
     metaeval grouge in.jsonl out.jsonl --methods G-1,G-2,G-SU4 --lam 0.5   # GRouge (WordNet PPR)
     metaeval run 00 -p seed 1 -p output_dir results/tmp    # one notebook with overrides
     metaeval run-all                                       # every notebook into results/
+    metaeval run-all --force --report                      # rerun all, compare with the committed files
     metaeval sweep 20 results/sweeps/ci -p coefficient pearson,kendall -p n_trials 100 --workers 2
     metaeval card my_metric.jsonl --dataset summeval --output card/  # report card of a new metric
     metaeval datasets                                      # the atlas: every dataset, embedded or downloaded
@@ -240,11 +241,35 @@ def cmd_run(args) -> int:
         # a folder typed on the command line is where the user is, as for -p dataset and card --output (inside
         # a notebook, a relative output_dir is relative to the compendium root, where its kernel runs)
         params["output_dir"] = str(Path.cwd() / out)
+    user_out = _user_output_dir(args.notebook, params)
+    if user_out is not None:
+        params["output_dir"] = str(user_out)
+        print(f"your dataset, run from outside the compendium: outputs go to {user_out} (set -p output_dir to choose)",
+              file=sys.stderr)
     res = run_notebook(args.notebook, params, log_output=args.log)
     if params.get("output_dir") is None and "runs" in res.output_dir.parts:
         print("not the notebook's canonical parameters: the canonical results are untouched", file=sys.stderr)
     print(f"{res.notebook}: {res.seconds:.1f} s -> {res.output_dir}")
     return 0
+
+
+def _user_output_dir(notebook: str, params: dict) -> Path | None:
+    """Where a run on the user's own dataset, started outside the compendium, writes when no output_dir is given:
+    ``./results/<paper>/<dataset>`` next to the user (the folder the compendium would use, under the current
+    directory), not inside the installed or checked-out compendium. None otherwise."""
+    from metaeval.data.datasets import known_datasets
+    from metaeval.run.notebooks import notebook_parameters, resolve_output_dir
+    from metaeval.run.paths import project_root
+
+    if params.get("output_dir") is not None:
+        return None
+    dataset = params.get("dataset", notebook_parameters(notebook).get("dataset"))
+    if not isinstance(dataset, str) or dataset in known_datasets() or not Path(dataset).expanduser().exists():
+        return None
+    cwd, root = Path.cwd().resolve(), project_root().resolve()
+    if cwd == root or root in cwd.parents:
+        return None
+    return cwd / resolve_output_dir(notebook, params).relative_to(root)
 
 
 def cmd_class(args) -> int:
@@ -257,7 +282,7 @@ def cmd_class(args) -> int:
 def cmd_run_all(args) -> int:
     from metaeval.run.notebooks import run_all
 
-    results = run_all(only=args.only, jobs=args.jobs, log=args.log, force=args.force)
+    results = run_all(only=args.only, jobs=args.jobs, log=args.log, force=args.force, report=args.report)
     return 1 if any(r["state"] == "failed" for r in results) else 0
 
 
@@ -382,13 +407,10 @@ def cmd_import(args) -> int:
 
 
 def _download_status(name: str) -> str:
-    """'present' or 'absent' for a downloaded atlas dataset, if the download module can tell; else 'download'."""
-    from metaeval.data import _atlas_download
+    """'present' when a downloaded atlas dataset is in its default folder, else 'absent'."""
+    from metaeval.data.download import downloaded_path
 
-    status = getattr(_atlas_download, "download_status", None)  # name -> folder if downloaded, else None
-    if not callable(status):
-        return "download"
-    return "present" if status(name) else "absent"
+    return "present" if downloaded_path(name).is_dir() else "absent"
 
 
 def cmd_datasets(args) -> int:
@@ -519,7 +541,10 @@ def main(argv=None) -> int:
     p.add_argument("--log", help="append progress lines and the kernels' own diagnostics to this file")
     p.add_argument("--force", action="store_true",
                    help="rerun every notebook, also those whose notebook, library code, data and parameters are "
-                        "unchanged since the run that wrote their outputs (skipped otherwise)")
+                        "unchanged since this machine's run that wrote their outputs (skipped otherwise)")
+    p.add_argument("--report", action="store_true",
+                   help="at the end, compare every output with the committed file (git HEAD) and say which "
+                        "differ and how ('25 of 25 runs reproduced every committed file byte for byte')")
     p.set_defaults(func=cmd_run_all)
 
     p = sub.add_parser("sweep", help="run a notebook over a parameter grid and collect its main table")

@@ -1,15 +1,23 @@
-"""Incremental rebuilds: what a notebook run depends on, and whether its committed outputs are still current.
+"""Incremental rebuilds: what a notebook run depends on, whether this machine already ran it, and whether the
+outputs reproduce the committed ones.
 
 A run's *inputs* are its notebook source, the library modules it imports (transitively, read from the source
-code's import statements, including imports inside functions), the data it can read (the embedded data's
-``SHA256SUMS``, or the files of a dataset given as a path) and its effective parameters. :func:`fingerprint`
-hashes each of them; the runner stores the result in the run's manifest, and :func:`up_to_date` tells
-``metaeval run-all`` that a run can be skipped: same inputs as the run that wrote the outputs, and the outputs
-exactly as that run left them (their sha256 in the manifest). ``run-all --force`` reruns everything.
+code's import statements, including imports inside functions), the content of every data file it can read (each
+embedded file ``SHA256SUMS`` lists, hashed from its bytes, shipped vectors included; or the files of a dataset
+given as a path) and its effective parameters. :func:`fingerprint` hashes each of them.
+
+*What ran here* is recorded on this machine, not in the committed results: after a run the runner writes a
+record (:func:`record_run`: the fingerprint and the sha256 of every output) into the checkout's state folder
+``.cache/runs/`` (``$METAEVAL_STATE`` overrides it; git ignores it). :func:`unchanged` tells ``metaeval run-all``
+that a run can be skipped: this machine ran it with the same inputs and its outputs are exactly as that run left
+them. A fresh clone has no record, so its first ``run-all`` runs everything, and :func:`reproduction_report`
+then compares every output with the committed file (``run-all --report``). ``run-all --force`` reruns
+everything.
 
 The dependency rule is conservative: an import anywhere in a module counts, even one only some code paths reach,
 so a run is never skipped when a module it might use changed; a module that nothing a notebook imports reaches
-(another paper's study module) never reruns it.
+(another paper's study module) never reruns it. Every embedded data file counts for every run (a notebook may
+read another dataset's files, e.g. the WordNet vectors), so an edited data byte reruns every run that reads it.
 
 >>> from metaeval import _resources
 >>> deps = library_dependencies(_resources.notebooks_root() / "23_deutsch2021_normality.py")
@@ -25,14 +33,16 @@ import importlib
 import importlib.util
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import metaeval._resources as _resources
 
-__all__ = ["INPUTS_KEY", "fingerprint", "library_dependencies", "up_to_date", "changed_inputs"]
+__all__ = ["INPUTS_KEY", "fingerprint", "library_dependencies", "up_to_date", "changed_inputs", "unchanged",
+           "state_dir", "record_run", "read_record", "reproduction_report", "Reproduction"]
 
 #: The manifest key holding a run's fingerprint.
 INPUTS_KEY = "inputs"
@@ -180,21 +190,36 @@ def library_dependencies(source: str | os.PathLike) -> dict[str, str]:
     return {_relative(p): _file_digest(p) for p in sorted(seen)}
 
 
+@lru_cache(maxsize=4096)
+def _content_digest(path: Path, mtime_ns: int, ctime_ns: int, inode: int, size: int) -> str:
+    # keyed by the file's stat (ctime changes on every write, even when mtime is set back): hashed once per
+    # process for the 25 runs of a run-all, hashed again as soon as a byte may have changed
+    return _resources.sha256(path)
+
+
+def _digest(path: Path) -> str:
+    st = path.stat()
+    return _content_digest(path.resolve(), st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_size)
+
+
 def _data_checksums(dataset: Any) -> dict[str, str]:
-    """The data a run can read: the embedded data's checksum list (every embedded file, by sha256) and, for a
-    dataset given as a path, the sha256 of each of its files."""
-    out = {}
-    sums = _resources.data_root() / "SHA256SUMS"
-    if sums.is_file():
-        out["embedded data (SHA256SUMS)"] = _sha256_bytes(sums.read_bytes())
+    """The data a run can read, by content: the sha256 of the bytes of every embedded data file (not of the
+    checksum list, which an edit of a data file may leave unchanged) and, for a dataset given as a path, of
+    each of its files.
+
+    Raises
+    ------
+    metaeval._resources.ChecksumError
+        The data folder holds a file ``SHA256SUMS`` does not list (named), or a listed file is missing.
+    """
+    out = {f"data/{rel}": _digest(path) for rel, path in _resources.data_files().items()}
     if isinstance(dataset, (str, os.PathLike)) and str(dataset):
         path = Path(dataset)
         if not path.is_absolute():
             path = _resources.project_root() / path
         files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path] if path.is_file() else []
         for file in files:
-            out[str(Path(dataset) / file.relative_to(path)) if path.is_dir() else str(dataset)] = \
-                _sha256_bytes(file.read_bytes())
+            out[str(Path(dataset) / file.relative_to(path)) if path.is_dir() else str(dataset)] = _digest(file)
     return out
 
 
@@ -241,13 +266,205 @@ def up_to_date(folder: str | os.PathLike, manifest: Mapping[str, Any] | None, cu
     return True
 
 
+def state_dir() -> Path:
+    """Where this machine records the runs it did: ``$METAEVAL_STATE``, else ``<compendium root>/.cache/runs``
+    (ignored by git: a fresh clone has no record and runs everything)."""
+    env = os.environ.get("METAEVAL_STATE")
+    return Path(env) if env else _resources.project_root() / ".cache" / "runs"
+
+
+def _record_path(folder: str | os.PathLike, notebook: str) -> Path:
+    key = f"{Path(folder).resolve()}\0{notebook}"
+    return state_dir() / f"{notebook}-{_sha256_bytes(key.encode('utf-8'))[:16]}.json"
+
+
+def record_run(folder: str | os.PathLike, notebook: str, inputs: Mapping[str, Any],
+               files: Mapping[str, str]) -> Path:
+    """Record that this machine ran ``notebook`` into ``folder`` with ``inputs`` and wrote ``files``
+    (``{name: sha256}``); written atomically."""
+    from metaeval._io import atomic_write
+
+    path = _record_path(folder, notebook)
+    data = {"folder": str(Path(folder).resolve()), "notebook": notebook, "status": "done",
+            INPUTS_KEY: dict(inputs), "files": dict(files)}
+    text = json.dumps(data, indent=1, sort_keys=True, default=str) + "\n"
+    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    return path
+
+
+def read_record(folder: str | os.PathLike, notebook: str) -> dict[str, Any] | None:
+    """This machine's record of its last run of ``notebook`` into ``folder``, or None."""
+    try:
+        data = json.loads(_record_path(folder, notebook).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("files"), dict) else None
+
+
 def unchanged(source: str | os.PathLike, parameters: Mapping[str, Any], folder: str | os.PathLike,
               notebook: str) -> bool:
-    """True when ``folder`` holds an untouched run of ``notebook`` (its source at ``source``) whose inputs equal
-    those of a run with the effective ``parameters`` now: ``run-all`` skips it."""
+    """True when this machine ran ``notebook`` (its source at ``source``) into ``folder`` with the inputs of a
+    run with the effective ``parameters`` now, and the outputs are untouched since: ``run-all`` skips it."""
     from metaeval.run.outputs import read_manifest
 
     folder = Path(folder)
     if not folder.is_dir():
         return False
-    return up_to_date(folder, read_manifest(folder, notebook), fingerprint(source, parameters))
+    manifest = read_manifest(folder, notebook)
+    record = read_record(folder, notebook)
+    if manifest is None or record is None or manifest.get("files") != record.get("files"):
+        return False
+    return up_to_date(folder, record, fingerprint(source, parameters))
+
+
+# ---- reproduction report: the outputs against the committed files ------------------------------------------
+
+@dataclass(frozen=True)
+class Reproduction:
+    """How the outputs of the runs compare with the files git has committed (:func:`reproduction_report`).
+
+    Attributes
+    ----------
+    runs : int
+        Runs compared.
+    identical : int
+        Runs whose every committed file was reproduced byte for byte (and that wrote no file git lacks).
+    differences : tuple of (str, str)
+        ``(file, kind of difference)`` for every file that differs, is missing or is new.
+    note : str
+        Why nothing could be compared (not a git checkout), else empty.
+    """
+
+    runs: int
+    identical: int
+    differences: tuple[tuple[str, str], ...]
+    note: str = ""
+
+    def lines(self) -> list[str]:
+        """The report as printed by ``run-all --report``."""
+        if self.note:
+            return [f"reproduction report: {self.note}"]
+        if not self.runs:
+            return ["reproduction report: no finished run to compare"]
+        if self.runs and self.identical == self.runs:
+            return [f"reproduction report: {self.runs} of {self.runs} runs reproduced every committed file byte "
+                    "for byte"]
+        out = [f"reproduction report: {self.identical} of {self.runs} runs reproduced every committed file byte "
+               f"for byte; {len(self.differences)} file(s) differ:"]
+        out += [f"  {name}: {kind}" for name, kind in self.differences]
+        return out
+
+
+def _git(root: Path, *args: str) -> bytes | None:
+    import subprocess
+
+    try:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, check=True, timeout=120).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _blob_id(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # noqa: S324 - git's object name
+
+
+def _stream_text(cell: Mapping[str, Any]) -> list[str]:
+    return ["".join(o.get("text", "")) for o in cell.get("outputs", []) if o.get("output_type") == "stream"]
+
+
+def describe_difference(name: str, committed: bytes, produced: bytes) -> str:
+    """The kind of difference between a committed file and the one a run produced, in a few words.
+
+    >>> describe_difference("t.csv", b"a,b\\n1,2\\n3,4\\n", b"a,b\\n1,2\\n3,5\\n")
+    'text: 1 of 3 lines differ, first line 3'
+    >>> describe_difference("f.png", b"\\x89PNG" * 2, b"\\x89PNG" * 3)
+    'binary (.png): bytes differ (8 -> 12 bytes)'
+    """
+    suffix = Path(name).suffix.lower()
+    if suffix == ".ipynb":
+        try:
+            old, new = json.loads(committed), json.loads(produced)
+            cells_old, cells_new = old.get("cells", []), new.get("cells", [])
+        except (ValueError, AttributeError):
+            cells_old = cells_new = None
+        if cells_old is not None and cells_new is not None:
+            if len(cells_old) != len(cells_new):
+                return f"executed notebook: {len(cells_old)} -> {len(cells_new)} cells"
+            sources = [i for i, (a, b) in enumerate(zip(cells_old, cells_new)) if a.get("source") != b.get("source")]
+            if sources:
+                return f"executed notebook: source of cell(s) {', '.join(map(str, sources[:5]))} differs"
+            outs = [i for i, (a, b) in enumerate(zip(cells_old, cells_new)) if a.get("outputs") != b.get("outputs")]
+            if outs:
+                split = [i for i in outs if "".join(_stream_text(cells_old[i])) == "".join(_stream_text(cells_new[i]))
+                         and len(_stream_text(cells_old[i])) != len(_stream_text(cells_new[i]))]
+                kind = " (the same printed text, split into another number of stream outputs)" if split else ""
+                return f"executed notebook: outputs of cell(s) {', '.join(map(str, outs[:5]))} differ{kind}"
+            return "executed notebook: metadata differ"
+    try:
+        a, b = committed.decode("utf-8").splitlines(), produced.decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        return f"binary ({suffix or 'no extension'}): bytes differ ({len(committed)} -> {len(produced)} bytes)"
+    if a == b:
+        return "text: line endings or the final newline differ"
+    differing = [i for i in range(max(len(a), len(b))) if i >= len(a) or i >= len(b) or a[i] != b[i]]
+    return (f"text: {len(differing)} of {max(len(a), len(b))} lines differ, first line {differing[0] + 1}"
+            + (f" ({len(a)} -> {len(b)} lines)" if len(a) != len(b) else ""))
+
+
+def reproduction_report(folders: Mapping[str, str | os.PathLike] | Sequence[tuple[str, str | os.PathLike]],
+                        root: str | os.PathLike | None = None) -> Reproduction:
+    """Compare the outputs of runs with the files committed in git (``HEAD``).
+
+    ``folders``: ``(notebook, output folder)`` of each run. A run's files are those its manifest lists in the
+    folder now or in the committed folder, and the manifest itself; each is compared byte for byte with the
+    committed file. Differences are named with their kind (:func:`describe_difference`), a file git lacks is
+    "new (not committed)", a committed file the run did not write "missing".
+    """
+    from metaeval.run.outputs import manifest_name, read_manifest
+
+    root = Path(root) if root is not None else _resources.project_root()
+    root = root.resolve()
+    pairs = list(folders.items()) if isinstance(folders, Mapping) else list(folders)
+    if _git(root, "rev-parse", "--verify", "-q", "HEAD") is None:
+        return Reproduction(len(pairs), 0, (), note=f"{root} is not a git checkout with commits: nothing to compare")
+    listing = _git(root, "ls-tree", "-r", "-z", "HEAD", "--", "results") or b""
+    committed: dict[str, str] = {}
+    for entry in listing.split(b"\0"):
+        if entry:
+            meta, _, path = entry.decode("utf-8", "replace").partition("\t")
+            committed[path] = meta.split()[2]
+    differences: list[tuple[str, str]] = []
+    identical = 0
+    for notebook, folder in pairs:
+        folder = Path(folder).resolve()
+        try:
+            rel = folder.relative_to(root).as_posix()
+        except ValueError:
+            differences.append((str(folder), "outside the compendium: not compared"))
+            continue
+        names = set((read_manifest(folder, notebook) or {}).get("files", {}))
+        blob = _git(root, "show", f"HEAD:{rel}/{manifest_name(notebook)}")
+        if blob:
+            try:
+                names |= set(json.loads(blob).get("files", {}))
+            except ValueError:
+                pass
+        names.add(manifest_name(notebook))
+        same = True
+        for name in sorted(names):
+            path, key = folder / name, f"{rel}/{name}"
+            produced = path.read_bytes() if path.is_file() else None
+            if key not in committed:
+                if produced is not None:
+                    differences.append((key, "new (not committed)"))
+                    same = False
+                continue
+            if produced is None:
+                differences.append((key, "missing (committed, not written by this run)"))
+                same = False
+            elif _blob_id(produced) != committed[key]:
+                differences.append((key, describe_difference(name, _git(root, "show", f"HEAD:{key}") or b"",
+                                                             produced)))
+                same = False
+        identical += same
+    return Reproduction(len(pairs), identical, tuple(differences))

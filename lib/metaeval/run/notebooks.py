@@ -60,6 +60,8 @@ __all__ = [
     "check_run",
     "resolve_output_dir",
     "run_all",
+    "merge_streams",
+    "save_source_hook",
     "plan_all",
     "PlannedRun",
     "output_path",
@@ -342,12 +344,17 @@ def run_notebook(
         if scratch_log is not None:
             scratch_log.unlink(missing_ok=True)
     _retarget(executed, staging, final)
-    write_manifest(staging, path.stem, effective, paper=_paper(path), inputs=inputs)
+    write_manifest(staging, path.stem, effective, paper=_paper(path))
     try:
         swap_into_place(staging, final, path.stem, paper=_paper(path))
     except BaseException:
         remove_own_tree(staging, RUNNER_MARKS)
         raise
+    # what ran here is this machine's record, not the committed manifest's (a fresh clone reruns everything)
+    from metaeval.run.incremental import record_run
+
+    manifest = read_manifest(final, path.stem) or {}
+    record_run(final, path.stem, inputs, manifest.get("files", {}))
     return RunResult(path.stem, final, final / executed.name, time.perf_counter() - start)
 
 
@@ -403,6 +410,7 @@ def _retarget(executed: Path, staging: Path, final: Path) -> None:
     nb.metadata.get("papermill", {}).pop("input_path", None)
     nb.metadata.get("papermill", {}).pop("output_path", None)
     _strip_progress(nb)
+    _merge_streams(nb)
     _neutral_output_dir(nb)
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{i:02d}"  # papermill gives its injected cell a random id
@@ -432,6 +440,56 @@ def _scrub_outputs(nb) -> None:
             for mime, value in out.get("data", {}).items():
                 if mime.startswith("text/") and isinstance(value, str):
                     out["data"][mime] = scrub_machine_paths(value)
+
+
+def merge_streams(outputs: list) -> list:
+    """The outputs of a cell with each run of consecutive stream outputs merged: one ``stdout`` output, then one
+    ``stderr`` output.
+
+    The kernel (ipykernel's ``OutStream``) sends what a cell prints in pieces on a 0.2 s timer from another
+    thread, and ``print`` writes its text and its newline in two calls: whether one printed line arrives as one
+    stream message or two depends on when the timer fires, and so does the order of stdout and stderr between
+    two flushes. Merging gives the same outputs on every run (nbformat keeps the text; a display between
+    prints is a boundary, because ipykernel flushes both streams before it sends a display).
+
+    >>> out = [{"output_type": "stream", "name": "stdout", "text": "a"},
+    ...        {"output_type": "stream", "name": "stderr", "text": "w"},
+    ...        {"output_type": "stream", "name": "stdout", "text": "b\\n"},
+    ...        {"output_type": "display_data", "data": {}, "metadata": {}},
+    ...        {"output_type": "stream", "name": "stdout", "text": "c"}]
+    >>> [(o["output_type"], o.get("name"), o.get("text")) for o in merge_streams(out)]
+    [('stream', 'stdout', 'ab\\n'), ('stream', 'stderr', 'w'), ('display_data', None, None), ('stream', 'stdout', 'c')]
+    """
+    merged: list = []
+    block: dict[str, Any] = {}
+
+    def close() -> None:
+        for name in ("stdout", "stderr", *sorted(set(block) - {"stdout", "stderr"})):
+            if name in block:
+                merged.append(block[name])
+        block.clear()
+
+    for out in outputs:
+        if out.get("output_type") != "stream":
+            close()
+            merged.append(out)
+            continue
+        text = out.get("text", "")
+        text = "".join(text) if isinstance(text, list) else text
+        name = out.get("name", "stdout")
+        if name in block:
+            block[name]["text"] += text
+        else:
+            block[name] = out
+            out["text"] = text
+    close()
+    return merged
+
+
+def _merge_streams(nb) -> None:
+    for cell in nb.cells:
+        if cell.get("cell_type") == "code" and cell.get("outputs"):
+            cell.outputs = merge_streams(cell.outputs)
 
 
 def _strip_progress(nb) -> None:
@@ -507,6 +565,76 @@ class _ProgressRelay:
 
     def flush(self) -> None:
         pass
+
+
+#: Notebook metadata that JupyterLab (not the user) sets on a save: which kernel ran it, and jupytext's version.
+_LAB_METADATA = ("kernelspec", "language_info")
+_HEADER = re.compile(r"\A# ---\n(?:#.*\n)*?# ---\n")
+
+
+def _header_metadata(header: str) -> Any:
+    import yaml
+
+    body = "\n".join(line[2:] if line.startswith("# ") else line[1:] for line in header.splitlines()[1:-1])
+    data = yaml.safe_load(body) or {}
+    meta = data.get("jupyter") if isinstance(data, dict) else None
+    if isinstance(meta, dict):
+        for key in _LAB_METADATA:
+            meta.pop(key, None)
+        representation = meta.get("jupytext", {}).get("text_representation", {})
+        if isinstance(representation, dict):
+            representation.pop("jupytext_version", None)
+    return data
+
+
+def keep_source_header(model: dict, path: str, contents_manager: Any = None) -> bool:
+    """Keep a notebook source's jupytext header as it is on disk when a save from JupyterLab changes only how it
+    is written: jupytext writes its YAML in its own style (``datasets: [a, b]`` becomes a block list, keys are
+    sorted) and records the kernel JupyterLab ran; neither is an edit of the source, so opening, running and
+    autosaving a source leaves its bytes unchanged. A header whose content the user edited is saved as edited.
+    Returns True when the disk header was kept.
+
+    >>> import pathlib, tempfile
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> head = "# ---\\n# jupyter:\\n#   metaeval:\\n#     datasets: [a, b]\\n# ---\\n"
+    >>> _ = (root / "20_x.py").write_text(head + "\\n# %%\\nx = 1\\n")
+    >>> lab = ("# ---\\n# jupyter:\\n#   kernelspec:\\n#     name: python3\\n#   metaeval:\\n#     datasets:\\n"
+    ...        "#     - a\\n#     - b\\n# ---\\n\\n# %%\\nx = 2\\n")
+    >>> model = {"type": "file", "format": "text", "content": lab}
+    >>> class CM:
+    ...     root_dir = str(root)
+    >>> keep_source_header(model, "20_x.py", CM()), model["content"] == head + "\\n# %%\\nx = 2\\n"
+    (True, True)
+    """
+    content = model.get("content")
+    if not isinstance(content, str) or not re.match(r"\d\d_[^/]*\.py$", os.path.basename(path)):
+        return False
+    disk_path = Path(getattr(contents_manager, "root_dir", "") or "") / path
+    try:
+        disk = disk_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    old, new = _HEADER.match(disk), _HEADER.match(content)
+    if old is None or new is None or old.group(0) == new.group(0):
+        return False
+    try:
+        same = _header_metadata(old.group(0)) == _header_metadata(new.group(0))
+    except Exception:  # a header that is not YAML: saved as written
+        return False
+    if same:
+        model["content"] = old.group(0) + content[new.end():]
+    return same
+
+
+def save_source_hook(model: dict, path: str, contents_manager: Any = None, **kwargs: Any) -> None:
+    """Jupyter server pre-save hook (``jupyter/jupyter_server_config.d/metaeval.json``) for notebook sources: the
+    parameters cell stays as on disk (:func:`metaeval.run.params.protect_parameters_cell`) and so does the
+    jupytext header unless its content was edited (:func:`keep_source_header`); a source opened, run and saved
+    without an edit keeps its bytes."""
+    from metaeval.run.params import protect_parameters_cell
+
+    protect_parameters_cell(model, path, contents_manager, **kwargs)
+    keep_source_header(model, path, contents_manager)
 
 
 @dataclass(frozen=True)
@@ -622,6 +750,14 @@ def _drop_failed(run: PlannedRun) -> None:
         folder = folder.parent
 
 
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its children that ended (the pool's workers and their kernels)."""
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def _elapsed(seconds: float) -> str:
     return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
 
@@ -635,6 +771,7 @@ def run_all(
     echo: Callable[[str], None] | None = None,
     tick: float = 15.0,
     force: bool = False,
+    report: bool = False,
 ) -> list[dict[str, Any]]:
     """The default run: every notebook on every dataset it applies to (:func:`plan_all`), ``jobs`` at a time.
 
@@ -643,8 +780,11 @@ def run_all(
     ``log`` receives the same lines plus each kernel's own diagnostics. Returns one status per run
     (``state``: done, failed, not applicable, unchanged). Ctrl-C stops every run and raises KeyboardInterrupt.
     A run whose notebook, imported library code, data and parameters are those of the run that wrote its
-    output folder (and whose outputs nobody changed) is skipped (:mod:`metaeval.run.incremental`), unless
-    ``force``.
+    output folder on this machine (and whose outputs nobody changed) is skipped (:mod:`metaeval.run.incremental`),
+    unless ``force``. Staging folders of killed runs (no live process) are removed first, and said so. The last
+    line gives the wall and CPU time (this process, its workers and their kernels). ``report``: then compare
+    every output with the committed file (:func:`metaeval.run.incremental.reproduction_report`) and print the
+    result.
     """
 
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
@@ -675,7 +815,13 @@ def run_all(
         index = {run.label: i + 1 for i, run in enumerate(runs)}
         queue = run_order(runs, last_times)
         started = time.perf_counter()
+        cpu_started = _cpu_seconds()
         say(f"running {total} notebook runs, {jobs} at a time")
+        from metaeval.run.outputs import clean_stale_under
+
+        for stale in clean_stale_under(project_root() / "results"):
+            shown = stale.relative_to(project_root()) if stale.is_relative_to(project_root()) else stale
+            say(f"removed {shown}/: the staging folder of a run that was killed (its process is gone)")
         if log_handle:
             log_handle.write("(left out of this log: each kernel's notice that it runs over TCP without encryption;"
                              " kernels listen on 127.0.0.1 only)\n")
@@ -730,10 +876,19 @@ def run_all(
         try:
             run_in_pool(_run_planned, queue, jobs, on_done=done, on_tick=progress, tick=tick)
             states = [results[r.label]["state"] for r in runs if r.label in results]
+            say(f"time: {time.perf_counter() - started:.1f} s wall, {_cpu_seconds() - cpu_started:.1f} s CPU "
+                f"({jobs} jobs, {os.cpu_count()} cores, {'forced' if force else 'incremental'})")
             say(f"finished {states.count('done')} of {total} runs in {_elapsed(time.perf_counter() - started)}"
                 + (f"; {states.count('unchanged')} unchanged, skipped" if "unchanged" in states else "")
                 + (f"; {states.count('failed')} FAILED" if "failed" in states else "")
                 + (f"; {states.count('not applicable')} did not apply" if "not applicable" in states else ""))
+            if report:
+                from metaeval.run.incremental import reproduction_report
+
+                compared = [(Path(r.notebook).stem, resolve_output_dir(r.notebook, r.parameters)) for r in runs
+                            if results.get(r.label, {}).get("state") in ("done", "unchanged")]
+                for line in reproduction_report(compared).lines():
+                    say(line)
         except KeyboardInterrupt:
             say(f"interrupted: {sum(r['state'] == 'done' for r in results.values())} runs finished and kept")
             raise

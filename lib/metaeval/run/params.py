@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["Parameter", "ParameterError", "check_choices", "choices", "parse_parameters_cell", "check_value",
-           "parse_cli_value", "type_name"]
+           "parse_cli_value", "split_values", "type_name"]
 
 
 class ParameterError(ValueError):
@@ -133,6 +133,36 @@ def check_value(name: str, value: Any, default: Any, where: str = "") -> Any:
         f"{prefix}parameter {name!r} expects {type_name(default)} (default {default!r}), got {value!r} "
         f"({type_name(value)})"
     )
+
+
+def split_values(text: str) -> list[str]:
+    """A sweep's ``-p NAME V1,V2,...`` as its values: split at the commas outside brackets, braces and quotes,
+    so that a list value stays one value.
+
+    Examples
+    --------
+    >>> split_values("pearson,kendall")
+    ['pearson', 'kendall']
+    >>> split_values("[0.1,0.5],[0.2, 0.9]")
+    ['[0.1,0.5]', '[0.2, 0.9]']
+    >>> split_values("'a,b',{x: 1, y: 2}")
+    ["'a,b'", '{x: 1, y: 2}']
+    """
+    values, depth, quote, start = [], 0, "", 0
+    for k, ch in enumerate(text):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth = max(depth - 1, 0)
+        elif ch == "," and depth == 0:
+            values.append(text[start:k])
+            start = k + 1
+    values.append(text[start:])
+    return values
 
 
 def parse_cli_value(name: str, text: str, default: Any, where: str = "") -> Any:

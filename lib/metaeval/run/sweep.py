@@ -30,7 +30,7 @@ import pandas as pd
 from metaeval._io import atomic_write
 from metaeval.run.notebooks import resolve_kernel, run_notebook
 from metaeval.run.outputs import OutputDirError, check_sweep_root
-from metaeval.run.params import ParameterError, check_choices, check_value, parse_cli_value
+from metaeval.run.params import ParameterError, check_choices, check_value, parse_cli_value, split_values
 from metaeval.run.paths import (NotebookError, absolute_path, combination_dir, find_notebook, notebook_metadata,
                                 notebook_parameters, parameter_docs, parameters_key)
 from metaeval.run.pool import run_in_pool, stopped
@@ -78,7 +78,7 @@ def parse_flags(pairs, declared: Mapping[str, Any] | None = None) -> dict[str, l
     declared = declared or {}
     grid = {}
     for name, values in pairs or []:
-        texts = str(values).split(",")
+        texts = split_values(str(values))  # "[0.1,0.5]" is one value
         try:
             grid[name] = [parse_cli_value(name, v, declared[name], where=f"-p {name}") if name in declared
                           else yaml.safe_load(v) for v in texts]

@@ -19,6 +19,8 @@ is one array operation.
 from __future__ import annotations
 
 import math
+import numbers
+import warnings
 from dataclasses import dataclass
 from collections.abc import Callable
 from typing import Any, Literal, NamedTuple, TypeGuard
@@ -90,7 +92,9 @@ def coefficient_name(coefficient) -> str:
     return coefficient if isinstance(coefficient, str) else getattr(coefficient, "__name__", "callable")
 
 
-def check_matrices(nan_policy: str = "raise", *, min_size: int = 3, **named: object) -> tuple[np.ndarray, ...]:
+def check_matrices(
+    nan_policy: str = "raise", *, level: Any = None, min_size: int = 3, **named: object
+) -> tuple[np.ndarray, ...]:
     """Convert named matrices to float arrays and check they are N x M, equal-shaped, N, M >= ``min_size``,
     finite; a matrix whose magnitudes would overflow float64 in sums of squares is rescaled by a power of 2
     (exact).
@@ -98,6 +102,11 @@ def check_matrices(nan_policy: str = "raise", *, min_size: int = 3, **named: obj
     ``min_size=3`` (the default) is for the resampling methods, which need that many systems and inputs to
     resample anything; a coefficient is defined on smaller inputs (two systems, one input), and the
     functions that compute one pass ``min_size=1`` and return NaN with a warning where it is not defined.
+
+    At ``level="summary"`` each input (column) is rescaled on its own, at ``"per-system"`` each system (row):
+    the statistic there is a mean of per-column (per-row) correlations, each invariant to its own scale, and a
+    single scale for the whole matrix would push the other columns into float64's subnormal range, where their
+    variances become 0 (one cell at 1e308 made every other input undefined).
 
     With ``nan_policy="omit"``, NaN cells are allowed if every matrix has NaN in exactly the same cells.
     """
@@ -133,7 +142,7 @@ def check_matrices(nan_policy: str = "raise", *, min_size: int = 3, **named: obj
             raise ValueError(f"{name} has shape {arr.shape} but {first_name} has shape {first_shape}")
         if np.isinf(arr).any():
             raise ValueError(f"{name} contains infinite values")
-        arrays.append(_rescale(arr))
+        arrays.append(_rescale(arr, axis={"summary": 0, "per-system": 1}.get(level or "")))
     nan_masks = [np.isnan(a) for a in arrays]
     if any(m.any() for m in nan_masks):
         names = list(named)
@@ -153,7 +162,7 @@ def check_matrices(nan_policy: str = "raise", *, min_size: int = 3, **named: obj
 _LARGE, _SMALL = 2.0**400, 2.0**-400
 
 
-def _rescale(arr: np.ndarray) -> np.ndarray:
+def _rescale(arr: np.ndarray, axis: int | None = None) -> np.ndarray:
     """``arr`` times a power of 2 bringing its largest magnitude near 1, when squares or sums of its values
     would leave float64's range (a 1e308 cell; X * 1e300); otherwise ``arr`` itself.
 
@@ -161,11 +170,16 @@ def _rescale(arr: np.ndarray) -> np.ndarray:
     invariant to a positive scale, and a power of 2 scales every intermediate sum exactly: so the result is
     the one the data would give at a moderate scale. Data within the range are untouched (bit for bit).
     """
-    with np.errstate(invalid="ignore"):
-        top = float(np.nanmax(np.abs(arr))) if arr.size and not np.isnan(arr).all() else 0.0
-    if top == 0.0 or _SMALL <= top <= _LARGE:
+    if not arr.size:
         return arr
-    return np.ldexp(arr, -int(np.frexp(top)[1]))
+    # axis=0: each column on its own scale; axis=1: each row; the ones within range are untouched
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices: no scale
+        top = np.nan_to_num(np.nanmax(np.abs(arr), axis=axis, keepdims=True), nan=0.0)
+    out = (top != 0.0) & ((top < _SMALL) | (top > _LARGE))
+    if not out.any():
+        return arr
+    return np.ldexp(arr, np.where(out, -np.frexp(top)[1], 0))
 
 
 def _is_frame(value: object) -> TypeGuard[Any]:
@@ -245,8 +259,26 @@ def _callable_corr(x: np.ndarray, z: np.ndarray, f, w: np.ndarray | None) -> np.
         keep = slice(None) if w is None else w[idx] > 0
         xv, zv = x[idx][keep], z[idx][keep]
         if xv.size >= 2:
-            out[idx] = float(f(xv, zv))
+            out[idx] = _as_coefficient_value(f, f(xv, zv))
     return out
+
+
+def _as_coefficient_value(f, value: object) -> float:
+    """A user coefficient's value as a float, or an error naming the coefficient (it returned a string, an
+    array of several values, None ...)."""
+    value = getattr(value, "statistic", value)  # scipy results (SignificanceResult, PearsonRResult)
+    if isinstance(value, tuple) and value:
+        value = value[0]  # (statistic, pvalue) pairs
+    try:
+        if isinstance(value, (str, bytes)) or value is None:
+            raise TypeError
+        return float(np.asarray(value, dtype=float).item())
+    except (TypeError, ValueError):
+        name = getattr(f, "__name__", repr(f))
+        raise TypeError(
+            f"coefficient: the callable {name} returned {value!r:.60}, not a number; it must return one float "
+            "(the correlation of the two vectors it is given)"
+        ) from None
 
 
 def batch_corr(x: np.ndarray, z: np.ndarray, coefficient, w: np.ndarray | None = None) -> np.ndarray:
@@ -477,7 +509,7 @@ def correlate(
     """
     check_level(level)
     check_coefficient(coefficient)
-    X, Z = check_matrices(nan_policy, min_size=1, X=X, Z=Z)
+    X, Z = check_matrices(nan_policy, level=level, min_size=1, X=X, Z=Z)
     r = float(level_corr(X, Z, level, coefficient, _mask(X)))
     warn_if_nan(r, f"the {level}-level {coefficient_name(coefficient)} correlation")
     return r
@@ -504,8 +536,39 @@ def effective_n(X, *, level: str) -> int:
 
 
 def check_confidence_level(confidence_level: float) -> None:
-    if not (isinstance(confidence_level, (int, float)) and 0 < confidence_level < 1):
-        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}")
+    """Refuse anything but a real number strictly between 0 and 1 (numpy scalars such as ``np.float32(0.95)``
+    are real numbers too).
+
+    >>> check_confidence_level(np.float32(0.95))
+    >>> check_confidence_level(95)
+    Traceback (most recent call last):
+    ValueError: confidence_level must be a number in (0, 1) such as 0.95, got 95
+    """
+    if not (isinstance(confidence_level, numbers.Real) and not isinstance(confidence_level, (bool, np.bool_))
+            and 0 < confidence_level < 1):
+        raise ValueError(f"confidence_level must be a number in (0, 1) such as 0.95, got {confidence_level!r}")
+
+
+def check_rng(rng: object, name: str = "rng") -> np.random.Generator:
+    """``np.random.default_rng(rng)`` for the seeds it accepts (None, a non-negative integer, a sequence of
+    them, a SeedSequence, BitGenerator or Generator); anything else is refused with a message naming ``name``.
+
+    >>> check_rng(0).integers(10)
+    np.int64(8)
+    >>> check_rng(-1)
+    Traceback (most recent call last):
+    ValueError: rng must be None, a non-negative integer seed, a SeedSequence or a numpy Generator, got -1
+    """
+    ok = rng is None or isinstance(rng, (np.random.SeedSequence, np.random.BitGenerator, np.random.Generator))
+    if not ok and not isinstance(rng, (bool, np.bool_)):
+        seeds = np.asarray(rng, dtype=object).ravel() if isinstance(rng, (list, tuple, np.ndarray)) else [rng]
+        ok = len(seeds) > 0 and all(isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+                                    and int(v) >= 0 for v in seeds)
+    if not ok:
+        raise ValueError(
+            f"{name} must be None, a non-negative integer seed, a SeedSequence or a numpy Generator, got {rng!r:.60}"
+        )
+    return np.random.default_rng(rng)  # type: ignore[arg-type]
 
 
 def fisher_ci(
@@ -534,7 +597,7 @@ def fisher_ci(
     check_level(level)
     check_coefficient(coefficient, FISHER_COEFFICIENTS)
     check_confidence_level(confidence_level)
-    X, Z = check_matrices(nan_policy, min_size=1, X=X, Z=Z)
+    X, Z = check_matrices(nan_policy, level=level, min_size=1, X=X, Z=Z)
     r = float(level_corr(X, Z, level, coefficient, _mask(X)))
     n = effective_n(X, level=level)
     warn_if_nan(r, f"the {level}-level {coefficient} correlation")

@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from metaeval._warnings import warn_degenerate
+
 
 __all__ = [
     "CORRECTIONS",
@@ -138,7 +140,8 @@ class ClusterResult:
     """Result of :func:`significance_clusters`, metrics in decreasing order of their statistic.
 
     ``ranks[k]`` is the cluster of ``names[k]`` (1 = top): a metric starts a new cluster when a metric of
-    the current cluster beats it significantly (``pvalues[i, k] <= alpha``, the WMT rule).
+    the current cluster beats it significantly (``pvalues[i, k] <= alpha``, the WMT rule). Metrics whose
+    statistic is NaN come last with rank NaN (``ranks`` is then a float array; integers otherwise).
     """
 
     names: tuple[str, ...]
@@ -190,9 +193,16 @@ def significance_clusters(tests: Any, *, alpha: float = 0.05) -> ClusterResult:
         raise ValueError(f"tests has {K} names but statistics {statistics.shape} and pvalues {pvalues.shape}")
     order = sorted(range(K), key=lambda k: (-statistics[k] if not np.isnan(statistics[k]) else np.inf, names[k]))
     p = pvalues[np.ix_(order, order)]
-    ranks = np.zeros(K, dtype=int)
+    defined = int(np.count_nonzero(~np.isnan(statistics)))
+    # a metric whose statistic is undefined has no place in the order: it is not ranked (NaN, listed last),
+    # and its tests take no part in the walk, which would otherwise open ranks from wins against it
+    ranks: np.ndarray = np.zeros(K, dtype=int) if defined == K else np.full(K, np.nan)
+    if defined < K:
+        warn_degenerate(
+            f"significance_clusters: {', '.join(names[k] for k in order[defined:])} not ranked (rank NaN): the "
+            "statistic is NaN (an undefined correlation, e.g. constant scores)")
     rank, start = 1, 0
-    for i in range(K):
+    for i in range(defined):
         if np.any(p[start:i, i] <= alpha):
             rank += 1
             start = i

@@ -66,7 +66,7 @@ from metaeval.stats._planning_kernels import (
     _with_replacement,
     _within_document_null,
 )
-from metaeval.stats.correlation import check_coefficient, check_level, check_matrices
+from metaeval.stats.correlation import check_coefficient, check_level, check_matrices, check_rng
 from metaeval.stats.resampling import check_n_resamples
 from metaeval.stats.significance import PERMUTATION_METHODS
 
@@ -229,7 +229,7 @@ def _pairs_power(S: np.ndarray, ia: np.ndarray, ib: np.ndarray, *, sizes, option
     _check_system_memory(sizes, S, len(ia), options)
     test, alpha, n_trials = options.test, options.alpha, options.n_trials
     M = S.shape[1]
-    rng = np.random.default_rng(rng)
+    rng = check_rng(rng)
     # ties are judged relative to the data's scale (see _planning_kernels._tail)
     tol = 1e-9 * max(float(np.abs(S).max()), 1e-300)
     frames = []
@@ -483,7 +483,7 @@ def _simulate(
     test, level, coefficient, alpha = options.test, options.level, options.coefficient, options.alpha
     n_trials, n_resamples, alternative = options.n_trials, options.n_resamples, options.alternative
     measure = test not in EXACT_METRIC_TESTS
-    rng = np.random.default_rng(rng)
+    rng = check_rng(rng)
     rows = []
     for (N, M), child in _progress(list(zip(sizes, rng.spawn(len(sizes)))), progress, desc="sizes"):
         # spawned before any draw (spawning does not consume the child's stream): the power column is the same
@@ -667,7 +667,7 @@ def planned_metric_data(effect: PlannedEffect, n_trials: int, n_systems: int, n_
     >>> X.shape
     (2, 16, 100)
     """
-    rng = np.random.default_rng(rng)
+    rng = check_rng(rng)
     T, N, M = n_trials, n_systems, n_inputs
     s, t = effect.system_sd, effect.noise_sd
     (rx, ry), (ex, ey) = effect.system_correlation, effect.cell_noise_correlation
@@ -784,9 +784,15 @@ def required_size(
     """
     if not 0 < target < 1:
         raise ValueError(f"target must be in (0, 1), got {target!r}")
+    if not isinstance(table, pd.DataFrame) or table.empty:
+        raise ValueError(
+            f"table: {'empty' if isinstance(table, pd.DataFrame) else type(table).__name__}; pass a power table with "
+            f"rows (a {size!r} column, 'power' and 'se'), as system_comparison_power or metric_comparison_power "
+            "returns")
     for col in (size, "power"):
         if col not in table.columns:
-            raise ValueError(f"table has no column {col!r}; columns: {list(table.columns)}")
+            raise ValueError(f"table has no column {col!r}; columns: {list(table.columns)}; pass a power table "
+                             f"from this module, or name its size column with size=...")
     keys = [] if by is None else ([by] if isinstance(by, str) else list(by))
     for col in keys:
         if col not in table.columns:

@@ -25,6 +25,7 @@ from metaeval.stats.correlation import (
     check_confidence_level,
     check_level,
     check_matrices,
+    check_rng,
     constant_from_codes,
     dense_codes,
     level_corr,
@@ -517,7 +518,7 @@ def bootstrap_ci(
                          "input); use resample='systems' or 'inputs', or the percentile interval")
     X, Z = check_matrices(nan_policy, X=X, Z=Z)
     w = None if not np.isnan(X).any() else (~np.isnan(X)).astype(float)
-    rng = np.random.default_rng(rng)
+    rng = check_rng(rng)
     N, M = X.shape
     check_memory(n_resamples, batch, n_resamples * (8.0 * (N + M) + 16), per_resample_bytes(N, M, level, coefficient))
     statistic = float(level_corr(X, Z, level, coefficient, w))
@@ -586,7 +587,7 @@ def _unpaired_bootstrap(X, Z, unjudged, level, coefficient, resample, n_resample
         if not np.isfinite(U).all():
             raise ValueError("unjudged contains NaN or infinite values; every system needs a score on every input")
         pool = np.hstack([X, U])
-    rng = np.random.default_rng(rng)
+    rng = check_rng(rng)
     N, M = Z.shape
     P = pool.shape[1]
     check_memory(n_resamples, batch, n_resamples * (8.0 * (N + M + P) + 16), 32.0 * (N * (M + P)))

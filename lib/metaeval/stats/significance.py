@@ -34,6 +34,7 @@ from metaeval.stats.correlation import (
     check_coefficient,
     check_level,
     check_matrices,
+    check_rng,
     constant,
     constant_from_codes,
     dense_codes,
@@ -188,7 +189,7 @@ def _two_metric_inputs(X, Y, Z, level, coefficient, alternative, nan_policy, *, 
         check_resample(*resample)
         check_n_resamples(n_resamples)
         check_batch(batch)
-    # a resampling test needs 3 systems and inputs to resample; Williams' test is defined from 4 systems
+    # a resampling test needs 2 systems and 2 inputs to resample anything; Williams' test is defined from 4 systems
     # (n - 3 degrees of freedom) on any number of inputs, and says so with NaN below that
     X, Y, Z = check_matrices(nan_policy, min_size=1 if resample is None else 2, X=X, Y=Y, Z=Z)
     w = None if not np.isnan(X).any() else (~np.isnan(X)).astype(float)
@@ -399,7 +400,7 @@ def permutation_test(
     Xs, Ys = _standardize(X), _standardize(Y)
     if w is not None:
         Xs, Ys, Z = np.nan_to_num(Xs), np.nan_to_num(Ys), np.nan_to_num(Z)
-    rng = np.random.default_rng(rng)
+    rng = check_rng(rng)
     observed = float(level_corr(Xs, Z, level, coefficient, w) - level_corr(Ys, Z, level, coefficient, w))
     batch = batch or max(1, auto_batch(X.shape[0], X.shape[1], level, coefficient) // 2)
     # All coins are drawn first, in one fixed order, so that chunking cannot change the result.
@@ -463,7 +464,7 @@ def bootstrap_test(
     """
     X, Y, Z, w = _two_metric_inputs(X, Y, Z, level, coefficient, alternative, nan_policy,
                                     resample=(resample, RESAMPLE_METHODS), n_resamples=n_resamples, batch=batch)
-    rng = np.random.default_rng(rng)
+    rng = check_rng(rng)
     N, M = X.shape
     check_memory(n_resamples, batch, n_resamples * (8.0 * (N + M) + 24), per_resample_bytes(N, M, level, coefficient))
     observed = float(level_corr(X, Z, level, coefficient, w) - level_corr(Y, Z, level, coefficient, w))
@@ -484,11 +485,19 @@ def bootstrap_test(
 def williams_pvalue(r12, r13, r23, n, alternative: str = "greater"):
     """Williams' test from the three correlations (vectorized). r12 = r(X,Z), r13 = r(Y,Z), r23 = r(X,Y)."""
     r12, r13, r23 = (np.abs(np.asarray(v, dtype=float)) for v in (r12, r13, r23))
+    n = np.asarray(n, dtype=float)  # floats: with n = 3 the formula is NaN (df = 0), not a ZeroDivisionError
     det = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
     rbar = (r12 + r13) / 2
     with np.errstate(invalid="ignore", divide="ignore"):
         t = (r12 - r13) * np.sqrt((n - 1) * (1 + r23) / (2 * (n - 1) / (n - 3) * det + rbar**2 * (1 - r23) ** 3))
-    return t, t_pvalue(t, n - 3, alternative)
+        t = np.where(n > 3, t, np.nan)
+    return t, t_pvalue(t, np.maximum(n - 3, 1), alternative)
+
+
+def _warn_williams_small(n: int, level: str) -> None:
+    if n <= 3:
+        warn_degenerate(f"Williams' test is NaN: it has n - 3 degrees of freedom and n = {n} at the {level} level "
+                        "(it needs at least 4 systems)")
 
 
 def williams_test(
@@ -543,12 +552,22 @@ def williams_test(
                            else "(X and Y are perfectly correlated)")
                         + ": the two correlations with Z cannot differ, there is nothing to test")
         return WilliamsResult(np.nan, np.nan, n - 3, r12, r13, r23)
+    _warn_williams_small(n, level)
     t, p = williams_pvalue(r12, r13, r23, n, alternative)
     return WilliamsResult(float(t), float(p), n - 3, r12, r13, r23)
 
 
 # ----------------------------------------------------------------------------------------------------
 # All pairs
+
+
+def _check_test(test: object) -> None:
+    kind, _, method = test.partition("-") if isinstance(test, str) else ("", "", "")
+    if not (test == "williams" or (kind == "boot" and method in RESAMPLE_METHODS)
+            or (kind == "perm" and method in PERMUTATION_METHODS)):
+        choices = ", ".join(["'williams'"] + [f"'boot-{m}'" for m in RESAMPLE_METHODS]
+                            + [f"'perm-{m}'" for m in PERMUTATION_METHODS])
+        raise ValueError(f"test must be one of {choices}, got {test!r} (e.g. test='perm-both')")
 
 
 def pairwise_tests(
@@ -600,6 +619,7 @@ def pairwise_tests(
     *mats, Z = check_matrices("raise", min_size=3, **named, Z=Z)
     K = len(mats)
     adjust([], correction=correction)  # an unknown correction fails before any test runs
+    _check_test(test)
     if test == "williams":
         check_coefficient(coefficient, FISHER_COEFFICIENTS)
     if test != "williams":
@@ -614,10 +634,11 @@ def pairwise_tests(
     corr = np.array([float(level_corr(m, Z, level, coefficient, agg=a)) for m, a in zip(mats, aggs)])
     stat = corr[:, None] - corr[None, :]
     pvals = np.full((K, K), np.nan)
-    rng = np.random.default_rng(rng)
+    rng = check_rng(rng)
     pairs = [(i, j) for i in range(K) for j in range(i + 1, K)]
     if test == "williams":
         n = effective_n(mats[0], level=level)
+        _warn_williams_small(n, level)
         for i, j in pairs:
             if level == "system":
                 r_ij = float(batch_corr(_aggregate(mats[i], aggs[i]), _aggregate(mats[j], aggs[j]), coefficient))

@@ -7,6 +7,7 @@ Private to :mod:`metaeval.studies.card`, which re-exports :func:`default_baselin
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from collections.abc import Mapping, Sequence
@@ -137,6 +138,27 @@ def _ids(ids: Sequence[str], limit: int = 10) -> str:
     return ", ".join(ids[:limit]) + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
+#: suffixes that make a card's ``scores`` a file name (never a score name such as ``rouge-2.f1``)
+_SCORE_FILE_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv", ".tab", ".parquet", ".pq", ".yml", ".yaml")
+
+
+def check_scores_path(scores: object) -> None:
+    """Refuse, before any work, a card's ``scores`` that names a file (by its suffix: ``.jsonl``, ``.csv`` ...)
+    that does not exist; another name may be a score of the dataset, which the card checks once it is loaded.
+
+    >>> check_scores_path("rouge-2.f1")
+    >>> check_scores_path("runs/mine.jsonl")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: scores 'runs/mine.jsonl': no such file; give the path of the metric's scores ...
+    """
+    if not isinstance(scores, (str, os.PathLike)):
+        return
+    path = Path(scores).expanduser()
+    if path.suffix.lower() in _SCORE_FILE_SUFFIXES and not path.exists():
+        raise ValueError(f"scores {str(scores)!r}: no such file; give the path of the metric's scores (a JSONL, "
+                         "CSV, TSV or parquet file, or a dataset folder)")
+
+
 def _user_scores(scores, ds, metric: str | None):
     """The new metric's name, its N x M matrix (NaN where it is missing) on the grid it shares with ``ds``,
     notes on anything left out, that grid (systems, inputs), and the other scores of ``scores`` not used."""
@@ -144,6 +166,11 @@ def _user_scores(scores, ds, metric: str | None):
     if isinstance(scores, str) and scores in ds.score_names and not Path(scores).exists():
         # a score already in the dataset (e.g. the CI card of an embedded metric)
         return scores, ds.matrix(scores, allow_nan=True), notes, ds.systems, ds.inputs, []
+    if isinstance(scores, (str, os.PathLike)) and not Path(scores).exists():
+        check_scores_path(scores)
+        raise ValueError(f"scores {str(scores)!r}: no such file or folder, and not a score of dataset {ds.name!r} "
+                         f"(its scores: {', '.join(ds.score_names)}); give the path of the metric's scores or one "
+                         "of those names")
     user = scores if isinstance(scores, _datasets.Dataset) else _datasets.load(scores, incomplete="keep-nan")
     humans = set(_human_names(user))
     candidates = [n for n in user.score_names if n not in humans]

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from metaeval._io import atomic_write
+from metaeval._markup import md_code, md_text  # noqa: F401 - md_code: notebook 61's code spans
 from metaeval._outputs import check_target, remove_run_folder, staging_dir, swap_into_place, write_manifest
 from metaeval.data import datasets as _datasets
 from metaeval.studies._card_format import fmt_difference, rounds_to_zero
@@ -56,6 +57,7 @@ from metaeval.studies._card_inputs import (  # noqa: F401 - card re-exports defa
     _setting,
     _STANDARD,
     _user_scores,
+    check_scores_path,
     CALLERS,
     default_baselines,
     INCOMPLETE,
@@ -176,6 +178,10 @@ class CardData:
         """The display name of a score of the dataset."""
         return _display(self.ds, score)
 
+    def md_name(self, score: str) -> str:
+        """The display name as literal text in the card's Markdown (a user's name is text, never markup)."""
+        return md_text(self.name(score))
+
     def rng(self, stage: int, row: int) -> np.random.Generator:
         """The generator of row ``row`` of random stage ``stage``: ``default_rng([seed, stage, row])``."""
         return _rng(self.options.seed, stage, row)
@@ -238,7 +244,7 @@ def _summarize_correlations(data: CardData, corr: pd.DataFrame) -> list[str]:
         parts.append(f"{level} r = {row.r:.3f} [{row.low:.3f}, {row.high:.3f}], rank {pos}")
     # the rank orders point estimates only: whether two metrics differ is the tests' business (below), never
     # read from overlapping or disjoint intervals
-    return [f"- Correlation of {data.name(data.metric)} with {conf} Boot-Both CI (rank of the point estimate among "
+    return [f"- Correlation of {data.md_name(data.metric)} with {conf} Boot-Both CI (rank of the point estimate among "
             f"{n_metrics} metrics: a ranking of estimates, not a test): " + "; ".join(parts) + "."]
 
 
@@ -274,7 +280,7 @@ def _summarize_tests(data: CardData, tests: pd.DataFrame) -> list[str]:
     for level, block in tests.groupby("level", sort=False):
         found: dict[str, list[str]] = {"new better": [], "baseline better": [], "not significant": []}
         for _, t in block.iterrows():
-            found[t.verdict].append(f"{data.name(t.baseline)} ({fmt_difference(t.difference)}, p = "
+            found[t.verdict].append(f"{data.md_name(t.baseline)} ({fmt_difference(t.difference)}, p = "
                                     f"{_fmt_p(t.p_two_sided)}, adjusted {_fmt_p(t.p_two_sided_bonferroni)})")
         parts = [f"{word} {_join(items)}" for word, items in (("higher than", found["new better"]),
                                                               ("lower than", found["baseline better"])) if items]
@@ -398,8 +404,8 @@ def _summarize_planner(data: CardData, planner: pd.DataFrame) -> list[str]:
     N, M = data.shape
     parts = []
     for _, p in planner.iterrows():
-        who = data.name(p.better_here)
-        other = data.name(p.baseline if p.better_here == data.metric else data.metric)
+        who = data.md_name(p.better_here)
+        other = data.md_name(p.baseline if p.better_here == data.metric else data.metric)
         if rounds_to_zero(p.difference):
             parts.append(f"{p.level} level, {who} and {other}: {fmt_difference(p.difference)}, so no study size "
                          "is planned for it")
@@ -467,7 +473,7 @@ def _percent_range(low: float, high: float) -> str:
 def _summarize_normality(data: CardData, norm: pd.DataFrame) -> list[str]:
     alpha = data.options.alpha
     non_normal = norm.loc[norm.system_pvalue < alpha, ["score", "system_pvalue"]]
-    which = (" (" + ", ".join(f"{data.name(s)} p {_fmt_p(p, equals=True)}"
+    which = (" (" + ", ".join(f"{data.md_name(s)} p {_fmt_p(p, equals=True)}"
                               for s, p in non_normal.itertuples(index=False)) + ")") if len(non_normal) else ""
     return [f"- Normality, Shapiro-Wilk at {alpha} on each score's system-level values (no correction for the "
             f"{len(norm)} tests): rejected for {len(non_normal)} of {len(norm)} scores{which}; per input, for "
@@ -491,10 +497,10 @@ def _summarize_agreement(data: CardData, table: pd.DataFrame) -> list[str]:
     pos = int(ranked.index[ranked.metric == data.metric][0]) + 1
     base = table[table.metric != data.metric]
     alpha = data.options.alpha
-    better = [f"{data.name(b)} (p {_fmt_p(p, equals=True)})" for b, p in
+    better = [f"{data.md_name(b)} (p {_fmt_p(p, equals=True)})" for b, p in
               base.loc[base.p_new_better_bonferroni < alpha, ["metric", "p_new_better_bonferroni"]].itertuples(
                   index=False)]
-    worse = [f"{data.name(b)} (p {_fmt_p(p, equals=True)})" for b, p in
+    worse = [f"{data.md_name(b)} (p {_fmt_p(p, equals=True)})" for b, p in
              base.loc[base.p_baseline_better_bonferroni < alpha, ["metric", "p_baseline_better_bonferroni"]]
              .itertuples(index=False)]
     verdict = f"significantly higher than {_join(better)}" if better else "not significantly higher than any"
@@ -729,11 +735,11 @@ def _provenance(data: CardData, scores, dataset: str) -> dict:
 
 def _summary(data: CardData, tables: Mapping[str, pd.DataFrame]) -> str:
     N, M = data.shape
-    lines = [f"**{data.name(data.metric)}** on **{data.ds.name}** ({N} systems x {M} inputs), against "
-             f"{data.name(data.human)}, {data.options.coefficient.capitalize()} correlation."]
+    lines = [f"**{data.md_name(data.metric)}** on **{md_text(data.ds.name)}** ({N} systems x {M} inputs), against "
+             f"{data.md_name(data.human)}, {data.options.coefficient.capitalize()} correlation."]
     for section in SECTIONS.values():
         lines.extend(section.summarize(data, tables[section.name]))
-    lines.extend(f"- Note: {n}." for n in data.notes)
+    lines.extend(f"- Note: {md_text(n)}." for n in data.notes)  # notes quote names
     return "\n".join(lines)
 
 
@@ -793,6 +799,7 @@ def make_card(
     if render and isinstance(scores, _datasets.Dataset):
         raise TypeError("with render=True, scores must be a path or a score name (the notebook loads it); "
                         "pass render=False to card a loaded Dataset")
+    check_scores_path(scores)  # a missing scores file fails here, not in the notebook's third cell
     if not isinstance(scores, _datasets.Dataset) and Path(scores).exists():
         # the notebook runs in the compendium root: a relative path must not change meaning
         scores = str(Path(scores).resolve())

@@ -166,7 +166,9 @@ def default_metrics(ds, *, embedded: bool) -> tuple[list[str], dict[str, str], l
     """
     humans = set(ds.human_scores)
     candidates = [name for name in ds.score_names if name not in humans]
-    if embedded:
+    # the paper's set only on the paper's own data (SummEval, REALSumm): an atlas dataset is embedded too, but
+    # the paper has nothing to say about its scores
+    if embedded and paper_column(ds.name) is not None:
         paper = paper_metrics(ds.score_names, recall_oriented=ds.recall_oriented)
         metrics = list(paper.values())
     else:

@@ -292,8 +292,12 @@ def is_embedded(dataset: str | os.PathLike[str], ds: Dataset) -> bool:
     >>> is_embedded("realsumm", load("realsumm")), is_embedded("/data/realsumm", load("realsumm"))
     (True, False)
     """
+    from metaeval.studies.deutsch import paper_column
+
     text = os.fspath(dataset)
-    if not isinstance(text, str) or ds.name not in known_datasets():
+    # the paper's data only (SummEval, REALSumm and Deutsch et al.'s files): an atlas dataset is embedded too,
+    # but has none of the paper's metrics to label
+    if not isinstance(text, str) or ds.name not in known_datasets() or paper_column(ds.name) is None:
         return False
     # a name (or an alias such as "deutsch2021") that load() resolved; a path that happens to end in
     # "summeval" is the user's folder

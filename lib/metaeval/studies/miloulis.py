@@ -94,6 +94,12 @@ def human_targets(ds: Dataset, human: str | Sequence[str] | None = None) -> dict
     dataset has expert and crowd ratings (SummEval: the four expert dimensions, the analogue of BioASQ's four
     measures).
     """
+    n_systems, n_inputs = len(ds.systems), len(ds.inputs)
+    if n_systems < 3 or n_inputs < 3:
+        # every table correlates across systems (summary and system level; the comparisons of both levels)
+        raise ValueError(f"dataset {ds.name!r} has {n_systems} systems and {n_inputs} inputs: the study correlates "
+                         "at system and summary level, which needs at least 3 systems and 3 inputs; use a dataset "
+                         "with at least 3 of each")
     if human is None:
         names = default_humans(ds)
     else:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import matplotlib
 
-__all__ = ["FigureLayoutError", "FigureLayoutWarning", "LayoutProblem", "layout_problems", "save_figure",
+__all__ = ["show_table", "FigureLayoutError", "FigureLayoutWarning", "LayoutProblem", "layout_problems", "save_figure",
            "use_compendium_style", "wrap_label"]
 
 #: Extra room (inches) around the tight bounding box of a saved figure.
@@ -50,6 +50,33 @@ def wrap_label(text: str, width: int = 40) -> str:
     import textwrap
 
     return "\n".join(textwrap.wrap(text, width)) if len(text) > width else text
+
+
+def show_table(frame, *, digits: int = 3, index: bool | None = None, caption: str | None = None):
+    """A DataFrame as a notebook shows it to a reader: numbers at ``digits`` decimals, headers in words
+    (``tau_low`` -> "tau low"), no positional index column (a named index is kept), a caption if given.
+
+    Returns a pandas ``Styler`` (its HTML carries the ``dataframe`` class the site formats); the saved CSV
+    keeps the full precision and the column names.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> html = show_table(pd.DataFrame({"tau_low": [0.12345], "n": [3]})).to_html()
+    >>> "tau low" in html, "0.123" in html, "0.12345" in html
+    (True, True, False)
+    """
+    import pandas as pd
+
+    frame = frame.to_frame() if isinstance(frame, pd.Series) else frame
+    keep_index = index if index is not None else any(name is not None for name in frame.index.names)
+    shown = frame.rename(columns=lambda c: str(c).replace("_", " ") if isinstance(c, str) else c)
+    styler = shown.style.format(precision=digits, na_rep="–").set_table_attributes('class="dataframe"')
+    if not keep_index:
+        styler = styler.hide(axis="index")
+    if caption:
+        styler = styler.set_caption(caption)
+    return styler
 
 
 def use_compendium_style() -> None:

@@ -23,7 +23,7 @@ from metaeval.stats.resampling import bootstrap_ci, draw_indices
 
 __all__ = ["TOY_METRIC", "TOY_HUMAN", "SCHEMES", "METHODS", "levels_by_hand", "sampling_distribution",
            "true_coverage", "coverage_summary", "coverage_sentences", "resampling_counts", "bootstrap_distributions",
-           "ExerciseAnswers", "exercise_answers", "plot_levels", "plot_sampling_distribution", "plot_coverage",
+           "ExerciseAnswers", "exercise_answers", "check", "plot_levels", "plot_sampling_distribution", "plot_coverage",
            "plot_resampling_schemes", "plot_bootstrap_distributions"]
 
 #: A metric's scores of 4 systems (rows) on 3 documents (columns): small enough to correlate by hand.
@@ -207,6 +207,71 @@ def exercise_answers(distributions: pd.DataFrame | None = None) -> ExerciseAnswe
         toy_global_after_swap=correlate(TOY_METRIC, swapped, level="global"),
         toy_fisher_interval=(float(low), float(high)),
         widest_scheme=widest)
+
+
+def check(exercise: int, value, *, distributions: pd.DataFrame | None = None, tolerance: float = 0.005) -> str:
+    """Check a student's own answer to one of the primer's exercises; returns a one-line verdict.
+
+    Parameters
+    ----------
+    exercise : {1, 2, 3, 4}
+    value
+        1: the summary-level Kendall tau (a number); 2: the correlations after the swap, a dict with any of the
+        keys ``"system"``, ``"summary"``, ``"global"``; 3: the Fisher interval ``(low, high)``; 4: the scheme's
+        name (e.g. ``"Boot-Systems"``), which needs ``distributions`` (:func:`bootstrap_distributions`).
+    tolerance : float
+        How far a number may be from the answer (hand computations round).
+
+    Examples
+    --------
+    >>> check(1, None)
+    'Exercise 1: replace None with your value in check(1, None) and run the cell again.'
+    >>> a = exercise_answers()
+    >>> check(1, round(a.toy_summary_kendall, 3))
+    'Exercise 1: correct.'
+    >>> check(3, (-1.0, 1.0))
+    'Exercise 3: not yet: low is off by more than 0.005. Hint: Fisher z = atanh(r), standard error 1/sqrt(n - 3).'
+    """
+    if value is None or value is ...:
+        return f"Exercise {exercise}: replace None with your value in check({exercise}, None) and run the cell again."
+    a = exercise_answers(distributions)
+    if exercise == 1:
+        expected = {"tau": a.toy_summary_kendall}
+        given = {"tau": value}
+        hint = "count concordant minus discordant pairs within each input, divide by the pairs, then average."
+    elif exercise == 2:
+        expected = {"system": a.toy_system_after_swap, "summary": a.toy_summary_after_swap,
+                    "global": a.toy_global_after_swap}
+        if not isinstance(value, dict) or not value or set(value) - set(expected):
+            return ("Exercise 2: give a dict with any of the keys 'system', 'summary', 'global', e.g. "
+                    "{'system': 0.8}.")
+        given = dict(value)
+        hint = "only the scores of input 1 change; which levels use input 1's scores, and how?"
+    elif exercise == 3:
+        expected = dict(zip(("low", "high"), a.toy_fisher_interval))
+        try:
+            given = dict(zip(("low", "high"), (float(value[0]), float(value[1]))))
+        except (TypeError, ValueError, IndexError):
+            return "Exercise 3: give the interval as (low, high), e.g. (-0.5, 0.9)."
+        hint = "Fisher z = atanh(r), standard error 1/sqrt(n - 3)."
+    elif exercise == 4:
+        if a.widest_scheme is None:
+            return "Exercise 4: pass distributions=... (the table of section 4) to check this one."
+        ok = str(value).strip().lower() == a.widest_scheme.lower()
+        return (f"Exercise 4: {'correct' if ok else 'not yet'}." + ("" if ok else
+                " Hint: look at the width (high - low) of each scheme's interval in the figure."))
+    else:
+        raise ValueError(f"exercise must be 1, 2, 3 or 4, got {exercise!r}")
+    for key, want in expected.items():
+        if key not in given:
+            continue
+        try:
+            off = abs(float(given[key]) - want)
+        except (TypeError, ValueError):
+            return f"Exercise {exercise}: {key} must be a number, got {given[key]!r}."
+        if not off <= tolerance:
+            return f"Exercise {exercise}: not yet: {key} is off by more than {tolerance:g}. Hint: {hint}"
+    return f"Exercise {exercise}: correct."
 
 
 # ---------------------------------------------------------------------------------------------------- figures

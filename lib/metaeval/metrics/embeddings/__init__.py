@@ -168,6 +168,8 @@ def score(
         raise ValueError(f"columns must be 'signature' or 'name', got {columns!r}")
     if isinstance(variants, (str, EmbeddingVariant)):
         variants = [variants]
+    if not isinstance(variants, Iterable):
+        raise TypeError(f"variants must be a variant name such as 'wmd' or a list of them, got {variants!r}")
     given = list(variants)
     if not given:
         raise ValueError("variants must not be empty")
@@ -184,6 +186,7 @@ def score(
     reasons: dict[int, set[str]] = defaultdict(set)
 
     def note_empty(empty_text: np.ndarray, what: str) -> None:
+        empty_text = np.asarray(empty_text, dtype=bool)  # an empty batch arrives as a float array
         bad = empty_text[rec.peer] | (np.bincount(rec.pair_rec, weights=empty_text[rec.pair_ref], minlength=n) > 0)
         for r in np.flatnonzero(bad).tolist():
             reasons[r].add(what)

@@ -106,7 +106,12 @@ def parse_variant(text: str | EmbeddingVariant, *, threshold: float = DEFAULT_TH
         stat = opts.pop("stat", "f").upper()
         if stat not in ("P", "R", "F"):
             raise ValueError(f"variants: stat must be P, R or F in {text!r}")
-        thr = float(opts.pop("thr", threshold))
+        thr_text = opts.pop("thr", threshold)
+        try:
+            thr = float(thr_text)
+        except ValueError:
+            raise ValueError(f"variants: option thr:{thr_text} in {text!r} is not a number; give the similarity "
+                             "threshold in (0, 1], e.g. thr:0.8") from None
         if not 0 < thr <= 1:
             raise ValueError(f"threshold must be in (0, 1], got {thr!r}")
         tok = opts.pop("tok", "rouge155")

@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import warnings
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from metaeval.metrics._inputs import as_sentences, check_records
+from metaeval.metrics.text import TURKIC
 from metaeval.metrics.rouge._pairs import _aggregate, _pair_stats
 from metaeval.metrics.rouge._tokens import _process, _tokenize_texts, _Tokens
 from metaeval.metrics.variants import RougeVariant, parse_variant, rouge155_variants
@@ -51,6 +52,8 @@ def resolve_variants(variants) -> list[RougeVariant]:
         return rouge155_variants()
     if isinstance(variants, (str, RougeVariant)):
         variants = [variants]
+    if not isinstance(variants, Iterable):
+        raise TypeError(f"variants must be a variant name such as 'R-1' or a list of them, got {variants!r}")
     out = []
     for v in variants:
         parsed = parse_variant(v)
@@ -191,11 +194,12 @@ def score(
     for v in variant_list:
         by_setting[v.setting].append(v)
 
-    bases: dict[str, _Tokens] = {}  # per tokenizer, each text tokenized once
+    bases: dict[tuple[str, str | None], _Tokens] = {}  # per tokenizer (and case folding), each text tokenized once
     for (stem, stop, exceptions, tok, lang), vs in by_setting.items():
-        if tok not in bases:
-            bases[tok] = _tokenize_texts(texts, tok)
-        pr = _process(bases[tok], stem, stop, exceptions, lang)
+        folding = (tok, lang if lang in TURKIC else None)
+        if folding not in bases:
+            bases[folding] = _tokenize_texts(texts, tok, folding[1])
+        pr = _process(bases[folding], stem, stop, exceptions, lang)
         # what the measures of this setting share: the n-gram orders are counted together, up to the highest
         shared: dict = {"max_n": max([v.measure.n for v in vs if v.measure.kind == "n"], default=1)}
         for measure in sorted({v.measure for v in vs}):

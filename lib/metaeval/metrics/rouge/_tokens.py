@@ -32,13 +32,13 @@ class _Processed:
     vocab_size: int
 
 
-def _tokenize_texts(texts: list[tuple[str, ...]], tokenizer: str = "rouge") -> _Tokens:
-    """Tokenize every sentence of every text in one batch (ROUGE-1.5.5's tokens, or ``"unicode"``).
-    O(total characters)."""
+def _tokenize_texts(texts: list[tuple[str, ...]], tokenizer: str = "rouge", lang: str | None = None) -> _Tokens:
+    """Tokenize every sentence of every text in one batch (ROUGE-1.5.5's tokens, or ``"unicode"``, whose case
+    folding depends on ``lang``). O(total characters)."""
     n_sent = np.fromiter(map(len, texts), np.int64, len(texts))
     text_sent = np.zeros(len(texts) + 1, np.int64)
     np.cumsum(n_sent, out=text_sent[1:])
-    tok, sent_len, vocab = tokenize_batch([s for t in texts for s in t], tokenizer=tokenizer)
+    tok, sent_len, vocab = tokenize_batch([s for t in texts for s in t], tokenizer=tokenizer, lang=lang)
     return _Tokens(tok, sent_len, text_sent, vocab)
 
 

@@ -1,0 +1,152 @@
+"""Names a user gave reach every page as text (issue 33, security; issue 32, item 4).
+
+A score column named ``<script>alert(1)</script>`` imported into a folder named ``x<img src=x onerror=alert(2)>``:
+the card's ``summary.md`` and notebook 61's Markdown carry them escaped (``metaeval._markup``, the one rule, used
+where names enter generated Markdown), and the site built from such a card shows them as text, never as markup.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metaeval._markup import html_text, md_code, md_text
+from metaeval.run.cli import main
+from metaeval.studies import card as C
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = "<script>alert(1)</script>"
+FOLDER = "x<img src=x onerror=alert(2)>"
+SMALL_KW = {"n_resamples": 50, "planner_trials": 5, "planner_resamples": 20, "planner_inputs": (1,)}
+
+
+def _site_build():
+    spec = importlib.util.spec_from_file_location("metaeval_site_build_escaping", ROOT / "site" / "build.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name, markdown", [
+    (SCRIPT, "&lt;script&gt;alert(1)&lt;/script&gt;"),
+    (FOLDER, "x&lt;img src=x onerror=alert(2)&gt;"),
+    ("R&D **bold** `code` a_b \\ x", "R&amp;D \\*\\*bold\\*\\* \\`code\\` a\\_b \\\\ x"),
+    ("ROUGE-2 F1 (expert.relevance), 'x' [y]", "ROUGE-2 F1 (expert.relevance), 'x' [y]"),  # ordinary names as-is
+])
+def test_md_text_escapes_html_and_inline_markup(name, markdown):
+    assert md_text(name) == markdown
+
+
+def test_md_code_and_html_text():
+    assert md_code("a``b") == "```a``b```" and md_code("`x") == "`` `x ``" and md_code("y") == "`y`"
+    assert html_text(FOLDER) == "x&lt;img src=x onerror=alert(2)&gt;"
+    assert html_text('"q"') == "&quot;q&quot;"
+
+
+def _rendered_inline(markdown: str) -> str:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": True}).render(markdown)
+
+
+def test_escaped_names_render_as_the_same_text_with_raw_html_enabled():
+    for name in (SCRIPT, FOLDER, "a*b*c", "x_y_z"):
+        html = _rendered_inline(f"**{md_text(name)}** and {md_code(name)}")
+        assert "<script" not in html and "<img" not in html
+        assert html.count(html_text(name)) == 2  # the name, as text, in the bold and in the code span
+
+
+@pytest.fixture(scope="module")
+def hostile_study(tmp_path_factory):
+    """A user's table with a score column named like a script, imported into a folder named like an image tag."""
+    root = tmp_path_factory.mktemp("hostile")
+    rng = np.random.default_rng(3)
+    quality = rng.normal(0, 1, 6)
+    rows = []
+    for d in range(20):
+        for s in range(6):
+            h = quality[s] + rng.normal(0, 1)
+            rows.append({"doc": f"d{d:02d}", "system": f"sys{s}", "LitePyramid": 0.5 + 0.1 * h,
+                         SCRIPT: 0.2 + 0.03 * h + rng.normal(0, 0.03),
+                         "BERTScore": 0.85 + 0.02 * h + rng.normal(0, 0.02)})
+    pd.DataFrame(rows).to_csv(root / "study.csv", index=False)
+    folder = root / FOLDER
+    assert main(["import", str(root / "study.csv"), str(folder), "--human", "LitePyramid"]) == 0
+    return folder
+
+
+def test_card_summary_and_notes_carry_the_names_escaped(hostile_study, tmp_path):
+    card = C.card_tables(SCRIPT, dataset=str(hostile_study), **SMALL_KW)
+    summary = card.summary
+    assert "<script" not in summary and "<img" not in summary, summary
+    assert md_text(SCRIPT) in summary  # the metric, by its name, as text
+    assert summary.startswith(f"**{md_text(SCRIPT)}** on **")
+    # the tables and the provenance keep the names as they are (data, not Markdown)
+    assert SCRIPT in set(card.correlations.metric)
+    files = card.write(tmp_path / "card")
+    assert "<script" not in files["summary"].read_text(encoding="utf-8")
+    assert json.loads(files["provenance"].read_text(encoding="utf-8"))["metric"] == SCRIPT
+
+
+def test_site_shows_hostile_names_as_text(hostile_study, tmp_path):
+    """A results folder with a card of the hostile study and a notebook whose Markdown outputs hold the names raw
+    (as a notebook that did not escape them would): the built site carries neither a script nor an image tag."""
+    build = _site_build()
+    card = C.card_tables(SCRIPT, dataset=str(hostile_study), **SMALL_KW)
+    results = tmp_path / "results"
+    folder = results / "card" / "hostile"
+    card.write(folder)
+    shutil.copyfile(ROOT / "results" / "README.md", results / "README.md")
+    md = [{"output_type": "display_data", "metadata": {}, "data": {"text/markdown": text, "text/plain": "<md>"}}
+          for text in (card.summary, f"raw: **{SCRIPT}** on {FOLDER}")]
+    notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": {"kernelspec": {"name": "python3",
+                "display_name": "Python 3", "language": "python"}}, "cells": [
+        {"cell_type": "markdown", "id": "c0", "metadata": {}, "source": "# The report card"},
+        {"cell_type": "code", "id": "c1", "metadata": {}, "execution_count": 1, "source": "nb.report(x)",
+         "outputs": md}]}
+    (folder / "61_report_card.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    (folder / "conclusions.md").write_text(f"Metric {SCRIPT} on `{FOLDER}`: raw, as written.\n", encoding="utf-8")
+    html = build.build(results, tmp_path / "site", only="card/*", api=False, quiet=True, tracked=False)
+    pages = {p.relative_to(html).as_posix(): p.read_text(encoding="utf-8") for p in html.rglob("*.html")}
+    assert "results/card/hostile/61_report_card.html" in pages and "results/card/hostile/outputs.html" in pages
+    for name in ("results/card/hostile/61_report_card.html", "results/card/hostile/outputs.html",
+                 "results/card/hostile/report.html"):
+        page = pages[name]
+        assert not re.search(r"<script>alert|<img src=x onerror", page), name
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page, name
+
+
+def test_site_shows_only_tracked_results_unless_asked(tmp_path):
+    """Default: the files git tracks; --user-runs: the user's finished runs in their own section; failed and
+    partial runs never."""
+    import subprocess
+
+    build = _site_build()
+    repo = tmp_path / "repo"
+    canonical = repo / "results" / "paper" / "summeval"
+    canonical.mkdir(parents=True)
+    run = {"notebook": "10_x", "paper": "paper", "status": "done", "parameters": {}, "files": {}}
+    (canonical / "10_x.ipynb").write_text("{}", encoding="utf-8")
+    (canonical / ".metaeval-run.10_x.json").write_text(json.dumps(run), encoding="utf-8")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "."], check=True)
+    mine = repo / "results" / "runs" / "paper" / "summeval" / "10_x" / "seed=3__abc"
+    failed = repo / "results" / "paper" / "summeval.10_x.failed"
+    partial = repo / "results" / "paper" / ".partial-summeval-4242"
+    for folder, status in ((mine, "done"), (failed, "failed"), (partial, "done")):
+        folder.mkdir(parents=True)
+        (folder / "10_x.ipynb").write_text("{}", encoding="utf-8")
+        (folder / ".metaeval-run.10_x.json").write_text(json.dumps({**run, "status": status}), encoding="utf-8")
+    view = build.tracked_results(repo / "results", tmp_path / "view")
+    assert sorted(p.relative_to(view).as_posix() for p in view.rglob("*") if p.is_file()) == [
+        "paper/summeval/.metaeval-run.10_x.json", "paper/summeval/10_x.ipynb"]
+    assert build.user_runs(repo / "results", view) == [mine]
+    assert build.safe_markdown(f"p < 0.05 and {SCRIPT} `{SCRIPT}`") == \
+        f"p < 0.05 and &lt;script>alert(1)&lt;/script> `{SCRIPT}`"
