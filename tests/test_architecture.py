@@ -119,17 +119,38 @@ def test_every_library_folder_is_a_known_layer():
         f"unknown layer folder(s) {sorted(folders - set(LAYERS))}: add them to LAYERS (and to the README picture)")
 
 
-def upward_imports() -> set[tuple[str, str]]:
+def upward_imports(imports: list[Import] | None = None) -> set[tuple[str, str]]:
     bad = set()
-    for imp in ALL_IMPORTS:
+    for imp in ALL_IMPORTS if imports is None else imports:
         if imp.type_only:
             continue
         mine, theirs = layer(imp.importer), layer(imp.module)
-        if mine is None and theirs is not None and _private_module(imp.importer):
+        if mine is not None and imp.module == PACKAGE and imp.names:
+            # the package root re-exports every layer: a layer importing a name from it (``from metaeval import
+            # __version__``) points above itself; shared things live in a private leaf (metaeval._version).
+            # (``import metaeval`` for its ``__file__``, as run.notebooks does, takes nothing from it.)
+            bad.add((imp.importer, imp.module))
+        elif mine is None and theirs is not None and _private_module(imp.importer):
             bad.add((imp.importer, imp.module))  # a private helper (metaeval._io, ...) depends on no layer
         elif mine is not None and theirs is not None and theirs > mine:
             bad.add((imp.importer, imp.module))
     return bad
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("from metaeval import __version__", [("metaeval.data.planted", "metaeval")]),  # the arrow issue 37 removed
+    ("from metaeval._version import __version__", []),
+    ("from metaeval.studies.card import card_data", [("metaeval.data.planted", "metaeval.studies.card")]),
+    ("from metaeval.stats.correlation import correlate", []),
+])
+def test_upward_rule_on_planted_sources(tmp_path, monkeypatch, source, expected):
+    # which bug would this catch? a rule that lets a layer import from the package root (which imports every
+    # layer), or from a layer below it, or flags a private leaf
+    module = "metaeval.data.planted"
+    path = tmp_path / "planted.py"
+    path.write_text(source + "\n", encoding="utf-8")
+    monkeypatch.setitem(MODULES, module, path)
+    assert sorted(upward_imports(imports_of(module))) == expected
 
 
 def test_layers_import_only_downward():

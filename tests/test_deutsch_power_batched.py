@@ -136,3 +136,34 @@ def test_a_constant_r_k_gives_nan_pvalues_with_a_warning_not_a_crash():
     at5 = trials[(trials["k"] == 0.05) & (trials["test"] != "williams")]
     assert at5["pvalue"].isna().all() and not at5["reject"].any()
     assert trials[(trials["k"] == 0.5) & (trials["test"] != "williams")]["pvalue"].notna().all()
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("n_resamples", 0, "n_resamples must be a positive integer"),
+    ("n_resamples", 99.5, "n_resamples must be a positive integer"),
+    ("alpha", 1.5, "alpha must be in"),
+    ("alpha", True, "alpha must be in"),
+    ("n_trials", -1, "n_trials must be a positive integer"),
+    ("ks", (0.0, 0.5), "ks must be a non-empty list"),
+    ("ks", (), "ks must be a non-empty list"),
+    ("tests", ("perm-sideways",), "test must be one of"),
+    ("tests", "perm-both", "tests must be a non-empty list"),
+    ("levels", ("corpus",), "level must be one of"),
+    ("coefficient", "kendall-c", "coefficient must be one of"),  # with Williams, which needs Fisher constants
+    ("coefficient", "kendal", "coefficient must be one of"),
+])
+def test_options_are_validated_once_before_any_trial(option, value, message):
+    # issue 37: n_resamples and alpha reached the kernels unchecked; each bad option is now named, by the
+    # validators the single tests and the planner use, before a single R_k is drawn
+    rng = np.random.default_rng(0)
+    texts = [" ".join(rng.choice(list("abcdefghij"), 15)) for _ in range(4 * 6)]
+    sampler = deutsch.RougeOneSubsampler(texts, texts[::-1])
+    Z = rng.normal(size=(4, 6))
+    base = {"ks": (0.5, 1.0), "n_trials": 1, "n_resamples": 20, "rng": 1}
+    if option == "coefficient" and value == "kendall-c":
+        base["tests"] = ("perm-both", "williams")
+    with pytest.raises(ValueError, match=message):
+        deutsch.power_simulation(sampler.full(), sampler, Z, **{**base, option: value})
+    # the same call without the bad option runs: 2 values of k x 2 levels x the tests
+    trials = deutsch.power_simulation(sampler.full(), sampler, Z, **base)
+    assert len(trials) == 2 * 2 * len(base.get("tests", ("boot-both", "perm-both", "williams")))

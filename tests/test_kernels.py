@@ -80,6 +80,36 @@ def test_bootstrap_indices_follow_the_documented_draw_order():
         np.testing.assert_array_equal(cols, exp_cols)
 
 
+@pytest.mark.parametrize("N, M", [(4, 11), (11, 4)])
+def test_bootstrap_indices_draw_each_dimension_from_its_own_range(N, M):
+    # N != M: a draw from the other dimension's range (columns from range(N), rows from range(M)), or of the
+    # other's length, passes every square-shape test; here it fails on shape, range or the documented stream.
+    # Planted once (cols from range(N) in bootstrap_indices): this test failed, the square ones above passed.
+    for resample in ("both", "systems", "inputs"):
+        rows, cols = K.bootstrap_indices(np.random.default_rng(3), (500,), N, M, resample)
+        assert rows.shape == (500, N) and cols.shape == (500, M)
+        if resample != "inputs":
+            # every system index drawn, none outside range(N), over 500 x N draws
+            assert np.array_equal(np.unique(rows), np.arange(N))
+        if resample != "systems":
+            assert np.array_equal(np.unique(cols), np.arange(M))
+        ref = np.random.default_rng(3)
+        exp_rows = ref.integers(0, N, size=(500, N)) if resample != "inputs" else np.broadcast_to(np.arange(N),
+                                                                                                  (500, N))
+        exp_cols = ref.integers(0, M, size=(500, M)) if resample != "systems" else np.broadcast_to(np.arange(M),
+                                                                                                   (500, M))
+        np.testing.assert_array_equal(rows, exp_rows)
+        np.testing.assert_array_equal(cols, exp_cols)
+    # the public function on a non-square matrix: every resample is X[rows[b]][:, cols[b]]
+    rng = np.random.default_rng(6)
+    Z = rng.normal(size=(N, M))
+    X = Z + rng.normal(size=(N, M))
+    res = bootstrap_ci(X, Z, level="global", n_resamples=30, rng=8)
+    rows, cols = K.bootstrap_indices(np.random.default_rng(8), (30,), N, M, "both")
+    expected = np.array([level_corr(X[r][:, c], Z[r][:, c], "global", "pearson") for r, c in zip(rows, cols)])
+    np.testing.assert_allclose(res.bootstrap_distribution, expected[~np.isnan(expected)], rtol=0, atol=1e-12)
+
+
 def test_bootstrap_indices_are_uniform_and_independent():
     # A distributional check that needs no knowledge of the draw order: every index equally likely (chi-square
     # on 20,000 draws), and rows independent of columns (contingency chi-square; a reused draw makes them equal).

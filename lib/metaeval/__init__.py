@@ -93,17 +93,6 @@ if TYPE_CHECKING:  # what the names above are, for type checkers
     __version__: str
 
 
-def _version() -> str:
-    try:
-        from importlib.metadata import PackageNotFoundError, version as _dist_version
-    except ImportError:  # pragma: no cover
-        return "0+unknown"
-    try:
-        return _dist_version("metaeval")
-    except PackageNotFoundError:  # pragma: no cover - running from a tree that was never installed
-        return "0+unknown"
-
-
 # Short public name -> module in its layer. Heavy modules (numba kernels, sacrebleu, papermill,
 # scikit-learn) load on first use.
 _ALIASES: dict[str, str] = {
@@ -155,7 +144,7 @@ def __getattr__(name: str) -> Any:
     elif name in _ALIASES:
         return importlib.import_module(f"{__name__}.{name}")
     elif name == "__version__":
-        value = _version()
+        from metaeval._version import __version__ as value
     else:
         raise AttributeError(f"module 'metaeval' has no attribute {name!r}")
     globals()[name] = value  # later lookups are plain attribute reads

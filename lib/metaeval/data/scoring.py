@@ -99,7 +99,7 @@ def rouge_table(
         digest = hashlib.sha256()
         digest.update(json.dumps([summaries, references], ensure_ascii=False).encode())
         digest.update(json.dumps([v.signature for v in variants]).encode())
-        from metaeval import __version__
+        from metaeval._version import __version__
 
         digest.update(f"rounding={rounding}|v={__version__}".encode())
         code = _rouge_code_digest()

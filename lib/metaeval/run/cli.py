@@ -472,7 +472,7 @@ def cmd_describe(args) -> int:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="metaeval", description=__doc__.split("\n")[0])
-    from metaeval import __version__
+    from metaeval._version import __version__
 
     parser.add_argument("--version", action="version", version=f"metaeval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)

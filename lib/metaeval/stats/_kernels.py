@@ -11,6 +11,9 @@ A fix to any of these is made here once and reaches every test, CI and power sim
   (:func:`draw_counts`), the permutation coins (:func:`fair_bits`, :func:`coins`, :class:`PackedCoins`);
 * exact constancy (:func:`constant`, :func:`standardize`), the Pearson kernel on vectors (:func:`pearson`)
   and on sums (:func:`pearson_row`, compiled), rank snapping (:func:`snap`);
+* Kendall's tau from its pair counts, once (:func:`tau_b`, :func:`tau_c`: numba ufuncs, so numpy and the
+  compiled resampling kernels use the same floats), the sign of a difference (:func:`sign`) and the
+  O(n log n) counts of one long vector (:func:`kendall_counts`, scipy's sort-and-merge algorithm);
 * the summary-level Perm-Both Pearson kernel (:func:`perm_summary_corr`), for one metric pair per trial
   (significance, planner), and its K-metric form with shared coins (:func:`perm_summary_shared`, the power
   study), which accumulate the swapped cells' sums differently (in einsum order, so the compiled and the
@@ -38,6 +41,7 @@ __all__ = [
     "two_sided",
     "tail_hits",
     "tail_count",
+    "monte_carlo_pvalue",
     "permutation_pvalue",
     "bootstrap_pvalue",
     "t_pvalue",
@@ -52,6 +56,13 @@ __all__ = [
     "snap",
     "pearson",
     "pearson_row",
+    "sign",
+    "tau_b",
+    "tau_c",
+    "kendall_counts",
+    "kendall_counts_rows",
+    "PAIR_TABLE_BUDGET",
+    "pair_tables_fit",
     "perm_summary_corr",
     "perm_summary_shared",
 ]
@@ -129,6 +140,20 @@ def warn_dropped(n_dropped: int, total: int, what: str, result: str) -> None:
         )
 
 
+def monte_carlo_pvalue(count, total):
+    """The p-value rule of a Monte-Carlo permutation test, once: ``(count + 1) / (total + 1)`` for ``count`` of
+    ``total`` random permutations at least as extreme as the observed statistic (the observed arrangement counts
+    as one of them, so the test's size is at most alpha for any number of permutations; Phipson & Smyth 2010,
+    as ``scipy.stats.permutation_test``). Vectorized: counts and totals may be arrays.
+
+    Examples
+    --------
+    >>> monte_carlo_pvalue(0, 999), monte_carlo_pvalue(np.array([4, 9]), 9).tolist()
+    (0.001, [0.5, 1.0])
+    """
+    return (count + 1) / (total + 1)
+
+
 def permutation_pvalue(null: np.ndarray, observed: float, alternative: str, dropped: int, total: int) -> float:
     """(count + 1) / (P + 1) over the valid permutations; NaN, with a warning, when nothing can be counted.
 
@@ -145,7 +170,7 @@ def permutation_pvalue(null: np.ndarray, observed: float, alternative: str, drop
     if null.size == 0:
         # (0 + 1) / (0 + 1) = 1.0 would look like a real, non-significant result
         return np.nan
-    return (tail_count(null, observed, alternative) + 1) / (null.size + 1)
+    return monte_carlo_pvalue(tail_count(null, observed, alternative), null.size)
 
 
 def bootstrap_pvalue(deltas: np.ndarray, observed: float, alternative: str) -> float:
@@ -410,6 +435,173 @@ def pearson_row(n, sx, sz, sxx, szz, sxz, defined, weights, r, weak):  # pragma:
             total += weights[m] * r[m]
             count += weights[m]
     return total / count if count > 0 else np.nan
+
+
+# ----------------------------------------------------------------------------------------------------
+# Kendall's tau: the formula from the pair counts (once), and the counts of one long vector in O(n log n)
+
+
+@numba.njit(cache=True, inline="always")
+def sign(a, b):  # pragma: no cover - compiled
+    """sign(a - b) as an integer (0 for a tie, and for NaN, which compares false both ways)."""
+    return np.int64(a > b) - np.int64(a < b)
+
+
+@numba.vectorize(["float64(int64, int64, int64)"], cache=True)
+def tau_b(s, nx, nz):  # pragma: no cover - compiled
+    """Kendall's tau-b from S = concordant - discordant pairs and the pairs untied in x (``nx``) and in z
+    (``nz``): ``S / sqrt(nx) / sqrt(nz)`` clipped to [-1, 1], as ``scipy.stats.kendalltau`` divides; NaN where
+    either variable is constant (no untied pair). A ufunc: numpy calls it on arrays of counts, the compiled
+    resampling kernels on scalars, so every path gives the same floats.
+
+    Examples
+    --------
+    >>> tau_b(np.array([4, 0]), np.array([4, 0]), np.array([4, 3])).tolist()
+    [1.0, nan]
+    """
+    # formed and clipped on every path before NaN is chosen (LLVM evaluates both sides of a branch in
+    # vectorized loops): a zero denominator, or a clip of the NaN, would raise numpy's "invalid value" warning
+    t = min(1.0, max(-1.0, s / np.sqrt(np.float64(max(nx, 1))) / np.sqrt(np.float64(max(nz, 1)))))
+    return t if nx > 0 and nz > 0 else np.nan
+
+
+@numba.vectorize(["float64(int64, int64, int64)"], cache=True)
+def tau_c(s, n, m):  # pragma: no cover - compiled
+    """Stuart's tau-c from S, the number of (valid) entries ``n`` and the smaller number of distinct values
+    ``m``: ``2 S / (n^2 (m - 1) / m)`` clipped to [-1, 1], as ``scipy.stats.kendalltau(variant="c")``; NaN
+    where m < 2 (a constant variable).
+
+    Examples
+    --------
+    >>> tau_c(np.array([3, 3]), np.array([3, 3]), np.array([3, 1])).tolist()
+    [1.0, nan]
+    """
+    nf = np.float64(max(n, 1))
+    mm = max(m, 2)  # never a zero denominator, as in tau_b
+    t = min(1.0, max(-1.0, 2.0 * s / (nf * nf * (mm - 1) / mm)))
+    return t if m > 1 else np.nan
+
+
+#: the most memory the summary-level Kendall kernels' per-pair tables may take (bytes); beyond it (thousands of
+#: systems) the resampled matrices go through the batched path, whose Kendall sorts (O(n log n), O(n) memory)
+PAIR_TABLE_BUDGET = 2**28
+
+
+def pair_tables_fit(n_systems: int, n_inputs: int, per_pair: int = 24) -> bool:
+    """Whether tables of ``per_pair`` bytes for every input and pair of systems fit :data:`PAIR_TABLE_BUDGET`."""
+    return n_inputs * n_systems * (n_systems - 1) // 2 * per_pair <= PAIR_TABLE_BUDGET
+
+
+@numba.njit(cache=True)
+def _dense_ranks(v):  # pragma: no cover - compiled
+    """1-based dense ranks of a sorted vector (equal values share a rank)."""
+    r = np.empty(v.shape[0], np.int64)
+    k = 0
+    for i in range(v.shape[0]):
+        if i == 0 or v[i] != v[i - 1]:
+            k += 1
+        r[i] = k
+    return r
+
+
+@numba.njit(cache=True)
+def _tied_pairs(ranks, top):  # pragma: no cover - compiled
+    """Pairs tied in a variable given its dense ranks 1..top (sum of c (c - 1) / 2 over the tie groups)."""
+    count = np.zeros(top + 1, np.int64)
+    for r in ranks:
+        count[r] += 1
+    ties = 0
+    for c in count:
+        ties += c * (c - 1) // 2
+    return ties
+
+
+@numba.njit(cache=True)
+def kendall_counts(x, z):  # pragma: no cover - compiled
+    """The counts behind Kendall's tau of two vectors of equal length n, in O(n log n) time and O(n) memory:
+    (S, nx, nz, dx, dz), S = concordant - discordant pairs, nx / nz the pairs not tied in x / z, dx / dz the
+    numbers of distinct values. The same integers as counting all n (n - 1) / 2 pairs.
+
+    scipy's algorithm (``scipy.stats.kendalltau``, after Knight 1966): sort by z, then stably by x, replace
+    both by dense ranks; the discordant pairs are the pairs with a smaller x rank and a larger z rank,
+    counted with a Fenwick tree over the z ranks in one pass; the pairs tied in x, in z and in both come
+    from the group sizes. Entries must not be NaN (the caller decides what NaN means)."""
+    n = x.shape[0]
+    order = np.argsort(z, kind="mergesort")
+    xs = x[order]
+    zr = _dense_ranks(z[order])
+    order = np.argsort(xs, kind="mergesort")  # stable: within a tie in x, z stays sorted
+    xr = _dense_ranks(xs[order])
+    zr = zr[order]
+    top_x = xr[-1] if n else 0
+    top_z = 0
+    for r in zr:
+        top_z = max(top_z, r)
+    # discordant pairs: for each element, the earlier elements with a strictly smaller x rank and a strictly
+    # larger z rank = (all earlier with smaller x) - (those with z rank <= its own), a Fenwick tree holding
+    # the z ranks of the elements of the finished x groups
+    tree = np.zeros(top_z + 1, np.int64)
+    dis = 0
+    i = 0
+    k = 0
+    while i < n:
+        while k < n and xr[k] == xr[i]:
+            dis += i
+            j = zr[k]
+            while j > 0:
+                dis -= tree[j]
+                j &= j - 1
+            k += 1
+        while i < k:
+            j = zr[i]
+            while j <= top_z:
+                tree[j] += 1
+                j += j & -j
+            i += 1
+    # pairs tied in both: runs of equal (x, z) ranks, which are adjacent after the two sorts
+    both = 0
+    run = 1
+    for i in range(1, n + 1):
+        if i < n and xr[i] == xr[i - 1] and zr[i] == zr[i - 1]:
+            run += 1
+        else:
+            both += run * (run - 1) // 2
+            run = 1
+    tot = n * (n - 1) // 2
+    tx = _tied_pairs(xr, top_x)
+    tz = _tied_pairs(zr, top_z)
+    s = tot - tx - tz + both - 2 * dis
+    return s, tot - tx, tot - tz, top_x, top_z
+
+
+@numba.njit(cache=True)
+def kendall_counts_rows(x, z, valid):  # pragma: no cover - compiled
+    """:func:`kendall_counts` of every row of x, z (R, n) over its ``valid`` entries (bool (R, n)): int64
+    (5, R) of S, nx, nz, the number of valid entries and the smaller number of distinct values. A row with a
+    valid NaN gets zeros (tau undefined: the caller returns NaN, as scipy's default ``nan_policy``)."""
+    R, n = x.shape
+    out = np.zeros((5, R), np.int64)
+    xv = np.empty(n)
+    zv = np.empty(n)
+    for r in range(R):
+        k = 0
+        bad = False
+        for i in range(n):
+            if valid[r, i]:
+                if x[r, i] != x[r, i] or z[r, i] != z[r, i]:
+                    bad = True
+                xv[k] = x[r, i]
+                zv[k] = z[r, i]
+                k += 1
+        if bad:
+            continue
+        s, nx, nz, dx, dz = kendall_counts(xv[:k], zv[:k])
+        out[0, r] = s
+        out[1, r] = nx
+        out[2, r] = nz
+        out[3, r] = k
+        out[4, r] = min(dx, dz)
+    return out
 
 
 # ----------------------------------------------------------------------------------------------------

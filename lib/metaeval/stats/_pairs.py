@@ -1,5 +1,12 @@
 """Private: pair-counting kernels shared by :mod:`~metaeval.stats.correlation` and
-:mod:`~metaeval.stats.agreement` (Kendall tau-c and pairwise accuracy along the last axis).
+:mod:`~metaeval.stats.agreement` (Kendall tau-b and tau-c, pairwise accuracy along the last axis).
+
+Kendall has one entry, :func:`kendall`, and one formula per variant (:func:`~metaeval.stats._kernels.tau_b`,
+:func:`~metaeval.stats._kernels.tau_c`), which the compiled summary-level resampling kernels share. Its counts
+come from one of two implementations of the same definition: all pairs of a batch of short vectors at once
+(vectorized; a batch of resamples is one array operation), or scipy's O(n log n) sort-and-merge per long
+vector (:func:`~metaeval.stats._kernels.kendall_counts`; global level, 64 x 5,000 cells, in O(n) memory).
+Both give the same integers, so the choice never changes a number (``tests/test_kendall_large.py``).
 
 Both take ``x, z`` of shape ``(..., n)`` and an optional 0/1 validity mask ``w`` of the same shape, like the
 kernels of :func:`metaeval.stats.correlation.batch_corr`, and return shape ``(...)``.
@@ -9,9 +16,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.stats._kernels import snap
+from metaeval.stats._kernels import kendall_counts_rows, snap, tau_b, tau_c
 
-__all__ = ["pair_signs", "kendall_c", "pairwise_agreement", "n_distinct", "level_groups", "GROUPINGS"]
+__all__ = ["pair_signs", "kendall", "kendall_c", "pairwise_agreement", "n_distinct", "level_groups", "GROUPINGS",
+           "SORTED_FROM"]
+
+#: vectors at least this long get their Kendall counts by sorting (O(n log n) time, O(n) memory) rather than
+#: from all n (n - 1) / 2 pairs of the batch at once: the two cost the same near n = 12 (benchmarks/bench_stats.py)
+SORTED_FROM = 16
 
 
 def pair_signs(x: np.ndarray, z: np.ndarray, w: np.ndarray | None):
@@ -41,17 +53,75 @@ def n_distinct(x: np.ndarray, w: np.ndarray | None) -> np.ndarray:
     return np.count_nonzero(new & valid, axis=-1)
 
 
+def _signs_first(v: np.ndarray, iu: np.ndarray, ju: np.ndarray) -> np.ndarray:
+    """sign(v[i] - v[j]) for the pairs i < j, as int8, with the pair axis first (``v`` has the vector axis
+    first; gathering along the first axis is ~10x faster than along the last)."""
+    d = v[iu] - v[ju]
+    return (d > 0).view(np.int8) - (d < 0).view(np.int8)
+
+
+def _pair_counts(x: np.ndarray, z: np.ndarray, w: np.ndarray | None):
+    """S, nx, nz (int64, shape (...)) of every vector of a batch from all its pairs: O(batch n^2) memory."""
+    n = x.shape[-1]
+    iu, ju = np.triu_indices(n, k=1)
+    sx = _signs_first(np.ascontiguousarray(np.moveaxis(x, -1, 0)), iu, ju)
+    sz = _signs_first(np.ascontiguousarray(np.moveaxis(z, -1, 0)), iu, ju)
+    if w is not None:
+        wt = np.moveaxis(w, -1, 0)
+        pair = (wt[iu] * wt[ju]).astype(np.int8)
+        sx = sx * pair
+        sz = sz * pair
+    s = np.einsum("k...,k...->...", sx, sz, dtype=np.int64)
+    return s, np.count_nonzero(sx, axis=0).astype(np.int64), np.count_nonzero(sz, axis=0).astype(np.int64)
+
+
+def _sorted_counts(x: np.ndarray, z: np.ndarray, w: np.ndarray | None):
+    """S, nx, nz, n, distinct values (the smaller of x's and z's), each int64 (...), one vector at a time by
+    sorting (:func:`~metaeval.stats._kernels.kendall_counts_rows`). A valid entry that is NaN makes its
+    vector's counts zero (tau NaN, as scipy's default ``nan_policy``; the pair path ties NaN with everything)."""
+    lead, n = x.shape[:-1], x.shape[-1]
+    valid = np.ones((int(np.prod(lead)), n), bool) if w is None else (np.asarray(w) > 0).reshape(-1, n)
+    counts = kendall_counts_rows(np.ascontiguousarray(x.reshape(-1, n)), np.ascontiguousarray(z.reshape(-1, n)),
+                                 np.ascontiguousarray(valid))
+    return counts.reshape((5,) + lead)
+
+
+def kendall(x: np.ndarray, z: np.ndarray, w: np.ndarray | None = None, *, variant: str = "b") -> np.ndarray:
+    """Kendall's tau along the last axis (any batch shape) as ``scipy.stats.kendalltau(variant=...)``:
+    tau-b ``S / sqrt(nx) / sqrt(nz)`` or Stuart's tau-c ``2 S / (n^2 (m - 1) / m)`` (``m`` the smaller number
+    of distinct values); NaN where either vector is constant or has fewer than 2 valid entries. ``w`` is a 0/1
+    validity mask (pairs with an invalid entry do not count).
+
+    Vectors shorter than :data:`SORTED_FROM` are counted over all pairs of the whole batch at once, longer ones
+    by sorting (O(n log n)); both give the same integers.
+
+    Examples
+    --------
+    >>> kendall(np.array([[1., 2, 3, 4], [4, 3, 2, 1]]), np.array([1., 2, 2, 3])).round(4).tolist()
+    [0.9129, -0.9129]
+    >>> kendall(np.array([1., 2, 3, 4]), np.array([1., 2, 2, 3]), variant="c").round(4).tolist()
+    0.9375
+    """
+    if variant not in ("b", "c"):
+        raise ValueError(f"variant must be 'b' or 'c', got {variant!r}")
+    x, z = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(z, dtype=float))
+    if w is not None:
+        w = np.broadcast_to(w, x.shape)
+    n = x.shape[-1]
+    if n >= SORTED_FROM:
+        s, nx, nz, nv, m = _sorted_counts(x, z, w)
+        return tau_b(s, nx, nz) if variant == "b" else tau_c(s, nv, m)
+    s, nx, nz = _pair_counts(x, z, w)
+    if variant == "b":
+        return tau_b(s, nx, nz)
+    nv = np.full(x.shape[:-1], n, np.int64) if w is None else np.count_nonzero(np.asarray(w) > 0, axis=-1)
+    m = np.minimum(n_distinct(x, w), n_distinct(z, w)).astype(np.int64)
+    return tau_c(s, nv.astype(np.int64), m)
+
+
 def kendall_c(x: np.ndarray, z: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
-    """Stuart's tau-c as ``scipy.stats.kendalltau(variant="c")``: ``2 (P - Q) / (n^2 (m - 1) / m)`` with
-    ``m`` the smaller number of distinct values; NaN where either vector is constant or n < 2."""
-    sx, sz, valid = pair_signs(x, z, w)
-    prod = sx * sz if valid is None else sx * sz * valid
-    s = prod.sum(axis=-1, dtype=np.int64)
-    n = x.shape[-1] if w is None else np.count_nonzero(np.asarray(w) > 0, axis=-1)
-    m = np.minimum(n_distinct(x, w), n_distinct(z, w))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tau = 2.0 * s / (np.asarray(n, dtype=float) ** 2 * (m - 1) / m)
-    return np.where(m > 1, np.clip(tau, -1.0, 1.0), np.nan)
+    """Stuart's tau-c as ``scipy.stats.kendalltau(variant="c")``: :func:`kendall` with ``variant="c"``."""
+    return kendall(x, z, w, variant="c")
 
 
 def pairwise_agreement(

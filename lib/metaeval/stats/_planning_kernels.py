@@ -26,6 +26,7 @@ from metaeval.stats._kernels import (
     coins,
     draw_counts,
     fair_bits,
+    monte_carlo_pvalue,
     pearson,
     perm_summary_corr,
     standardize,
@@ -194,7 +195,7 @@ def _pair_pvalues(
         bits = rng.integers(0, 256, size=(T * B * n + 7) // 8, dtype=np.uint8)
         counts = _signflip_tail_counts(bits, B, S, docs.astype(np.int64), ia, ib, observed,
                                        TAIL_CODES[alternative], tol)
-        return (counts + 1) / (B + 1)
+        return monte_carlo_pvalue(counts, B)
     if exact:
         # all 2^n sign flips, the same for every trial: the exact permutation distribution (no draws)
         B = 2**n
@@ -227,7 +228,7 @@ def _pair_pvalues(
         # the identity is one of the 2^n flips: p = c / 2^n
         return _tail(null, observed, alternative, tol) / B
     # Monte-Carlo: p = (c + 1) / (B + 1), valid (size <= alpha) for any number of flips
-    return (_tail(null, observed, alternative, tol) + 1) / (B + 1)
+    return monte_carlo_pvalue(_tail(null, observed, alternative, tol), B)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -483,7 +484,7 @@ def _metric_pvalues(X, Y, Z, test, level, coefficient, n_resamples, alternative,
         hit = tail_hits(null, observed[:, None], alternative)
         count = np.count_nonzero(hit & valid, axis=1)
         with np.errstate(invalid="ignore"):
-            return np.where(np.isnan(observed), np.nan, (count + 1) / (valid.sum(axis=1) + 1))
+            return np.where(np.isnan(observed), np.nan, monte_carlo_pvalue(count, valid.sum(axis=1)))
     observed = level_corr(X, Z, level, coefficient) - level_corr(Y, Z, level, coefficient)
     rows, cols = bootstrap_indices(rng, (T, n_resamples), N, M, method)
     shifted = _boot_deltas(X, Y, Z, rows, cols, level, coefficient) - observed[:, None]

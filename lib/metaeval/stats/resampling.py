@@ -17,7 +17,17 @@ import numpy as np
 from scipy import special
 
 from metaeval._warnings import warn_degenerate
-from metaeval.stats._kernels import bootstrap_indices, draw_counts, pearson, pearson_row, warn_dropped
+from metaeval.stats._pairs import SORTED_FROM
+from metaeval.stats._kernels import (
+    bootstrap_indices,
+    draw_counts,
+    pearson,
+    pearson_row,
+    pair_tables_fit,
+    sign,
+    tau_b,
+    warn_dropped,
+)
 from metaeval.stats.correlation import (
     PAIR_COEFFICIENTS,
     ConfidenceInterval,
@@ -135,34 +145,39 @@ def draw_indices(
     return bootstrap_indices(rng, (n_resamples,), n_systems, n_inputs, resample)
 
 
+def _pair_elements(n_systems: int, n_inputs: int, level: str, coefficient: str) -> float | None:
+    """Elements of the pair arrays a pair coefficient builds per resample, or None where it builds none:
+    Kendall counts vectors of :data:`~metaeval.stats._pairs.SORTED_FROM` entries or more by sorting (O(n)),
+    pairwise accuracy always from all pairs."""
+    N, M = n_systems, n_inputs
+    if coefficient not in PAIR_COEFFICIENTS:
+        return None
+    if level == "summary":
+        vectors, n = M, N
+    elif level == "per-system":
+        vectors, n = N, M
+    elif level == "global":
+        vectors, n = 1, N * M
+    else:  # system level: the pairs of N system scores (few), next to the N x M resampled cells
+        return N * (N - 1) / 2 + N * M
+    if n >= SORTED_FROM and coefficient != "pairwise-accuracy":
+        return None
+    return vectors * n * (n - 1) / 2
+
+
 def per_resample_bytes(n_systems: int, n_inputs: int, level: str, coefficient: str) -> float:
     """Bytes of temporaries per resample of a chunk: the largest array a kernel builds (as :func:`auto_batch`
     counts its elements) times a few float64 copies of it."""
-    N, M = n_systems, n_inputs
-    if coefficient in PAIR_COEFFICIENTS:
-        per = {"summary": M * N * (N - 1) / 2, "global": N * M * (N * M - 1) / 2,
-               "per-system": N * M * (M - 1) / 2}.get(level, N * (N - 1) / 2 + N * M)
-    else:
-        per = N * M
-    return 32.0 * per
+    pairs = _pair_elements(n_systems, n_inputs, level, coefficient)
+    return 32.0 * (n_systems * n_inputs if pairs is None else pairs)
 
 
 def auto_batch(n_systems: int, n_inputs: int, level: str, coefficient: str, budget: float = 2e7) -> int:
     """A chunk size that keeps the largest temporary array of a kernel near ``budget`` elements."""
-    if level == "system" and coefficient not in PAIR_COEFFICIENTS:
+    pairs = _pair_elements(n_systems, n_inputs, level, coefficient)
+    if pairs is None and level == "system":
         return 10_000
-    if coefficient in PAIR_COEFFICIENTS:
-        if level == "summary":
-            per = n_inputs * n_systems * (n_systems - 1) / 2
-        elif level == "per-system":
-            per = n_systems * n_inputs * (n_inputs - 1) / 2
-        elif level == "global":
-            n = n_systems * n_inputs
-            per = n * (n - 1) / 2
-        else:
-            per = n_systems * (n_systems - 1) / 2 + n_systems * n_inputs
-    else:
-        per = n_systems * n_inputs
+    per = n_systems * n_inputs if pairs is None else pairs
     return int(max(1, min(10_000, budget // (4 * per))))
 
 
@@ -179,8 +194,8 @@ def _pair_sign_tables(X, Z):  # pragma: no cover - compiled
         p = 0
         for i in range(N):
             for j in range(i + 1, N):
-                sx = (X[i, m] > X[j, m]) - (X[i, m] < X[j, m])
-                sz = (Z[i, m] > Z[j, m]) - (Z[i, m] < Z[j, m])
+                sx = sign(X[i, m], X[j, m])
+                sz = sign(Z[i, m], Z[j, m])
                 prod[m, p] = sx * sz
                 tx[m, p] = sx != 0
                 tz[m, p] = sz != 0
@@ -195,9 +210,9 @@ def _kendall_summary_boot(X, Z, rows, cols):  # pragma: no cover - compiled
 
     Two drawn copies of one system tie in both variables, so a pair of distinct systems (i, j) drawn
     w_i and w_j times counts w_i w_j times: S = sum w_i w_j sx sz, n_x = sum w_i w_j [sx != 0] (likewise
-    n_z), exact integers, and tau = S / sqrt(n_x) / sqrt(n_z) as :func:`~metaeval.correlation.batch_corr`
-    computes it. Each drawn input is computed once per resample. O(N^2 M) for the tables, then
-    O(B N^2 / 2) per distinct drawn input."""
+    n_z), exact integers, and tau from them by the one formula, :func:`~metaeval.stats._kernels.tau_b` (as
+    :func:`~metaeval.stats.correlation.batch_corr`). Each drawn input is computed once per resample.
+    O(N^2 M) for the tables, then O(B N^2 / 2) per distinct drawn input."""
     N, M = X.shape
     B = rows.shape[0]
     prod, tx, tz = _pair_sign_tables(X, Z)
@@ -225,11 +240,7 @@ def _kendall_summary_boot(X, Z, rows, cols):  # pragma: no cover - compiled
                     s += pw[q] * prod[m, q]
                     nx += pw[q] * tx[m, q]
                     nz += pw[q] * tz[m, q]
-                if nx > 0 and nz > 0:
-                    t = s / np.sqrt(np.float64(nx)) / np.sqrt(np.float64(nz))
-                    tau[m] = min(1.0, max(-1.0, t))
-                else:
-                    tau[m] = np.nan
+                tau[m] = tau_b(s, nx, nz)
                 done[m] = b
             out[b, jj] = tau[m]
     return out
@@ -265,7 +276,8 @@ def resampled_corr(
             with np.errstate(invalid="ignore", divide="ignore"):
                 out[k] = np.where(counts > 0, sums / counts, np.nan)
         return out
-    if level == "summary" and coefficient == "kendall" and w is None and set(aggs) == {"mean"}:
+    if (level == "summary" and coefficient == "kendall" and w is None and set(aggs) == {"mean"}
+            and pair_tables_fit(Z.shape[0], Z.shape[1])):
         # Per-input Kendall over resampled systems: concordant/discordant counts from pair-sign tables and the
         # systems' multiplicities, in a compiled kernel (the same integers and formula as batch_corr).
         rows_c, cols_c = np.ascontiguousarray(rows), np.ascontiguousarray(cols)

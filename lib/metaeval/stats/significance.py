@@ -20,13 +20,17 @@ from scipy import stats
 from metaeval.stats._kernels import (
     bootstrap_pvalue,
     coins as draw_coins,
+    monte_carlo_pvalue,
+    pair_tables_fit,
     pearson,
     perm_summary_corr,
     permutation_pvalue,
+    sign,
     snap,
     standardize,
     t_pvalue,
     tail_count,
+    tau_b,
 )
 from metaeval.stats.correlation import (
     FISHER_COEFFICIENTS,
@@ -123,8 +127,9 @@ class EarlyStopping:
 
     def decided(self, count: int, done: int, dropped: int, total: int) -> bool:
         """Whether the decision of the full test of ``total`` permutations is already fixed."""
-        low = (count + 1) / (total - dropped + 1)
-        high = (count + (total - done) + 1) / (total - dropped + 1)
+        # the p-value rule at the two extremes: no further permutation as extreme, or every one
+        low = monte_carlo_pvalue(count, total - dropped)
+        high = monte_carlo_pvalue(count + (total - done), total - dropped)
         return low > self.alpha or high <= self.alpha
 
 
@@ -218,7 +223,8 @@ def _kendall_summary_perm(Xs, Ys, Z, coins):  # pragma: no cover - compiled
     For each input and pair of systems i < j, the sign of the difference of the permuted X values takes
     one of four values according to the two coins (X or Y in each cell); a table holds its product with
     Z's sign and whether it is non-zero, and the permuted Y uses the opposite coins. Counts are exact
-    integers and tau = S / sqrt(n_x) / sqrt(n_z) as :func:`~metaeval.correlation.batch_corr` computes it.
+    integers and tau from them by the one formula, :func:`~metaeval.stats._kernels.tau_b` (as
+    :func:`~metaeval.stats.correlation.batch_corr`).
     O(M N^2) tables, O(B M N^2 / 2) look-ups."""
     N, M = Xs.shape
     B = coins.shape[0]
@@ -230,12 +236,12 @@ def _kendall_summary_perm(Xs, Ys, Z, coins):  # pragma: no cover - compiled
         p = 0
         for i in range(N):
             for j in range(i + 1, N):
-                sz = (Z[i, m] > Z[j, m]) - (Z[i, m] < Z[j, m])
+                sz = sign(Z[i, m], Z[j, m])
                 for ci in range(2):
                     for cj in range(2):
                         a = Ys[i, m] if ci else Xs[i, m]
                         b = Ys[j, m] if cj else Xs[j, m]
-                        sx = (a > b) - (a < b)
+                        sx = sign(a, b)
                         prod4[m, p, 2 * ci + cj] = sx * sz
                         tied4[m, p, 2 * ci + cj] = sx != 0
                 nz[m] += sz != 0
@@ -259,14 +265,8 @@ def _kendall_summary_perm(Xs, Ys, Z, coins):  # pragma: no cover - compiled
                     s_y += prod4[m, p, 3 - k]
                     n_y += tied4[m, p, 3 - k]
                     p += 1
-            if n_x > 0 and nz[m] > 0:
-                out_x[b, m] = min(1.0, max(-1.0, s_x / np.sqrt(np.float64(n_x)) / np.sqrt(np.float64(nz[m]))))
-            else:
-                out_x[b, m] = np.nan
-            if n_y > 0 and nz[m] > 0:
-                out_y[b, m] = min(1.0, max(-1.0, s_y / np.sqrt(np.float64(n_y)) / np.sqrt(np.float64(nz[m]))))
-            else:
-                out_y[b, m] = np.nan
+            out_x[b, m] = tau_b(s_x, n_x, nz[m])
+            out_y[b, m] = tau_b(s_y, n_y, nz[m])
     return out_x, out_y
 
 
@@ -331,7 +331,8 @@ def _permutation_deltas(Xs, Ys, Z, coins, level, coefficient, w, agg_x="mean", a
         ry = pearson_from_sums(N, Yc.sum(0) - shift, sz, (Yc * Yc).sum(0) - shift2, szz, (Yc * Zc).sum(0) - shiftz,
                                defined=~y_const & z_ok, refine=exact_y)
         return mean_of_defined(rx) - mean_of_defined(ry)
-    if level == "summary" and coefficient == "kendall" and w is None:
+    if (level == "summary" and coefficient == "kendall" and w is None
+            and pair_tables_fit(Xs.shape[0], Xs.shape[1], per_pair=64)):
         # Compiled: concordant/discordant counts of both permuted matrices from per-pair sign tables.
         rx, ry = _kendall_summary_perm(
             np.ascontiguousarray(Xs, dtype=float), np.ascontiguousarray(Ys, dtype=float),
@@ -690,8 +691,8 @@ def pairwise_tests(
         dropped += null.size - valid.size
         if valid.size == 0 or np.isnan(observed):
             continue  # NaN p-values, counted in the warning below
-        pvals[i, j] = (tail_count(valid, observed, "greater") + 1) / (valid.size + 1)
-        pvals[j, i] = (tail_count(-valid, -observed, "greater") + 1) / (valid.size + 1)
+        pvals[i, j] = monte_carlo_pvalue(tail_count(valid, observed, "greater"), valid.size)
+        pvals[j, i] = monte_carlo_pvalue(tail_count(-valid, -observed, "greater"), valid.size)
     warn_dropped(dropped, n_resamples * len(pairs), "permuted differences (over all pairs)", "the p-values")
     return PairwiseResult(names, corr, stat, adjust(pvals, correction=correction))
 

@@ -710,7 +710,7 @@ def _signature(opt: CardOptions, n_baselines: int) -> str:
 
 
 def _provenance(data: CardData, scores, dataset: str) -> dict:
-    from metaeval import __version__
+    from metaeval._version import __version__
 
     sig_fn = getattr(data.ds, "signature", None)
     score_signatures = {name: sig_fn(name) if callable(sig_fn) else name

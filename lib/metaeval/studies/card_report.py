@@ -102,8 +102,102 @@ def _read(folder: Path, name: str) -> pd.DataFrame | None:
     return pd.read_csv(path) if path.is_file() else None
 
 
+def _display_names(folder: Path) -> dict[str, str]:
+    """Score -> display name, from the card's tables that carry both."""
+    names: dict[str, str] = {}
+    for table in (_read(folder, n) for n in ("correlations.csv", "tests.csv", "normality.csv")):
+        if table is not None and "display_name" in table:
+            key = "metric" if "metric" in table else "baseline" if "baseline" in table else "score"
+            names.update(zip(table[key].astype(str), table.display_name.astype(str)))
+    return names
+
+
+def _correlation_section(folder: Path) -> tuple[str, str, str | None]:
+    """(heading with the correlation figure, the CI table, the new metric's display name or None)."""
+    correlations = _read(folder, "correlations.csv")
+    if correlations is None:
+        return "", "", None
+    new_rows = correlations[correlations.role == "new"] if "role" in correlations else correlations.iloc[:0]
+    metric = str(new_rows.display_name.iloc[0]) if len(new_rows) else None
+    cells = correlations.assign(ci=[f"{r:.3f} [{lo:.3f}, {hi:.3f}]" for r, lo, hi in
+                                    zip(correlations.r, correlations.low, correlations.high)])
+    wide = cells.pivot_table(index="display_name", columns="level", values="ci", aggfunc="first", sort=False)
+    wide = wide[[c for c in ("system", "summary", "global") if c in wide.columns]].reset_index()
+    wide.columns = ["metric", *[f"{c}: r [95% CI]" for c in wide.columns[1:]]]
+    figure = ("<h2>Correlation with the human scores (Boot-Both 95% CIs)</h2>"
+              + _image(folder / "correlations.png", "correlations with confidence intervals",
+                       "The new metric (red) and the baselines at each level, with 95% Boot-Both CIs "
+                       "(overlap is no test: see the tests).", css="strip"))
+    n_levels = len(wide.columns) - 1
+    table = _table(wide, numeric=tuple(wide.columns[1:]),
+                   widths=(100 - 25 * n_levels, *[25] * n_levels) if n_levels else ())
+    return figure, table, metric
+
+
+def _tests_section(folder: Path) -> str:
+    tests = _read(folder, "tests.csv")
+    if tests is None:
+        return ""
+    shown = pd.DataFrame({
+        "level": tests.level, "baseline": tests.display_name,
+        "\u0394r": [fmt_difference(d) for d in tests.difference],
+        # the card decides with one two-sided test per baseline (studies/card.py, tests_table);
+        # a card written before the two-sided test existed has no such column: shown as "-"
+        "p, two-sided": [_p(p) for p in tests.get("p_two_sided", pd.Series(float("nan"), index=tests.index))],
+        "adjusted p": [_p(p) for p in tests.get("p_two_sided_bonferroni", pd.Series(float("nan"),
+                                                                                  index=tests.index))],
+        "verdict": tests.verdict})
+    return ("<h2>Tests against the baselines</h2>"
+            '<p class="sub">Perm-Both, H0: equal correlations; \u0394r: new minus baseline; adjusted '
+            "p: Bonferroni over the baselines.</p>"
+            + _table(shown, numeric=("\u0394r", "p, two-sided", "adjusted p"), widths=(14, 24, 14, 14, 14, 20)))
+
+
+def _normality_section(folder: Path, names: dict[str, str]) -> str:
+    normality = _read(folder, "normality.csv")
+    if normality is None:
+        return ""
+    shown = pd.DataFrame({"score": [names.get(str(s), str(s)) for s in normality.score],
+                          "system: Shapiro-Wilk p": [_p(p) for p in normality.system_pvalue],
+                          "summary: inputs rejected": [f"{v:.0f}% of {n}" for v, n in
+                                                       zip(normality.summary_percent_rejected,
+                                                           normality.inputs_tested)]})
+    return ("<h2>Normality (Shapiro-Wilk at 0.05)</h2>"
+            + _table(shown, numeric=tuple(shown.columns[1:]), widths=(40, 28, 32)))
+
+
+def _planner_section(folder: Path, names: dict[str, str], new_metric: str) -> str:
+    planner = _read(folder, "planner.csv")
+    if planner is None:
+        return ""
+    if not len(planner):
+        return "<h2>Planner</h2><p>Every comparison is significant: no larger study is needed.</p>"
+    shown = pd.DataFrame({
+        "level": planner.level,
+        # better_here is the metric that correlated better here: the new one or the baseline
+        "to show": [f"{names.get(str(w), w)} beats {names.get(str(o), o)}" for w, o in
+                    ((w, b if w != b else new_metric) for w, b in zip(planner.better_here, planner.baseline))],
+        "|\u0394r|": [fmt_difference(d, signed=False) for d in planner.difference],
+        "documents for 80% power": [f"not reached up to {int(m)}" if not bool(r) else f"{n:.0f}"
+                                    for n, r, m in zip(planner.documents_needed, planner.reached,
+                                                       planner.largest_size_tried)],
+        "power by documents": planner.power_curve.astype(str)})
+    return ("<h2>Planner: documents for a study that decides</h2>"
+            + _table(shown, numeric=("|\u0394r|",), widths=(14, 28, 11, 19, 28)))
+
+
+def _footer(provenance: dict) -> str:
+    keep = ("dataset", "shape", "human", "metric", "baselines", "signature", "seeding", "metaeval", "numpy")
+    # the dataset by its name: a user's dataset is given as a path, which is no part of a shareable report
+    named = {**provenance, "dataset": provenance.get("dataset_name") or provenance.get("dataset", "")}
+    shown_values = {k: _provenance_value(k, v) for k, v in named.items() if k in keep}
+    return "; ".join(f"<b>{html.escape(k)}</b>: {html.escape(v)}" for k, v in shown_values.items())
+
+
 def render_report(folder: str | os.PathLike) -> str:
-    """The report card of ``folder`` (a card run's output folder) as one self-contained HTML page.
+    """The report card of ``folder`` (a card run's output folder) as one self-contained HTML page: the title,
+    the summary, then one section per table the card wrote (correlations with their figure and the tests
+    heatmap, the tests, normality, the planner), then the provenance footer.
 
     Raises
     ------
@@ -119,98 +213,31 @@ def render_report(folder: str | os.PathLike) -> str:
         raise FileNotFoundError(f"folder={str(folder)!r} holds no {', '.join(missing)}: it is not a report card's "
                                 "output folder (run `metaeval card` or notebook 61_report_card first)")
     provenance = json.loads((folder / "provenance.json").read_text(encoding="utf-8"))
-    summary = (folder / "summary.md").read_text(encoding="utf-8")
-    first, _, rest = summary.partition("\n")
+    first, _, rest = (folder / "summary.md").read_text(encoding="utf-8").partition("\n")
     md = MarkdownIt("commonmark", {"html": False})
-    metric = provenance.get("metric", "metric")
     dataset = provenance.get("dataset_name") or provenance.get("dataset", "")
     parts = [f'<div class="sub">{md.renderInline(first)}</div>', f'<div class="summary">{md.render(rest)}</div>']
-
-    names: dict[str, str] = {}  # score -> display name, from the tables that carry both
-    for table in (_read(folder, n) for n in ("correlations.csv", "tests.csv", "normality.csv")):
-        if table is not None and "display_name" in table:
-            key = "metric" if "metric" in table else "baseline" if "baseline" in table else "score"
-            names.update(zip(table[key].astype(str), table.display_name.astype(str)))
-    correlations = _read(folder, "correlations.csv")
-    ci_table = ""
-    if correlations is not None:
-        new_rows = correlations[correlations.role == "new"] if "role" in correlations else correlations.iloc[:0]
-        if len(new_rows):
-            metric = str(new_rows.display_name.iloc[0])
-        cells = correlations.assign(ci=[f"{r:.3f} [{lo:.3f}, {hi:.3f}]" for r, lo, hi in
-                                        zip(correlations.r, correlations.low, correlations.high)])
-        wide = cells.pivot_table(index="display_name", columns="level", values="ci", aggfunc="first", sort=False)
-        wide = wide[[c for c in ("system", "summary", "global") if c in wide.columns]].reset_index()
-        wide.columns = ["metric", *[f"{c}: r [95% CI]" for c in wide.columns[1:]]]
-        parts.append("<h2>Correlation with the human scores (Boot-Both 95% CIs)</h2>"
-                     + _image(folder / "correlations.png", "correlations with confidence intervals",
-                              "The new metric (red) and the baselines at each level, with 95% Boot-Both CIs "
-                              "(overlap is no test: see the tests).", css="strip"))
-        n_levels = len(wide.columns) - 1
-        ci_table = _table(wide, numeric=tuple(wide.columns[1:]),
-                          widths=(100 - 25 * n_levels, *[25] * n_levels) if n_levels else ())
-    tests = _read(folder, "tests.csv")
+    names = _display_names(folder)
+    figure, ci_table, shown_metric = _correlation_section(folder)
+    metric = shown_metric or provenance.get("metric", "metric")
+    if figure:
+        parts.append(figure)
     heatmap = _image(folder / "tests.png", "tests heatmap",
                      "Two-sided Perm-Both p of 'equal correlations', Bonferroni over the baselines.", css="narrow")
     if ci_table or heatmap:
         parts.append('<div class="row"><div class="wide">' + ci_table + "</div>" + heatmap + "</div>")
-    lower_left = lower_right = ""
-    if tests is not None:
-        shown = pd.DataFrame({
-            "level": tests.level, "baseline": tests.display_name,
-            "\u0394r": [fmt_difference(d) for d in tests.difference],
-            # the card decides with one two-sided test per baseline (studies/card.py, tests_table);
-            # a card written before the two-sided test existed has no such column: shown as "-"
-            "p, two-sided": [_p(p) for p in tests.get("p_two_sided", pd.Series(float("nan"), index=tests.index))],
-            "adjusted p": [_p(p) for p in tests.get("p_two_sided_bonferroni", pd.Series(float("nan"),
-                                                                                      index=tests.index))],
-            "verdict": tests.verdict})
-        lower_left = ("<h2>Tests against the baselines</h2>"
-                      '<p class="sub">Perm-Both, H0: equal correlations; \u0394r: new minus baseline; adjusted '
-                      "p: Bonferroni over the baselines.</p>"
-                      + _table(shown, numeric=("\u0394r", "p, two-sided", "adjusted p"),
-                               widths=(14, 24, 14, 14, 14, 20)))
-    normality = _read(folder, "normality.csv")
-    if normality is not None:
-        shown = pd.DataFrame({"score": [names.get(str(s), str(s)) for s in normality.score],
-                              "system: Shapiro-Wilk p": [_p(p) for p in normality.system_pvalue],
-                              "summary: inputs rejected": [f"{v:.0f}% of {n}" for v, n in
-                                                           zip(normality.summary_percent_rejected,
-                                                               normality.inputs_tested)]})
-        lower_right += ("<h2>Normality (Shapiro-Wilk at 0.05)</h2>"
-                        + _table(shown, numeric=tuple(shown.columns[1:]), widths=(40, 28, 32)))
-    planner = _read(folder, "planner.csv")
-    if planner is not None and len(planner):
-        shown = pd.DataFrame({
-            "level": planner.level,
-            # better_here is the metric that correlated better here: the new one or the baseline
-            "to show": [f"{names.get(str(w), w)} beats {names.get(str(o), o)}" for w, o in
-                        ((w, b if w != b else provenance.get("metric", "the new metric"))
-                         for w, b in zip(planner.better_here, planner.baseline))],
-            "|\u0394r|": [fmt_difference(d, signed=False) for d in planner.difference],
-            "documents for 80% power": [f"not reached up to {int(m)}" if not bool(r) else f"{n:.0f}"
-                                        for n, r, m in zip(planner.documents_needed, planner.reached,
-                                                           planner.largest_size_tried)],
-            "power by documents": planner.power_curve.astype(str)})
-        lower_right += ("<h2>Planner: documents for a study that decides</h2>"
-                        + _table(shown, numeric=("|\u0394r|",), widths=(14, 28, 11, 19, 28)))
-    elif planner is not None:
-        lower_right += "<h2>Planner</h2><p>Every comparison is significant: no larger study is needed.</p>"
+    lower_left = _tests_section(folder)
+    lower_right = (_normality_section(folder, names)
+                   + _planner_section(folder, names, provenance.get("metric", "the new metric")))
     if lower_left or lower_right:
         parts.append(f'<div class="row"><div>{lower_left}</div><div>{lower_right}</div></div>')
-
-    keep = ("dataset", "shape", "human", "metric", "baselines", "signature", "seeding", "metaeval", "numpy")
-    # the dataset by its name: a user's dataset is given as a path, which is no part of a shareable report
-    named = {**provenance, "dataset": provenance.get("dataset_name") or provenance.get("dataset", "")}
-    shown_values = {k: _provenance_value(k, v) for k, v in named.items() if k in keep}
-    footer = "; ".join(f"<b>{html.escape(k)}</b>: {html.escape(v)}" for k, v in shown_values.items())
     title = f"Report card: {metric} on {dataset}"
     parts.insert(0, f"<h1>{html.escape(title)}</h1>")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>{html.escape(title)}</title>"
             f"<link rel=\"icon\" href=\"data:,\"><style>{_CSS}</style></head><body>{''.join(parts)}"
-            f"<footer>Provenance: {footer}</footer></body></html>\n")
+            f"<footer>Provenance: {_footer(provenance)}</footer></body></html>\n")
 
 
 def write_report(folder: str | os.PathLike) -> Path:

@@ -26,10 +26,26 @@ from metaeval.stats._kernels import (
     permutation_pvalue,
     standardize,
 )
-from metaeval.stats.correlation import batch_corr, effective_n, level_corr, mean_of_defined
+from metaeval.stats._planning_kernels import _check_alpha, _check_choice, _check_trials
+from metaeval.stats.correlation import (
+    COEFFICIENTS,
+    FISHER_COEFFICIENTS,
+    batch_corr,
+    check_coefficient,
+    check_level,
+    effective_n,
+    level_corr,
+    mean_of_defined,
+)
 from metaeval._warnings import warn_degenerate
-from metaeval.stats.resampling import draw_indices, warn_dropped
-from metaeval.stats.significance import bootstrap_test, permutation_test, williams_pvalue, williams_test
+from metaeval.stats.resampling import RESAMPLE_METHODS, check_n_resamples, draw_indices, warn_dropped
+from metaeval.stats.significance import (
+    PERMUTATION_METHODS,
+    bootstrap_test,
+    permutation_test,
+    williams_pvalue,
+    williams_test,
+)
 
 __all__ = ["RougeOneSubsampler", "power_simulation", "power_table"]
 
@@ -190,12 +206,15 @@ def power_simulation(
     >>> trials[trials["k"] == 1.0]["reject"].any()   # identical metrics: no test rejects
     np.False_
     """
-    N, M = Z.shape
-    X = np.asarray(full, float).reshape(N, M)
     Z = np.asarray(Z, float)
-    for test in tests:
-        if test != "williams" and not test.startswith(("perm-", "boot-")):
-            raise ValueError(f"unknown test {test!r}")
+    if Z.ndim != 2:
+        raise ValueError(f"Z must be a systems x inputs matrix, got shape {Z.shape}")
+    N, M = Z.shape
+    full = np.asarray(full, float)
+    if full.size != N * M:
+        raise ValueError(f"full must hold one score per cell of Z ({N} x {M} = {N * M}), got {full.size}")
+    X = full.reshape(N, M)
+    _check_power_options(ks, n_trials, n_resamples, tests, levels, coefficient, alpha)
     rng = np.random.default_rng(rng)
     fast = batched and coefficient == "pearson" and set(levels) <= {"system", "summary"}
     batched_trial = _BatchedPowerTrial(X, Z, tuple(levels), n_resamples) if fast else None
@@ -225,6 +244,28 @@ def power_simulation(
     frame = pd.DataFrame(rows, columns=["trial", "k", "level", "test", "pvalue"])
     frame["reject"] = frame["pvalue"] < alpha
     return frame
+
+
+def _check_power_options(ks, n_trials, n_resamples, tests, levels, coefficient, alpha) -> None:
+    """Every option of :func:`power_simulation`, checked once, before any trial, by the validators the single
+    tests and the planner use (the batched path calls the kernels directly, which check nothing)."""
+    _check_trials(n_trials)
+    check_n_resamples(n_resamples)
+    _check_alpha(alpha)
+    k = np.asarray(ks, dtype=float) if not isinstance(ks, (str, bytes)) else np.array([np.nan])
+    if k.ndim != 1 or k.size == 0 or not np.all((k > 0) & (k <= 1)):
+        raise ValueError(f"ks must be a non-empty list of token shares in (0, 1], got {ks!r}")
+    if isinstance(tests, str) or not len(tests):
+        raise ValueError(f"tests must be a non-empty list of test names, e.g. ['perm-both', 'williams'], got {tests!r}")
+    allowed = ("williams", *(f"perm-{m}" for m in PERMUTATION_METHODS), *(f"boot-{m}" for m in RESAMPLE_METHODS))
+    for test in tests:
+        _check_choice("test", test, allowed)
+    if isinstance(levels, str) or not len(levels):
+        raise ValueError(f"levels must be a non-empty list of levels, e.g. ['system', 'summary'], got {levels!r}")
+    for level in levels:
+        check_level(level)
+    # Williams' test needs a coefficient with Fisher constants; the resampling tests take any built-in one
+    check_coefficient(coefficient, FISHER_COEFFICIENTS if "williams" in tests else COEFFICIENTS)
 
 
 @numba.njit(cache=True)

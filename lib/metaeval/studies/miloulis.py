@@ -156,7 +156,7 @@ def _embedding_scores(summaries, references, emb: Embeddings, cache: bool):
         sigs = [parse_variant(v).signature(emb.name, emb.dim) for v in EMBEDDING_FEATURES]
         digest.update(json.dumps(sigs).encode())
         digest.update(emb.vectors.tobytes()[:4096])  # cheap guard against another file of the same name
-        from metaeval import __version__
+        from metaeval._version import __version__
 
         digest.update(f"v={__version__}".encode())
         # no pickle in a cache (anyone who can write to a shared cache folder could run code): parquet + npz
