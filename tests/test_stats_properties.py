@@ -152,8 +152,10 @@ def test_bad_matrices(toy):
     X, Y, Z = toy
     with pytest.raises(ValueError, match="Z has shape"):
         metaeval.correlate(X, Z[:, :5])
-    with pytest.raises(ValueError, match="at least 3 systems"):
-        metaeval.correlate(X[:2], Z[:2])
+    with pytest.raises(ValueError, match="at least 1 system"):
+        metaeval.correlate(X[:0], Z[:0])
+    with pytest.raises(ValueError, match="at least 3 systems"):  # resampling needs 3 (a coefficient does not)
+        metaeval.bootstrap_ci(X[:2], Z[:2])
     bad = X.copy()
     bad[0, 0] = np.inf
     with pytest.raises(ValueError, match="infinite"):

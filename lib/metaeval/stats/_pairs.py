@@ -124,12 +124,18 @@ def kendall_c(x: np.ndarray, z: np.ndarray, w: np.ndarray | None = None) -> np.n
     return kendall(x, z, w, variant="c")
 
 
-def pairwise_agreement(x: np.ndarray, z: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
+def pairwise_agreement(
+    x: np.ndarray, z: np.ndarray, w: np.ndarray | None = None, skip_human_ties: bool = False
+) -> np.ndarray:
     """Share of pairs i < j with ``sign(x_i - x_j) == sign(z_i - z_j)`` (mt-metrics-eval's ``Agreement``:
     a pair tied in both counts as agreement, a tie in one only as disagreement); NaN with fewer than 2
-    valid entries."""
+    valid entries. ``skip_human_ties`` leaves out the pairs ``z`` ties (the WMT convention); NaN where no
+    pair is left."""
     sx, sz, valid = pair_signs(x, z, w)
     same = sx == sz
+    if skip_human_ties:
+        untied = sz != 0
+        valid = untied if valid is None else valid & untied
     if valid is None:
         agree, pairs = np.count_nonzero(same, axis=-1), np.full(same.shape[:-1], same.shape[-1])
     else:

@@ -9,6 +9,10 @@ on several groups is the mean over the groups where it is defined.
 * :func:`pairwise_accuracy`: Kocmi et al. (2021), as mt-metrics-eval's ``stats.Agreement`` computes it;
 * :func:`tie_calibrated_accuracy`: acc_eq with its optimal tie threshold epsilon, Deutsch, Foster & Freitag
   (2023), as mt-metrics-eval's ``tau_optimization`` searches it;
+* :func:`tau_23`: its tau version at a fixed threshold; :func:`kendall_like`: WMT20's Kendall-like tau
+  (Mathur et al., 2020), as mt-metrics-eval's ``stats.KendallLike``;
+* :func:`grouped_correlation` (micro averaging, undefined groups as zeros) and
+  :func:`pairwise_difference_pearson`: mt-metrics-eval's ``AverageCorrelation`` options;
 * :func:`soft_pairwise_accuracy`: Thompson et al. (2024), as mt-metrics-eval's ``pce`` module computes it;
 * :func:`delta_correlations`: Deutsch, Dror & Roth (2022), system pairs by the size of their score difference,
   with Boot-Both intervals.
@@ -16,7 +20,8 @@ on several groups is the mean over the groups where it is defined.
 References: Kocmi et al. (2021), "To Ship or Not to Ship", WMT, https://aclanthology.org/2021.wmt-1.57;
 Deutsch, Foster & Freitag (2023), "Ties Matter", EMNLP, https://aclanthology.org/2023.emnlp-main.798;
 Thompson et al. (2024) in Freitag et al., "Are LLMs Breaking MT Metrics?", WMT24,
-https://aclanthology.org/2024.wmt-1.2; Deutsch, Dror & Roth (2022), "Re-Examining System-Level Correlations
+https://aclanthology.org/2024.wmt-1.2; Mathur et al. (2020), "Results of the WMT20 Metrics Shared Task",
+https://aclanthology.org/2020.wmt-1.77; Deutsch, Dror & Roth (2022), "Re-Examining System-Level Correlations
 of Automatic Summarization Evaluation Metrics", NAACL, https://aclanthology.org/2022.naacl-main.442.
 """
 
@@ -30,14 +35,25 @@ import numpy as np
 from metaeval._warnings import warn_degenerate
 from metaeval.stats._kernels import snap
 from metaeval.stats._pairs import GROUPINGS, level_groups, pair_signs, pairwise_agreement
-from metaeval.stats.correlation import ConfidenceInterval, check_confidence_level, check_matrices
+from metaeval.stats.correlation import (
+    ConfidenceInterval,
+    batch_corr,
+    check_coefficient,
+    check_confidence_level,
+    check_matrices,
+)
 from metaeval.stats.resampling import check_n_resamples, draw_indices, percentile_interval
 
 __all__ = [
     "TieCalibrationResult",
     "SoftPairwiseResult",
     "DeltaCorrelationResult",
+    "KendallLikeResult",
     "pairwise_accuracy",
+    "kendall_like",
+    "grouped_correlation",
+    "pairwise_difference_pearson",
+    "tau_23",
     "tie_calibrated_accuracy",
     "soft_pairwise_accuracy",
     "delta_correlations",
@@ -60,7 +76,9 @@ def _mean_defined(values: np.ndarray) -> float:
 # Pairwise accuracy
 
 
-def pairwise_accuracy(X, Z, *, level: str = "system", nan_policy: str = "raise") -> float:
+def pairwise_accuracy(
+    X, Z, *, level: str = "system", human_ties: str = "agree", nan_policy: str = "raise"
+) -> float:
     """Share of pairs that the metric orders as the humans do (Kocmi et al., 2021).
 
     A pair agrees when ``sign(x_i - x_j) == sign(z_i - z_j)``. This is mt-metrics-eval's ``stats.Agreement``
@@ -76,12 +94,17 @@ def pairwise_accuracy(X, Z, *, level: str = "system", nan_policy: str = "raise")
     level : {"system", "summary", "per-system", "global"}
         ``"system"`` compares the N system means (Kocmi et al.'s setting); the others average the accuracy
         over groups (see the module docstring).
+    human_ties : {"agree", "skip"}
+        ``"agree"`` (default): every pair counts, a pair tied by both sides agrees (mt-metrics-eval's
+        ``Agreement``). ``"skip"``: pairs the humans tie are left out of numerator and denominator (the WMT
+        convention of Kocmi et al., 2021, whose human scores decide every pair they count).
     nan_policy : {"raise", "omit"}
+        ``"omit"`` leaves out every cell missing (NaN or None) in X or in Z, from both.
 
     Returns
     -------
     float
-        NaN if no group has two scored entries.
+        NaN if no group has a pair left (two scored entries; with ``"skip"``, two the humans do not tie).
 
     Examples
     --------
@@ -90,14 +113,212 @@ def pairwise_accuracy(X, Z, *, level: str = "system", nan_policy: str = "raise")
 
     >>> pairwise_accuracy([[3.0] * 3, [1.0] * 3, [3.0] * 3], [[3.0] * 3, [1.0] * 3, [2.0] * 3])
     0.6666666666666666
+
+    Two systems the humans tie and the metric ties too: mt-metrics-eval counts the pair as agreeing, the
+    WMT convention leaves it out (and nothing is left):
+
+    >>> pairwise_accuracy([[1.0], [1.0]], [[2.0], [2.0]])
+    1.0
+    """
+    _check_grouping(level)
+    if human_ties not in ("agree", "skip"):
+        raise ValueError(f"human_ties must be 'agree' or 'skip', got {human_ties!r}")
+    X, Z = _matrices(X, Z, nan_policy)
+    x, z, w = level_groups(X, Z, level)
+    acc = _mean_defined(pairwise_agreement(x, z, w, human_ties == "skip"))
+    if np.isnan(acc):
+        warn_degenerate(f"the {level}-level pairwise accuracy is NaN: no group has a pair "
+                        + ("the humans do not tie" if human_ties == "skip" else "(two scored entries)"))
+    return acc
+
+
+# ----------------------------------------------------------------------------------------------------
+# WMT20's Kendall-like tau
+
+
+@dataclass(frozen=True)
+class KendallLikeResult:
+    """Result of :func:`kendall_like`: the mean over groups of ``(C - D) / (C + D)``, and the counts summed
+    over groups."""
+
+    statistic: float
+    concordant: int
+    discordant: int
+    n_pairs: int
+
+
+def kendall_like(
+    X, Z, *, level: str = "summary", threshold: float = 25.0, nan_policy: str = "raise"
+) -> KendallLikeResult:
+    """WMT20's "Kendall-like" tau (Mathur et al., 2020), as mt-metrics-eval's ``stats.KendallLike``.
+
+    Only pairs whose human scores differ by at least ``threshold`` count (WMT DA: 25 points). Such a pair
+    is concordant if the metric orders it as the humans do, and discordant otherwise, *including a metric
+    tie*; ``tau = (C - D) / (C + D)``. As in the reference code, the human difference is compared with
+    ``>= threshold``, so with ``threshold=0`` a pair the humans tie counts (as discordant).
+
+    Parameters
+    ----------
+    X, Z : array_like (N, M)
+        Metric and human scores, systems x inputs.
+    level : {"summary", "per-system", "global", "system"}
+        ``"summary"`` (mt-metrics-eval ``average_by="item"``, its default for this statistic) averages over
+        inputs the tau of each input's systems.
+    threshold : float
+        Smallest human difference of a counted pair (in the human scores' units).
+    nan_policy : {"raise", "omit"}
+        ``"omit"`` leaves out every cell missing in X or in Z.
+
+    Returns
+    -------
+    KendallLikeResult
+        ``statistic`` is NaN (with a warning) where no group has a counted pair; a group without one is
+        left out of the mean (mt-metrics-eval averages a 0 for a group of two or more entries with no
+        counted pair).
+
+    Examples
+    --------
+    The reference's own case: one pair below the threshold, four concordant, one discordant:
+
+    >>> res = kendall_like([[2.0], [1.0], [4.0], [3.0]], [[10.0], [11.0], [100.0], [150.0]], level="global")
+    >>> float(res.statistic), res.concordant, res.discordant
+    (0.6, 4, 1)
+    """
+    _check_grouping(level)
+    if (isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating))
+            or not threshold >= 0):
+        raise ValueError(f"threshold must be a non-negative number, got {threshold!r}")
+    X, Z = _matrices(X, Z, nan_policy)
+    x, z, w = level_groups(X, Z, level)
+    n = x.shape[-1]
+    iu, ju = np.triu_indices(n, k=1)
+    dx, dz = x[:, iu] - x[:, ju], z[:, iu] - z[:, ju]
+    counted = np.abs(dz) >= threshold
+    if w is not None:
+        counted &= (w[:, iu] > 0) & (w[:, ju] > 0)
+    concordant = counted & (((dz > 0) & (dx > 0)) | ((dz < 0) & (dx < 0)))
+    c = np.count_nonzero(concordant, axis=1)
+    d = np.count_nonzero(counted, axis=1) - c
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = np.where(c + d > 0, (c - d) / np.maximum(c + d, 1), np.nan)
+    stat = _mean_defined(tau)
+    if np.isnan(stat):
+        warn_degenerate(f"the {level}-level Kendall-like tau is NaN: no pair has a human difference of at "
+                        f"least {threshold}")
+    return KendallLikeResult(stat, int(c.sum()), int(d.sum()), int((c + d).sum()))
+
+
+# ----------------------------------------------------------------------------------------------------
+# Grouped correlations: micro averaging, NaN groups as zeros, Pearson of pairwise differences
+
+
+def grouped_correlation(
+    X,
+    Z,
+    *,
+    level: str = "per-system",
+    coefficient="pearson",
+    average: str = "macro",
+    replace_nans_with_zeros: bool = False,
+    nan_policy: str = "raise",
+) -> float:
+    """A correlation averaged over groups, with mt-metrics-eval's ``AverageCorrelation`` options.
+
+    :func:`metaeval.correlate` is the macro average over the groups where the coefficient is defined. Here
+    ``average="micro"`` weights each group by its number of scored entries (mt-metrics-eval
+    ``macro=False``), and ``replace_nans_with_zeros=True`` counts a group of two or more scored entries
+    whose coefficient is undefined (constant scores) as 0 instead of leaving it out. Groups with fewer than
+    two scored entries are left out either way, as in the reference.
+
+    Parameters
+    ----------
+    X, Z : array_like (N, M)
+        Metric and human scores, systems x inputs.
+    level : {"per-system", "summary", "global", "system"}
+        The groups: each system (``average_by="sys"``), each input (``"item"``), all cells (``"none"``).
+    coefficient : {"pearson", "spearman", "kendall", "kendall-c", "pairwise-accuracy"} or callable
+    average : {"macro", "micro"}
+    replace_nans_with_zeros : bool
+    nan_policy : {"raise", "omit"}
+        ``"omit"`` leaves out every cell missing in X or in Z.
+
+    Returns
+    -------
+    float
+        NaN with a warning if no group counts.
+
+    Examples
+    --------
+    The first system's metric scores are constant, so its Pearson is undefined:
+
+    >>> X, Z = [[2.0, 2, 2], [4, 5, 6]], [[1.0, 2, 3], [4, 5, 6]]
+    >>> grouped_correlation(X, Z), grouped_correlation(X, Z, replace_nans_with_zeros=True)
+    (1.0, 0.5)
+    """
+    _check_grouping(level)
+    check_coefficient(coefficient)
+    if average not in ("macro", "micro"):
+        raise ValueError(f"average must be 'macro' or 'micro', got {average!r}")
+    X, Z = _matrices(X, Z, nan_policy)
+    x, z, w = level_groups(X, Z, level)
+    size = np.full(x.shape[0], x.shape[1]) if w is None else np.count_nonzero(w > 0, axis=1)
+    r = np.asarray(batch_corr(x, z, coefficient, w), dtype=float)
+    counts = size >= 2
+    if replace_nans_with_zeros:
+        r = np.where(counts & np.isnan(r), 0.0, r)
+    keep = counts & ~np.isnan(r)
+    weight = (size if average == "micro" else np.ones_like(size))[keep].astype(float)
+    if not keep.any():
+        warn_degenerate(f"the {level}-level {average} mean correlation is NaN: the coefficient is undefined "
+                        "in every group")
+        return np.nan
+    return float(np.sum(weight * r[keep]) / np.sum(weight))
+
+
+def pairwise_difference_pearson(X, Z, *, level: str = "summary", nan_policy: str = "raise") -> float:
+    """Pearson correlation of the pairwise differences (mt-metrics-eval ``Pearson(pdp=True)``).
+
+    Within each group, every pair of scored entries gives a metric difference ``x_i - x_j`` and a human
+    difference ``z_i - z_j``; the differences of all groups are pooled into one Pearson correlation. Both
+    orders of a pair (and the zero self-differences) enter the reference's vectors, so their mean is 0 and
+    the statistic is ``sum dx dz / sqrt(sum dx^2 sum dz^2)`` over the pairs i < j. It compares the systems
+    within an input (``level="summary"``, the reference's use) without rewarding a metric for the inputs'
+    different difficulty. At ``level="global"`` it equals Pearson's r of the cells.
+
+    Parameters
+    ----------
+    X, Z : array_like (N, M)
+    level : {"summary", "per-system", "global", "system"}
+    nan_policy : {"raise", "omit"}
+        ``"omit"`` leaves out every cell missing in X or in Z.
+
+    Returns
+    -------
+    float
+        NaN with a warning where undefined: no pair (one system per input, which the reference refuses
+        with an error), or all differences zero.
+
+    Examples
+    --------
+    >>> X, Z = [[2.0, 1, 4], [3, 3, 7]], [[1.0, 2, 3], [4, 5, 6]]
+    >>> round(pairwise_difference_pearson(X, Z, level="summary"), 3)
+    0.926
     """
     _check_grouping(level)
     X, Z = _matrices(X, Z, nan_policy)
     x, z, w = level_groups(X, Z, level)
-    acc = _mean_defined(pairwise_agreement(x, z, w))
-    if np.isnan(acc):
-        warn_degenerate(f"the {level}-level pairwise accuracy is NaN: no group has two scored entries")
-    return acc
+    iu, ju = np.triu_indices(x.shape[-1], k=1)
+    dx, dz = x[:, iu] - x[:, ju], z[:, iu] - z[:, ju]
+    if w is not None:
+        valid = (w[:, iu] > 0) & (w[:, ju] > 0)
+        dx, dz = np.where(valid, dx, 0.0), np.where(valid, dz, 0.0)
+    sxx, szz = float(np.sum(dx * dx)), float(np.sum(dz * dz))
+    if sxx == 0 or szz == 0:
+        warn_degenerate(f"the {level}-level Pearson of pairwise differences is NaN: "
+                        + ("no group has two scored entries" if iu.size == 0 else
+                           "every pairwise difference of " + ("X" if sxx == 0 else "Z") + " is zero"))
+        return np.nan
+    return float(np.clip(np.sum(dx * dz) / np.sqrt(sxx) / np.sqrt(szz), -1.0, 1.0))
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -144,7 +365,15 @@ def _pair_table(X: np.ndarray, Z: np.ndarray, level: str):
 
 
 def tie_calibrated_accuracy(
-    X, Z, *, level: str = "global", epsilon: float | None = None, nan_policy: str = "raise"
+    X,
+    Z,
+    *,
+    level: str = "global",
+    epsilon: float | None = None,
+    variant: str = "acc23",
+    sample_rate: float = 1.0,
+    rng: np.random.Generator | int | None = None,
+    nan_policy: str = "raise",
 ) -> TieCalibrationResult:
     """Pairwise accuracy with ties, acc_eq, at the tie threshold that maximises it (Deutsch et al., 2023).
 
@@ -163,7 +392,17 @@ def tie_calibrated_accuracy(
         ``"per-system"`` for the grouped variants.
     epsilon : float, optional
         Evaluate acc_eq at this threshold instead of searching it.
+    variant : {"acc23", "23"}
+        ``"acc23"``: acc_eq; ``"23"``: tau_eq = ``(C + T_both - D - T_human - T_metric) / pairs``
+        = 2 acc_eq - 1 (mt-metrics-eval ``variant="23"``), maximised by the same threshold.
+    sample_rate : float in (0, 1]
+        Share of the pairs used, each kept independently with this probability (mt-metrics-eval's
+        ``sample_rate``, whose ``KendallWithTiesOpt`` default is 0.1 for speed): the search and the statistic
+        are then over the sampled pairs, an approximation. 1 (default) uses every pair, no randomness.
+    rng : Generator, int or None
+        Randomness of the pair sampling (``numpy.random.default_rng``); ignored when ``sample_rate=1``.
     nan_policy : {"raise", "omit"}
+        ``"omit"`` leaves out every cell missing in X or in Z (as the reference filters such pairs).
 
     Returns
     -------
@@ -178,20 +417,42 @@ def tie_calibrated_accuracy(
     (1.0, 0.1)
     """
     _check_grouping(level)
+    if variant not in ("acc23", "23"):
+        raise ValueError(f"variant must be 'acc23' or '23', got {variant!r}")
+    if (isinstance(sample_rate, bool) or not isinstance(sample_rate, (int, float, np.integer, np.floating))
+            or not 0 < sample_rate <= 1):
+        raise ValueError(f"sample_rate must be in (0, 1], got {sample_rate!r}")
     X, Z = _matrices(X, Z, nan_policy)
+    return _tie_calibrated(X, Z, level, epsilon, sample_rate, rng, variant == "23")
+
+
+def _tie_calibrated(X, Z, level, epsilon, sample_rate, rng, tau: bool) -> TieCalibrationResult:
+    """acc_eq, or with ``tau`` tau_eq = (correct - wrong) / pairs, from exact counts where the groups have
+    equal numbers of pairs (so that the reference's exact values come out exactly)."""
     dm, human_tie, concordant, per_group, valid, groups = _pair_table(X, Z, level)
+    group_of = np.broadcast_to(np.arange(valid.shape[0])[:, None], valid.shape)[valid]
+    if sample_rate < 1:
+        keep = np.random.default_rng(rng).random(dm.size) < sample_rate
+        dm, human_tie, concordant, group_of = dm[keep], human_tie[keep], concordant[keep], group_of[keep]
+        per_group = np.bincount(group_of, minlength=valid.shape[0])
+        groups = np.count_nonzero(per_group)
     if groups == 0:
         warn_degenerate(f"acc_eq at {level} level is NaN: no group has a pair")
         return TieCalibrationResult(np.nan, np.nan, np.empty(0), np.empty(0))
     equal = len(set(per_group[per_group > 0].tolist())) == 1
     # weight of one pair in the mean over groups: 1 / (pairs of its group * groups)
-    group_of = np.broadcast_to(np.arange(valid.shape[0])[:, None], valid.shape)[valid]
     weight = 1.0 / (per_group[group_of] * groups)
+
+    total = int(per_group.max()) * groups
+
+    def from_count(n_correct):
+        return (2 * n_correct - total) / total if tau else n_correct / total
 
     def score(correct: np.ndarray) -> float:
         if equal:
-            return float(np.count_nonzero(correct)) / (per_group.max() * groups)
-        return float(weight[correct].sum())
+            return float(from_count(np.count_nonzero(correct)))
+        acc = float(weight[correct].sum())
+        return 2 * acc - 1 if tau else acc
 
     if epsilon is not None:
         if (isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer, np.floating))
@@ -207,10 +468,11 @@ def tie_calibrated_accuracy(
     d = dm[order]
     if equal:
         step = np.where(d > 0, human_tie[order].astype(np.int64) - concordant[order], 0)
-        curve = (np.count_nonzero(base_correct) + np.cumsum(step)) / (per_group.max() * groups)
+        curve = from_count(np.count_nonzero(base_correct) + np.cumsum(step))
     else:
         step = np.where(d > 0, human_tie[order].astype(float) - concordant[order], 0.0) * weight[order]
         curve = weight[base_correct].sum() + np.cumsum(step)
+        curve = 2 * curve - 1 if tau else curve
     last = np.r_[d[1:] != d[:-1], True]  # a threshold flips every pair with that difference
     thresholds, accuracies = d[last], curve[last]
     if thresholds.size == 0 or thresholds[0] > 0:
@@ -220,18 +482,40 @@ def tie_calibrated_accuracy(
     return TieCalibrationResult(float(accuracies[best]), float(thresholds[best]), thresholds, accuracies)
 
 
+def tau_23(X, Z, *, level: str = "global", epsilon: float = 0.0, nan_policy: str = "raise") -> float:
+    """Kendall's tau_23 of Deutsch, Foster & Freitag (2023) at a fixed tie threshold (no calibration).
+
+    ``(C + T_both - D - T_human - T_metric) / pairs``, where a metric difference ``<= epsilon`` is a tie:
+    the tau version of acc_eq (``2 acc_eq - 1``), mt-metrics-eval ``KendallVariants(variant="23")``.
+    Unlike tau-b it rewards a metric for tying what the humans tie. The mean over groups, as
+    :func:`tie_calibrated_accuracy`; use that function with ``variant="23"`` to search ``epsilon``.
+
+    Examples
+    --------
+    >>> tau_23([[1.0, 1, 2, 2, 4, 3, 3]], [[1.0, 1, 1, 2, 2, 3, 4]])  # mt-metrics-eval's test: (14 - 7) / 21
+    0.3333333333333333
+    """
+    if (isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer, np.floating))
+            or not epsilon >= 0):
+        raise ValueError(f"epsilon must be a non-negative number, got {epsilon!r}")
+    return tie_calibrated_accuracy(X, Z, level=level, epsilon=epsilon, variant="23", nan_policy=nan_policy).statistic
+
+
 def _matrices(X, Z, nan_policy: str):
-    """:func:`check_matrices`, also for toy inputs of fewer than 3 systems or inputs (the pair statistics
-    are defined on any pair)."""
-    shape = np.shape(X)
-    if len(shape) == 2 and min(shape) >= 3:
-        return check_matrices(nan_policy, X=X, Z=Z)
-    X, Z = np.asarray(X, dtype=float), np.asarray(Z, dtype=float)
-    if X.ndim != 2 or X.shape != Z.shape:
-        raise ValueError(f"X and Z must be N x M matrices of one shape, got {X.shape} and {Z.shape}")
-    if np.isnan(X).any() or np.isnan(Z).any():
-        raise ValueError("X and Z contain NaN; toy inputs (fewer than 3 systems or inputs) must be complete")
-    return X, Z
+    """:func:`check_matrices` for the pair statistics, which are defined on inputs of any size (a group
+    without a pair is left out, NaN where none has one). With ``nan_policy="omit"`` a cell missing (NaN,
+    None, masked) in X *or* in Z is left out of both, as mt-metrics-eval filters the pairs of missing
+    scores; ``check_matrices`` alone wants the same missing cells in both."""
+    if nan_policy == "omit" and not (hasattr(X, "columns") or hasattr(Z, "columns")):
+        try:
+            Xa, Za = (np.ma.masked_array(v, dtype=float).filled(np.nan) for v in (X, Z))
+        except (TypeError, ValueError):
+            pass  # check_matrices says what is wrong
+        else:
+            if Xa.shape == Za.shape:
+                missing = np.isnan(Xa) | np.isnan(Za)
+                X, Z = np.where(missing, np.nan, Xa), np.where(missing, np.nan, Za)
+    return check_matrices(nan_policy, min_size=1, X=X, Z=Z)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -309,7 +593,7 @@ def soft_pairwise_accuracy(
     >>> float(soft_pairwise_accuracy(2 * Z + 1, Z, n_resamples=200, rng=0).statistic)
     1.0
     """
-    X, Z = check_matrices("raise", X=X, Z=Z)
+    X, Z = check_matrices("raise", min_size=1, X=X, Z=Z)  # defined from two systems (one pair)
     check_n_resamples(n_resamples)
     signs = _signs(np.random.default_rng(rng), n_resamples, X.shape[1])
     pm, ph = pairwise_pvalues(X, signs), pairwise_pvalues(Z, signs)

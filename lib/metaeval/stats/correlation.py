@@ -93,9 +93,16 @@ def coefficient_name(coefficient) -> str:
     return coefficient if isinstance(coefficient, str) else getattr(coefficient, "__name__", "callable")
 
 
-def check_matrices(nan_policy: str = "raise", *, level: Any = None, **named: object) -> tuple[np.ndarray, ...]:
-    """Convert named matrices to float arrays and check they are N x M, equal-shaped, N, M >= 3, finite;
-    a matrix whose magnitudes would overflow float64 in sums of squares is rescaled by a power of 2 (exact).
+def check_matrices(
+    nan_policy: str = "raise", *, level: Any = None, min_size: int = 3, **named: object
+) -> tuple[np.ndarray, ...]:
+    """Convert named matrices to float arrays and check they are N x M, equal-shaped, N, M >= ``min_size``,
+    finite; a matrix whose magnitudes would overflow float64 in sums of squares is rescaled by a power of 2
+    (exact).
+
+    ``min_size=3`` (the default) is for the resampling methods, which need that many systems and inputs to
+    resample anything; a coefficient is defined on smaller inputs (two systems, one input), and the
+    functions that compute one pass ``min_size=1`` and return NaN with a warning where it is not defined.
 
     At ``level="summary"`` each input (column) is rescaled on its own, at ``"per-system"`` each system (row):
     the statistic there is a mean of per-column (per-row) correlations, each invariant to its own scale, and a
@@ -127,8 +134,9 @@ def check_matrices(nan_policy: str = "raise", *, level: Any = None, **named: obj
             raise TypeError(f"{name} must be a numeric N x M matrix") from None
         if arr.ndim != 2:
             raise ValueError(f"{name} must be a 2-D matrix (systems x inputs), got shape {arr.shape}")
-        if arr.shape[0] < 3 or arr.shape[1] < 3:
-            raise ValueError(f"{name} needs at least 3 systems and 3 inputs, got shape {arr.shape}")
+        if arr.shape[0] < min_size or arr.shape[1] < min_size:
+            raise ValueError(f"{name} needs at least {min_size} system{'s' * (min_size > 1)} and {min_size} "
+                             f"input{'s' * (min_size > 1)}, got shape {arr.shape}")
         if first_shape is None:
             first_name, first_shape = name, arr.shape
         elif arr.shape != first_shape:
@@ -477,7 +485,7 @@ def correlate(
     """
     check_level(level)
     check_coefficient(coefficient)
-    X, Z = check_matrices(nan_policy, level=level, X=X, Z=Z)
+    X, Z = check_matrices(nan_policy, level=level, min_size=1, X=X, Z=Z)
     r = float(level_corr(X, Z, level, coefficient, _mask(X)))
     warn_if_nan(r, f"the {level}-level {coefficient_name(coefficient)} correlation")
     return r
@@ -565,7 +573,7 @@ def fisher_ci(
     check_level(level)
     check_coefficient(coefficient, FISHER_COEFFICIENTS)
     check_confidence_level(confidence_level)
-    X, Z = check_matrices(nan_policy, level=level, X=X, Z=Z)
+    X, Z = check_matrices(nan_policy, level=level, min_size=1, X=X, Z=Z)
     r = float(level_corr(X, Z, level, coefficient, _mask(X)))
     n = effective_n(X, level=level)
     warn_if_nan(r, f"the {level}-level {coefficient} correlation")

@@ -194,7 +194,9 @@ def _two_metric_inputs(X, Y, Z, level, coefficient, alternative, nan_policy, *, 
         check_resample(*resample)
         check_n_resamples(n_resamples)
         check_batch(batch)
-    X, Y, Z = check_matrices(nan_policy, X=X, Y=Y, Z=Z)
+    # a resampling test needs 2 systems and 2 inputs to resample anything; Williams' test is defined from 4 systems
+    # (n - 3 degrees of freedom) on any number of inputs, and says so with NaN below that
+    X, Y, Z = check_matrices(nan_policy, min_size=1 if resample is None else 2, X=X, Y=Y, Z=Z)
     w = None if not np.isnan(X).any() else (~np.isnan(X)).astype(float)
     return X, Y, Z, w
 
@@ -516,6 +518,11 @@ def williams_test(
     code, the correlations enter as absolute values. ``n`` is :func:`metaeval.correlation.effective_n`
     (the number of systems at system *and* summary level). r(X, Y) is computed at the same level.
 
+    The default ``alternative="greater"`` is one-sided (r(X,Z) > r(Y,Z)), as Graham & Baldwin (2014) and
+    mt-metrics-eval's ``WilliamsSigDiff(one_sided=True)`` use it; nlpstats' ``williams_test`` defaults to
+    ``"two-sided"``: pass ``alternative="two-sided"`` to compare with it (the p-value is twice the smaller
+    one-sided one). Defined for n >= 4 (n - 3 degrees of freedom), NaN with a warning below.
+
     Examples
     --------
     >>> rng = np.random.default_rng(0)
@@ -530,6 +537,10 @@ def williams_test(
     r13 = float(level_corr(Y, Z, level, coefficient, w))
     r23 = float(level_corr(X, Y, level, coefficient, w))
     n = effective_n(X, level=level)
+    if n <= 3:
+        warn_degenerate(f"Williams' test is NaN: it has n - 3 degrees of freedom and needs n >= 4, got n = {n} "
+                        f"at the {level} level")
+        return WilliamsResult(np.nan, np.nan, n - 3, r12, r13, r23)
     if np.isnan([r12, r13, r23]).any():
         const = [name for name, M in (("Z (human)", Z), ("X", X), ("Y", Y))
                  if np.nanmax(M) == np.nanmin(M)]
@@ -606,7 +617,7 @@ def pairwise_tests(
     check_n_resamples(n_resamples)
     check_batch(batch)
     named = {f"metrics[{n!r}]": m for n, m in zip(names, mats)}
-    *mats, Z = check_matrices("raise", **named, Z=Z)
+    *mats, Z = check_matrices("raise", min_size=3, **named, Z=Z)
     K = len(mats)
     adjust([], correction=correction)  # an unknown correction fails before any test runs
     _check_test(test)
