@@ -21,7 +21,7 @@
 dataset = "summeval"        # an embedded dataset (summeval, realsumm, ...) or a folder/JSONL file
 human = None                # the ground-truth score (None: the dataset's default human score)
 metrics = None              # score names (None: embedded data the paper's metrics, your data its non-human scores)
-deltas = "percentiles"      # the paper's buckets; or fixed bands [[0, 0.5], [0.5, 1], [1, 2], [2, 5], [5, 100]]
+deltas = None               # None: the paper's buckets; or fixed bands [[0, 0.5], [0.5, 1], [1, 2], [2, 5], [5, 100]]
 bucket_score = None         # whose differences bucket the pairs (None: each metric's own; bands: ROUGE-1; or "human")
 n_resamples = 1000          # Boot-Both resamples per delta-bucket interval
 stability_sizes = [5, 10, 25, 50]  # numbers of judged documents for the ranking-stability curve
@@ -101,7 +101,7 @@ print(f"{ds.name}: {len(ds.systems)} systems x {len(ds.inputs)} inputs; ground t
 # %% [markdown]
 # ## Correlations over the closest system pairs (the paper's Figure 6)
 #
-# **Default, as the authors compute it** (`deltas = "percentiles"`; their `plot_combined.py`): for each metric, the
+# **Default, as the authors compute it** (`deltas = None`, or `"percentiles"`; their `plot_combined.py`): for each metric, the
 # system pairs sorted by the metric's *own* |difference of system scores|; with `step = ⌈#pairs / 10⌉`, bucket
 # k (10 %, 20 %, ..., 100 %) holds every pair at most as far apart as the pair at position `k · step` (cumulative,
 # ties included; the paper's `u` is that largest |difference|, column `high`). In each bucket, the authors'

@@ -113,27 +113,29 @@ embedded data on the 100 judged ones: the same procedure on other system scores.
 
 
 def check_deltas(deltas: Any) -> str | list[tuple[float, float]]:
-    """Notebook 24's ``deltas`` checked before anything is computed: ``"percentiles"`` (the paper's buckets) or
-    fixed bands ``[[low, high], ...]``.
+    """Notebook 24's ``deltas`` checked before anything is computed: None or ``"percentiles"`` (the paper's
+    buckets) or fixed bands ``[[low, high], ...]``.
 
     Examples
     --------
-    >>> check_deltas("percentiles"), check_deltas([[0, 0.5], [0.5, 100]])
+    >>> check_deltas(None), check_deltas([[0, 0.5], [0.5, 100]])
     ('percentiles', [(0.0, 0.5), (0.5, 100.0)])
     >>> check_deltas([[1, 0]])
     Traceback (most recent call last):
     ...
     ValueError: deltas must be 'percentiles' (the paper's buckets: deciles of each metric's own |difference|) or
-    fixed bands [[low, high], ...] with 0 <= low < high, got [[1, 0]]; set it with -p deltas percentiles
+    fixed bands [[low, high], ...] with 0 <= low < high, got [[1, 0]]; leave it None for the paper's buckets
     """
     from metaeval.stats.agreement import _check_deltas
 
+    if deltas is None:
+        return PERCENTILES
     try:
         edges = _check_deltas(deltas)
     except ValueError:
         raise ValueError(f"deltas must be 'percentiles' (the paper's buckets: deciles of each metric's own "
                          f"|difference|) or fixed bands [[low, high], ...] with 0 <= low < high, got {deltas!r}; "
-                         "set it with -p deltas percentiles") from None
+                         "leave it None for the paper's buckets") from None
     return PERCENTILES if edges is None else edges
 
 
