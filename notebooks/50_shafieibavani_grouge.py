@@ -260,12 +260,19 @@ lines.append(
     f"Here {n_all_three} of {len(sys_cells)} system-level cells are significant by all three tests after Holm's "
     f"adjustment; a cell that is not significant is not shown to be equal, only not shown to differ.")
 for g, t in lam_test.groupby("metric", sort=False):
+    rouge_r = t.loc[t["lam"] == 1.0, "r"]
     t = t[t["lam"] != 1.0]
     best = t.loc[t["r"].idxmax()]
     at_paper = t.loc[(t["lam"] - lam).abs().idxmin()]
+    # the best lam includes lam = 1 (ROUGE itself): when no lam < 1 beats it, the sentence says so
+    if len(rouge_r) and rouge_r.iloc[0] >= best["r"]:
+        best_text = (f"the best lam on this data is 1.0, ROUGE itself (r = {rouge_r.iloc[0]:.4f}); the best lam < 1 "
+                     f"is {best['lam']:.1f} (r = {best['r']:.4f}, Δ = {best['delta']:+.4f})")
+    else:
+        best_text = (f"the best lam on this data is {best['lam']:.1f} (r = {best['r']:.3f}, Δ = {best['delta']:+.3f} "
+                     "against ROUGE, lam = 1)")
     lines.append(
-        f"- {g} ({coefficient} with {display_name(human)}, system level): the best lam on this data is "
-        f"{best['lam']:.1f} (r = {best['r']:.3f}, Δ = {best['delta']:+.3f} against ROUGE, lam = 1); paired "
+        f"- {g} ({coefficient} with {display_name(human)}, system level): {best_text}; paired "
         f"two-sided tests of that lam against lam = 1: Perm-Both p = {best['p_perm_both']:.3g}, Boot-Both p = "
         f"{best['p_boot_both']:.3g} (Holm over the {len(t)} lams tested: {best['p_perm_both_holm']:.3g} / "
         f"{best['p_boot_both_holm']:.3g}); at the paper's lam = {at_paper['lam']:.1f}: Δ = {at_paper['delta']:+.3f}, "
