@@ -101,10 +101,10 @@ print(f"{ds.name}: {len(ds.systems)} systems x {len(ds.inputs)} inputs; ground t
 # %% [markdown]
 # ## Correlations over the closest system pairs (the paper's Figure 6)
 #
-# **Default, as the authors compute it** (`deltas = None`, or `"percentiles"`; their `plot_combined.py`): for each metric, the
-# system pairs sorted by the metric's *own* |difference of system scores|; with `step = ⌈#pairs / 10⌉`, bucket
-# k (10 %, 20 %, ..., 100 %) holds every pair at most as far apart as the pair at position `k · step` (cumulative,
-# ties included; the paper's `u` is that largest |difference|, column `high`). In each bucket, the authors'
+# **Default, as the authors compute it** (`deltas = None`, or `"percentiles"`; their `plot_combined.py`): for each
+# metric, the system pairs sorted by the metric's *own* |difference of system scores|; with `step = ⌈#pairs / 10⌉`,
+# bucket k (10 %, 20 %, ..., 100 %) holds every pair at most as far apart as the pair at position `k · step`
+# (cumulative, ties included; the paper's `u` is that largest |difference|, column `high`). In each bucket, the authors'
 # Kendall's τ with tie correction, `(P − Q) / √((P + Q + T)(P + Q + U))` (P concordant, Q discordant, T tied by the
 # metric only, U by the humans only). `tests/test_deutsch2022_authors.py` checks that these buckets and τ equal a
 # re-statement of the authors' code on both embedded datasets.
@@ -194,7 +194,17 @@ nb.report("\n".join([
 # The paper's system-level protocol: the metric's system scores over all test documents, the humans' over the judged
 # ones, and a Boot-Both interval that resamples the two document sets independently (`bootstrap_ci(...,
 # paired_inputs=False, unjudged=...)`, nlpstats' `paired_inputs=False`). It runs when `unjudged_scores` names a CSV
-# with columns `system`, `input` and one column per metric score name.
+# with columns `system`, `input` and one column per metric score name, one row per system and unjudged document, e.g.
+#
+# ```
+# system,input,rouge-1.recall,qa-eval.f1
+# banditsumm_out,cnndm-test-0001,0.412,0.237
+# banditsumm_out,cnndm-test-0002,0.388,0.201
+# ...
+# ```
+#
+# (`metaeval run 24 -p dataset realsumm -p unjudged_scores unjudged.csv`; every system of the dataset with the same
+# documents, score names as the dataset spells them; `d22.read_unjudged` says what is missing).
 
 # %%
 if unjudged_scores is None:

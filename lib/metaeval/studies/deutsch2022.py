@@ -345,7 +345,26 @@ def read_unjudged(path: str | Path, systems: Sequence[str], scores: Sequence[str
     one column per score name: one N x M' matrix per score, rows in the order of ``systems``.
 
     Every system of the dataset must be present with the same documents; extra systems are an error (they
-    would silently drop out of the correlation)."""
+    would silently drop out of the correlation). This is notebook 24's ``unjudged_scores``: with the metrics'
+    scores on the other CNN/DailyMail test documents (the paper's setting), ``metaeval run 24 -p dataset realsumm
+    -p unjudged_scores unjudged.csv`` adds ``unjudged_cis.csv``.
+
+    Examples
+    --------
+    A file with two unjudged documents for every REALSumm system, scored by ROUGE-1 recall:
+
+    >>> import tempfile
+    >>> from metaeval.datasets import load
+    >>> ds = load("realsumm")
+    >>> rows = [{"system": s, "input": f"test-{j}", "rouge-1.recall": [0.40, 0.41][j]} for s in ds.systems
+    ...         for j in range(2)]
+    >>> path = Path(tempfile.mkdtemp()) / "unjudged.csv"
+    >>> pd.DataFrame(rows).to_csv(path, index=False)
+    >>> print(path.read_text().splitlines()[:3])
+    ['system,input,rouge-1.recall', 'banditsumm_out,test-0,0.4', 'banditsumm_out,test-1,0.41']
+    >>> read_unjudged(path, ds.systems, ["rouge-1.recall"])["rouge-1.recall"].shape
+    (24, 2)
+    """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"unjudged_scores: no file {path}; give a CSV with columns system, input, <score>...")
