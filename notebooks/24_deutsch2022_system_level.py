@@ -171,7 +171,7 @@ ax.set_xticks(sizes, [str(k) for k in sizes])
 ax.set_xlabel("judged documents")
 ax.set_ylabel(f"τ with the ranking on all {Z.shape[1]} documents (mean)")
 ax.set_title(f"Ranking stability ({ds.name}, {stability_trials} subsets per size)", fontsize=10)
-ax.legend(fontsize=7, ncol=2)
+ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)  # clear of the curves
 fig.tight_layout()
 nb.save_figure(fig, "ranking_stability")
 plt.show()
