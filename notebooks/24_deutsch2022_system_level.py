@@ -168,6 +168,7 @@ for k, (name, block) in enumerate(stability.groupby("score", sort=False)):
     ax.plot(block["documents"], block["tau_mean"], marker="o", markersize=3, label=name, **style)
 ax.set_xscale("log")
 ax.set_xticks(sizes, [str(k) for k in sizes])
+ax.minorticks_off()  # the log axis' minor labels ("3x10^1") ran over the sizes' own labels
 ax.set_xlabel("judged documents")
 ax.set_ylabel(f"τ with the ranking on all {Z.shape[1]} documents (mean)")
 ax.set_title(f"Ranking stability ({ds.name}, {stability_trials} subsets per size)", fontsize=10)
