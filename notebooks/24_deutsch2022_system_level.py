@@ -135,9 +135,11 @@ delta = d22.delta_table(mats, Z, by=by, deltas=deltas, n_resamples=n_resamples, 
 nb.save_table(delta, "delta_correlations.csv", index=False, float_format="%.6g")
 
 view = "percent of system pairs used" if deltas == d22.PERCENTILES else "fixed bands"
-ax = delta_figure(delta, units=units,
-                  xlabel="" if deltas == d22.PERCENTILES and bucket.own else f"|difference in {by_name}| "
-                  + ("(percentiles of the pairs)" if deltas == d22.PERCENTILES else f"between two systems {units}"),
+if deltas == d22.PERCENTILES:
+    xlabel = "" if bucket.own else f"|difference in {by_name}| (percentiles of the pairs)"
+else:
+    xlabel = f"|difference in {by_name}| between two systems" + (f" ({units})" if units else "")
+ax = delta_figure(delta, units=units, xlabel=xlabel,
                   title=f"System-level τ over close system pairs ({ds.name}, {nb.name(human)}; {view})")
 nb.save_figure(ax.figure, "delta_correlations")
 plt.show()

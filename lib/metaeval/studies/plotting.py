@@ -327,10 +327,11 @@ def delta_figure(delta, *, title: str = "", xlabel: str = "", units: str = "", a
         ax.set_xlabel(xlabel or "percent of system pairs used (closest first, by each metric's own |difference|)")
     else:
         first = delta[delta["metric"] == names[0]]
-        suffix = f" {units}" if units else ""
-        ax.set_xticks(np.arange(len(first)), [f"[{lo:g}, {hi:g}){suffix}\n{int(n)} pairs"
+        ax.set_xticks(np.arange(len(first)), [f"[{lo:g}, {hi:g})\n{int(n)} pairs"
                                               for lo, hi, n in zip(first["low"], first["high"], first["n_pairs"])])
-        ax.set_xlabel(xlabel)
+        # half a band of room at each end: with few bands the outer labels ran into the y label
+        ax.set_xlim(-0.75, len(first) - 0.25)
+        ax.set_xlabel(xlabel or (f"|difference| ({units})" if units else "|difference|"))
     ax.axhline(0, color="grey", linewidth=0.8)
     ax.set_ylabel("Kendall's τ over the pairs (95% Boot-Both CI)")
     if title:
