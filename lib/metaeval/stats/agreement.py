@@ -420,7 +420,8 @@ def _bucket_stats(xs, zs, bs, distinct, edges, coefficient):
     return out, counts, thr
 
 
-def _check_deltas(deltas) -> list[tuple[float, float]] | None:
+def validate_deltas(deltas) -> list[tuple[float, float]] | None:
+    """``deltas`` of :func:`delta_correlations` checked: None for ``"percentiles"``, else the bands as floats."""
     if isinstance(deltas, str):
         if deltas != PERCENTILES:
             raise ValueError(f"deltas must be 'percentiles' (the paper's buckets) or a sequence of (low, high) "
@@ -514,7 +515,7 @@ def delta_correlations(
             raise ValueError(f"by has shape {B.shape} but X has shape {X.shape}")
     if coefficient not in DELTA_COEFFICIENTS:
         raise ValueError(f"coefficient must be one of {DELTA_COEFFICIENTS}, got {coefficient!r}")
-    edges = _check_deltas(deltas)
+    edges = validate_deltas(deltas)
     if n_resamples != 0:
         check_n_resamples(n_resamples)
     check_confidence_level(confidence_level)

@@ -126,12 +126,12 @@ def check_deltas(deltas: Any) -> str | list[tuple[float, float]]:
     ValueError: deltas must be 'percentiles' (the paper's buckets: deciles of each metric's own |difference|) or
     fixed bands [[low, high], ...] with 0 <= low < high, got [[1, 0]]; leave it None for the paper's buckets
     """
-    from metaeval.stats.agreement import _check_deltas
+    from metaeval.stats.agreement import validate_deltas
 
     if deltas is None:
         return PERCENTILES
     try:
-        edges = _check_deltas(deltas)
+        edges = validate_deltas(deltas)
     except ValueError:
         raise ValueError(f"deltas must be 'percentiles' (the paper's buckets: deciles of each metric's own "
                          f"|difference|) or fixed bands [[low, high], ...] with 0 <= low < high, got {deltas!r}; "
