@@ -21,8 +21,8 @@
 dataset = "summeval"        # an embedded dataset (summeval, realsumm, ...) or a folder/JSONL file
 human = None                # the ground-truth score (None: the dataset's default human score)
 metrics = None              # score names (None: embedded data the paper's metrics, your data its non-human scores)
-bucket_score = None         # score whose differences define the buckets (None: ROUGE-1, else 1st metric; or "human")
-deltas = [[0, 0.5], [0.5, 1], [1, 2], [2, 5], [5, 100]]  # buckets [low, high) of |difference|, bucket_score points
+deltas = None               # None: the paper's buckets; or fixed bands [[0, 0.5], [0.5, 1], [1, 2], [2, 5], [5, 100]]
+bucket_score = None         # whose differences bucket the pairs (None: each metric's own; bands: ROUGE-1; or "human")
 n_resamples = 1000          # Boot-Both resamples per delta-bucket interval
 stability_sizes = [5, 10, 25, 50]  # numbers of judged documents for the ranking-stability curve
 stability_trials = 200      # random document subsets per size
@@ -43,8 +43,9 @@ output_dir = None           # None: results/deutsch2022/<dataset>
 # **What the paper asked.** A system-level correlation says how well a metric ranks *all* pairs of systems, most of
 # which differ by several ROUGE points. But a paper that proposes a new system claims an improvement of a point or
 # less over the state of the art. How well do metrics order the pairs of systems that are *that* close? The paper
-# re-defines system-level Kendall's τ over pairs, `τ = Σ_{i<j} sign(x_i − x_j) · sign(z_i − z_j) / #pairs`, and
-# computes it only over the pairs whose ROUGE difference lies in a bucket `[ℓ, u)` (its main figure). It also
+# re-defines system-level Kendall's τ over pairs and computes it only over the pairs of systems whose scores
+# are close (Figure 6): as the authors' code does it, each metric's pairs sorted by *that metric's own*
+# |difference of system scores|, then τ over the closest 10 %, 20 %, ..., 100 % of them (cumulatively). It also
 # argues that a metric's system score should use the whole test set, not only the judged documents, and gives the
 # bootstrap that fits (documents of the metric and of the humans resampled separately).
 #
@@ -71,7 +72,6 @@ output_dir = None           # None: results/deutsch2022/<dataset>
 from dataclasses import replace
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 
 import metaeval
@@ -84,9 +84,10 @@ probe = metaeval.datasets.load(dataset)
 human = human if human is not None else probe.default_human
 choice = d22.choose_metrics(probe, metrics, human=human, embedded=d22.is_embedded(dataset, probe))
 metrics, labels = choice.scores, choice.labels
-bucket = d22.choose_bucket(probe, bucket_score, choice, human=human)
+deltas = d22.check_deltas(deltas)
+bucket = d22.choose_bucket(probe, bucket_score, choice, human=human, percentiles=deltas == d22.PERCENTILES)
 replication = d22.replication_plan(dataset, probe, replicate_on, choice, incomplete=incomplete)
-used = list(dict.fromkeys([human, *metrics, bucket.score]))
+used = list(dict.fromkeys([human, *metrics] + ([bucket.score] if bucket.score else [])))
 d22.check_complete(probe, used, incomplete)
 nb = start("deutsch2022", dataset, output_dir=output_dir, seed=seed, human=human, scores=used, incomplete=incomplete,
            purpose="notebook 24")
@@ -98,64 +99,57 @@ print(f"{ds.name}: {len(ds.systems)} systems x {len(ds.inputs)} inputs; ground t
       f"{len(mats)} metrics: {', '.join(mats)}" + "".join(f"\n{n}" for n in notes))
 
 # %% [markdown]
-# ## Correlations by delta bucket (the paper's main figure)
+# ## Correlations over the closest system pairs (the paper's Figure 6)
 #
-# For each bucket `[ℓ, u)` of the absolute difference between two systems' ROUGE-1 scores (in ROUGE points; on a
-# dataset without ROUGE-1 its first metric, or the score `bucket_score` names), τ over
-# the system pairs in the bucket, with a 95% **Boot-Both** percentile interval: each resample draws systems and
-# documents with replacement, recomputes the system scores, re-buckets the pairs of two different drawn systems by
-# their resampled difference and recomputes τ. A bucket with few pairs has a wide interval.
+# **Default, as the authors compute it** (`deltas = None`, or `"percentiles"`; their `plot_combined.py`): for each
+# metric, the system pairs sorted by the metric's *own* |difference of system scores|; with `step = ⌈#pairs / 10⌉`,
+# bucket k (10 %, 20 %, ..., 100 %) holds every pair at most as far apart as the pair at position `k · step`
+# (cumulative, ties included; the paper's `u` is that largest |difference|, column `high`). In each bucket, the authors'
+# Kendall's τ with tie correction, `(P − Q) / √((P + Q + T)(P + Q + U))` (P concordant, Q discordant, T tied by the
+# metric only, U by the humans only). `tests/test_deutsch2022_authors.py` checks that these buckets and τ equal a
+# re-statement of the authors' code on both embedded datasets.
+#
+# **The other view** (`deltas = [[0, 0.5], [0.5, 1], ...]`): fixed bands `[ℓ, u)` of one score's difference, the
+# same for every metric (ROUGE-1 in points by default, `bucket_score` another score or `"human"`). It is *not* the
+# paper's Figure 6, but says how metrics order pairs that are close in ROUGE.
+#
+# Each τ has a 95% **Boot-Both** percentile interval: each resample draws systems and documents with replacement,
+# recomputes the system scores, re-buckets the pairs of two different drawn systems by their resampled difference
+# (percentile buckets: the resample's own percentiles) and recomputes τ. A bucket without pairs, or whose pairs the
+# humans all tie, has no τ and no interval.
+#
+# The paper scores the systems on the full CNN/DailyMail test set; the embedded data hold the 100 judged documents
+# only, so the numbers here are the paper's procedure on other system scores (the authors' printed values are beside
+# ours in `results/README.md`).
 
 # %%
-if bucket.human:
-    by, by_name = Z, nb.name(human)
-else:
-    by, by_name = d22.rouge_points(ds.matrix(bucket.score)), bucket.label
-buckets = [tuple(b) for b in deltas]
-delta = d22.delta_table(mats, Z, by=by, deltas=buckets, n_resamples=n_resamples, rng=rng)
-nb.save_table(delta, "delta_correlations.csv", index=False, float_format="%.4f")
+from metaeval.studies.plotting import delta_figure
 
-fig, ax = plt.subplots(figsize=(8, 4.5))
-names = list(mats)
-width = 0.8 / len(names)
-for k, name in enumerate(names):
-    block = delta[delta["metric"] == name]
-    x = np.arange(len(buckets)) - 0.4 + (k + 0.5) * width
-    yerr = [block["statistic"] - block["ci_low"], block["ci_high"] - block["statistic"]]
-    ax.errorbar(x, block["statistic"], yerr=yerr, fmt="o", markersize=3, capsize=2, label=name, color=f"C{k % 10}")
-counts = delta[delta["metric"] == names[0]]["n_pairs"].tolist()
-ax.set_xticks(np.arange(len(buckets)), [f"[{lo:g}, {hi:g})\n{n} pairs" for (lo, hi), n in zip(buckets, counts)])
-ax.axhline(0, color="grey", linewidth=0.8)
-ax.set_xlabel(f"|difference in {by_name}| between two systems" + ("" if bucket.human else " (points)"))
-ax.set_ylabel("Kendall's τ over the pairs (95% Boot-Both CI)")
-ax.set_title(f"System-level τ by delta bucket ({ds.name}, {nb.name(human)})", fontsize=10)
-ax.legend(fontsize=7, ncol=2, loc="lower right")
-fig.tight_layout()
-nb.save_figure(fig, "delta_correlations")
+if bucket.own:
+    by, by_name, units = "metric", "each metric's own score", ""
+elif bucket.human:
+    by, by_name, units = Z, nb.name(human), ""
+else:
+    by, by_name, units = d22.rouge_points(ds.matrix(bucket.score)), bucket.label, "points"
+delta = d22.delta_table(mats, Z, by=by, deltas=deltas, n_resamples=n_resamples, rng=rng)
+nb.save_table(delta, "delta_correlations.csv", index=False, float_format="%.6g")
+
+view = "percent of system pairs used" if deltas == d22.PERCENTILES else "fixed bands"
+if deltas == d22.PERCENTILES:
+    xlabel = "" if bucket.own else f"|difference in {by_name}| (percentiles of the pairs)"
+else:
+    xlabel = f"|difference in {by_name}| between two systems" + (f" ({units})" if units else "")
+ax = delta_figure(delta, units=units, xlabel=xlabel,
+                  title=f"System-level τ over close system pairs ({ds.name}, {nb.name(human)}; {view})")
+nb.save_figure(ax.figure, "delta_correlations")
 plt.show()
 delta.round(3)
 
 # %%
-first, last = buckets[0], buckets[-1]
-lines = [f"* {n}" for n in notes]
-small = delta[(delta["low"] == first[0]) & (delta["high"] == first[1])].set_index("metric")
-large = delta[(delta["low"] == last[0]) & (delta["high"] == last[1])].set_index("metric")
 overall = {name: metaeval.correlate(X, Z, level="system", coefficient="kendall") for name, X in mats.items()}
-for name in names:
-    s, big = small.loc[name], large.loc[name]
-    lines.append(
-        f"* **{name}**: τ = {s['statistic']:.2f} [{s['ci_low']:.2f}, {s['ci_high']:.2f}] over the {int(s['n_pairs'])} "
-        f"pairs {first[0]:g}–{first[1]:g} points apart, τ = {big['statistic']:.2f} [{big['ci_low']:.2f}, "
-        f"{big['ci_high']:.2f}] over the {int(big['n_pairs'])} pairs ≥ {last[0]:g} apart (all pairs: τ = "
-        f"{overall[name]:.2f}); the small-delta interval "
-        + ("includes 0." if s["ci_low"] <= 0 <= s["ci_high"] else "excludes 0.")
-    )
-n_zero = int(((small["ci_low"] <= 0) & (small["ci_high"] >= 0)).sum())
-lines.append(f"* For {n_zero} of {len(names)} metrics the 95% Boot-Both interval of τ on the closest pairs includes "
-             "0: on the differences papers report, the data cannot show that these metrics order systems better than "
-             "chance. (Intervals, not tests between buckets: nothing here compares two buckets' τ.)")
-lines.append("* The paper's finding on SummEval and REALSumm: system-level correlations over the pairs with small "
-             "ROUGE differences are far lower than over all pairs, and uncertain.")
+lines = [f"* {n}" for n in notes] + d22.delta_sentences(delta, overall, units=units)
+lines.append("* The paper's finding on SummEval and REALSumm (Figure 6, systems scored on the full test set): "
+             "system-level correlations over the closest pairs are far lower than over all pairs.")
 nb.report("\n".join(lines), "delta_conclusions.md")
 
 # %% [markdown]
@@ -176,10 +170,11 @@ for k, (name, block) in enumerate(stability.groupby("score", sort=False)):
     ax.plot(block["documents"], block["tau_mean"], marker="o", markersize=3, label=name, **style)
 ax.set_xscale("log")
 ax.set_xticks(sizes, [str(k) for k in sizes])
+ax.minorticks_off()  # the log axis' minor labels ("3x10^1") ran over the sizes' own labels
 ax.set_xlabel("judged documents")
 ax.set_ylabel(f"τ with the ranking on all {Z.shape[1]} documents (mean)")
 ax.set_title(f"Ranking stability ({ds.name}, {stability_trials} subsets per size)", fontsize=10)
-ax.legend(fontsize=7, ncol=2)
+ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)  # clear of the curves
 fig.tight_layout()
 nb.save_figure(fig, "ranking_stability")
 plt.show()
@@ -202,7 +197,17 @@ nb.report("\n".join([
 # The paper's system-level protocol: the metric's system scores over all test documents, the humans' over the judged
 # ones, and a Boot-Both interval that resamples the two document sets independently (`bootstrap_ci(...,
 # paired_inputs=False, unjudged=...)`, nlpstats' `paired_inputs=False`). It runs when `unjudged_scores` names a CSV
-# with columns `system`, `input` and one column per metric score name.
+# with columns `system`, `input` and one column per metric score name, one row per system and unjudged document, e.g.
+#
+# ```
+# system,input,rouge-1.recall,qa-eval.f1
+# banditsumm_out,cnndm-test-0001,0.412,0.237
+# banditsumm_out,cnndm-test-0002,0.388,0.201
+# ...
+# ```
+#
+# (`metaeval run 24 -p dataset realsumm -p unjudged_scores unjudged.csv`; every system of the dataset with the same
+# documents, score names as the dataset spells them; `d22.read_unjudged` says what is missing).
 
 # %%
 if unjudged_scores is None:

@@ -71,6 +71,7 @@ nb = start("shafieibavani", dataset, output_dir=output_dir, seed=seed, texts=Tru
            purpose="the GRouge analysis (it scores the summaries with ROUGE and GRouge)", quiet_rouge=True)
 ds, out, rng = nb.dataset, nb.out, nb.rng
 display_name = ds.display_name  # the dataset's names (dataset.yml), not the generic defaults
+probe_inputs = list(ds.inputs)
 if n_inputs is not None:
     ds = ds.subset(inputs=list(ds.inputs)[:n_inputs])
 all_humans = list(getattr(ds, "human_scores", []) or [])
@@ -231,8 +232,10 @@ lam_test.round(4)
 lines = []
 n_cells_level = {lv: len(c) for lv, c in cells.groupby("level", sort=False)}
 lines.append(
-    f"**The data against the paper's.** {ds.name}: {len(ds.systems)} systems x {len(ds.inputs)} inputs, "
-    f"{'/'.join(map(str, n_refs))} reference(s) per input. The paper's TAC 2011 AESOP data: 51 systems, 44 "
+    f"**The data against the paper's.** {ds.name}: {len(ds.systems)} systems x {len(ds.inputs)} inputs"
+    + (f" (the first {n_inputs} of the dataset's {len(probe_inputs)})" if len(ds.inputs) < len(probe_inputs) else "")
+    + f", {'/'.join(map(str, n_refs))} reference(s) per input; GRouge at top-{topk} PPR vectors (ADW: 5000). "
+    f"The paper's TAC 2011 AESOP data: 51 systems, 44 "
     "topics with two multi-document sets each (initial and update), 4 references per set. SummEval and REALSumm "
     "are single-document CNN/DailyMail summaries: fewer systems (so fewer points at system level) and "
     "shorter, mostly extractive summaries, where a semantic match has less to add to a lexical one.")
@@ -264,17 +267,25 @@ lines.append(
     f"Here {n_all_three} of {len(sys_cells)} system-level cells are significant by all three tests after Holm's "
     f"adjustment; a cell that is not significant is not shown to be equal, only not shown to differ.")
 for g, t in lam_test.groupby("metric", sort=False):
+    rouge_r = t.loc[t["lam"] == 1.0, "r"]
     t = t[t["lam"] != 1.0]
     best = t.loc[t["r"].idxmax()]
     at_paper = t.loc[(t["lam"] - lam).abs().idxmin()]
+    # the best lam includes lam = 1 (ROUGE itself): when no lam < 1 beats it, the sentence says so
+    if len(rouge_r) and rouge_r.iloc[0] >= best["r"]:
+        best_text = (f"the best lam on this data is 1.0, ROUGE itself (r = {rouge_r.iloc[0]:.4f}); the best lam < 1 "
+                     f"is {best['lam']:.1f} (r = {best['r']:.4f}, Δ = {best['delta']:+.4f})")
+    else:
+        best_text = (f"the best lam on this data is {best['lam']:.1f} (r = {best['r']:.3f}, Δ = {best['delta']:+.3f} "
+                     "against ROUGE, lam = 1)")
     lines.append(
-        f"- {g} ({coefficient} with {display_name(human)}, system level): the best lam on this data is "
-        f"{best['lam']:.1f} (r = {best['r']:.3f}, Δ = {best['delta']:+.3f} against ROUGE, lam = 1); paired "
+        f"- {g} ({coefficient} with {display_name(human)}, system level): {best_text}; paired "
         f"two-sided tests of that lam against lam = 1: Perm-Both p = {best['p_perm_both']:.3g}, Boot-Both p = "
         f"{best['p_boot_both']:.3g} (Holm over the {len(t)} lams tested: {best['p_perm_both_holm']:.3g} / "
         f"{best['p_boot_both_holm']:.3g}); at the paper's lam = {at_paper['lam']:.1f}: Δ = {at_paper['delta']:+.3f}, "
         f"p = {at_paper['p_perm_both']:.3g} / {at_paper['p_boot_both']:.3g}. "
-        + ("Tuning lam on this data gives a difference from ROUGE that survives the adjustment."
+        + (("Tuning lam on this data gives a difference from ROUGE that survives the adjustment"
+            + (": that lam is *worse* than ROUGE." if best["delta"] < 0 else "."))
            if min(best["p_perm_both_holm"], best["p_boot_both_holm"]) < alpha else
            "No lam differs from ROUGE after the adjustment for trying several lams (this does not show that "
            "they are equal)."))

@@ -192,7 +192,9 @@ def test_notebook_defaults_with_drop_inputs(folder, ds, tmp_path):
             metaeval.pairwise_accuracy(reduced.matrix(name), Z), abs=1e-4)
     text = (out / "delta_conclusions.md").read_text()
     assert "dropped 1 of 30 inputs (doc07), where BERTScore has missing cells" in text
-    assert "has no ROUGE-1: the delta buckets are differences in its first metric, BERTScore" in text
+    # the paper's buckets by default: each metric's own differences, no bucket score to choose
+    assert "has no ROUGE-1" not in text and "10 % of pairs closest by its own score (3 pairs" in text
+    assert delta["percent"].tolist()[:10] == list(range(10, 101, 10))
     assert not (out / "replicability.csv").exists()
     assert "Replicability skipped: replicate_on = ['summeval', 'realsumm'] does not include this dataset" in _stdout(out)
 
@@ -212,3 +214,17 @@ def test_notebook_refuses_keep_nan_before_running(folder, tmp_path):
     with pytest.raises(ParameterError, match=re.escape("'incomplete' must be one of raise | drop-inputs | drop-")):
         run_notebook("24", {"dataset": str(folder), "output_dir": str(tmp_path / "out"), "incomplete": "keep-nan"})
     assert not list(tmp_path.iterdir())
+
+
+def test_notebook_fixed_bands_with_an_empty_bucket(folder, tmp_path):
+    # issue 38: an empty band read "tau = nan [1.00, 1.00] over the 0 pairs", with an interval in the CSV
+    params = {"dataset": str(folder), "output_dir": str(tmp_path / "out"), "incomplete": "drop-inputs",
+              "deltas": [[0, 0.001], [0.001, 1000]], "replicate_on": [], **SMALL}
+    out = run_notebook("24", params).output_dir
+    delta = pd.read_csv(out / "delta_correlations.csv")
+    first = delta[delta["low"] == 0]
+    assert (first["n_pairs"] == 0).all()
+    assert first[["statistic", "ci_low", "ci_high"]].isna().all().all()
+    text = (out / "delta_conclusions.md").read_text()
+    assert "has no ROUGE-1: the delta buckets are differences in its first metric, BERTScore" in text
+    assert "no pairs 0–0.001 points apart" in text and "nan" not in text and "0 pairs" not in text

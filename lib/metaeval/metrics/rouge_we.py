@@ -8,7 +8,9 @@ The counting kernels behind :func:`metaeval.embeddings.score`'s ``rouge-we-*`` a
 behind the ROUGE-WE numbers most papers quote:
 
 * a gram's vector is the **sum** of its words' vectors; the similarity of two grams is the cosine of their
-  vectors (``1 - scipy.spatial.distance.cosine``), 1 for identical grams; a gram with a word that has no
+  vectors (``1 - scipy.spatial.distance.cosine``), 1 for identical grams; a gram and its word-order
+  permutations have the same vector, so their similarities to any gram tie exactly (summed here in a fixed
+  word order, so that the tie does not depend on the last bits); a gram with a word that has no
   vector matches only an identical gram (and a reference gram with such a word matches only an identical
   summary gram);
 * for each reference, the summary's distinct grams are visited in order of first occurrence; each is matched
@@ -77,7 +79,11 @@ class _Family:
         self.off = np.asarray(off, np.int64)
         self.count = np.asarray(counts, np.int64)
         self.id = np.asarray(gid, np.int64)
-        self.words = np.asarray(glob, np.int64).reshape(len(glob), width)  # rows of vec
+        # rows of vec, each gram's words in increasing order: the sums below (the gram's vector, its dot
+        # products) then add the same numbers in the same order for a gram and its permutations ("he is" /
+        # "is he"), so their similarities tie exactly as SummEval's summed vectors do and the first in counter
+        # order wins; in gram order the two cosines differed in the last bits and the other one won
+        self.words = np.sort(np.asarray(glob, np.int64).reshape(len(glob), width), axis=1)
         self.oov = np.asarray(oov[self.words].any(axis=1) if len(glob) else np.zeros(0, bool), dtype=bool)
         summed = vec[self.words].sum(axis=1) if len(glob) else np.zeros((0, vec.shape[1]))
         self.norm2 = np.einsum("ij,ij->i", summed, summed)

@@ -605,15 +605,23 @@ def soft_pairwise_accuracy(
 # Correlations by delta bucket (Deutsch, Dror & Roth, 2022)
 
 DEFAULT_DELTAS: tuple[tuple[float, float], ...] = ((0.0, 0.5), (0.5, 1.0), (1.0, 2.0), (2.0, 5.0), (5.0, np.inf))
-"""ROUGE points: the buckets of the paper's figure are in this spirit; pass your own in your score's units."""
+"""Fixed bands ``[low, high)`` in ROUGE points: the labelled alternative to the paper's percentile buckets
+(``deltas="percentiles"``, the default of :func:`delta_correlations`); pass your own in your score's units."""
+
+PERCENTILES = "percentiles"
+"""``deltas`` value of the paper's buckets: cumulative deciles of each metric's own |difference|."""
 
 
 @dataclass(frozen=True)
 class DeltaCorrelationResult:
-    """Result of :func:`delta_correlations`: one entry per bucket ``[low, high)``.
+    """Result of :func:`delta_correlations`: one entry per bucket.
 
-    ``n_pairs`` counts the system pairs in the bucket on the original data; ``confidence_interval`` is the
-    Boot-Both percentile interval over the resamples where the bucket is not empty (``n_resamples_used``).
+    Percentile buckets (``percent`` is an array): bucket k holds the pairs with ``|difference| <= high[k]``
+    (``low`` is 0), ``high[k]`` the |difference| of the pair at ``percent[k]`` % of the pairs sorted by it (the
+    paper's ``u``). Fixed bands (``percent`` is None): ``low <= |difference| < high``. ``n_pairs`` counts the
+    system pairs in the bucket on the original data; ``confidence_interval`` is the Boot-Both percentile
+    interval over the resamples where the bucket's statistic is defined (``n_resamples_used``); NaN where the
+    statistic is.
     """
 
     low: np.ndarray
@@ -623,42 +631,91 @@ class DeltaCorrelationResult:
     confidence_interval: ConfidenceInterval
     n_resamples_used: np.ndarray
     coefficient: str
+    percent: np.ndarray | None = None
 
     def to_frame(self):
         import pandas as pd
 
-        return pd.DataFrame({"low": self.low, "high": self.high, "n_pairs": self.n_pairs,
-                             "statistic": self.statistic, "ci_low": self.confidence_interval.low,
-                             "ci_high": self.confidence_interval.high, "n_resamples": self.n_resamples_used})
+        frame = pd.DataFrame({"low": self.low, "high": self.high, "n_pairs": self.n_pairs,
+                              "statistic": self.statistic, "ci_low": self.confidence_interval.low,
+                              "ci_high": self.confidence_interval.high, "n_resamples": self.n_resamples_used})
+        if self.percent is not None:
+            frame.insert(0, "percent", self.percent)
+        return frame
 
 
 DELTA_COEFFICIENTS = ("kendall", "pairwise-accuracy")
 
 
+def _pair_tau(sx, sz, inside):
+    """The authors' ``calculate_tau`` over the pairs ``inside`` (B, P): ``(P - Q) / sqrt((P + Q + T) * (P + Q +
+    U))``, T the pairs tied by the metric only, U those tied by the humans only (a pair tied by both counts in
+    neither). NaN where the denominator is 0 (the authors return 0 when P + Q + T is 0)."""
+    prod = sx * sz
+    conc = (inside & (prod > 0)).sum(axis=-1)
+    disc = (inside & (prod < 0)).sum(axis=-1)
+    tx = (inside & (sx == 0) & (sz != 0)).sum(axis=-1)
+    tz = (inside & (sx != 0) & (sz == 0)).sum(axis=-1)
+    denom = np.sqrt(((conc + disc + tx) * (conc + disc + tz)).astype(float))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denom > 0, (conc - disc) / np.where(denom > 0, denom, 1.0), np.nan)
+
+
+def _percentile_thresholds(db, distinct):
+    """The authors' ``get_percentile_deltas`` per row of ``db`` (B, P) over its ``distinct`` pairs: with
+    ``step = ceil(P' / 10)`` for the P' pairs, threshold k (k = 1, ..., 10) is the |difference| of the pair at
+    position ``min(k * step, P') - 1`` in increasing order. Returns (B, 10) thresholds (NaN without pairs) and
+    the number of buckets the authors' loop makes for each row, ``ceil(P' / step)``."""
+    n = distinct.sum(axis=1)
+    ordered = np.sort(np.where(distinct, db, np.inf), axis=1)
+    step = np.maximum(-(-n // 10), 1)
+    k = np.arange(1, 11)
+    idx = np.minimum(k[None, :] * step[:, None], np.maximum(n, 1)[:, None]) - 1
+    thr = np.take_along_axis(ordered, idx, axis=1)
+    thr[n == 0] = np.nan
+    return thr, np.where(n > 0, -(-n // step), 0)
+
+
 def _bucket_stats(xs, zs, bs, distinct, edges, coefficient):
     """Per bucket statistic over pairs i < j of system scores ``(B, N)``; ``distinct`` (B, P) marks pairs of
-    two different systems. Returns (B, K) statistics and pair counts."""
+    two different systems. ``edges`` is a list of [low, high) bands, or None for the percentile buckets.
+    Returns (B, K) statistics, pair counts and (percentile buckets) thresholds."""
     N = xs.shape[-1]
     iu, ju = np.triu_indices(N, k=1)
     sx = np.sign(xs[:, iu] - xs[:, ju])
     sz = np.sign(zs[:, iu] - zs[:, ju])
     db = np.abs(bs[:, iu] - bs[:, ju])
-    value = sx * sz if coefficient == "kendall" else (sx == sz).astype(float)
-    out = np.full((xs.shape[0], len(edges)), np.nan)
-    counts = np.zeros((xs.shape[0], len(edges)), dtype=np.int64)
-    for k, (low, high) in enumerate(edges):
-        inside = distinct & (db >= low) & (db < high)
+    if edges is None:
+        thr, _ = _percentile_thresholds(db, distinct)
+        masks = [distinct & (db <= thr[:, [k]]) for k in range(thr.shape[1])]
+    else:
+        thr = None
+        masks = [distinct & (db >= low) & (db < high) for low, high in edges]
+    out = np.full((xs.shape[0], len(masks)), np.nan)
+    counts = np.zeros((xs.shape[0], len(masks)), dtype=np.int64)
+    for k, inside in enumerate(masks):
         counts[:, k] = inside.sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[:, k] = np.where(counts[:, k] > 0, (value * inside).sum(axis=1) / np.maximum(counts[:, k], 1), np.nan)
-    return out, counts
+        if coefficient == "kendall":
+            out[:, k] = _pair_tau(sx, sz, inside)
+        else:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out[:, k] = np.where(counts[:, k] > 0, ((sx == sz) & inside).sum(axis=1)
+                                     / np.maximum(counts[:, k], 1), np.nan)
+    return out, counts, thr
 
 
-def _check_deltas(deltas) -> list[tuple[float, float]]:
+def validate_deltas(deltas) -> list[tuple[float, float]] | None:
+    """``deltas`` of :func:`delta_correlations` checked: None for ``"percentiles"``, else the bands as floats."""
+    if isinstance(deltas, str):
+        if deltas != PERCENTILES:
+            raise ValueError(f"deltas must be 'percentiles' (the paper's buckets) or a sequence of (low, high) "
+                             f"bands, e.g. [(0, 0.5), (0.5, 1)], got {deltas!r}")
+        return None
     try:
         edges = [(float(lo), float(hi)) for lo, hi in deltas]
     except (TypeError, ValueError):
-        raise ValueError("deltas must be a sequence of (low, high) pairs, e.g. [(0, 0.5), (0.5, 1)]") from None
+        raise ValueError("deltas must be 'percentiles' or a sequence of (low, high) pairs, e.g. "
+                         "[(0, 0.5), (0.5, 1)]") from None
     if not edges or any(not (0 <= lo < hi) for lo, hi in edges):
         raise ValueError(f"deltas must be non-empty (low, high) pairs with 0 <= low < high, got {deltas!r}")
     return edges
@@ -668,48 +725,65 @@ def delta_correlations(
     X,
     Z,
     *,
-    deltas: Sequence[tuple[float, float]] = DEFAULT_DELTAS,
+    deltas: str | Sequence[tuple[float, float]] = PERCENTILES,
     by="metric",
     coefficient: str = "kendall",
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
     rng: np.random.Generator | int | None = None,
 ) -> DeltaCorrelationResult:
-    """System-level agreement over the system pairs whose score difference lies in each delta bucket.
+    """System-level agreement over the system pairs whose score difference is small: Deutsch, Dror & Roth
+    (2022), Section 5 and Figure 6, as the authors' code computes it.
 
-    Deutsch, Dror & Roth (2022), Section 5: the system-level Kendall tau written over pairs,
-    ``tau = sum_{i<j} sign(x_i - x_j) sign(z_i - z_j) / #pairs``, restricted to the pairs with
-    ``low <= |b_i - b_j| < high``, where ``b`` is the system score that defines "how far apart" two systems
-    are. System scores are means over inputs.
+    Default (``deltas="percentiles"``, ``by="metric"``), as ``syslevel/delta_correlations/plot_combined.py``
+    of CogComp/re-examining-correlations: the system pairs sorted by the *metric's own* |difference of system
+    scores| ``|b_i - b_j|``; with ``step = ceil(#pairs / 10)``, bucket k (10 %, 20 %, ..., 100 % of the pairs)
+    holds every pair whose |difference| is at most that of the pair at position ``k * step`` (cumulative, ties
+    included, so a bucket can hold more pairs than its share; fewer than 10 buckets when #pairs is small, as
+    the authors' loop). Kendall's tau over the bucket's pairs is the authors' ``calculate_tau``,
+    ``(P - Q) / sqrt((P + Q + T) * (P + Q + U))`` (P concordant, Q discordant, T tied by the metric only, U
+    tied by the humans only). System scores are means over inputs.
 
     Parameters
     ----------
     X, Z : array_like (N, M)
         Metric and human scores.
-    deltas : sequence of (low, high)
-        Buckets of ``|b_i - b_j|`` in the units of ``b``.
+    deltas : "percentiles" or sequence of (low, high)
+        ``"percentiles"``: the paper's cumulative buckets above. A sequence: fixed bands
+        ``low <= |b_i - b_j| < high`` in the units of ``b`` (e.g. :data:`DEFAULT_DELTAS`, ROUGE points with
+        ``by`` the ROUGE-1 matrix: one ROUGE band for every metric, *not* the paper's Figure 6).
     by : "metric", "human" or array_like (N, M)
-        ``b``: the metric's scores, the humans', or another score matrix (e.g. ROUGE in points, as the paper
-        buckets every metric's pairs by their ROUGE difference).
+        ``b``: the metric's own scores (the paper), the humans', or another score matrix.
     coefficient : {"kendall", "pairwise-accuracy"}
-        ``"kendall"``: the tau over pairs above; ``"pairwise-accuracy"``: the share of pairs with equal signs.
+        ``"kendall"``: the authors' tau above; ``"pairwise-accuracy"``: the share of pairs with equal signs.
     n_resamples : int
         Boot-Both resamples (systems and inputs; 0 for no interval). A resample's pairs are the pairs of two
         different drawn systems (two copies of one system are not a pair), bucketed by their resampled
-        difference.
+        difference (percentile buckets: the resample's own percentiles).
     confidence_level : float
     rng : Generator, int or None
 
     Returns
     -------
     DeltaCorrelationResult
+        NaN, with a :class:`~metaeval.DegenerateResultWarning` saying why, for a bucket without pairs or whose
+        pairs are all tied by the humans or all by the metric (constant human scores: tau is undefined, and
+        so is its interval).
 
     Examples
     --------
-    Four systems 1 point apart; the metric swaps the two closest:
+    Four systems 1 point apart; the metric swaps the two closest (by the metric, 0.1 apart):
 
     >>> Z = np.repeat([[0.0], [1.0], [2.0], [3.0]], 3, axis=1)
     >>> X = np.repeat([[0.0], [1.0], [3.0], [2.9]], 3, axis=1)
+    >>> res = delta_correlations(X, Z, n_resamples=0)
+    >>> res.percent.tolist(), res.n_pairs.tolist()
+    ([10, 20, 30, 40, 50, 60], [1, 2, 3, 4, 5, 6])
+    >>> [round(t, 3) for t in res.statistic.tolist()]
+    [-1.0, 0.0, 0.333, 0.5, 0.6, 0.667]
+
+    The fixed-band view, every metric's pairs bucketed by the humans' difference:
+
     >>> res = delta_correlations(X, Z, deltas=[(0, 1.5), (1.5, 4)], by="human", n_resamples=0)
     >>> res.n_pairs.tolist(), res.statistic.tolist()
     ([3, 3], [0.3333333333333333, 1.0])
@@ -725,19 +799,28 @@ def delta_correlations(
             raise ValueError(f"by has shape {B.shape} but X has shape {X.shape}")
     if coefficient not in DELTA_COEFFICIENTS:
         raise ValueError(f"coefficient must be one of {DELTA_COEFFICIENTS}, got {coefficient!r}")
-    edges = _check_deltas(deltas)
+    edges = validate_deltas(deltas)
     if n_resamples != 0:
         check_n_resamples(n_resamples)
     check_confidence_level(confidence_level)
     N, M = X.shape
     xm, zm, bm = (snap(A.mean(axis=1))[None, :] for A in (X, Z, B))
     P = N * (N - 1) // 2
-    stat, counts = _bucket_stats(xm, zm, bm, np.ones((1, P), dtype=bool), edges, coefficient)
-    low = np.array([e[0] for e in edges])
-    high = np.array([e[1] for e in edges])
-    ci_low = np.full(len(edges), np.nan)
-    ci_high = np.full(len(edges), np.nan)
-    used = np.zeros(len(edges), dtype=np.int64)
+    stat, counts, thr = _bucket_stats(xm, zm, bm, np.ones((1, P), dtype=bool), edges, coefficient)
+    percent = None
+    if edges is None:
+        _, n_buckets = _percentile_thresholds(np.zeros((1, P)), np.ones((1, P), dtype=bool))
+        K = int(n_buckets[0])
+        stat, counts = stat[:, :K], counts[:, :K]
+        percent = 10 * np.arange(1, K + 1)
+        low, high = np.zeros(K), thr[0, :K]
+    else:
+        K = len(edges)
+        low = np.array([e[0] for e in edges])
+        high = np.array([e[1] for e in edges])
+    ci_low = np.full(K, np.nan)
+    ci_high = np.full(K, np.nan)
+    used = np.zeros(K, dtype=np.int64)
     if n_resamples:
         rows, cols = draw_indices(N, M, n_resamples, "both", np.random.default_rng(rng))
         col_counts = np.zeros((n_resamples, M))
@@ -748,11 +831,25 @@ def delta_correlations(
             res.append(snap(np.take_along_axis(full, rows, axis=1)))
         iu, ju = np.triu_indices(N, k=1)
         distinct = rows[:, iu] != rows[:, ju]
-        boot, _ = _bucket_stats(res[0], res[1], res[2], distinct, edges, coefficient)
-        for k in range(len(edges)):
+        boot, _, _ = _bucket_stats(res[0], res[1], res[2], distinct, edges, coefficient)
+        for k in range(K):
+            if np.isnan(stat[0, k]):
+                continue  # no interval around an undefined statistic
             ok = boot[:, k][~np.isnan(boot[:, k])]
             used[k] = ok.size
             ci_low[k], ci_high[k] = percentile_interval(ok, confidence_level)
+    undefined = [k for k in range(K) if np.isnan(stat[0, k])]
+    if undefined:
+        names = [f"{percent[k]} %" if percent is not None else f"[{low[k]:g}, {high[k]:g})" for k in undefined]
+        empty = [n for k, n in zip(undefined, names) if counts[0, k] == 0]
+        tied = [n for k, n in zip(undefined, names) if counts[0, k] > 0]
+        why = []
+        if empty:
+            why.append(f"bucket(s) {', '.join(empty)} hold no system pair")
+        if tied:
+            why.append(f"in bucket(s) {', '.join(tied)} every pair is tied by the human scores or every pair by the "
+                       "metric (e.g. constant scores), so Kendall's tau is undefined")
+        warn_degenerate(f"delta_correlations: {'; '.join(why)}; their statistic and interval are NaN")
     # one interval per bucket: ConfidenceInterval holds arrays here (its fields are annotated as scalars)
     interval = ConfidenceInterval(ci_low, ci_high)  # type: ignore[arg-type]
-    return DeltaCorrelationResult(low, high, counts[0], stat[0], interval, used, coefficient)
+    return DeltaCorrelationResult(low, high, counts[0], stat[0], interval, used, coefficient, percent)

@@ -2,8 +2,10 @@
 Metrics", and the pairwise statistics of today's metric comparisons, as library calls used by
 ``notebooks/24_deutsch2022_system_level.py``.
 
-* :func:`delta_table`: system-level agreement over the system pairs whose ROUGE difference falls in each delta
-  bucket (the paper's main figure), with Boot-Both intervals;
+* :func:`delta_table`: system-level agreement over the system pairs whose score difference is small (the
+  paper's Figure 6: cumulative deciles of each metric's own |difference|, the authors' tau), or in fixed bands
+  of one score's difference (the labelled alternative), with Boot-Both intervals; :func:`delta_sentences`
+  says what the table shows;
 * :func:`ranking_stability`: how well the system ranking on k judged documents agrees with the ranking on all of
   them, for each score;
 * :func:`agreement_table`, :func:`accuracy_clusters`: pairwise accuracy (Kocmi et al., 2021), acc_eq and its
@@ -35,6 +37,7 @@ import pandas as pd
 from metaeval.data.datasets import DataError, Dataset, known_datasets, load
 from metaeval.stats.agreement import (
     DEFAULT_DELTAS,
+    PERCENTILES,
     delta_correlations,
     pairwise_accuracy,
     soft_pairwise_accuracy,
@@ -48,8 +51,12 @@ __all__ = [
     "ANTHOLOGY",
     "CITATIONS",
     "DEFAULT_DELTAS",
+    "PERCENTILES",
+    "FIGURE6",
     "rouge_points",
+    "check_deltas",
     "delta_table",
+    "delta_sentences",
     "ranking_stability",
     "agreement_table",
     "accuracy_clusters",
@@ -87,19 +94,79 @@ def rouge_points(X: np.ndarray) -> np.ndarray:
     return X * 100.0 if np.nanmax(np.abs(X)) <= 1.0 else X
 
 
+FIGURE6 = {
+    "summeval": {
+        "ROUGE-1": (0.17, 0.08, 0.17, 0.04, 0.00, 0.11, 0.24, 0.33, 0.41, 0.45),
+        "BERTScore": (0.17, 0.42, 0.50, 0.54, 0.60, 0.67, 0.71, 0.71, 0.74, 0.77),
+        "QAEval-F1": (0.50, 0.42, 0.44, 0.50, 0.57, 0.61, 0.67, 0.71, 0.72, 0.75),
+    },
+    "realsumm": {
+        "ROUGE-1": (-0.07, 0.18, 0.33, 0.43, 0.50, 0.57, 0.62, 0.67, 0.71, 0.73),
+        "BERTScore": (0.29, 0.18, 0.12, 0.20, 0.24, 0.36, 0.44, 0.51, 0.53, 0.57),
+        "QAEval-F1": (0.14, 0.18, 0.31, 0.38, 0.49, 0.56, 0.62, 0.67, 0.71, 0.73),
+    },
+}
+"""The authors' printed Figure 6 values, tau at 10 %, 20 %, ..., 100 % of the system pairs
+(CogComp/re-examining-correlations, ``reproducibility/expected.txt``, commit 753c6dd; "fabbri" is SummEval,
+"bhandari" REALSumm). The paper scores the systems on the full CNN/DailyMail test set (11,490 documents), the
+embedded data on the 100 judged ones: the same procedure on other system scores."""
+
+
+def check_deltas(deltas: Any) -> str | list[tuple[float, float]]:
+    """Notebook 24's ``deltas`` checked before anything is computed: None or ``"percentiles"`` (the paper's
+    buckets) or fixed bands ``[[low, high], ...]``.
+
+    Examples
+    --------
+    >>> check_deltas(None), check_deltas([[0, 0.5], [0.5, 100]])
+    ('percentiles', [(0.0, 0.5), (0.5, 100.0)])
+    >>> check_deltas([[1, 0]])
+    Traceback (most recent call last):
+    ...
+    ValueError: deltas must be 'percentiles' (the paper's buckets: deciles of each metric's own |difference|) or
+    fixed bands [[low, high], ...] with 0 <= low < high, got [[1, 0]]; leave it None for the paper's buckets
+    """
+    from metaeval.stats.agreement import validate_deltas
+
+    if deltas is None:
+        return PERCENTILES
+    try:
+        edges = validate_deltas(deltas)
+    except ValueError:
+        raise ValueError(f"deltas must be 'percentiles' (the paper's buckets: deciles of each metric's own "
+                         f"|difference|) or fixed bands [[low, high], ...] with 0 <= low < high, got {deltas!r}; "
+                         "leave it None for the paper's buckets") from None
+    return PERCENTILES if edges is None else edges
+
+
 def delta_table(
     mats: Mapping[str, np.ndarray],
     Z: np.ndarray,
     *,
-    by: np.ndarray | str = "human",
-    deltas: Sequence[tuple[float, float]] = DEFAULT_DELTAS,
+    by: np.ndarray | str = "metric",
+    deltas: str | Sequence[tuple[float, float]] = PERCENTILES,
     coefficient: str = "kendall",
     n_resamples: int = 1000,
     rng: np.random.Generator | int | None = None,
 ) -> pd.DataFrame:
     """One row per (metric, delta bucket): the bucket's pairs, tau (or pairwise accuracy) and its 95% Boot-Both
-    interval (:func:`metaeval.delta_correlations`). ``by``: a score matrix in whose units ``deltas`` are given
-    (the paper: ROUGE points), or ``"metric"`` / ``"human"``. Every metric uses the same resampling draws."""
+    interval (:func:`metaeval.delta_correlations`).
+
+    Default, the paper's Figure 6 as the authors compute it: for each metric, the cumulative deciles of *its
+    own* |difference of system scores| (column ``percent``; ``high`` is the bucket's largest |difference|, the
+    paper's ``u``) and the authors' tie-corrected tau. The alternative view: ``deltas`` fixed bands
+    ``[low, high)`` of the differences of ``by`` (a score matrix in the bands' units, e.g. ROUGE-1 points, the
+    same for every metric; or ``"human"``). Every metric uses the same resampling draws.
+
+    Examples
+    --------
+    >>> Z = np.repeat([[0.0], [1.0], [2.0], [3.0]], 3, axis=1)
+    >>> table = delta_table({"A": Z + [[0], [0], [2], [0.9]], "B": Z}, Z, n_resamples=0)
+    >>> print(table[table["percent"] == 30][["metric", "n_pairs", "high", "statistic"]].to_string(index=False))
+    metric  n_pairs  high  statistic
+         A        3   2.9   0.333333
+         B        3   1.0   1.000000
+    """
     rng = np.random.default_rng(rng)
     seed = int(rng.integers(2**63 - 1))
     frames = []
@@ -110,6 +177,70 @@ def delta_table(
         frame.insert(0, "metric", name)
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)
+
+
+def _ci(row) -> str:
+    """" [low, high]" of a row's interval, or nothing where it has none."""
+    if pd.isna(row["ci_low"]) or pd.isna(row["ci_high"]):
+        return ""
+    return f" [{row['ci_low']:.2f}, {row['ci_high']:.2f}]"
+
+
+def _tau(row) -> str:
+    return "τ undefined (NaN)" if pd.isna(row["statistic"]) else f"τ = {row['statistic']:.2f}{_ci(row)}"
+
+
+def delta_sentences(delta: pd.DataFrame, overall: Mapping[str, float], *, units: str = "") -> list[str]:
+    """The conclusions of :func:`delta_table`, one bullet per metric and a count, generated from the table:
+    the closest bucket against the widest (percentile view: 10 % against 100 %; bands: the first against the
+    last). A bucket without pairs says "no pairs" and carries no interval; the count is over the metrics whose
+    closest bucket has an interval. ``overall``: each metric's tau over all pairs.
+
+    Examples
+    --------
+    >>> rows = [{"metric": "A", "low": 0.0, "high": 0.5, "n_pairs": 0, "statistic": np.nan, "ci_low": np.nan,
+    ...          "ci_high": np.nan}, {"metric": "A", "low": 5.0, "high": 9.0, "n_pairs": 3, "statistic": 1.0,
+    ...          "ci_low": 0.5, "ci_high": 1.0}]
+    >>> for line in delta_sentences(pd.DataFrame(rows), {"A": 1.0}, units="points"):
+    ...     print(line)
+    * **A**: no pairs 0–0.5 points apart, τ = 1.00 [0.50, 1.00] over the 3 pairs 5–9 points apart (all pairs: τ = 1.00).
+    * No metric has an interval on its closest pairs.
+    """
+    percentile = "percent" in delta.columns and delta["percent"].notna().any()
+    lines = []
+    with_ci = including = 0
+    for name in dict.fromkeys(delta["metric"]):
+        block = delta[delta["metric"] == name]
+        first, last = block.iloc[0], block.iloc[-1]
+        if percentile:
+            near = (f"{_tau(first)} over the {int(first['percent'])} % of pairs closest by its own score "
+                    f"({int(first['n_pairs'])} pairs, |difference| ≤ {first['high']:.3g})")
+            far = f"{_tau(last)} over all {int(last['n_pairs'])} pairs"
+        else:
+            def where(row):
+                return f"{row['low']:g}–{row['high']:g}{' ' + units if units else ''} apart"
+            near = (f"no pairs {where(first)}" if first["n_pairs"] == 0
+                    else f"{_tau(first)} over the {int(first['n_pairs'])} pairs {where(first)}")
+            far = (f"no pairs {where(last)}" if last["n_pairs"] == 0
+                   else f"{_tau(last)} over the {int(last['n_pairs'])} pairs {where(last)}")
+        # the percentile view's last bucket is all pairs already
+        text = f"* **{name}**: {near}, {far}" + ("" if percentile else f" (all pairs: τ = {overall[name]:.2f})")
+        if _ci(first):
+            with_ci += 1
+            inside = first["ci_low"] <= 0 <= first["ci_high"]
+            including += int(inside)
+            text += "; the closest-pairs interval " + ("includes 0." if inside else "excludes 0.")
+        else:
+            text += "."
+        lines.append(text)
+    if with_ci:
+        lines.append(f"* For {including} of {with_ci} metrics the 95% Boot-Both interval of τ on the closest pairs "
+                     "includes 0: on differences that small, the data cannot show that these metrics order systems "
+                     "better than chance. (Intervals, not tests between buckets: nothing here compares two buckets' "
+                     "τ.)")
+    else:
+        lines.append("* No metric has an interval on its closest pairs.")
+    return lines
 
 
 def ranking_stability(
@@ -214,7 +345,26 @@ def read_unjudged(path: str | Path, systems: Sequence[str], scores: Sequence[str
     one column per score name: one N x M' matrix per score, rows in the order of ``systems``.
 
     Every system of the dataset must be present with the same documents; extra systems are an error (they
-    would silently drop out of the correlation)."""
+    would silently drop out of the correlation). This is notebook 24's ``unjudged_scores``: with the metrics'
+    scores on the other CNN/DailyMail test documents (the paper's setting), ``metaeval run 24 -p dataset realsumm
+    -p unjudged_scores unjudged.csv`` adds ``unjudged_cis.csv``.
+
+    Examples
+    --------
+    A file with two unjudged documents for every REALSumm system, scored by ROUGE-1 recall:
+
+    >>> import tempfile
+    >>> from metaeval.datasets import load
+    >>> ds = load("realsumm")
+    >>> rows = [{"system": s, "input": f"test-{j}", "rouge-1.recall": [0.40, 0.41][j]} for s in ds.systems
+    ...         for j in range(2)]
+    >>> path = Path(tempfile.mkdtemp()) / "unjudged.csv"
+    >>> pd.DataFrame(rows).to_csv(path, index=False)
+    >>> print(path.read_text().splitlines()[:3])
+    ['system,input,rouge-1.recall', 'banditsumm_out,test-0,0.4', 'banditsumm_out,test-1,0.41']
+    >>> read_unjudged(path, ds.systems, ["rouge-1.recall"])["rouge-1.recall"].shape
+    (24, 2)
+    """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"unjudged_scores: no file {path}; give a CSV with columns system, input, <score>...")
@@ -388,16 +538,21 @@ def choose_metrics(
 @dataclass(frozen=True)
 class BucketChoice:
     """The score whose system differences define the delta buckets: its name, its label, and a note when it is
-    not the one asked for (the paper's ROUGE-1 is missing)."""
+    not the one asked for (the paper's ROUGE-1 is missing). ``own``: each metric's own score (the paper's
+    percentile buckets; ``score`` is None)."""
 
-    score: str
+    score: str | None
     label: str
     human: bool = False
     note: str | None = None
+    own: bool = False
 
 
-def choose_bucket(ds: Dataset, bucket_score: str | None, choice: MetricChoice, *, human: str) -> BucketChoice:
-    """Resolve ``bucket_score``: None is the dataset's ROUGE-1 (recall on a recall-oriented dataset, F
+def choose_bucket(
+    ds: Dataset, bucket_score: str | None, choice: MetricChoice, *, human: str, percentiles: bool = False
+) -> BucketChoice:
+    """Resolve ``bucket_score``. With ``percentiles`` (the paper's buckets), None is each metric's own score.
+    With fixed bands, None is the dataset's ROUGE-1 (recall on a recall-oriented dataset, F
     otherwise; under any spelling), else the first metric; ``"human"`` the ground truth; otherwise a metric's
     label or any score of the dataset.
 
@@ -407,7 +562,9 @@ def choose_bucket(ds: Dataset, bucket_score: str | None, choice: MetricChoice, *
     >>> ds = load("realsumm")
     >>> choice = choose_metrics(ds, None, human=ds.default_human, embedded=True)
     >>> choose_bucket(ds, None, choice, human=ds.default_human)
-    BucketChoice(score='rouge-1.recall', label='ROUGE-1', human=False, note=None)
+    BucketChoice(score='rouge-1.recall', label='ROUGE-1', human=False, note=None, own=False)
+    >>> choose_bucket(ds, None, choice, human=ds.default_human, percentiles=True).own
+    True
     >>> few = choose_metrics(ds, ["rouge-2.recall", "qa-eval.f1"], human=ds.default_human, embedded=True)
     >>> choose_bucket(ds, "ROUGE-3", few, human=ds.default_human)
     Traceback (most recent call last):
@@ -418,6 +575,8 @@ def choose_bucket(ds: Dataset, bucket_score: str | None, choice: MetricChoice, *
     from metaeval.studies.deutsch import paper_metrics
 
     by_label = {label: score for score, label in choice.labels.items()}
+    if bucket_score is None and percentiles:
+        return BucketChoice(None, "its own score", own=True)
     if bucket_score is None:
         rouge1 = paper_metrics(ds.score_names, recall_oriented=ds.recall_oriented).get("ROUGE-1")
         if rouge1 is not None:

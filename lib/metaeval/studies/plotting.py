@@ -12,8 +12,8 @@ from pathlib import Path
 
 import matplotlib
 
-__all__ = ["show_table", "FigureLayoutError", "FigureLayoutWarning", "LayoutProblem", "layout_problems", "save_figure",
-           "use_compendium_style", "wrap_label"]
+__all__ = ["show_table", "FigureLayoutError", "FigureLayoutWarning", "LayoutProblem", "delta_figure",
+           "layout_problems", "save_figure", "use_compendium_style", "wrap_label"]
 
 #: Extra room (inches) around the tight bounding box of a saved figure.
 PAD_INCHES = 0.08
@@ -313,4 +313,56 @@ def significance_heatmap(pvalues, *, alpha: float = 0.05, labels=None, title: st
         ax.set_title(title, fontsize=10, pad=12)  # clear of the colorbar's top tick label
     ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="p-value (significant cells)")
     ax.figure.tight_layout(rect=(0, 0.06 if key else 0, 1, 1))
+    return ax
+
+
+def delta_figure(delta, *, title: str = "", xlabel: str = "", units: str = "", ax=None):
+    """Deutsch, Dror & Roth (2022)'s delta-correlation figure from a :func:`metaeval.studies.deutsch2022.delta_table`:
+    tau and its 95% interval per metric and bucket.
+
+    The percentile view (a ``percent`` column) draws one line per metric over the percent of system pairs used
+    (the paper's Figure 6); the fixed-band view one group of points per band, labelled with its pair count. The
+    legend stands right of the axes, clear of every point and error bar (inside, it covered the bars of two
+    buckets). Buckets without a statistic draw nothing.
+    """
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    names = list(dict.fromkeys(delta["metric"]))
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9, 4.5))
+    percentile = "percent" in delta.columns and delta["percent"].notna().any()
+    width = 0.8 / len(names)
+    # more than 10 metrics: tab20, so that no two metrics share a colour
+    colors = [plt.get_cmap("tab20")(k % 20) if len(names) > 10 else f"C{k}" for k in range(len(names))]
+    for k, name in enumerate(names):
+        block = delta[delta["metric"] == name]
+        yerr = np.vstack([block["statistic"] - block["ci_low"], block["ci_high"] - block["statistic"]])
+        yerr = np.where(np.isnan(yerr), 0.0, yerr)
+        if percentile:
+            # small offsets keep the error bars of metrics at one percent apart
+            x = block["percent"].to_numpy(dtype=float) + (k - (len(names) - 1) / 2) * min(0.6, 6.0 / len(names))
+            ax.errorbar(x, block["statistic"], yerr=yerr, fmt="-o", markersize=3, capsize=2, linewidth=1,
+                        label=name, color=colors[k])
+        else:
+            x = np.arange(len(block)) - 0.4 + (k + 0.5) * width
+            ax.errorbar(x, block["statistic"], yerr=yerr, fmt="o", markersize=3, capsize=2, label=name,
+                        color=colors[k])
+    if percentile:
+        percents = sorted(delta["percent"].dropna().unique())
+        ax.set_xticks(percents, [f"{p:g}%" for p in percents])
+        ax.set_xlabel(xlabel or "percent of system pairs used (closest first, by each metric's own |difference|)")
+    else:
+        first = delta[delta["metric"] == names[0]]
+        ax.set_xticks(np.arange(len(first)), [f"[{lo:g}, {hi:g})\n{int(n)} pairs"
+                                              for lo, hi, n in zip(first["low"], first["high"], first["n_pairs"])])
+        # half a band of room at each end: with few bands the outer labels ran into the y label
+        ax.set_xlim(-0.75, len(first) - 0.25)
+        ax.set_xlabel(xlabel or (f"|difference| ({units})" if units else "|difference|"))
+    ax.axhline(0, color="grey", linewidth=0.8)
+    ax.set_ylabel("Kendall's τ over the pairs (95% Boot-Both CI)")
+    if title:
+        ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    ax.figure.tight_layout()
     return ax
