@@ -123,7 +123,7 @@ print(f"{ds.name}: {len(ds.systems)} systems x {len(ds.inputs)} inputs; ground t
 # ours in `results/README.md`).
 
 # %%
-from metaeval.studies.plotting import delta_figure
+from metaeval.studies.plotting import delta_figure, show_table
 
 if bucket.own:
     by, by_name, units = "metric", "each metric's own score", ""
@@ -143,7 +143,7 @@ ax = delta_figure(delta, units=units, xlabel=xlabel,
                   title=f"System-level τ over close system pairs ({ds.name}, {nb.name(human)}; {view})")
 nb.save_figure(ax.figure, "delta_correlations")
 plt.show()
-delta.round(3)
+show_table(delta)
 
 # %%
 overall = {name: metaeval.correlate(X, Z, level="system", coefficient="kendall") for name, X in mats.items()}
@@ -218,7 +218,7 @@ else:
     full = d22.unjudged_cis({labels[m]: ds.matrix(m) for m in extra},
                             {labels[m]: v for m, v in extra.items()}, Z, n_resamples=n_resamples, rng=rng)
     nb.save_table(full, "unjudged_cis.csv", index=False, float_format="%.4f")
-    display(full.round(3))  # noqa: F821 - IPython
+    display(show_table(full))  # noqa: F821 - IPython
 
 # %% [markdown]
 # ## Pairwise accuracy, acc_eq and soft pairwise accuracy, with significance clusters
@@ -246,7 +246,7 @@ table = table.merge(clusters[["metric", "rank"]], on="metric").sort_values(["ran
 nb.save_table(table, "agreement_table.csv", index=False, float_format="%.4f")
 nb.save_table(pd.DataFrame(tests.pvalues, index=list(tests.names), columns=list(tests.names)),
               "pairwise_accuracy_pvalues.csv", float_format="%.6g")
-table.round(3)
+show_table(table)
 
 # %%
 top = table[table["rank"] == 1]
@@ -296,6 +296,6 @@ if not replication.skipped:
         ps = ", ".join(f"{d} p = {row[f'p_{d}']:.3g}" for d in per_dataset)
         lines.append(f"  * {row['metric_a']} > {row['metric_b']}: {ps}; on all: p = {row['p_all']:.3g}.")
     nb.report("\n".join(lines), "replicability_conclusions.md")
-    display(replic.head(15).round(4))  # noqa: F821 - IPython
+    display(show_table(replic.head(15), digits=4))  # noqa: F821 - IPython
 else:
     print(replication.note)

@@ -56,6 +56,7 @@ import pandas as pd
 
 from metaeval.run.session import start
 from metaeval.studies import atlas
+from metaeval.studies.plotting import show_table
 
 loaded, skipped = atlas.load_datasets(datasets)
 if not loaded:
@@ -127,7 +128,7 @@ for name, (entry, ds) in loaded.items():
 table = pd.concat(frames, ignore_index=True)
 nb.save_table(table, "correlations.csv", index=False, float_format="%.4f")
 nb.report("\n".join(atlas.correlation_sentences(table, statistic=forest_statistic)), "correlations.md")
-table[table["statistic"] == forest_statistic].round(3).head(30)
+show_table(table[table["statistic"] == forest_statistic].head(30))
 
 # %% [markdown]
 # ## Forest plots: each metric across datasets
