@@ -282,3 +282,17 @@ def test_moderate_data_are_not_rescaled():
         warnings.simplefilter("error")
         assert metaeval.correlate(X, Z, level="summary") == pytest.approx(expected, abs=1e-15)
         assert metaeval.correlate(X * 2.0**-500, Z, level="summary") == pytest.approx(expected, abs=1e-12)
+
+
+def test_import_counts_records_against_the_rows_of_the_table():
+    # issue 38: "wrote 1300 records" for a table of 1,200 rows, with no word on where the other 100 came from
+    import pandas as pd
+
+    from metaeval.data.tabular import import_table
+
+    frame = pd.DataFrame({"doc": ["d1", "d1", "d2", "d2"], "system": ["A", "B", "A", "B"],
+                          "summary": ["a b", "c d", "e f", "g h"], "reference": ["r1", "r1", "r2", "r2"],
+                          "relevance": [1, 2, 3, 4]})
+    result = import_table(frame, "unused", dry_run=True)
+    assert (result.n_records, result.n_rows, result.n_input_records) == (6, 4, 2)
+    assert result.describe() == "6 records from 4 rows (2 of them input-level records holding each document's references)"

@@ -629,6 +629,19 @@ class ImportResult:
     columns: ColumnMap
     n_records: int
     files: tuple[str, ...]
+    #: rows of the table read, and how many of the records are input-level (a document's references, written
+    #: once for every system of the document)
+    n_rows: int = 0
+    n_input_records: int = 0
+
+    def describe(self) -> str:
+        """E.g. ``1300 records from 1200 rows (100 of them input-level records holding each document's
+        references)``: the count a user can check against the table."""
+        text = f"{self.n_records} records from {self.n_rows} rows"
+        if self.n_input_records:
+            text += (f" ({self.n_input_records} of them input-level records holding each document's "
+                     "references)")
+        return text
 
 
 def import_table(
@@ -679,7 +692,8 @@ def import_table(
         parse_record(record, where)
     dest = Path(dest)
     files = ("records.jsonl", "dataset.yml")
-    result = ImportResult(dest, columns, len(records), files)
+    result = ImportResult(dest, columns, len(records), files, n_rows=len(frame),
+                          n_input_records=sum("summarizer_id" not in record for _, record in records))
     if dry_run:
         return result
     try:

@@ -399,9 +399,9 @@ def cmd_import(args) -> int:
                           reference=args.reference, score=args.score, human=args.human, ignore=args.ignore,
                           dry_run=args.dry_run, show=print)
     if args.dry_run:
-        print(f"{result.n_records} records checked; nothing written (--dry-run)")
+        print(f"{result.describe()} checked; nothing written (--dry-run)")
     else:
-        print(f"wrote {result.n_records} records to {result.dest} ({', '.join(result.files)}); next: "
+        print(f"wrote {result.describe()} to {result.dest} ({', '.join(result.files)}); next: "
               f"metaeval describe {result.dest}")
     return 0
 
