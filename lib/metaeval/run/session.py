@@ -194,12 +194,9 @@ def start(
     needed: list[str] = [s for s in dict.fromkeys([resolved, *scores]) if s is not None]
     # the error names what the notebook's user can do where they are: its `incomplete` parameter (keep-nan
     # only where its comment lists it), or, without one, complete the data or choose complete scores
-    if incomplete is None:
-        fix = ("this notebook has no `incomplete` parameter: complete the missing cells or choose complete scores "
-               "(`metaeval describe DATASET` lists the missing cells)")
-    else:
-        fix = ("set the notebook's parameter `incomplete`: `-p incomplete drop-inputs` or `-p incomplete "
-               "drop-systems` on the command line (`metaeval params NN` lists its choices)")
+    from metaeval.run.preflight import incomplete_fix
+
+    fix = incomplete_fix(incomplete is not None)  # one wording with the runner's check before the kernel
     ds = ds.require(scores=needed, texts=texts, incomplete=incomplete or "raise",  # type: ignore[arg-type]
                     purpose=purpose, fix=fix)
     out = _resolve_output_dir(paper, dataset, output_dir) if resolve else Path(output_dir or ".")
