@@ -48,11 +48,15 @@ def check_needs(needs, entry, ds) -> str | None:
     >>> from types import SimpleNamespace as S
     >>> check_needs(["texts", "systems>=4"], S(language="en"), S(has_texts=True, shape=(3, 10)))
     'only 3 systems (needs at least 4)'
+    >>> check_needs(["metrics"], S(language="en"), S(has_texts=False, score_names=["mqm"], human_scores=["mqm"]))
+    'no metric scores, and no summaries with references to compute ROUGE from: nothing to compare'
     """
     for need in needs or []:
         need = str(need)
         if need == "texts" and not ds.has_texts:
             return "no summaries and references (texts) in this dataset"
+        if need == "metrics" and not ds.has_texts and not set(ds.score_names) - set(ds.human_scores):
+            return "no metric scores, and no summaries with references to compute ROUGE from: nothing to compare"
         m = re.fullmatch(r"systems>=(\d+)", need)
         if m and ds.shape[0] < int(m.group(1)):
             return f"only {ds.shape[0]} systems (needs at least {m.group(1)})"
