@@ -171,7 +171,9 @@ def test_generated_sentences_name_the_test_and_never_equality():
     table = pd.DataFrame([{"dataset": "d", "metric": "m", "level": "system", "statistic": "pearson", "value": 0.5,
                            "ci_low": 0.1, "ci_high": 0.95, "noise_ceiling": 0.9, "disattenuated": 0.5 / 0.9}])
     text = " ".join(atlas.correlation_sentences(table))
-    assert "Boot-Both" in text and "reaches" in text and "disattenuated" in text
+    assert "Boot-Both" in text and "disattenuated" in text and "0.556" in text
+    # the interval against the ceiling's point estimate is no test: no sentence claims a gap or its absence
+    assert "no test of the gap" in text and "reaches" not in text and "measurably" not in text
     pc = pd.DataFrame([{"metric_a": "a", "metric_b": "b", "k": 2, "p_u1": 0.01, "p_u2": 0.3, "q_u1": 0.01,
                         "q_u2": 0.3, "u_fdr": 1}])
     text = " ".join(atlas.replication_sentences(pc))
@@ -194,3 +196,15 @@ def test_run_all_leaves_the_atlas_to_make_atlas():
 
     assert not [r for r in plan_all() if "70_atlas" in r.notebook]
     assert [r.label for r in plan_all(["70"])] == ["70_atlas"]
+
+
+def test_needs_name_what_a_dataset_lacks():
+    from types import SimpleNamespace as S
+
+    from metaeval.run.atlas import check_needs
+
+    human_only = S(has_texts=False, score_names=["mqm"], human_scores=["mqm"], shape=(10, 50))
+    assert "nothing to compare" in check_needs(["metrics"], S(language="en"), human_only)
+    many = S(has_texts=False, score_names=["h", *[f"m{i}" for i in range(72)]], human_scores=["h"], shape=(11, 96))
+    assert "72 metric scores" in check_needs(["metric_scores<=40"], S(language="en"), many)
+    assert check_needs(["metrics", "metric_scores<=72"], S(language="en"), many) is None

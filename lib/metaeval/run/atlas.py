@@ -60,6 +60,11 @@ def check_needs(needs, entry, ds) -> str | None:
         m = re.fullmatch(r"systems>=(\d+)", need)
         if m and ds.shape[0] < int(m.group(1)):
             return f"only {ds.shape[0]} systems (needs at least {m.group(1)})"
+        m = re.fullmatch(r"metric_scores<=(\d+)", need)
+        if m and len(set(ds.score_names) - set(ds.human_scores)) > int(m.group(1)):
+            n = len(set(ds.score_names) - set(ds.human_scores))
+            return (f"{n} metric scores: this notebook tests every pair of them, more than the atlas budget allows "
+                    f"(at most {m.group(1)}); run it on this dataset with -p metrics '[NAME, ...]'")
         m = re.fullmatch(r"language=(\w+)", need)
         if m and entry.language.split("-")[-1].strip() != m.group(1):
             return f"texts in {entry.language!r}; this notebook handles {m.group(1)!r} only"
