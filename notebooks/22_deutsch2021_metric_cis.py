@@ -57,6 +57,7 @@ import seaborn as sns
 import metaeval
 from metaeval import deutsch
 from metaeval.plotting import significance_heatmap
+from metaeval.studies.plotting import interval_errorbar
 from metaeval.run.session import start
 
 left_out: list[str] = []
@@ -114,8 +115,8 @@ fig, ax = plt.subplots(figsize=(7.5, 0.42 * len(order) + 1.6))
 for k, (level, block) in enumerate(cis.groupby("level", sort=False)):
     block = block.set_index("metric_name").loc[order]
     y = np.arange(len(order)) + (0.17 if level == "system" else -0.17)
-    ax.errorbar(block["r"], y, xerr=[block["r"] - block["low"], block["high"] - block["r"]], fmt="o", markersize=4,
-                capsize=3, color=palette.get(level, f"C{k}"), label=f"{level} level")
+    interval_errorbar(ax, block["r"], y, xerr=[block["r"] - block["low"], block["high"] - block["r"]], fmt="o",
+                      markersize=4, capsize=3, color=palette.get(level, f"C{k}"), label=f"{level} level")
 ax.set_yticks(np.arange(len(order)), order)
 ax.invert_yaxis()
 ax.axvline(0, color="grey", linewidth=0.8)

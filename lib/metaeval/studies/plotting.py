@@ -12,8 +12,8 @@ from pathlib import Path
 
 import matplotlib
 
-__all__ = ["show_table", "FigureLayoutError", "FigureLayoutWarning", "LayoutProblem", "delta_figure",
-           "layout_problems", "save_figure", "use_compendium_style", "wrap_label"]
+__all__ = ["show_table", "interval_errorbar", "FigureLayoutError", "FigureLayoutWarning", "LayoutProblem",
+           "delta_figure", "layout_problems", "save_figure", "use_compendium_style", "wrap_label"]
 
 #: Extra room (inches) around the tight bounding box of a saved figure.
 PAD_INCHES = 0.08
@@ -77,6 +77,43 @@ def show_table(frame, *, digits: int = 3, index: bool | None = None, caption: st
     if caption:
         styler = styler.set_caption(caption)
     return styler
+
+
+def interval_errorbar(ax, x, y, *, xerr=None, yerr=None, **kwargs):
+    """``ax.errorbar`` for confidence intervals that need not contain their estimate.
+
+    A percentile bootstrap interval can lie wholly on one side of the point estimate (few systems, a skewed
+    statistic); matplotlib refuses such error bars ("must not contain negative values"). Then every interval of
+    the call is drawn as a line from its lower to its upper end, exactly where it is, with the estimates as
+    markers; otherwise this is ``ax.errorbar`` itself (the same figure, byte for byte).
+
+    Examples
+    --------
+    >>> import matplotlib; matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> _ = interval_errorbar(ax, [0, 1], [0.5, 0.2], yerr=[[0.1, -0.05], [0.2, 0.3]], fmt="o")
+    >>> [round(float(v), 2) for v in ax.collections[0].get_segments()[1][:, 1]]  # the second interval
+    [0.25, 0.5]
+    >>> plt.close(fig)
+    """
+    import numpy as np
+
+    err = xerr if xerr is not None else yerr
+    if err is None:
+        return ax.errorbar(x, y, **kwargs)
+    lower, upper = (np.asarray(e, dtype=float) for e in err)
+    if not (np.nanmin(lower, initial=0.0) < 0 or np.nanmin(upper, initial=0.0) < 0):
+        return ax.errorbar(x, y, xerr=xerr, yerr=yerr, **kwargs)
+    centre = np.asarray(x if xerr is not None else y, dtype=float)
+    other = np.asarray(y if xerr is not None else x, dtype=float)
+    line_kw = {"color": kwargs.get("color"), "linewidth": kwargs.get("elinewidth", 1.0)}
+    if xerr is not None:
+        ax.hlines(other, centre - lower, centre + upper, **line_kw)
+    else:
+        ax.vlines(other, centre - lower, centre + upper, **line_kw)
+    kwargs = {k: v for k, v in kwargs.items() if k not in ("capsize", "elinewidth")}
+    return ax.errorbar(x, y, **kwargs)
 
 
 def use_compendium_style() -> None:
@@ -342,12 +379,12 @@ def delta_figure(delta, *, title: str = "", xlabel: str = "", units: str = "", a
         if percentile:
             # small offsets keep the error bars of metrics at one percent apart
             x = block["percent"].to_numpy(dtype=float) + (k - (len(names) - 1) / 2) * min(0.6, 6.0 / len(names))
-            ax.errorbar(x, block["statistic"], yerr=yerr, fmt="-o", markersize=3, capsize=2, linewidth=1,
-                        label=name, color=colors[k])
+            interval_errorbar(ax, x, block["statistic"], yerr=yerr, fmt="-o", markersize=3, capsize=2, linewidth=1,
+                              label=name, color=colors[k])
         else:
             x = np.arange(len(block)) - 0.4 + (k + 0.5) * width
-            ax.errorbar(x, block["statistic"], yerr=yerr, fmt="o", markersize=3, capsize=2, label=name,
-                        color=colors[k])
+            interval_errorbar(ax, x, block["statistic"], yerr=yerr, fmt="o", markersize=3, capsize=2, label=name,
+                              color=colors[k])
     if percentile:
         percents = sorted(delta["percent"].dropna().unique())
         ax.set_xticks(percents, [f"{p:g}%" for p in percents])
