@@ -131,8 +131,9 @@ if len(tests):
     grid = cards.significance_grid(tests, alpha=alpha, name=name)
     n_rows, n_cols = grid.evidence.shape
     # sized for the one-page report, where it is printed about 6 cm wide and shown about 460 px wide on a
-    # 1,280 px screen: cell text of 9 pt keeps at least 9 px there
-    fig, ax = plt.subplots(figsize=(1.2 * n_cols + 3.0, 0.6 * n_rows + 1.9))
+    # 1,280 px screen: cell text of 9 pt keeps about 9.5 px there (a narrower figure ran the title of a long
+    # metric name into the colour bar's label)
+    fig, ax = plt.subplots(figsize=(1.4 * n_cols + 3.4, 0.6 * n_rows + 1.9))
     sns.heatmap(grid.evidence, vmin=-grid.limit, vmax=grid.limit, center=0, cmap="RdBu_r", annot=grid.labels,
                 fmt="", annot_kws={"fontsize": 9}, linewidths=0.5, linecolor="white",
                 cbar_kws={"label": "adjusted p\n(red: new better, blue: baseline better)"}, ax=ax)

@@ -364,7 +364,15 @@ def assemble(results: Path, src: Path, only: str | None = None, api: bool = True
     folders += sorted({p.parent for p in results.glob("atlas/*/*/*.ipynb")})
     if (results / "atlas" / "README.md").is_file():
         index = (results / "atlas" / "README.md").read_text(encoding="utf-8")
-        index = re.sub(r"\]\(([^)]+?)/\)", lambda m: f"](results/atlas/{m.group(1)}/outputs.md)", index)
+        built = {f.relative_to(results).as_posix() for f in folders
+                 if _selected(f.relative_to(results).as_posix(), only) and _is_shown_run(f, results)}
+
+        def link(m: re.Match) -> str:
+            # a run folder with a page here is linked; one not built (a partial build, a failed run) stays text
+            rel = f"atlas/{m.group(2)}"
+            return f"[{m.group(1)}](results/{rel}/outputs.md)" if rel in built else m.group(1)
+
+        index = re.sub(r"\[([^\]]*)\]\(([^)]+?)/\)", link, index)
         (src / "atlas.md").write_text(index, encoding="utf-8")
     for folder in folders:
         rel = folder.relative_to(results).as_posix()

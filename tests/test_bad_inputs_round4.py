@@ -145,7 +145,7 @@ def test_williams_on_three_systems_is_nan_with_a_warning():
     X = np.array([[0.1, 0.5, 0.2], [0.4, 0.2, 0.9], [0.3, 0.8, 0.4]])
     Y = np.array([[0.2, 0.1, 0.7], [0.1, 0.6, 0.3], [0.9, 0.3, 0.5]])
     Z = np.array([[1.0, 2.0, 4.0], [3.0, 1.0, 2.0], [2.0, 5.0, 1.0]])
-    with pytest.warns(DegenerateResultWarning, match="n - 3 degrees of freedom and n = 3 at the system level"):
+    with pytest.warns(DegenerateResultWarning, match="n - 3 degrees of freedom and needs n >= 4, got n = 3 at the system level"):
         res = metaeval.williams_test(X, Y, Z)
     assert np.isnan(res.statistic) and np.isnan(res.pvalue) and res.df == 0
     with pytest.warns(DegenerateResultWarning, match="n = 3"):

@@ -180,7 +180,10 @@ def test_no_pickle_in_the_library():
     import re
 
     lib = Path(__file__).resolve().parents[1] / "lib" / "metaeval"
-    allowed: set[str] = set()
+    # the one exception: `metaeval download newsroom` converts the source's data.pkl once, with an Unpickler
+    # whose find_class refuses every class and function (plain data only; a planted os.system pickle is refused
+    # in tests/test_download.py); no cache or dataset the library reads at run time is a pickle
+    allowed: set[str] = {"data/_converters.py"}
     found = sorted(p.relative_to(lib).as_posix() for p in lib.rglob("*.py")
                    if re.search(r"\bpickle\.(loads?|dumps?)\b|read_pickle|to_pickle|allow_pickle=True",
                                 p.read_text(encoding="utf-8")))

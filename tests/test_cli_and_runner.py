@@ -60,7 +60,8 @@ def test_runner_rejects_unknown_notebook_and_parameter():
 
 def test_failed_notebook_names_cell_and_leaves_nothing(tmp_path):
     out = tmp_path / "res"
-    with pytest.raises(NotebookError, match=r"00_dataset_check\.py failed in cell .*DataError"):
+    # a dataset that does not load fails before a kernel starts (run/preflight.py), naming it
+    with pytest.raises(NotebookError, match=r"00_dataset_check\.py: unknown dataset 'no-such-dataset'"):
         run_notebook("00", {"dataset": "no-such-dataset", "output_dir": str(out)})
     assert not out.exists() or not any(out.iterdir())
     assert not any(p.name.startswith(".partial") for p in tmp_path.iterdir())

@@ -26,9 +26,9 @@ def test_dependencies_follow_the_imports_transitively():
 
 
 @pytest.mark.parametrize("module, importers", [
-    # notebook 61 through studies/card, notebook 24 through studies/deutsch2022
-    ("metaeval/studies/deutsch.py", {"20", "21", "22", "23", "24", "61"}),
-    ("metaeval/studies/lin.py", {"30"}),
+    # notebook 61 through studies/card, notebook 24 through studies/deutsch2022, notebook 70 through studies/atlas
+    ("metaeval/studies/deutsch.py", {"20", "21", "22", "23", "24", "61", "70"}),
+    ("metaeval/studies/lin.py", {"30", "70"}),
     ("metaeval/studies/miloulis.py", {"40"}),
     ("metaeval/studies/primer.py", {"01"}),
     # reached through the short alias metaeval.planning (60) and studies/card (61), resolved without importing

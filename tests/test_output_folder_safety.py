@@ -140,11 +140,12 @@ def test_a_previous_run_with_an_edited_file_is_not_replaced(finished_run):
 def test_failed_run_keeps_previous_results_and_its_own_in_failed_folder(finished_run):
     before = _tree(finished_run)
     with pytest.raises(nbrun.NotebookFailed, match=r"failed in cell \d+ .*DataError.*\.failed.*untouched"):
-        nbrun.run_notebook("23", {"output_dir": str(finished_run), "dataset": "no-such-dataset"})
+        # a human score the dataset lacks fails in a cell (a dataset that does not load fails before the kernel)
+        nbrun.run_notebook("23", {"output_dir": str(finished_run), "human": "no-such-score"})
     assert _tree(finished_run) == before
     failed = finished_run.parent / f"{finished_run.name}.{STEM23}.failed"
     note = (failed / "FAILED.txt").read_text()
-    assert "failed in cell" in note and "no-such-dataset" in note
+    assert "failed in cell" in note and "no-such-score" in note
     assert json.loads((failed / manifest_name(STEM23)).read_text())["status"] == "failed"
     assert any(p.suffix == ".ipynb" for p in failed.iterdir())  # the executed notebook, up to the failing cell
     assert not [p for p in finished_run.parent.iterdir() if p.name.startswith(".partial")]

@@ -207,13 +207,6 @@ def check_run(notebook: str | os.PathLike, parameters: Mapping[str, Any] | None 
             parameters["dataset"] = str(Path(dataset).expanduser().resolve())
     parameters = check_parameters(declared, parameters, where=path.name)
     check_choices(parameter_docs(path), parameters, where=path.name)  # `a | b | c` comments, before a kernel
-    from metaeval.data.formats import DataError
-    from metaeval.run.preflight import check_data
-
-    try:  # the data checks that need no kernel: seconds, not a minute into cell 3
-        check_data(path.stem, declared, parameters)
-    except DataError as exc:
-        raise NotebookError(f"{path.name}: {exc}") from None
     requested = parameters.get("output_dir")
     final = resolve_output_dir(path, parameters) if requested is None else absolute_path(requested)
     final = check_target(final, path.stem, given=requested, paper=_paper(path))
@@ -280,6 +273,13 @@ def run_notebook(
 
     path, parameters, final = check_run(notebook, parameters)
     declared = notebook_parameters(path)
+    from metaeval.data.formats import DataError
+    from metaeval.run.preflight import check_data
+
+    try:  # the data checks that need no kernel: seconds, not a minute into cell 3
+        check_data(path.stem, declared, parameters)
+    except DataError as exc:
+        raise NotebookError(f"{path.name}: {exc}") from None
     effective = {**declared, **parameters}
     from metaeval.run.incremental import fingerprint
 

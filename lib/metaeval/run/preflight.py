@@ -61,8 +61,8 @@ def check_data(notebook: str, declared: Mapping[str, Any], parameters: Mapping[s
     named = [n for key in SCORE_PARAMETERS if key in declared
              for n in _names(parameters.get(key, declared.get(key)))]
     human = parameters.get("human", declared.get("human")) if "human" in declared else None
-    if "human" in declared and human is None and ds.default_human:
-        named.append(ds.default_human)
+    if "human" in declared and human is None and ds.info.default_human:
+        named.append(ds.info.default_human)  # (ds.default_human raises when there is none: the notebook says so)
     needed = [n for n in dict.fromkeys(named) if n in ds.score_names]
     if needed:
         ds.require(scores=needed, incomplete="raise", purpose=f"notebook {notebook}",

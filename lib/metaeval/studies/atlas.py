@@ -548,8 +548,11 @@ def load_datasets(names: Sequence[str] = ()) -> tuple[dict[str, tuple[AtlasEntry
             ds = _datasets.load(name)
         except Exception as exc:  # noqa: BLE001 - the reason is reported, the other datasets go on
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            hint = f" (run `metaeval download {name}`)" if entry.distribution == "download" else ""
-            skipped[name] = f"does not load here{hint}: {first}"
+            if entry.distribution == "download":
+                # the reason without this machine's folders: it is written into committed pages
+                skipped[name] = f"not downloaded here (run `metaeval download {name}`)"
+            else:
+                skipped[name] = f"does not load here: {first}"
             continue
         human = entry.default_human
         if human not in ds.score_names:
