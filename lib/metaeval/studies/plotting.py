@@ -65,13 +65,21 @@ def show_table(frame, *, digits: int = 3, index: bool | None = None, caption: st
     >>> html = show_table(pd.DataFrame({"tau_low": [0.12345], "n": [3]})).to_html()
     >>> "tau low" in html, "0.123" in html, "0.12345" in html
     (True, True, False)
+    >>> html == show_table(pd.DataFrame({"tau_low": [0.12345], "n": [3]})).to_html()  # no random ids
+    True
     """
     import pandas as pd
 
     frame = frame.to_frame() if isinstance(frame, pd.Series) else frame
     keep_index = index if index is not None else any(name is not None for name in frame.index.names)
     shown = frame.rename(columns=lambda c: str(c).replace("_", " ") if isinstance(c, str) else c)
+    import hashlib
+
+    # pandas names a Styler's HTML ids from a random uuid: a reproducible id (from the table's content) keeps the
+    # executed notebook byte-identical across reruns, and distinct tables get distinct ids
+    uuid = hashlib.sha256(shown.to_csv().encode("utf-8")).hexdigest()[:8]
     styler = shown.style.format(precision=digits, na_rep="–").set_table_attributes('class="dataframe"')
+    styler = styler.set_uuid(uuid)
     if not keep_index:
         styler = styler.hide(axis="index")
     if caption:
