@@ -15,6 +15,11 @@ if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
         os.environ.setdefault(_name, str(threads_per_worker(int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
 
 import metaeval  # noqa: E402
+from metaeval.run._kernel_server import KernelServer  # noqa: E402
+
+# nbval runs the notebooks in the kernelspec of tests/kernels/ (`--nbval-kernel-name metaeval-forked` in the
+# Makefile): this interpreter's ipykernel, forked from the worker's kernel server below when it runs.
+os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(Path(__file__).parent), os.environ.get("JUPYTER_PATH")]))
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # The scripts that printed golden values import the reference implementations from outside the repository: they
@@ -37,6 +42,26 @@ FIXTURE_METRICS = {
     "MoverScore": "MoverScore",
     "S3": "s3.resp",
 }
+
+
+_KERNEL_SERVER: list[KernelServer] = []
+
+
+def pytest_sessionstart(session):
+    """One warm process per test worker forks every notebook kernel the tests start (nbval's, papermill's,
+    and those of `metaeval` subprocesses, which inherit the environment): ~4 s of imports saved per kernel
+    (metaeval.run._kernel_server; tests/test_kernel_server.py checks that a forked kernel's outputs equal a
+    plain kernel's). Not in pytest-xdist's controller, which runs no test. METAEVAL_TEST_KERNEL_SERVER=0
+    starts every kernel the usual way."""
+    is_controller = bool(getattr(session.config.option, "numprocesses", None)) and not hasattr(session.config,
+                                                                                               "workerinput")
+    if os.environ.get("METAEVAL_TEST_KERNEL_SERVER", "1") != "0" and not is_controller:
+        _KERNEL_SERVER.append(KernelServer())
+
+
+def pytest_sessionfinish(session, exitstatus):
+    while _KERNEL_SERVER:
+        _KERNEL_SERVER.pop().close()
 
 
 @pytest.fixture(scope="session")

@@ -419,10 +419,10 @@ def test_stored_vectors_are_the_top_k_of_the_full_vectors(wn):
     rng = np.random.default_rng(5)
     nodes = np.concatenate([rng.choice(wn.n_nodes, 200, replace=False),
                             np.flatnonzero(np.diff(wn.adjacency.indptr) == 0)[:3]])
+    full = grouge.ppr([[int(s)] for s in nodes], dtype=np.float32)  # the same for both sizes: computed once
     for topk in (128, 7):
         store = grouge.SenseVectors(topk=topk, cache=False)
         store.ensure(nodes)
-        full = grouge.ppr([[int(s)] for s in nodes], dtype=np.float32)
         idx, val, length = _ppr._truncate(full, topk)
         rows = store.row_of[nodes]
         assert np.array_equal(store.idx[rows], idx)

@@ -39,8 +39,14 @@ def test_rerun_skips_finished_and_results_do_not_depend_on_workers(swept):
 
 
 def test_sweep_on_dask_local_cluster(swept, tmp_path):
+    import os
+
     _, table = swept
+    before = dict(os.environ)
     result = run_sweep("20", GRID, tmp_path / "dask", scheduler="local", progress=False)
+    # the cluster's nannies set variables for their workers here; they must not outlive the sweep (the test
+    # worker's kernel server forks only kernels whose environment is the one it started with)
+    assert dict(os.environ) == before
     key = ["coefficient", "n_trials", "level", "method"]
     pd.testing.assert_frame_equal(
         result.drop(columns="run").sort_values(key).reset_index(drop=True),

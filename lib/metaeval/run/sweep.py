@@ -244,6 +244,9 @@ def _run_dask(tasks, scheduler: str, bar) -> None:
     from dask.distributed import Client, LocalCluster, as_completed as dask_completed
 
     cluster = None
+    # distributed's nannies set their workers' variables (PYTHONHASHSEED, MALLOC_TRIM_THRESHOLD_) in this
+    # process's environment: put it back as it was when the cluster is gone
+    environ = dict(os.environ)
     if scheduler == "local":
         cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
         client = Client(cluster)
@@ -266,6 +269,9 @@ def _run_dask(tasks, scheduler: str, bar) -> None:
         client.close()
         if cluster is not None:
             cluster.close()
+        for name in set(os.environ) - set(environ):
+            del os.environ[name]
+        os.environ.update(environ)
 
 
 def collect(root: str | os.PathLike, notebook: str | os.PathLike) -> pd.DataFrame:
