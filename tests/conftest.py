@@ -91,20 +91,26 @@ def load_json(*parts):
     return json.loads(FIXTURES.joinpath(*parts).read_text())
 
 
-# The slowest files of `make test`, slowest first (a serial run's `--durations=0` summed per file, issue 37;
-# test_wheel_install's pip subprocesses by /usr/bin/time). pytest-xdist (`--dist loadfile --no-loadscope-reorder`) hands files to the workers in collection
-# order, so the longest start first and the short ones fill in at the end: both cores stay busy to the finish
+# The slowest files of `make test`, slowest first (each test's time in the junit XML of a fresh clone's run, summed
+# per file: `PYTEST_ADDOPTS=--junitxml=t.xml make test`). pytest-xdist (`--dist loadfile --no-loadscope-reorder`)
+# hands files to the workers in collection order, so the longest start first and the short ones fill in at the end: both cores stay busy to the finish
 # instead of one long file running alone at the tail (longest-processing-time-first scheduling). A file not named
 # here keeps its place after these; a name that no longer exists is harmless.
 SLOWEST_FIRST = (
-    "test_wheel_install.py",  # 86 s CPU, most of it pip in a subprocess
-    "test_combination.py",
-    "test_cli_and_runner.py",
-    "test_bad_inputs_run.py",
-    "test_grouge.py",
-    "test_deutsch.py",
-    "test_notebooks_on_user_data.py",
-    "test_card.py",
+    # seconds in a fresh clone's `make test` (2026-11-27, kernels forked from the workers' kernel servers)
+    "test_grouge.py",  # 84 (numba compiles its engine there)
+    "test_notebooks_on_user_data.py",  # 76
+    "test_combination.py",  # 45
+    "test_deutsch.py",  # 45
+    "test_cli_and_runner.py",  # 44
+    "test_sweep.py",  # 38
+    "test_wheel_install.py",  # 31, most of it the installer in a subprocess
+    "test_embeddings.py",  # 29
+    "test_bad_inputs_run.py",  # 28
+    "test_rouge_exactness.py",  # 24
+    "test_jupyterlab_browser.py",  # 19
+    "test_output_folder_safety.py",  # 18
+    "test_kernel_server.py",  # 18
 )
 
 

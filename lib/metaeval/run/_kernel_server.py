@@ -175,12 +175,13 @@ class KernelServer:
     While it runs, ``$METAEVAL_KERNEL_SERVER`` names it in this process's environment, so every kernel
     started from here or from a subprocess started after it (with the same environment) is forked from it.
     ``close()`` stops the server (its running kernels are killed) and restores the variable. If the server
-    cannot start, kernels simply start the usual way.
+    cannot start, kernels simply start the usual way. Use it as a context manager around the runs::
 
-    Examples
-    --------
-    >>> with KernelServer() as server:   # doctest: +SKIP
-    ...     run_notebook("notebooks/00_dataset_check.py")
+        with KernelServer():
+            for notebook in notebooks:
+                run_notebook(notebook)   # each kernel forked from the server
+
+    (``run_in_pool`` does this for run-all and sweeps; ``tests/conftest.py`` for each test worker.)
     """
 
     def __init__(self, env: dict[str, str] | None = None) -> None:
