@@ -5,18 +5,18 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml setup.py requirements/constraints.txt jupyter/*/*.json jupyter/*/*/*/*.json | cksum | cut -d' ' -f1)
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml setup.py requirements/constraints.txt requirements/excludes.txt jupyter/*/*.json jupyter/*/*/*/*.json | cksum | cut -d' ' -f1)
 
 .PHONY: setup results reproduce atlas test test-slow bench clean-venv site browser-test class
 
-$(STAMP): pyproject.toml setup.py requirements/constraints.txt $(wildcard jupyter/*/*.json jupyter/*/*/*/*.json)
+$(STAMP): pyproject.toml setup.py requirements/constraints.txt requirements/excludes.txt $(wildcard jupyter/*/*.json jupyter/*/*/*/*.json)
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), f"Python 3.11 needed, this is {sys.version.split()[0]}"'
 	$(PYTHON) -m venv $(VENV)
 	# uv installs the pinned versions from its cache in ~20 s (pip took 80 s of a fresh clone's `make test`);
 	# --compile-bytecode as pip does: with PYTHONDONTWRITEBYTECODE set, every process would compile scipy & co.
 	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt uv
 	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -c requirements/constraints.txt \
-	  -e ".[notebooks,dist,test,site]"
+	  --excludes requirements/excludes.txt -e ".[notebooks,dist,test,site]"
 	$(BIN)/python -m ipykernel install --sys-prefix --name metaeval --display-name "Python (metaeval)" >/dev/null
 	# JupyterLab: double-click opens notebooks/*.py as notebooks; saves keep a source's parameters cell (jupyter/README.md)
 	mkdir -p $(VENV)/share/jupyter/lab/settings/overrides.d $(VENV)/etc/jupyter/jupyter_server_config.d

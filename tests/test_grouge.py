@@ -415,9 +415,9 @@ def _dense_power_sparse(A, seeds, alpha=0.85, iterations=30):
 
 def test_stored_vectors_are_the_top_k_of_the_full_vectors(wn):
     # the bounded-heap truncation keeps the same dimensions, in the same order (ties: smaller synset), as
-    # sorting the whole vector; 200 random synsets and a few isolated ones
+    # sorting the whole vector; 100 random synsets and a few isolated ones
     rng = np.random.default_rng(5)
-    nodes = np.concatenate([rng.choice(wn.n_nodes, 200, replace=False),
+    nodes = np.concatenate([rng.choice(wn.n_nodes, 100, replace=False),
                             np.flatnonzero(np.diff(wn.adjacency.indptr) == 0)[:3]])
     full = grouge.ppr([[int(s)] for s in nodes], dtype=np.float32)  # the same for both sizes: computed once
     for topk in (128, 7):
@@ -428,7 +428,7 @@ def test_stored_vectors_are_the_top_k_of_the_full_vectors(wn):
         assert np.array_equal(store.idx[rows], idx)
         assert np.array_equal(store.val[rows], val)
         assert np.array_equal(store.length[rows], length)
-    assert (length[-3:] == 1).all() and (length == topk).sum() > 150  # isolated synsets keep only themselves
+    assert (length[-3:] == 1).all() and (length == topk).sum() > 75  # isolated synsets keep only themselves
 
 
 def test_text_vector_is_the_whole_sorted_sum_of_the_stored_vectors(wn):

@@ -56,7 +56,10 @@ def installed(tmp_path_factory):
     assert proc.returncode == 0, proc.stderr[-3000:]
     work = tmp / "work"  # outside the checkout: nothing may be found through the source tree
     work.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("METAEVAL_") and k != "PYTHONPATH"}
+    # PYTHONDONTWRITEBYTECODE off: the first process writes the bytecode of what it imports (the installer wrote
+    # none) and the next ones read it, instead of each compiling scipy, pandas & co. again
+    env = {k: v for k, v in os.environ.items() if not k.startswith("METAEVAL_")
+           and k not in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")}
     env["METAEVAL_CACHE"] = str(tmp / "cache")
     return py, work, env, tmp
 
