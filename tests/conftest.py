@@ -56,7 +56,8 @@ def pytest_sessionstart(session):
     is_controller = bool(getattr(session.config.option, "numprocesses", None)) and not hasattr(session.config,
                                                                                                "workerinput")
     if os.environ.get("METAEVAL_TEST_KERNEL_SERVER", "1") != "0" and not is_controller:
-        _KERNEL_SERVER.append(KernelServer())
+        # not waiting for its imports: collection takes longer, and a kernel started before it listens is plain
+        _KERNEL_SERVER.append(KernelServer(wait=False))
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -598,7 +598,7 @@ def test_engine_equals_a_plain_implementation_of_the_rules(summeval):
     opts = grouge.GRougeOptions(topk=48, align_topk=16)
     store = grouge.SenseVectors(topk=48, cache=False)
     S, R = summeval.summaries(), summeval.references()
-    peers = [S[0, 0], S[3, 1], "police fired three officers", "zyxwv and the car", ""]
+    peers = [S[0, 0], "police fired three officers", "zyxwv and the car", ""]
     grams = ["officers", "the fired officers", "car", "zyxwv car", "terminated", "of the", "bank", "police said"]
     grams += [" ".join(R[0, 0][0].split()[i : i + 2]) for i in range(0, 12, 3)]
     for peer in peers:

@@ -184,7 +184,9 @@ class KernelServer:
     (``run_in_pool`` does this for run-all and sweeps; ``tests/conftest.py`` for each test worker.)
     """
 
-    def __init__(self, env: dict[str, str] | None = None) -> None:
+    def __init__(self, env: dict[str, str] | None = None, *, wait: bool = True) -> None:
+        """``wait=False`` returns at once: kernels started while the server still imports are started the usual
+        way (the client finds no socket yet), later ones are forked."""
         self.env = dict(os.environ if env is None else env)
         self._dir = tempfile.mkdtemp(prefix="metaeval-kernels-")
         self.address = os.path.join(self._dir, "server.sock")
@@ -195,15 +197,15 @@ class KernelServer:
         self.process = subprocess.Popen(cmd, stdin=subprocess.PIPE, env=self.env, pass_fds=(ready_w,),
                                         start_new_session=True)
         os.close(ready_w)
-        with os.fdopen(ready_r, "rb") as ready:
-            ok = ready.read() == b"ok"
-        if ok:
+        self._ready = os.fdopen(ready_r, "rb")
+        if not wait or self._ready.read() == b"ok":
             os.environ[ENV] = f"{self.address}|{_import_environment(self.env)}"
             # what the server was started with, for the diagnostics of a kernel it does not fork (_why_not)
             Path(self.address).with_name("environment.json").write_text(
                 json.dumps({"executable": sys.executable, "env": self.env}), encoding="utf-8")
 
     def close(self) -> None:
+        self._ready.close()
         if self._previous is None:
             os.environ.pop(ENV, None)
         else:
