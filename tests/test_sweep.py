@@ -104,3 +104,20 @@ def test_names_and_seeds_are_stable(tmp_path):
     grid_file = tmp_path / "grid.json"
     grid_file.write_text(json.dumps({"n_trials": [1, 2], "coefficient": "kendall"}))
     assert load_grid(grid_file) == {"n_trials": [1, 2], "coefficient": ["kendall"]}
+
+
+def test_cli_from_another_folder_names_the_sweep_folder_and_reports_failures(tmp_path, monkeypatch, capsys):
+    """A relative sweep folder is relative to the compendium root: the command names it in full and finds its
+    failures.csv there (run from another folder it once printed a relative path and exited 0 despite a failed
+    combination)."""
+    from metaeval.run.paths import project_root
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("METAEVAL_ROOT", str(tmp_path / "compendium"))
+    (tmp_path / "compendium").mkdir()
+    assert project_root() == tmp_path / "compendium"
+    code = main(["sweep", "20", "grid", "-p", "n_trials", "2,-1", "-p", "n_resamples", "20"])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert f"into {tmp_path / 'compendium' / 'grid' / 'sweep.csv'}" in out
+    assert f"see {tmp_path / 'compendium' / 'grid' / 'failures.csv'}" in err

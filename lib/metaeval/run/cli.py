@@ -348,8 +348,13 @@ def cmd_sweep(args) -> int:
     except SweepError as exc:
         print(f"metaeval sweep: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
-    print(f"collected {len(table)} rows into {Path(args.output) / 'sweep.csv'}")
-    failures = Path(args.output) / "failures.csv"
+    from metaeval.run.paths import absolute_path
+
+    # where run_sweep wrote: a relative folder is relative to the compendium root, not to the current folder,
+    # so name it in full (and look for failures there: from another folder they were missed, exit status 0)
+    root = absolute_path(args.output)
+    print(f"collected {len(table)} rows into {root / 'sweep.csv'}")
+    failures = root / "failures.csv"
     if failures.exists():
         print(f"some combinations failed: see {failures}", file=sys.stderr)
         return 1
