@@ -407,3 +407,38 @@ def test_cli_output_dir_is_relative_to_where_the_user_is(tmp_path, monkeypatch, 
     assert (tmp_path / "mine" / "23_deutsch2021_normality.ipynb").exists()
     assert _top(ROOT) == before
     assert str(tmp_path / "mine") in capsys.readouterr().out
+
+
+def test_a_run_folder_with_a_file_the_user_added_or_edited_is_not_removed(tmp_path):
+    """A folder the runner knows by its manifest only (a results folder, its backup, a ``.failed`` folder) is
+    removed only if every file in it is one the manifest lists with the content it recorded: notes a user added
+    there, or a table they edited, keep the whole folder (an older failed run is then kept beside the new one)."""
+    from metaeval._outputs import keep_failed, remove_run_folder, staging_dir, write_manifest
+
+    def failed_run(folder):
+        folder.mkdir()
+        (folder / "table.csv").write_text("a,b\n1,2\n")
+        (folder / "FAILED.txt").write_text("cell 3 failed\n")
+        write_manifest(folder, "20_x", {"n": 1}, status="failed")
+        (folder / ".ipynb_checkpoints").mkdir()
+        (folder / ".ipynb_checkpoints" / "20_x-checkpoint.ipynb").write_text("{}")  # an editor's: not a user's
+        return folder
+
+    clean = failed_run(tmp_path / "clean")
+    assert remove_run_folder(clean) and not clean.exists()
+    added = failed_run(tmp_path / "added")
+    (added / "my-notes.txt").write_text("why did it fail?")
+    assert not remove_run_folder(added) and (added / "my-notes.txt").exists() and (added / "table.csv").exists()
+    edited = failed_run(tmp_path / "edited")
+    (edited / "table.csv").write_text("a,b\n1,3\n")
+    assert not remove_run_folder(edited) and (edited / "table.csv").read_text() == "a,b\n1,3\n"
+
+    # a new failure of the same run: the older failed folder holds the user's notes, so it stays as it is
+    final = tmp_path / "results" / "run"
+    final.parent.mkdir()
+    old = failed_run(final.parent / "run.20_x.failed")
+    (old / "my-notes.txt").write_text("keep me")
+    staging = staging_dir(final)
+    (staging / "table.csv").write_text("new\n")
+    kept = keep_failed(staging, final, "20_x", {"n": 2}, "cell 4 failed")
+    assert kept != old and kept.exists() and (old / "my-notes.txt").read_text() == "keep me"

@@ -39,21 +39,29 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], object]) 
             tmp.unlink()
 
 
-def remove_own_tree(path: str | os.PathLike[str], marks: Sequence[str]) -> bool:
-    """Remove the folder ``path`` only if this program wrote it: it holds a file matching one of ``marks``
-    (names or glob patterns: a staging marker, a run manifest, a card's provenance) or is empty.
+def remove_own_tree(path: str | os.PathLike[str], marks: Sequence[str],
+                    owns: Callable[[str], bool] | None = None) -> bool:
+    """Remove the folder ``path`` only if this program wrote it: it is empty, or it holds a file matching one of
+    ``marks`` (names or glob patterns: a staging marker, a run manifest, a card's provenance) and, when ``owns``
+    is given, ``owns(name)`` vouches for every file in it (``/``-separated names relative to ``path``: e.g. the
+    files a manifest lists, with the content it recorded). A file a user added or edited keeps the whole folder.
 
     The single place where the runner and the card delete folders, so that a path computed wrongly can
-    never take a user's folder with it: anything else (a file, a link, a folder without a mark) is left
-    alone and reported by the return value (False).
+    never take a user's folder with it: anything else (a file, a link, a folder without a mark, a folder with a
+    file nobody vouches for) is left alone and reported by the return value (False).
     """
     import shutil
 
     path = Path(path)
     if path.is_symlink() or not path.is_dir():
         return False
-    if any(path.iterdir()) and not any(next(path.glob(mark), None) is not None for mark in marks):
-        return False
+    if any(path.iterdir()):
+        if not any(next(path.glob(mark), None) is not None for mark in marks):
+            return False
+        if owns is not None:
+            for item in path.rglob("*"):
+                if (item.is_file() or item.is_symlink()) and not owns(item.relative_to(path).as_posix()):
+                    return False
     shutil.rmtree(path, ignore_errors=True)
     return True
 

@@ -342,8 +342,19 @@ RUNNER_MARKS = (STAGING_MARK, f"{MANIFEST_PREFIX}*.json")
 
 def _remove_ours(path: Path) -> bool:
     """Remove a folder the runner wrote (a staging folder it marked, or a run or backup holding its manifest);
-    any other folder stays. True if removed."""
-    return remove_own_tree(path, RUNNER_MARKS)
+    any other folder stays. True if removed. A folder known by its manifests only goes if every file in it is
+    one they list, with the content they recorded, or a manifest, a runner file or an editor's artefact
+    (:data:`EDITOR_ARTEFACTS`): a file a user added or edited there (notes in a ``.failed`` folder) keeps it."""
+    if (path / STAGING_MARK).is_file():  # the runner made it and only the run writes there
+        return remove_own_tree(path, RUNNER_MARKS)
+    listed = {name: digest for m in read_manifests(path).values() for name, digest in m["files"].items()}
+
+    def owns(name: str) -> bool:
+        if _is_runner_file(name) or is_editor_artefact(name):
+            return True
+        return name in listed and (path / name).is_file() and _sha256(path / name) == listed[name]
+
+    return remove_own_tree(path, RUNNER_MARKS, owns)
 
 
 class _FolderLock:
@@ -427,8 +438,8 @@ def keep_failed(staging: Path, final: Path, notebook: str, parameters: Mapping[s
         if old is None or old.get("status") != "failed":
             # not ours: leave it, and keep the failed run under another name
             failed = final.parent / f"{failed.name}-{os.getpid()}"
-        else:
-            _remove_ours(failed)
+        elif not _remove_ours(failed):  # a file the user added or edited there: keep it all, and this run apart
+            failed = final.parent / f"{failed.name}-{os.getpid()}"
     (staging / STAGING_MARK).unlink(missing_ok=True)
     os.replace(staging, failed)
     return failed

@@ -25,9 +25,8 @@ from collections.abc import Callable
 from typing import Any, Mapping
 
 import metaeval._resources as _resources
-from metaeval._io import remove_own_tree
-from metaeval.run.outputs import (RUNNER_MARKS, OutputDirError, check_target, failed_dir, keep_failed, read_manifest,
-                                  staging_dir, swap_into_place, write_manifest)
+from metaeval.run.outputs import (OutputDirError, check_target, failed_dir, keep_failed, read_manifest,
+                                  remove_run_folder, staging_dir, swap_into_place, write_manifest)
 from metaeval.run.params import ParameterError, check_choices, check_parameters
 from metaeval.run.paths import (KERNEL_NAME, NotebookError, absolute_path, combination_dir, dataset_folder_name,
                                 default_output_dir as _rule, find_notebook, list_notebooks, notebook_metadata,
@@ -355,7 +354,7 @@ def run_notebook(
                                         f"{exc}); check `jupyter kernelspec list` and the machine's load") from None
     except PapermillExecutionError as exc:
         if exc.ename == "KeyboardInterrupt":  # Ctrl-C reached the kernel too: an interrupt, not a failure
-            remove_own_tree(staging, RUNNER_MARKS)
+            remove_run_folder(staging)
             _quiet_after_interrupt()
             raise KeyboardInterrupt from None
         message = (f"{path.name} failed in cell {exc.cell_index} (execution count {exc.exec_count}): "
@@ -371,7 +370,7 @@ def run_notebook(
         raise NotebookFailed(f"{message} (what it produced is in {shown}; the previous results are untouched)"
                              ) from None
     except BaseException as exc:
-        remove_own_tree(staging, RUNNER_MARKS)
+        remove_run_folder(staging)
         if not isinstance(exc, Exception):
             _quiet_after_interrupt()
         raise
@@ -383,7 +382,7 @@ def run_notebook(
     try:
         swap_into_place(staging, final, path.stem, paper=_paper(path))
     except BaseException:
-        remove_own_tree(staging, RUNNER_MARKS)
+        remove_run_folder(staging)
         raise
     # what ran here is this machine's record, not the committed manifest's (a fresh clone reruns everything)
     from metaeval.run.incremental import record_run
@@ -778,7 +777,7 @@ def _drop_failed(run: PlannedRun) -> None:
     failed = failed_dir(final, stem)
     manifest = read_manifest(failed, stem)
     if manifest is not None and manifest.get("status") == "failed":
-        remove_own_tree(failed, RUNNER_MARKS)
+        remove_run_folder(failed)
     # and no empty folders made for it
     results = project_root() / "results"
     folder = final.parent
