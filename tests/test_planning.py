@@ -374,6 +374,23 @@ def test_summary_null_kernel_flags_the_cells_to_refine(shape):
     np.testing.assert_array_equal(fast, ref)
 
 
+@pytest.mark.parametrize("shape", [(3, 9, 3, 3), (3, 11, 7, 17), (3, 6, 9, 64), (3, 5, 130, 9), (3, 4, 12, 1030)])
+def test_system_null_kernel_equals_einsum_path(shape):
+    # the system-level kernel follows np.einsum's order of summation (checked once per process, else the planner
+    # keeps the numpy path): ties, a constant trial (NaN), constant system means, more than 128 systems
+    if not P._einsum_order_holds():
+        pytest.skip("this numpy's einsum sums in another order: the planner keeps its numpy path")
+    T, B, N, M = shape
+    X, Y, Z = _tied_trials(T + N + M, T, N, M)
+    X[1] = 0.5  # a constant trial: NaN
+    Z[0, :, :] = Z[0, :1, :]  # equal human system means: NaN
+    Xs, Ys = P._standardize_batch(X), P._standardize_batch(Y)
+    packed = draw_coins(np.random.default_rng(12), (T, B), N, M, "both", packed=True)
+    fast = P._perm_null(Xs, Ys, Z, packed, "system", "pearson")
+    np.testing.assert_array_equal(fast, P._system_null(Xs, Ys, Z, packed.unpacked(), "pearson"))
+    assert np.isnan(fast).any() and not np.isnan(fast).all()
+
+
 @pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 127, 128, 129, 136, 255, 256, 383, 400, 1000, 4097])
 def test_planned_sum_is_numpys_sum(n):
     # the summary-level kernel's mean over inputs: numpy's pairwise summation to the last bit
@@ -404,10 +421,10 @@ def test_chunks_tested_together_equal_chunk_by_chunk(level):
     null = P._perm_null(Xs, Ys, Z, P._merge_draws(draws), level, "pearson")
     for c, d in zip(chunks, draws):
         np.testing.assert_array_equal(null[c], P._perm_null(Xs[c], Ys[c], Z[c], d, level, "pearson"))
-    # the merged coins are the chunks' coins
-    coins = P._merge_draws(draws)
-    coins = coins.unpacked() if level == "summary" else coins
-    assert np.array_equal(coins, np.concatenate([d.unpacked() if level == "summary" else d for d in draws]))
+    # the merged coins are the chunks' coins, and the compiled paths give the numpy paths' floats
+    coins = P._merge_draws(draws).unpacked()
+    assert np.array_equal(coins, np.concatenate([d.unpacked() for d in draws]))
+    np.testing.assert_array_equal(null, P._perm_null(Xs, Ys, Z, coins, level, "pearson"))
 
 
 @pytest.mark.parametrize("level", ["system", "summary"])

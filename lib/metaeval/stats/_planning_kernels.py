@@ -11,6 +11,7 @@ in :mod:`metaeval.stats.planning`; this module is split from it only to keep eac
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -410,7 +411,7 @@ def _sum_plan(n: int) -> np.ndarray:
     return np.array(program, dtype=np.int64).reshape(-1, 2)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _sum_block(a, start, size):  # pragma: no cover - compiled
     """numpy's sum of at most 128 contiguous values: one accumulator below 8, else 8 accumulators (value i into
     accumulator i mod 8) added pairwise, then the remainder in order."""
@@ -592,20 +593,234 @@ def _perm_summary_null(bits, first, B, D1, D2, D3, base, Xs, Ys, z_ok, plan):  #
     return null, weak
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _einsum_rows(C, A, n, M):  # pragma: no cover - compiled
+    """``np.einsum("m,m->", C[k], A[k])`` for the four rows k = n .. n + 3, to the last bit: numpy's loop for two
+    contiguous float64 operands summed into one output (``sum_of_products_contig_contig_outstride0_two``, built
+    with 128-bit SIMD: two lanes, even and odd positions) adds, per block of 8 values, the products of positions
+    6-7, 4-5, 2-3 then 0-1 to its two lane sums, the last pairs (and a last odd value) one by one, and returns
+    the sum of the two lanes. The coins C are 0 or 1, so every product is exact and fused or separate
+    multiply-adds give the same floats. The four rows' eight sums are independent, which hides the latency of
+    each addition. :func:`_einsum_order_holds` checks this order against np.einsum before it is relied on."""
+    a0 = b0 = a1 = b1 = a2 = b2 = a3 = b3 = 0.0
+    i = 0
+    while i + 8 <= M:
+        a0 += C[n + 0, i + 6] * A[n + 0, i + 6]
+        b0 += C[n + 0, i + 7] * A[n + 0, i + 7]
+        a1 += C[n + 1, i + 6] * A[n + 1, i + 6]
+        b1 += C[n + 1, i + 7] * A[n + 1, i + 7]
+        a2 += C[n + 2, i + 6] * A[n + 2, i + 6]
+        b2 += C[n + 2, i + 7] * A[n + 2, i + 7]
+        a3 += C[n + 3, i + 6] * A[n + 3, i + 6]
+        b3 += C[n + 3, i + 7] * A[n + 3, i + 7]
+        a0 += C[n + 0, i + 4] * A[n + 0, i + 4]
+        b0 += C[n + 0, i + 5] * A[n + 0, i + 5]
+        a1 += C[n + 1, i + 4] * A[n + 1, i + 4]
+        b1 += C[n + 1, i + 5] * A[n + 1, i + 5]
+        a2 += C[n + 2, i + 4] * A[n + 2, i + 4]
+        b2 += C[n + 2, i + 5] * A[n + 2, i + 5]
+        a3 += C[n + 3, i + 4] * A[n + 3, i + 4]
+        b3 += C[n + 3, i + 5] * A[n + 3, i + 5]
+        a0 += C[n + 0, i + 2] * A[n + 0, i + 2]
+        b0 += C[n + 0, i + 3] * A[n + 0, i + 3]
+        a1 += C[n + 1, i + 2] * A[n + 1, i + 2]
+        b1 += C[n + 1, i + 3] * A[n + 1, i + 3]
+        a2 += C[n + 2, i + 2] * A[n + 2, i + 2]
+        b2 += C[n + 2, i + 3] * A[n + 2, i + 3]
+        a3 += C[n + 3, i + 2] * A[n + 3, i + 2]
+        b3 += C[n + 3, i + 3] * A[n + 3, i + 3]
+        a0 += C[n + 0, i + 0] * A[n + 0, i + 0]
+        b0 += C[n + 0, i + 1] * A[n + 0, i + 1]
+        a1 += C[n + 1, i + 0] * A[n + 1, i + 0]
+        b1 += C[n + 1, i + 1] * A[n + 1, i + 1]
+        a2 += C[n + 2, i + 0] * A[n + 2, i + 0]
+        b2 += C[n + 2, i + 1] * A[n + 2, i + 1]
+        a3 += C[n + 3, i + 0] * A[n + 3, i + 0]
+        b3 += C[n + 3, i + 1] * A[n + 3, i + 1]
+        i += 8
+    while i + 2 <= M:
+        a0 += C[n + 0, i] * A[n + 0, i]
+        b0 += C[n + 0, i + 1] * A[n + 0, i + 1]
+        a1 += C[n + 1, i] * A[n + 1, i]
+        b1 += C[n + 1, i + 1] * A[n + 1, i + 1]
+        a2 += C[n + 2, i] * A[n + 2, i]
+        b2 += C[n + 2, i + 1] * A[n + 2, i + 1]
+        a3 += C[n + 3, i] * A[n + 3, i]
+        b3 += C[n + 3, i + 1] * A[n + 3, i + 1]
+        i += 2
+    if i < M:
+        a0 += C[n + 0, i] * A[n + 0, i]
+        a1 += C[n + 1, i] * A[n + 1, i]
+        a2 += C[n + 2, i] * A[n + 2, i]
+        a3 += C[n + 3, i] * A[n + 3, i]
+    return 0.0 + (a0 + b0), 0.0 + (a1 + b1), 0.0 + (a2 + b2), 0.0 + (a3 + b3)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _einsum_row(C, A, n, M):  # pragma: no cover - compiled
+    """:func:`_einsum_rows` of the one row n."""
+    a = b = 0.0
+    i = 0
+    while i + 8 <= M:
+        a += C[n, i + 6] * A[n, i + 6]
+        b += C[n, i + 7] * A[n, i + 7]
+        a += C[n, i + 4] * A[n, i + 4]
+        b += C[n, i + 5] * A[n, i + 5]
+        a += C[n, i + 2] * A[n, i + 2]
+        b += C[n, i + 3] * A[n, i + 3]
+        a += C[n, i + 0] * A[n, i + 0]
+        b += C[n, i + 1] * A[n, i + 1]
+        i += 8
+    while i + 2 <= M:
+        a += C[n, i] * A[n, i]
+        b += C[n, i + 1] * A[n, i + 1]
+        i += 2
+    if i < M:
+        a += C[n, i] * A[n, i]
+    return 0.0 + (a + b)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _system_pearson(x, zc, szz, z_constant, xc, products, plan, stack):  # pragma: no cover - compiled
+    """:func:`~metaeval.stats._kernels.pearson` of one vector x with z (given centred, ``zc``, with ``szz`` and
+    whether z is constant), to the last bit: numpy's sums (pairwise, :func:`_planned_sum`) of x, of xc zc and
+    of xc^2, r = sxz / sqrt(sxx szz) clipped, NaN where x or z is constant or a variance is not positive.
+    ``xc`` and ``products`` are scratch vectors of x's length."""
+    N = x.shape[0]
+    if N <= 128:
+        mean = (0.0 + _sum_block(x, 0, N)) / N
+    else:
+        mean = _planned_sum(x, plan, stack) / N
+    varies = False
+    for n in range(N):
+        xc[n] = x[n] - mean
+        varies |= x[n] != x[0]
+    for n in range(N):
+        products[n] = xc[n] * zc[n]
+    sxz = 0.0 + _sum_block(products, 0, N) if N <= 128 else _planned_sum(products, plan, stack)
+    for n in range(N):
+        products[n] = xc[n] * xc[n]
+    sxx = 0.0 + _sum_block(products, 0, N) if N <= 128 else _planned_sum(products, plan, stack)
+    r = sxz / np.sqrt(sxx * szz)
+    if not varies or z_constant or not sxx > 0 or not szz > 0:
+        return np.nan
+    return min(1.0, max(-1.0, r))
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _perm_system_null(bits, first, B, D, xm, ym, zm, plan):  # pragma: no cover - compiled
+    """Perm-Both's null at system level (Pearson) for every trial and permutation, (T, B): the floats of the
+    numpy path of :func:`_perm_null` (einsum of the coins with D = Y - X over the inputs, / M, added to X's and
+    subtracted from Y's system means, Pearson r of each with Z's) from the packed coins, without its (T, B, N, M)
+    boolean coins and the cast einsum makes of them (3x faster with the coins' generation).
+
+    Coin (b, n, m) of trial t is bit ``first[t] + (b N + n) M + m`` of ``bits`` (np.unpackbits order), unpacked
+    a byte at a time through a table, as in :func:`_perm_summary_null`. ``xm``, ``ym``, ``zm`` (T, N) are
+    numpy's means over the inputs, ``plan`` = ``_sum_plan(N)``. Valid only where :func:`_einsum_order_holds`."""
+    T, N, M = D.shape
+    null = np.empty((T, B))
+    table = np.zeros(256, np.uint64)
+    for v in range(256):
+        for j in range(8):
+            table[v] |= np.uint64((v >> (7 - j)) & 1) << np.uint64(8 * j)
+    words = M // 8
+    C = np.zeros((N, 8 * words + 8), np.uint8)  # one permutation's coins, a row per system
+    C64 = C.view(np.uint64)
+    stack = np.empty(plan.shape[0])
+    zc = np.empty(N)
+    xc = np.empty(N)
+    products = np.empty(N)
+    x = np.empty(N)
+    y = np.empty(N)
+    for t in range(T):
+        A = D[t]
+        z = zm[t]
+        z_mean = (0.0 + _sum_block(z, 0, N) if N <= 128 else _planned_sum(z, plan, stack)) / N
+        z_constant = True
+        for n in range(N):
+            zc[n] = z[n] - z_mean
+            z_constant = z_constant and z[n] == z[0]
+        for n in range(N):
+            products[n] = zc[n] * zc[n]
+        szz = 0.0 + _sum_block(products, 0, N) if N <= 128 else _planned_sum(products, plan, stack)
+        for b in range(B):
+            for n in range(N):
+                i = first[t] + (b * N + n) * M
+                for g in range(words):
+                    k = i >> 3
+                    shift = i & 7
+                    if shift:  # the word's coins straddle two bytes
+                        C64[n, g] = table[((np.int64(bits[k]) << shift) | (bits[k + 1] >> (8 - shift))) & 255]
+                    else:
+                        C64[n, g] = table[bits[k]]
+                    i += 8
+                for m in range(8 * words, M):
+                    C[n, m] = (bits[i >> 3] >> (7 - (i & 7))) & 1
+                    i += 1
+            n = 0
+            while n + 4 <= N:
+                s0, s1, s2, s3 = _einsum_rows(C, A, n, M)
+                x[n], x[n + 1], x[n + 2], x[n + 3] = s0 / M, s1 / M, s2 / M, s3 / M
+                n += 4
+            while n < N:
+                x[n] = _einsum_row(C, A, n, M) / M
+                n += 1
+            for n in range(N):
+                shift_n = x[n]
+                x[n] = xm[t, n] + shift_n
+                y[n] = ym[t, n] - shift_n
+            null[t, b] = (_system_pearson(x, zc, szz, z_constant, xc, products, plan, stack)
+                          - _system_pearson(y, zc, szz, z_constant, xc, products, plan, stack))
+    return null
+
+
+def _packed_system_null(Xs, Ys, Z, coins) -> np.ndarray:
+    """:func:`_perm_null` at system level (Pearson) from packed coins, by :func:`_perm_system_null`."""
+    bits, first = _packed_bits(coins)
+    return _perm_system_null(bits, first, coins.shape[1], np.ascontiguousarray(Ys - Xs), Xs.mean(axis=-1),
+                             Ys.mean(axis=-1), Z.mean(axis=-1), _sum_plan(Xs.shape[-2]))
+
+
+def _system_null(Xs, Ys, Z, coins, coefficient) -> np.ndarray:
+    """:func:`_perm_null` at system level from boolean coins (T, B, N, M): numpy's einsum and correlations."""
+    M = Xs.shape[-1]
+    shift = np.einsum("tbnm,tnm->tbn", coins, Ys - Xs) / M
+    zs = Z.mean(axis=-1)[:, None, :]
+    xs = Xs.mean(axis=-1)[:, None, :] + shift
+    ys = Ys.mean(axis=-1)[:, None, :] - shift
+    return system_corr(xs, zs, coefficient) - system_corr(ys, zs, coefficient)
+
+
+@functools.cache
+def _einsum_order_holds() -> bool:
+    """Whether :func:`_perm_system_null` gives the numpy path's floats with this numpy, checked once per process
+    on random trials (values of mixed magnitudes; numbers of inputs around the block sizes). numpy's einsum sums
+    in an order set by its build's SIMD width (two lanes in the x86-64 and arm64 wheels, whose baselines are
+    128-bit); with another build or version the planner keeps the numpy path."""
+    rng = np.random.default_rng(20240611)
+    for N, M in ((3, 3), (5, 8), (6, 13), (9, 31), (4, 130)):
+        T, B = 2, 6
+        Xs, Ys, Z = rng.normal(size=(3, T, N, M)) * 10.0 ** rng.integers(-3, 4, size=(3, T, N, M))
+        packed = PackedCoins(rng, (T, B, N, M))
+        if not np.array_equal(_packed_system_null(Xs, Ys, Z, packed),
+                              _system_null(Xs, Ys, Z, packed.unpacked(), "pearson"), equal_nan=True):
+            return False
+    return True
+
+
 def _perm_null(Xs, Ys, Z, coins, level, coefficient) -> np.ndarray:
     """Permuted r(X', Z) - r(Y', Z) for trials (T, N, M) and coins (T, B, N, M): array (T, B).
 
     The batched form of :func:`metaeval.significance.permutation_test`'s kernels (same fast paths).
     ``coins`` is a boolean array or (summary level, Pearson) :class:`PackedCoins` or :class:`_PackedBatch`."""
-    if isinstance(coins, (PackedCoins, _PackedBatch)) and not (level == "summary" and coefficient == "pearson"):
-        coins = coins.unpacked()
+    packed = isinstance(coins, (PackedCoins, _PackedBatch))
     if level == "system":
-        M = Xs.shape[-1]
-        shift = np.einsum("tbnm,tnm->tbn", coins, Ys - Xs) / M
-        zs = Z.mean(axis=-1)[:, None, :]
-        xs = Xs.mean(axis=-1)[:, None, :] + shift
-        ys = Ys.mean(axis=-1)[:, None, :] - shift
-        return system_corr(xs, zs, coefficient) - system_corr(ys, zs, coefficient)
+        # einsum splits an input axis longer than its buffer, whose sums the compiled pass does not follow
+        if packed and coefficient == "pearson" and Xs.shape[-1] <= np.getbufsize() and _einsum_order_holds():
+            return _packed_system_null(Xs, Ys, Z, coins)
+        return _system_null(Xs, Ys, Z, coins.unpacked() if packed else coins, coefficient)
+    if packed and not (level == "summary" and coefficient == "pearson"):
+        coins = coins.unpacked()
     if level == "summary" and coefficient == "pearson":
         N = Xs.shape[-2]
         centre = (Xs.mean(axis=-2, keepdims=True) + Ys.mean(axis=-2, keepdims=True)) / 2
@@ -714,7 +929,8 @@ def _metric_draws(rng: np.random.Generator, test: str, level: str, coefficient, 
         return None
     kind, _, method = test.partition("-")
     if kind == "perm":
-        return coins(rng, (T, n_resamples), N, M, method, level == "summary" and coefficient == "pearson")
+        # packed where a compiled kernel reads them (the same random bytes either way)
+        return coins(rng, (T, n_resamples), N, M, method, level in ("system", "summary") and coefficient == "pearson")
     return bootstrap_indices(rng, (T, n_resamples), N, M, method)
 
 
