@@ -457,6 +457,20 @@ def test_fused_pair_pvalues_equal_reference(alternative, n):
     assert 0 < fast.mean() < 1
 
 
+def test_quotient_threshold_is_exact():
+    # the sign-flip kernel compares a pair's summed difference d with a threshold instead of d / n with the tail's
+    # bound: x / n >= c must hold exactly from the threshold on, for floats around it and for any n
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        n = float(rng.integers(1, 400))
+        c = float(rng.normal() * 10.0 ** rng.integers(-12, 3))
+        x = P._quotient_at_least(c, n)
+        assert x / n >= c and np.nextafter(x, -np.inf) / n < c
+        near = x + np.arange(-20, 21) * np.spacing(x) + rng.normal(size=41) * abs(x) * 1e-12
+        assert np.array_equal(near / n >= c, near >= x)
+    assert np.isnan(P._quotient_at_least(np.nan, 3.0)) and P._quotient_at_least(-np.inf, 3.0) == -np.inf
+
+
 @pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
 @pytest.mark.parametrize("n", [12, 45])
 def test_fused_signflip_pvalues_equal_reference(alternative, n):

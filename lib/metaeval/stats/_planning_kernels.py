@@ -230,9 +230,26 @@ def _pair_pvalues(
     return monte_carlo_pvalue(_tail(null, observed, alternative, tol), B)
 
 
-#: permutations whose signed sums :func:`_signflip_tail_counts` forms together (its (docs, block) weights stay in
-#: the fastest caches; 32 to 256 run equally fast)
-_FLIP_BLOCK = 64
+#: permutations whose signed sums :func:`_signflip_tail_counts` forms together (larger blocks spread the per-pair
+#: work of a block over more permutations; 256 was fastest from 10 to 300 documents, 64: 1.1x to 1.5x slower)
+_FLIP_BLOCK = 256
+
+
+@numba.njit(cache=True, nogil=True)
+def _quotient_at_least(c, n):  # pragma: no cover - compiled
+    """The smallest float x whose quotient x / n (n > 0, correctly rounded) is at least c: since rounding is
+    monotonic, ``x / n >= c`` holds exactly when ``x >= _quotient_at_least(c, n)``, one comparison instead of a
+    division per permutation. Found from the rounded c n by steps of one ulp. c infinite or NaN: itself."""
+    if not np.isfinite(c):
+        return c
+    x = c * n
+    if x / n >= c:
+        while x / n >= c and x > -np.inf:
+            x = np.nextafter(x, -np.inf)
+        return np.nextafter(x, np.inf)
+    while x / n < c:
+        x = np.nextafter(x, np.inf)
+    return x
 
 
 @numba.njit(cache=True, nogil=True)
@@ -247,10 +264,12 @@ def _signflip_tail_counts(bits, B, S, docs, ia, ib, observed, alternative, tol):
     (T, B, M) weights and no (T, B, P) null array, one pass over the coins.
 
     Permutations go by blocks of :data:`_FLIP_BLOCK`: each system's sums of a block are formed side by side,
-    document by document (every sum still adds its products in document order, the floats of one sum at a
+    two documents per pass (every sum still adds its products in document order, the floats of one sum at a
     time, but the block's sums are independent and vectorize where one sum waited on each addition), and
-    each pair's differences are compared for the whole block in one loop; the coins are read a byte at a
-    time. 3x faster than one permutation and one system at a time."""
+    each pair's differences are compared for the whole block in one loop, against the difference whose mean
+    reaches the tail (:func:`_quotient_at_least`: the counts of :data:`~metaeval.stats._kernels.TAIL` on the
+    means, without a division per permutation); the coins are read a byte at a time, through a table of
+    signs. 3.5x to 6x faster than one permutation and one system at a time."""
     T, n = docs.shape
     K = S.shape[0]
     P = ia.shape[0]
@@ -260,6 +279,12 @@ def _signflip_tail_counts(bits, B, S, docs, ia, ib, observed, alternative, tol):
     weights = np.empty((n, block))  # the same, document-major: the rows the sums run along
     sums = np.empty((K, block))
     count = np.zeros(P, np.int64)
+    limit = np.empty(P)
+    nf = float(n)
+    table = np.empty((256, 8))  # a byte's 8 coins as signs (no int-to-float conversion per coin)
+    for v in range(256):
+        for e in range(8):
+            table[v, e] = 1.0 - 2.0 * ((v >> (7 - e)) & 1)
     for t in range(T):
         distinct = np.unique(docs[t])
         D = distinct.shape[0]
@@ -268,6 +293,16 @@ def _signflip_tail_counts(bits, B, S, docs, ia, ib, observed, alternative, tol):
             for k in range(K):
                 Sd[q, k] = S[k, distinct[q]]
         slot = np.searchsorted(distinct, docs[t])
+        # a permutation's pair difference d reaches the tail when d / n does (TAIL): d >= limit (greater), |d| >=
+        # limit (two-sided; |d| / n = |d / n|), d <= -limit (less: d / n <= c iff -d / n >= -c)
+        for p in range(P):
+            o = observed[t, p]
+            if alternative == 1:
+                limit[p] = _quotient_at_least(o - tol, nf)
+            elif alternative == 2:
+                limit[p] = -_quotient_at_least(-(o + tol), nf)
+            else:
+                limit[p] = _quotient_at_least(abs(o) - tol, nf)
         count[:] = 0
         for b0 in range(0, B, block):
             nb = min(block, B - b0)
@@ -281,9 +316,9 @@ def _signflip_tail_counts(bits, B, S, docs, ia, ib, observed, alternative, tol):
                     c += 1
                     i += 1
                 while c + 8 <= n:
-                    byte = bits[i >> 3]
+                    signs = table[bits[i >> 3]]
                     for e in range(8):
-                        row[slot[c + e]] += 1.0 - 2.0 * ((byte >> (7 - e)) & 1)
+                        row[slot[c + e]] += signs[e]
                     c += 8
                     i += 8
                 while c < n:
@@ -294,20 +329,36 @@ def _signflip_tail_counts(bits, B, S, docs, ia, ib, observed, alternative, tol):
                 for j in range(nb):
                     weights[q, j] = flips[j, q]
             sums[:, :nb] = 0.0
-            for q in range(D):
-                w = weights[q]
+            q = 0
+            while q + 2 <= D:
+                w0, w1 = weights[q], weights[q + 1]
                 for k in range(K):
-                    s = Sd[q, k]
+                    s0, s1 = Sd[q, k], Sd[q + 1, k]
                     acc = sums[k]
                     for j in range(nb):
-                        acc[j] += w[j] * s
+                        acc[j] = (acc[j] + w0[j] * s0) + w1[j] * s1
+                q += 2
+            if q < D:
+                w0 = weights[q]
+                for k in range(K):
+                    s0 = Sd[q, k]
+                    acc = sums[k]
+                    for j in range(nb):
+                        acc[j] += w0[j] * s0
             for p in range(P):
                 first = sums[ia[p]]
                 second = sums[ib[p]]
-                o = observed[t, p]
+                lim = limit[p]
                 hits = 0
-                for j in range(nb):
-                    hits += _tail_hit(alternative, (first[j] - second[j]) / n, o, tol)
+                if alternative == 1:
+                    for j in range(nb):
+                        hits += first[j] - second[j] >= lim
+                elif alternative == 2:
+                    for j in range(nb):
+                        hits += first[j] - second[j] <= lim
+                else:
+                    for j in range(nb):
+                        hits += abs(first[j] - second[j]) >= lim
                 count[p] += hits
         for p in range(P):
             out[t, p] = count[p]
