@@ -462,7 +462,7 @@ def _sum_plan(n: int) -> np.ndarray:
     return np.array(program, dtype=np.int64).reshape(-1, 2)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def _sum_block(a, start, size):  # pragma: no cover - compiled
     """numpy's sum of at most 128 contiguous values: one accumulator below 8, else 8 accumulators (value i into
     accumulator i mod 8) added pairwise, then the remainder in order."""
@@ -644,91 +644,46 @@ def _perm_summary_null(bits, first, B, D1, D2, D3, base, Xs, Ys, z_ok, plan):  #
     return null, weak
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def _einsum_rows(C, A, n, M):  # pragma: no cover - compiled
-    """``np.einsum("m,m->", C[k], A[k])`` for the four rows k = n .. n + 3, to the last bit: numpy's loop for two
+    """``np.einsum("m,m->", C[k], A[k])`` for the two rows k = n, n + 1, to the last bit: numpy's loop for two
     contiguous float64 operands summed into one output (``sum_of_products_contig_contig_outstride0_two``, built
     with 128-bit SIMD: two lanes, even and odd positions) adds, per block of 8 values, the products of positions
     6-7, 4-5, 2-3 then 0-1 to its two lane sums, the last pairs (and a last odd value) one by one, and returns
     the sum of the two lanes. The coins C are 0 or 1, so every product is exact and fused or separate
-    multiply-adds give the same floats. The four rows' eight sums are independent, which hides the latency of
-    each addition. :func:`_einsum_order_holds` checks this order against np.einsum before it is relied on."""
-    a0 = b0 = a1 = b1 = a2 = b2 = a3 = b3 = 0.0
+    multiply-adds give the same floats. The two rows' four sums are independent, which hides the latency of
+    each addition (four rows were no faster). :func:`_einsum_order_holds` checks this order against np.einsum
+    before it is relied on."""
+    a0 = b0 = a1 = b1 = 0.0
     i = 0
     while i + 8 <= M:
         a0 += C[n + 0, i + 6] * A[n + 0, i + 6]
         b0 += C[n + 0, i + 7] * A[n + 0, i + 7]
         a1 += C[n + 1, i + 6] * A[n + 1, i + 6]
         b1 += C[n + 1, i + 7] * A[n + 1, i + 7]
-        a2 += C[n + 2, i + 6] * A[n + 2, i + 6]
-        b2 += C[n + 2, i + 7] * A[n + 2, i + 7]
-        a3 += C[n + 3, i + 6] * A[n + 3, i + 6]
-        b3 += C[n + 3, i + 7] * A[n + 3, i + 7]
         a0 += C[n + 0, i + 4] * A[n + 0, i + 4]
         b0 += C[n + 0, i + 5] * A[n + 0, i + 5]
         a1 += C[n + 1, i + 4] * A[n + 1, i + 4]
         b1 += C[n + 1, i + 5] * A[n + 1, i + 5]
-        a2 += C[n + 2, i + 4] * A[n + 2, i + 4]
-        b2 += C[n + 2, i + 5] * A[n + 2, i + 5]
-        a3 += C[n + 3, i + 4] * A[n + 3, i + 4]
-        b3 += C[n + 3, i + 5] * A[n + 3, i + 5]
         a0 += C[n + 0, i + 2] * A[n + 0, i + 2]
         b0 += C[n + 0, i + 3] * A[n + 0, i + 3]
         a1 += C[n + 1, i + 2] * A[n + 1, i + 2]
         b1 += C[n + 1, i + 3] * A[n + 1, i + 3]
-        a2 += C[n + 2, i + 2] * A[n + 2, i + 2]
-        b2 += C[n + 2, i + 3] * A[n + 2, i + 3]
-        a3 += C[n + 3, i + 2] * A[n + 3, i + 2]
-        b3 += C[n + 3, i + 3] * A[n + 3, i + 3]
         a0 += C[n + 0, i + 0] * A[n + 0, i + 0]
         b0 += C[n + 0, i + 1] * A[n + 0, i + 1]
         a1 += C[n + 1, i + 0] * A[n + 1, i + 0]
         b1 += C[n + 1, i + 1] * A[n + 1, i + 1]
-        a2 += C[n + 2, i + 0] * A[n + 2, i + 0]
-        b2 += C[n + 2, i + 1] * A[n + 2, i + 1]
-        a3 += C[n + 3, i + 0] * A[n + 3, i + 0]
-        b3 += C[n + 3, i + 1] * A[n + 3, i + 1]
         i += 8
     while i + 2 <= M:
-        a0 += C[n + 0, i] * A[n + 0, i]
-        b0 += C[n + 0, i + 1] * A[n + 0, i + 1]
+        a0 += C[n, i] * A[n, i]
+        b0 += C[n, i + 1] * A[n, i + 1]
         a1 += C[n + 1, i] * A[n + 1, i]
         b1 += C[n + 1, i + 1] * A[n + 1, i + 1]
-        a2 += C[n + 2, i] * A[n + 2, i]
-        b2 += C[n + 2, i + 1] * A[n + 2, i + 1]
-        a3 += C[n + 3, i] * A[n + 3, i]
-        b3 += C[n + 3, i + 1] * A[n + 3, i + 1]
         i += 2
     if i < M:
-        a0 += C[n + 0, i] * A[n + 0, i]
+        a0 += C[n, i] * A[n, i]
         a1 += C[n + 1, i] * A[n + 1, i]
-        a2 += C[n + 2, i] * A[n + 2, i]
-        a3 += C[n + 3, i] * A[n + 3, i]
-    return 0.0 + (a0 + b0), 0.0 + (a1 + b1), 0.0 + (a2 + b2), 0.0 + (a3 + b3)
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _einsum_row(C, A, n, M):  # pragma: no cover - compiled
-    """:func:`_einsum_rows` of the one row n."""
-    a = b = 0.0
-    i = 0
-    while i + 8 <= M:
-        a += C[n, i + 6] * A[n, i + 6]
-        b += C[n, i + 7] * A[n, i + 7]
-        a += C[n, i + 4] * A[n, i + 4]
-        b += C[n, i + 5] * A[n, i + 5]
-        a += C[n, i + 2] * A[n, i + 2]
-        b += C[n, i + 3] * A[n, i + 3]
-        a += C[n, i + 0] * A[n, i + 0]
-        b += C[n, i + 1] * A[n, i + 1]
-        i += 8
-    while i + 2 <= M:
-        a += C[n, i] * A[n, i]
-        b += C[n, i + 1] * A[n, i + 1]
-        i += 2
-    if i < M:
-        a += C[n, i] * A[n, i]
-    return 0.0 + (a + b)
+    return 0.0 + (a0 + b0), 0.0 + (a1 + b1)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -808,14 +763,10 @@ def _perm_system_null(bits, first, B, D, xm, ym, zm, plan):  # pragma: no cover 
                 for m in range(8 * words, M):
                     C[n, m] = (bits[i >> 3] >> (7 - (i & 7))) & 1
                     i += 1
-            n = 0
-            while n + 4 <= N:
-                s0, s1, s2, s3 = _einsum_rows(C, A, n, M)
-                x[n], x[n + 1], x[n + 2], x[n + 3] = s0 / M, s1 / M, s2 / M, s3 / M
-                n += 4
-            while n < N:
-                x[n] = _einsum_row(C, A, n, M) / M
-                n += 1
+            for n in range(0, N, 2):
+                n = min(n, N - 2)  # an odd number of systems: the last pair overlaps the one before
+                s0, s1 = _einsum_rows(C, A, n, M)
+                x[n], x[n + 1] = s0 / M, s1 / M
             for n in range(N):
                 shift_n = x[n]
                 x[n] = xm[t, n] + shift_n
