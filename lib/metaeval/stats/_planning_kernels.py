@@ -281,6 +281,8 @@ def _signflip_tail_counts(bits, B, S, docs, ia, ib, observed, alternative, tol):
     count = np.zeros(P, np.int64)
     limit = np.empty(P)
     nf = float(n)
+    two_sided = alternative == 0
+    sign = -1.0 if alternative == 2 else 1.0
     table = np.empty((256, 8))  # a byte's 8 coins as signs (no int-to-float conversion per coin)
     for v in range(256):
         for e in range(8):
@@ -293,14 +295,14 @@ def _signflip_tail_counts(bits, B, S, docs, ia, ib, observed, alternative, tol):
             for k in range(K):
                 Sd[q, k] = S[k, distinct[q]]
         slot = np.searchsorted(distinct, docs[t])
-        # a permutation's pair difference d reaches the tail when d / n does (TAIL): d >= limit (greater), |d| >=
-        # limit (two-sided; |d| / n = |d / n|), d <= -limit (less: d / n <= c iff -d / n >= -c)
+        # a permutation's pair difference d reaches the tail when d / n does (TAIL): v >= limit with v = d
+        # (greater), v = |d| (two-sided; |d| / n = |d / n|), v = -d (less: d / n <= c iff -d / n >= -c)
         for p in range(P):
             o = observed[t, p]
             if alternative == 1:
                 limit[p] = _quotient_at_least(o - tol, nf)
             elif alternative == 2:
-                limit[p] = -_quotient_at_least(-(o + tol), nf)
+                limit[p] = _quotient_at_least(-(o + tol), nf)
             else:
                 limit[p] = _quotient_at_least(abs(o) - tol, nf)
         count[:] = 0
@@ -350,15 +352,9 @@ def _signflip_tail_counts(bits, B, S, docs, ia, ib, observed, alternative, tol):
                 second = sums[ib[p]]
                 lim = limit[p]
                 hits = 0
-                if alternative == 1:
-                    for j in range(nb):
-                        hits += first[j] - second[j] >= lim
-                elif alternative == 2:
-                    for j in range(nb):
-                        hits += first[j] - second[j] <= lim
-                else:
-                    for j in range(nb):
-                        hits += abs(first[j] - second[j]) >= lim
+                for j in range(nb):
+                    d = first[j] - second[j]
+                    hits += (abs(d) if two_sided else sign * d) >= lim
                 count[p] += hits
         for p in range(P):
             out[t, p] = count[p]
