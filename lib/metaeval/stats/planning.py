@@ -17,8 +17,8 @@ Monte-Carlo power analysis for the two questions a new human study asks:
 Every trial draws a new study from the pilot (or from the synthetic model) and runs the test on it; the
 rejection rate over ``n_trials`` trials estimates the power, with binomial standard error
 ``se = sqrt(p (1 - p) / n_trials)``. Trials are vectorized: a chunk of trials is one array operation (the
-bootstrap counts of all trials and resamples, one batched product for all systems at once), never a
-Python loop per resample.
+bootstrap counts of all trials and resamples, one batched product for all systems at once) or one compiled
+pass (the default permutation tests), never a Python loop per resample.
 
 Sampling from a pilot
     Metric comparisons draw a size smaller than the pilot's *without* replacement (a sub-study of the
@@ -47,6 +47,7 @@ import pandas as pd
 from scipy import special, stats
 
 from metaeval.stats._planning_kernels import (
+    _batch_trials,
     _check_alpha,
     _check_choice,
     _check_replace,
@@ -54,7 +55,6 @@ from metaeval.stats._planning_kernels import (
     _check_sizes_2d,
     _check_trials,
     _chunks,
-    _batch_trials,
     _draw,
     _merge_draws,
     _metric_draws,
