@@ -7,7 +7,13 @@ The full analysis is then run for real with metaeval: all 120 pairs of SummEval'
 relevance per document), 9 sizes, 1000 trials, paired bootstrap with 1000 resamples (the issue's target:
 under two minutes on a 2-core machine).
 
-    python benchmarks/bench_planning.py [--trials 1000] [--resamples 1000] [--skip-full]
+Then the planner's compiled passes (notebook 60's default tests) against the numpy paths they replace, on the
+same inputs in the same run (CPU seconds, best of ``--repeat``), each checked to give the same floats: Perm-Both's
+null at summary and system level (packed coins against boolean coins, one chunk of trials of the largest and
+the smallest default design) and the sign flips of every system pair (``fused=False``: bincount and matrix
+products).
+
+    python benchmarks/bench_planning.py [--trials 1000] [--resamples 1000] [--skip-full] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ import time
 import metaeval
 import numpy as np
 from metaeval import planning
+from metaeval.stats import _planning_kernels as P
+from metaeval.stats._kernels import coins
 
 SIZES = [10, 20, 30, 50, 75, 100, 150, 200, 300]
 
@@ -43,11 +51,54 @@ def direct_loop(S, pairs, sizes, n_trials, n_resamples, alpha, rng):
     return out
 
 
+def best_cpu(fn, repeat):
+    """(best CPU time in s, result) of ``fn()`` over ``repeat`` calls."""
+    times, out = [], None
+    for _ in range(repeat):
+        t0 = time.process_time()
+        out = fn()
+        times.append(time.process_time() - t0)
+    return min(times), out
+
+
+def compiled_paths(S, repeat):
+    """The compiled passes against the numpy reference paths, interleaved in this process."""
+    rng = np.random.default_rng(0)
+    print(f"compiled passes against the numpy paths (CPU s, best of {repeat}; same floats checked):")
+    for (T, N, M) in [(1, 24, 400), (53, 5, 25)]:  # one chunk of the largest / the smallest default design
+        Z = rng.normal(size=(T, N, M))
+        Xs = P._standardize_batch(Z + rng.normal(size=Z.shape))
+        Ys = P._standardize_batch(np.round(Z + 2 * rng.normal(size=Z.shape), 1))
+        packed = coins(np.random.default_rng(1), (T, 200), N, M, "both", packed=True)
+        boolean = packed.unpacked()
+        for level in ("summary", "system"):
+            t_ref, ref = best_cpu(lambda: P._perm_null(Xs, Ys, Z, boolean, level, "pearson"), repeat)
+            t_new, new = best_cpu(lambda: P._perm_null(Xs, Ys, Z, packed, level, "pearson"), repeat)
+            same = np.array_equal(ref, new, equal_nan=True)
+            print(f"  Perm-Both {level:7s} null, {T} x 200 x {N} x {M}:  numpy {t_ref:7.4f}  compiled {t_new:7.4f}  "
+                  f"x{t_ref / t_new:4.1f}  same floats: {same}")
+    K, M = S.shape
+    ia, ib = np.triu_indices(K, 1)
+    tol = 1e-9 * float(np.abs(S).max())
+    for n in (10, 300):
+        docs = rng.integers(0, M, size=(20, n))
+
+        def flips(fused, docs=docs):
+            return P._pair_pvalues(S, docs, ia, ib, "permutation", 1000, "two-sided", tol, np.random.default_rng(4),
+                                   fused=fused)
+
+        t_ref, ref = best_cpu(lambda: flips(False), repeat)
+        t_new, new = best_cpu(lambda: flips(True), repeat)
+        print(f"  sign flips, {len(ia)} pairs, 20 trials x 1000 x {n} docs:  numpy {t_ref:7.4f}  "
+              f"compiled {t_new:7.4f}  x{t_ref / t_new:4.1f}  same p-values: {np.array_equal(ref, new)}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--trials", type=int, default=1000)
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--skip-full", action="store_true", help="only the small grid")
+    parser.add_argument("--repeat", type=int, default=3, help="best of this many runs of the compiled passes")
     args = parser.parse_args()
 
     ds = metaeval.datasets.load("summeval")
@@ -85,16 +136,17 @@ def main():
     print(f"full analysis: {n_pairs} pairs x {len(SIZES)} sizes {SIZES} x {args.trials} trials x "
           f"{args.resamples} resamples")
     print(f"  direct loop, extrapolated: {full_units * per_unit / 3600:8.1f} h")
-    if args.skip_full:
-        return
-    t0 = time.perf_counter()
-    table = planning.system_pairs_power(S, sizes=SIZES, n_trials=args.trials, n_resamples=args.resamples, rng=0,
-                                        systems=ds.systems)
-    t_full = time.perf_counter() - t0
-    print(f"  metaeval.planning, measured: {t_full:8.1f} s  (target: < 120 s; x{full_units * per_unit / t_full:.0f} "
-          "faster than the loop: all pairs share each trial's draws and one product per system)")
-    need = planning.required_size(table, by=["system_a", "system_b"], target=0.8)
-    print(f"  pairs reaching 80 % power within {max(SIZES)} documents: {int(need.reached.sum())} of {n_pairs}")
+    if not args.skip_full:
+        t0 = time.perf_counter()
+        table = planning.system_pairs_power(S, sizes=SIZES, n_trials=args.trials, n_resamples=args.resamples, rng=0,
+                                            systems=ds.systems)
+        t_full = time.perf_counter() - t0
+        print(f"  metaeval.planning, measured: {t_full:8.1f} s  (target: < 120 s; "
+              f"x{full_units * per_unit / t_full:.0f} faster than the loop: all pairs share each trial's draws and "
+              "one product per system)")
+        need = planning.required_size(table, by=["system_a", "system_b"], target=0.8)
+        print(f"  pairs reaching 80 % power within {max(SIZES)} documents: {int(need.reached.sum())} of {n_pairs}")
+    compiled_paths(S, args.repeat)
 
 
 if __name__ == "__main__":

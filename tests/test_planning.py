@@ -353,6 +353,93 @@ def test_packed_perm_null_equals_boolean_path(shape):
                                   P._perm_null(Xs, Ys, Z, coins, "system", "pearson"))
 
 
+@pytest.mark.parametrize("shape", [(4, 21, 3, 3), (3, 7, 4, 9), (2, 30, 6, 131)])
+def test_summary_null_kernel_flags_the_cells_to_refine(shape):
+    # a nearly constant column (Y's last trial, input 2) makes weak cells, whose permutations the kernel leaves to
+    # the boolean path; a constant column of X (trial 0, input 0) makes constant permuted columns, which the
+    # kernel decides on the values: both give the boolean path's floats
+    T, B, N, M = shape
+    X, Y, Z = _tied_trials(T * B + N, T, N, M)
+    Xs, Ys = P._standardize_batch(X), P._standardize_batch(Y)
+    packed = draw_coins(np.random.default_rng(11), (T, B), N, M, "both", packed=True)
+    spy = []
+    kernel = P._perm_summary_null
+    try:
+        P._perm_summary_null = lambda *args: spy.append(kernel(*args)) or spy[-1]
+        fast = P._perm_null(Xs, Ys, Z, packed, "summary", "pearson")
+    finally:
+        P._perm_summary_null = kernel
+    assert spy[0][1].any()
+    ref = P._perm_null(Xs, Ys, Z, packed.unpacked(), "summary", "pearson")
+    np.testing.assert_array_equal(fast, ref)
+
+
+@pytest.mark.parametrize("shape", [(3, 9, 3, 3), (3, 11, 7, 17), (3, 6, 9, 64), (3, 5, 130, 9), (3, 4, 12, 1030)])
+def test_system_null_kernel_equals_einsum_path(shape):
+    # the system-level kernel follows np.einsum's order of summation (checked once per process, else the planner
+    # keeps the numpy path): ties, a constant trial (NaN), constant system means, more than 128 systems
+    if not P._einsum_order_holds():
+        pytest.skip("this numpy's einsum sums in another order: the planner keeps its numpy path")
+    T, B, N, M = shape
+    X, Y, Z = _tied_trials(T + N + M, T, N, M)
+    X[1] = 0.5  # a constant trial: NaN
+    Z[0, :, :] = Z[0, :1, :]  # equal human system means: NaN
+    Xs, Ys = P._standardize_batch(X), P._standardize_batch(Y)
+    packed = draw_coins(np.random.default_rng(12), (T, B), N, M, "both", packed=True)
+    fast = P._perm_null(Xs, Ys, Z, packed, "system", "pearson")
+    np.testing.assert_array_equal(fast, P._system_null(Xs, Ys, Z, packed.unpacked(), "pearson"))
+    assert np.isnan(fast).any() and not np.isnan(fast).all()
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 127, 128, 129, 136, 255, 256, 383, 400, 1000, 4097])
+def test_planned_sum_is_numpys_sum(n):
+    # the summary-level kernel's mean over inputs: numpy's pairwise summation to the last bit
+    rng = np.random.default_rng(n)
+    x = rng.normal(size=n) * 10.0 ** rng.integers(-8, 8, size=n)
+    plan = P._sum_plan(n)
+    assert P._planned_sum(x, plan, np.empty(len(plan))) == np.sum(x)
+    x[::3] = np.nan
+    assert P._planned_sum(np.nan_to_num(x), plan, np.empty(len(plan))) == np.nansum(x)
+
+
+@pytest.mark.parametrize("level", ["system", "summary"])
+def test_chunks_tested_together_equal_chunk_by_chunk(level):
+    # the planner draws chunk by chunk and tests several chunks at once: each trial's p-value and null are those
+    # of its chunk alone, also when a chunk's packed coins end within a byte (B N M odd)
+    B, N, M = 13, 5, 7
+    sizes = [1, 3, 2]
+    X, Y, Z = _tied_trials(3, sum(sizes), N, M)
+    rng = np.random.default_rng(4)
+    draws = [P._metric_draws(rng, "perm-both", level, "pearson", T, N, M, B) for T in sizes]
+    edges = np.cumsum([0] + sizes)
+    chunks = [slice(a, b) for a, b in zip(edges[:-1], edges[1:])]
+    together = P._metric_pvalues(X, Y, Z, "perm-both", level, "pearson", B, "greater", draws=P._merge_draws(draws))
+    alone = np.concatenate([P._metric_pvalues(X[c], Y[c], Z[c], "perm-both", level, "pearson", B, "greater",
+                                              draws=d) for c, d in zip(chunks, draws)])
+    np.testing.assert_array_equal(together, alone)
+    Xs, Ys = P._standardize_batch(X), P._standardize_batch(Y)
+    null = P._perm_null(Xs, Ys, Z, P._merge_draws(draws), level, "pearson")
+    for c, d in zip(chunks, draws):
+        np.testing.assert_array_equal(null[c], P._perm_null(Xs[c], Ys[c], Z[c], d, level, "pearson"))
+    # the merged coins are the chunks' coins, and the compiled paths give the numpy paths' floats
+    coins = P._merge_draws(draws).unpacked()
+    assert np.array_equal(coins, np.concatenate([d.unpacked() for d in draws]))
+    np.testing.assert_array_equal(null, P._perm_null(Xs, Ys, Z, coins, level, "pearson"))
+
+
+@pytest.mark.parametrize("level", ["system", "summary"])
+def test_power_does_not_depend_on_batching(level, monkeypatch):
+    # small chunks (a few trials each), tested together or one by one: the same table
+    from metaeval.stats import planning as planning_module
+
+    monkeypatch.setattr(P, "_BUDGET", 30_000)
+    e = planning.PlannedEffect(system_correlation=(0.9, 0.6), summary_correlation=(0.5, 0.3))
+    kwargs = dict(sizes=[(5, 10), (6, 13)], level=level, n_trials=40, n_resamples=51, rng=2)
+    batched = planning.planned_comparison_power(e, **kwargs)
+    monkeypatch.setattr(planning_module, "_batch_trials", lambda *args: args[-1])
+    pd.testing.assert_frame_equal(batched, planning.planned_comparison_power(e, **kwargs))
+
+
 @pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
 @pytest.mark.parametrize("n", [7, 40])
 def test_fused_pair_pvalues_equal_reference(alternative, n):
@@ -368,6 +455,20 @@ def test_fused_pair_pvalues_equal_reference(alternative, n):
                           fused=False)
     np.testing.assert_array_equal(fast, ref)
     assert 0 < fast.mean() < 1
+
+
+def test_quotient_threshold_is_exact():
+    # the sign-flip kernel compares a pair's summed difference d with a threshold instead of d / n with the tail's
+    # bound: x / n >= c must hold exactly from the threshold on, for floats around it and for any n
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        n = float(rng.integers(1, 400))
+        c = float(rng.normal() * 10.0 ** rng.integers(-12, 3))
+        x = P._quotient_at_least(c, n)
+        assert x / n >= c and np.nextafter(x, -np.inf) / n < c
+        near = x + np.arange(-20, 21) * np.spacing(x) + rng.normal(size=41) * abs(x) * 1e-12
+        assert np.array_equal(near / n >= c, near >= x)
+    assert np.isnan(P._quotient_at_least(np.nan, 3.0)) and P._quotient_at_least(-np.inf, 3.0) == -np.inf
 
 
 @pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])

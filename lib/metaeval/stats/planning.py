@@ -17,8 +17,8 @@ Monte-Carlo power analysis for the two questions a new human study asks:
 Every trial draws a new study from the pilot (or from the synthetic model) and runs the test on it; the
 rejection rate over ``n_trials`` trials estimates the power, with binomial standard error
 ``se = sqrt(p (1 - p) / n_trials)``. Trials are vectorized: a chunk of trials is one array operation (the
-bootstrap counts of all trials and resamples, one batched product for all systems at once), never a
-Python loop per resample.
+bootstrap counts of all trials and resamples, one batched product for all systems at once) or one compiled
+pass (the default permutation tests), never a Python loop per resample.
 
 Sampling from a pilot
     Metric comparisons draw a size smaller than the pilot's *without* replacement (a sub-study of the
@@ -47,6 +47,7 @@ import pandas as pd
 from scipy import special, stats
 
 from metaeval.stats._planning_kernels import (
+    _batch_trials,
     _check_alpha,
     _check_choice,
     _check_replace,
@@ -55,6 +56,8 @@ from metaeval.stats._planning_kernels import (
     _check_trials,
     _chunks,
     _draw,
+    _merge_draws,
+    _metric_draws,
     _metric_pvalues,
     _options,
     _pair_pvalues,
@@ -472,6 +475,13 @@ def _swap_cells(rng: np.random.Generator, X: np.ndarray, Y: np.ndarray) -> tuple
     return np.where(swap, Y, X), np.where(swap, X, Y)
 
 
+def _tested(drawn: list, options: MetricTestOptions) -> np.ndarray:
+    """p-values of the test on drawn chunks [(X, Y, Z, draws), ...], all their trials at once."""
+    X, Y, Z = (np.concatenate([d[k] for d in drawn]) if len(drawn) > 1 else drawn[0][k] for k in range(3))
+    return _metric_pvalues(X, Y, Z, options.test, options.level, options.coefficient, options.n_resamples,
+                           options.alternative, draws=_merge_draws([d[3] for d in drawn]))
+
+
 def _simulate(
     draw: Callable[[np.random.Generator, int, int, int], tuple[np.ndarray, np.ndarray, np.ndarray]],
     sizes: list[tuple[int, int]],
@@ -481,7 +491,7 @@ def _simulate(
     progress: bool,
 ) -> pd.DataFrame:
     test, level, coefficient, alpha = options.test, options.level, options.coefficient, options.alpha
-    n_trials, n_resamples, alternative = options.n_trials, options.n_resamples, options.alternative
+    n_trials, n_resamples = options.n_trials, options.n_resamples
     measure = test not in EXACT_METRIC_TESTS
     rng = check_rng(rng)
     rows = []
@@ -490,17 +500,31 @@ def _simulate(
         # whether or not the size is measured
         null_rng = child.spawn(1)[0]
         per_trial = N * M * (1 if test == "williams" else 3 * n_resamples)
+        chunks = list(_chunks(n_trials, per_trial))
+        # the draws are made chunk by chunk (the random stream does not depend on the batching), and tested
+        # together where the test's path holds less than the chunks were sized for
+        batch = _batch_trials(test, level, coefficient, N, M, n_resamples, chunks[0][1] - chunks[0][0])
         rejections = undefined = null_rejections = 0
-        for start, stop in _chunks(n_trials, per_trial):
-            X, Y, Z = draw(child, stop - start, N, M)
-            p = _metric_pvalues(X, Y, Z, test, level, coefficient, n_resamples, alternative, child)
+        drawn: list = []
+        null_drawn: list = []
+        for i, (start, stop) in enumerate(chunks):
+            T = stop - start
+            X, Y, Z = draw(child, T, N, M)
+            drawn.append((X, Y, Z, _metric_draws(child, test, level, coefficient, T, N, M, n_resamples)))
+            if measure:
+                X, Y, Z = draw(null_rng, T, N, M)
+                X0, Y0 = _swap_cells(null_rng, X, Y)
+                null_drawn.append((X0, Y0, Z, _metric_draws(null_rng, test, level, coefficient, T, N, M,
+                                                            n_resamples)))
+            pending = sum(len(d[0]) for d in drawn)
+            if i + 1 < len(chunks) and pending + chunks[i + 1][1] - chunks[i + 1][0] <= batch:
+                continue
+            p = _tested(drawn, options)
             rejections += int(np.count_nonzero(_rejects(p, alpha)))
             undefined += int(np.count_nonzero(np.isnan(p)))
             if measure:
-                X, Y, Z = draw(null_rng, stop - start, N, M)
-                X0, Y0 = _swap_cells(null_rng, X, Y)
-                p0 = _metric_pvalues(X0, Y0, Z, test, level, coefficient, n_resamples, alternative, null_rng)
-                null_rejections += int(np.count_nonzero(_rejects(p0, alpha)))
+                null_rejections += int(np.count_nonzero(_rejects(_tested(null_drawn, options), alpha)))
+            drawn, null_drawn = [], []
         if undefined:
             warnings.warn(f"{N} systems x {M} inputs: the test was undefined in {undefined} of {n_trials} trials "
                           "(a constant matrix or undefined correlations); they count as not rejecting",
