@@ -1,9 +1,12 @@
-"""The compiled Pearson paths of pairwise_tests' permutation tests give their numpy paths' floats, and the compiled
-twins of numpy's reductions they are built on give numpy's: a kernel that added in another order would change the
-committed results in their last bits. Data with ties, constant and nearly constant columns (the cells pearson_from_sums refines), sizes not
+"""The compiled Pearson paths of resampled_corr (bootstrap_ci, bootstrap_test, pairwise_tests' bootstrap tests) and
+of pairwise_tests' permutation tests give their numpy paths' floats, and the compiled twins of numpy's reductions
+they are built on give numpy's: a kernel that added in another order would change the committed results in their
+last bits. Data with ties, constant and nearly constant columns (the cells pearson_from_sums refines), sizes not
 multiples of the kernels' unrolling, and inputs beyond numpy's 128-entry pairwise blocks."""
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pytest
@@ -28,8 +31,9 @@ def _ties(seed: int, N: int, M: int):
 
 @pytest.fixture
 def numpy_paths(monkeypatch):
-    """Make pairwise_tests take its numpy paths (as on a numpy that adds in another order)."""
+    """Make resampled_corr and pairwise_tests take their numpy paths (as on a numpy that adds in another order)."""
     def use():
+        monkeypatch.setattr(R, "_KERNELS_AGREE", {"system": False, "summary": False})
         monkeypatch.setattr(S, "_PAIR_NULL_CHECKED", {"system": False, "summary": False})
     return use
 
@@ -92,6 +96,95 @@ def test_pearson_vector_is_the_pearson_kernel(n):
 
 
 # ----------------------------------------------------------------------------------------------------
+# resampled_corr's kernels against its numpy path
+
+
+@pytest.mark.parametrize("level", ["system", "summary"])
+@pytest.mark.parametrize("resample", ["both", "systems", "inputs"])
+@pytest.mark.parametrize("N,M", [(8, 50), (5, 13), (11, 140)])
+def test_resampled_pearson_kernels_equal_the_numpy_path(level, resample, N, M):
+    X, Y, Z = _ties(N * M, N, M)
+    rows, cols = R.draw_indices(N, M, 120, resample, np.random.default_rng(5))
+    fast = R.resampled_corr([X, Y], Z, rows, cols, level, "pearson", 7)
+    ref = R.resampled_corr([X, Y], Z, rows, cols, level, "pearson", 7, compiled=False)
+    np.testing.assert_array_equal(fast, ref)
+    assert np.isfinite(fast).any()
+
+
+def test_bootstrap_summary_kernel_recomputes_the_refined_resamples():
+    # a nearly constant column whose drawn values sit far from its mean: pearson_from_sums refines those cells
+    N, M = 6, 9
+    X, _, Z = _ties(3, N, M)
+    X[:, 4] = [1.0, 1.0 + 1e-12, 1.0 + 2e-12, 1.0 + 3e-12, 1.0 + 4e-12, 7.0]
+    rows, cols = R.draw_indices(N, M, 300, "both", np.random.default_rng(2))
+    Xc, Zc = X - X.mean(axis=0), Z - Z.mean(axis=0)
+    _, redo = R._boot_summary_pearson(X[None], Xc[None], (Xc * Xc)[None], (Xc * Zc)[None], Z, Zc, Zc * Zc, rows, cols)
+    assert redo.any()
+    np.testing.assert_array_equal(R.resampled_corr([X], Z, rows, cols, "summary", "pearson", 50),
+                                  R.resampled_corr([X], Z, rows, cols, "summary", "pearson", 50, compiled=False))
+
+
+def test_bootstrap_ci_is_unchanged_by_the_kernels(numpy_paths):
+    X, _, Z = _ties(11, 8, 40)
+    calls = [dict(level=level, resample=resample) for level in ("system", "summary")
+             for resample in ("both", "systems", "inputs")]
+    fast = [R.bootstrap_ci(X, Z, n_resamples=300, rng=4, **kw) for kw in calls]
+    numpy_paths()
+    for kw, res in zip(calls, fast):
+        ref = R.bootstrap_ci(X, Z, n_resamples=300, rng=4, **kw)
+        assert res.confidence_interval == ref.confidence_interval and res.standard_error == ref.standard_error
+        np.testing.assert_array_equal(res.bootstrap_distribution, ref.bootstrap_distribution)
+
+
+def test_percentile_intervals_are_bootstrap_ci_calls_in_turn():
+    # the intervals and warnings of one bootstrap_ci call per method, on one generator
+    X, _, Z = _ties(12, 8, 40)
+    X[:, 1:] = 0.5  # summary level: one defined input; resamples without it are dropped (a warning)
+    for level in ("system", "summary"):
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            intervals = R.percentile_intervals(X, Z, level=level, coefficient="pearson",
+                                               resamples=["systems", "inputs", "both"], n_resamples=200,
+                                               confidence_level=0.9, rng=np.random.default_rng(1))
+        rng = np.random.default_rng(1)
+        with warnings.catch_warnings(record=True) as expected:
+            warnings.simplefilter("always")
+            results = [R.bootstrap_ci(X, Z, level=level, resample=r, n_resamples=200, confidence_level=0.9, rng=rng)
+                       for r in ("systems", "inputs", "both")]
+        assert intervals == [res.confidence_interval for res in results]
+        assert [str(w.message) for w in got] == [str(w.message) for w in expected]
+        assert {w.filename for w in got} == {__file__}  # the warnings name the caller's line, as bootstrap_ci's
+    assert len(expected) > 0
+
+
+def test_percentile_intervals_show_each_methods_warnings_as_separate_calls_do():
+    # Python shows a warning once per line unless its registry is reset; each bootstrap_ci call resets it (its
+    # validation runs nanmax under catch_warnings), so separate calls show the same warning once per call, and
+    # executed notebooks record them all
+    X, _, Z = _ties(13, 8, 40)
+    X[:] = 0.5  # every correlation undefined: the same two warnings from every method
+
+    def shown(run):
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("default")
+            run()
+        return [str(w.message) for w in got]
+
+    def calls():
+        rng = np.random.default_rng(1)
+        for r in ("systems", "inputs", "both"):
+            R.bootstrap_ci(X, Z, level="summary", resample=r, n_resamples=50, rng=rng)
+
+    def together():
+        R.percentile_intervals(X, Z, level="summary", coefficient="pearson", resamples=["systems", "inputs", "both"],
+                               n_resamples=50, confidence_level=0.95, rng=np.random.default_rng(1))
+
+    expected = shown(calls)
+    assert len(expected) == 6 and len(set(expected)) == 2
+    assert shown(together) == expected
+
+
+# ----------------------------------------------------------------------------------------------------
 # pairwise_tests' permutation kernels against _permutation_deltas
 
 
@@ -145,4 +238,5 @@ def test_pairwise_tests_are_unchanged_by_the_kernels(level, numpy_paths):
 
 def test_the_kernels_are_used_here():
     # they fall back to the numpy paths where numpy adds in another order: on this platform they must not
+    assert all(R._kernels_agree(kind) for kind in ("system", "summary"))
     assert all(S._pair_null_agrees(level) for level in ("system", "summary"))
