@@ -726,12 +726,16 @@ def bootstrap_ci(
 
 
 def percentile_intervals(X, Z, *, level: str, coefficient: str, resamples: Sequence[str], n_resamples: int,
-                         confidence_level: float, rng: np.random.Generator | int | None) -> list[ConfidenceInterval]:
+                         confidence_level: float, rng: np.random.Generator | int | None,
+                         statistic: float | None = None) -> list[ConfidenceInterval]:
     """The percentile intervals of ``bootstrap_ci(X, Z, level=level, coefficient=coefficient, resample=r,
     n_resamples=n_resamples, confidence_level=confidence_level, rng=rng)`` for each r of ``resamples`` in turn,
     and the same warnings: one generator draws every resample's indices in that order, the matrices are
     validated and the correlation computed once (a simulation that bootstraps a small matrix three ways spent
-    a third of its time repeating them)."""
+    a third of its time repeating them). ``statistic``: ``float(level_corr(X, Z, level, coefficient))`` if the
+    caller has it; used when validation leaves X and Z as they are (otherwise it is computed on the validated,
+    possibly rescaled, matrices, as bootstrap_ci does)."""
+    given = X, Z
     check_level(level)
     check_coefficient(coefficient)
     for resample in resamples:
@@ -742,7 +746,8 @@ def percentile_intervals(X, Z, *, level: str, coefficient: str, resamples: Seque
     rng = check_rng(rng)
     N, M = X.shape
     check_memory(n_resamples, None, n_resamples * (8.0 * (N + M) + 16), per_resample_bytes(N, M, level, coefficient))
-    statistic = float(level_corr(X, Z, level, coefficient))
+    if statistic is None or X is not given[0] or Z is not given[1]:
+        statistic = float(level_corr(X, Z, level, coefficient))
     distributions = []
     for resample in resamples:
         # Python shows a warning once per line until a change of its filters resets that registry, and each

@@ -118,18 +118,17 @@ def ci_coverage_simulation(
         XB, ZB = X[np.ix_(sb, ib)], Z[np.ix_(sb, ib)]
         for level in levels:
             target = float(level_corr(XB, ZB, level, coefficient))
-            # The bootstrap intervals of the A half, all at once: the intervals, the warnings and the draws of one
-            # bootstrap_ci call per method, in the order of ``methods`` and each from the trial's generator, with
-            # the half validated and its correlation computed once. (Its warnings name the line of the call,
-            # which executed notebooks record.)
+            r = float(level_corr(XA, ZA, level, coefficient))  # Fisher's, and the bootstrap's statistic
+            # The bootstrap intervals of the A half, all at once: the intervals, warnings and draws of one bootstrap_ci
+            # call per method in the order of ``methods``, each from the trial's generator, the half validated once.
+            # (Its warnings name the line of the call, which executed notebooks record.)
             boot = [method for method in methods if method != "fisher"]
-            intervals = iter(percentile_intervals(XA, ZA, level=level, coefficient=coefficient,
+            intervals = iter(percentile_intervals(XA, ZA, level=level, coefficient=coefficient, statistic=r,
                                                   resamples=[method.split("-")[1] for method in boot],
                                                   n_resamples=n_resamples, confidence_level=confidence_level, rng=child)
                              if boot else [])
             for method in methods:
                 if method == "fisher":
-                    r = float(level_corr(XA, ZA, level, coefficient))
                     low, high = fisher_interval(r, effective_n(XA, level=level), coefficient, confidence_level)
                 else:
                     low, high = next(intervals)
