@@ -111,6 +111,14 @@ def test_resampled_pearson_kernels_equal_the_numpy_path(level, resample, N, M):
     assert np.isfinite(fast).any()
 
 
+def test_bootstrap_system_kernel_is_the_same_whatever_the_block():
+    X, Y, Z = _ties(8, 7, 19)
+    rows, cols = R.draw_indices(7, 19, 300, "both", np.random.default_rng(1))
+    outs = [R._boot_system_pearson(np.stack([X, Y]), Z, rows, cols, block) for block in (1, 5, 128)]
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_array_equal(outs[0], outs[2])
+
+
 def test_bootstrap_summary_kernel_recomputes_the_refined_resamples():
     # a nearly constant column whose drawn values sit far from its mean: pearson_from_sums refines those cells
     N, M = 6, 9
@@ -216,9 +224,12 @@ def test_perm_summary_kernel_recomputes_the_refined_permutations():
     centre = (Xs.mean(axis=0) + Ys.mean(axis=0)) / 2
     Xc, Yc, Zc = Xs - centre, Ys - centre, Z - Z.mean(axis=0)
     base = np.stack([Xc.sum(0), (Xc * Xc).sum(0), (Xc * Zc).sum(0), Yc.sum(0), (Yc * Yc).sum(0), (Yc * Zc).sum(0)])
-    _, redo = S._perm_summary_pearson(coins_t, Xs, Ys, Yc - Xc, Yc * Yc - Xc * Xc, (Yc - Xc) * Zc, base,
-                                      Zc.sum(0), (Zc * Zc).sum(0), ~C.constant(Z.T))
-    assert redo.any()
+    nulls = [S._perm_summary_pearson(coins_t, Xs, Ys, Yc - Xc, Yc * Yc - Xc * Xc, (Yc - Xc) * Zc, base,
+                                     Zc.sum(0), (Zc * Zc).sum(0), ~C.constant(Z.T), block) for block in (1, 7, 128)]
+    for null, redo in nulls[1:]:  # whatever the block
+        np.testing.assert_array_equal(null, nulls[0][0])
+        np.testing.assert_array_equal(redo, nulls[0][1])
+    assert nulls[0][1].any()
     np.testing.assert_array_equal(S._pair_null(Xs, Ys, Z, coins, coins_t, "summary"),
                                   S._permutation_deltas(Xs, Ys, Z, coins, "summary", "pearson", None))
 

@@ -260,12 +260,13 @@ def _kendall_summary_boot(X, Z, rows, cols):  # pragma: no cover - compiled
 
 # Compiled Pearson of every resample, for resampled_corr: each resample's value computed as resampled_corr's numpy
 # path computes it (the same sums in the same order, the same formulas), in one call instead of many small numpy
-# operations (a bootstrap on a few systems and inputs spent its time calling them).
+# operations (a bootstrap on a few systems and inputs spent its time calling them). Blocks of up to 128
+# resamples, fewer when many inputs would make a block's multiplicities large (2^18 / M, a few MB).
 _BOOT_BLOCK = 128
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _boot_system_pearson(mats, Z, rows, cols):  # pragma: no cover - compiled
+def _boot_system_pearson(mats, Z, rows, cols, block):  # pragma: no cover - compiled
     """System-level Pearson r of each matrix of ``mats`` (K, N, M) with Z on every resample: (K, B). The system
     means of a resample are (column multiplicities . X[n]) / M, summed as np.einsum does
     (:func:`~metaeval.stats.correlation.einsum_lanes`), taken at the drawn rows; r by
@@ -273,14 +274,14 @@ def _boot_system_pearson(mats, Z, rows, cols):  # pragma: no cover - compiled
     K, N, M = mats.shape
     B = rows.shape[0]
     out = np.empty((K, B))
-    drawn = np.empty((_BOOT_BLOCK, M))  # the multiplicities of a block's resamples, then as (M, block)
-    counts = np.empty((M, _BOOT_BLOCK))
-    lane0, lane1 = np.empty(_BOOT_BLOCK), np.empty(_BOOT_BLOCK)
-    sums = np.empty((K + 1, _BOOT_BLOCK, N))  # sums[K]: Z's
+    drawn = np.empty((block, M))  # the multiplicities of a block's resamples, then as (M, block)
+    counts = np.empty((M, block))
+    lane0, lane1 = np.empty(block), np.empty(block)
+    sums = np.empty((K + 1, block, N))  # sums[K]: Z's
     xs, zs = np.empty(rows.shape[1]), np.empty(rows.shape[1])
     xc, zc, products = np.empty(rows.shape[1]), np.empty(rows.shape[1]), np.empty(rows.shape[1])
-    for b0 in range(0, B, _BOOT_BLOCK):
-        L = min(_BOOT_BLOCK, B - b0)
+    for b0 in range(0, B, block):
+        L = min(block, B - b0)
         drawn[:L] = 0.0
         for j in range(L):
             for i in range(cols.shape[1]):
@@ -504,7 +505,8 @@ def resampled_corr(
         if coefficient == "pearson" and compiled and _kernels_agree("system"):
             # the computation below for every resample in one compiled call: the same floats
             return _boot_system_pearson(np.stack(mats), Z, np.ascontiguousarray(rows, dtype=np.int64),
-                                        np.ascontiguousarray(cols, dtype=np.int64))
+                                        np.ascontiguousarray(cols, dtype=np.int64),
+                                        max(1, min(_BOOT_BLOCK, 2**18 // Z.shape[1])))
         # System means of a resample are (column multiplicities @ X.T) / M, then the drawn rows: a matrix
         # product instead of gathering B x N x M cells.
         for start in range(0, B, batch):

@@ -279,7 +279,8 @@ def _kendall_summary_perm(Xs, Ys, Z, coins):  # pragma: no cover - compiled
 # innermost loops running over the permutations of a block (long, vectorized loops; a loop over the N systems or M
 # inputs of one permutation is short and spends its time entering and leaving). Each permutation's value is
 # computed exactly as _permutation_deltas computes it (the same sums in the same order, the same formulas), so
-# the null distribution is the same, float for float, whatever the block.
+# the null distribution is the same, float for float, whatever the block: up to 128 permutations, fewer when
+# many inputs would make the block's sums large (2^18 / M, a few MB).
 _PERM_BLOCK = 128
 
 
@@ -309,7 +310,7 @@ def _perm_system_pearson(coins_t, D, mean_x, mean_y, zs):  # pragma: no cover - 
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _perm_summary_pearson(coins_t, Xs, Ys, D1, D2, D3, base, sz, szz, z_ok):  # pragma: no cover - compiled
+def _perm_summary_pearson(coins_t, Xs, Ys, D1, D2, D3, base, sz, szz, z_ok, block):  # pragma: no cover
     """Summary-level mean r(X*, Z) - mean r(Y*, Z) on every permutation (B,), and the permutations to recompute
     (B,): those with a cell that _permutation_deltas refines from the values (pearson_from_sums' weak cells).
 
@@ -321,7 +322,7 @@ def _perm_summary_pearson(coins_t, Xs, Ys, D1, D2, D3, base, sz, szz, z_ok):  # 
     N, M, B = coins_t.shape
     out = np.empty(B)
     redo = np.zeros(B, np.bool_)
-    stride = _PERM_BLOCK + 1  # an odd row length: reading a column of the sums does not hit one cache set
+    stride = block + 1  # an odd row length: reading a column of the sums does not hit one cache set
     sums = np.empty((3, M, stride))
     px, pxx, pxz = np.empty(M), np.empty(M), np.empty(M)
     py, pyy, pyz = np.empty(M), np.empty(M), np.empty(M)
@@ -341,8 +342,8 @@ def _perm_summary_pearson(coins_t, Xs, Ys, D1, D2, D3, base, sz, szz, z_ok):  # 
                     break
             if not may_be_constant[m]:
                 break
-    for b0 in range(0, B, _PERM_BLOCK):
-        L = min(_PERM_BLOCK, B - b0)
+    for b0 in range(0, B, block):
+        L = min(block, B - b0)
         for m in range(M):
             s1, s2, s3 = sums[0, m], sums[1, m], sums[2, m]
             s1[:L] = 0.0
@@ -417,7 +418,8 @@ def _pair_null(Xs: np.ndarray, Ys: np.ndarray, Z: np.ndarray, coins: np.ndarray,
     Zc = Z - Z.mean(axis=0)
     base = np.stack([Xc.sum(0), (Xc * Xc).sum(0), (Xc * Zc).sum(0), Yc.sum(0), (Yc * Yc).sum(0), (Yc * Zc).sum(0)])
     null, redo = _perm_summary_pearson(coins_t, Xs, Ys, Yc - Xc, Yc * Yc - Xc * Xc, (Yc - Xc) * Zc, base,
-                                       Zc.sum(axis=0), (Zc * Zc).sum(axis=0), ~constant(Z.T))
+                                       Zc.sum(axis=0), (Zc * Zc).sum(axis=0), ~constant(Z.T),
+                                       max(1, min(_PERM_BLOCK, 2**18 // Z.shape[1])))
     if redo.any():
         # nearly constant columns: their r from the values, as _permutation_deltas does (its numpy path: the floats
         # of its kernel, with nothing more to compile)
