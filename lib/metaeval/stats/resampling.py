@@ -8,8 +8,9 @@ size (``batch``) therefore changes memory use and nothing else: the same seed gi
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Sequence
 
 import numba
 import numpy as np
@@ -38,9 +39,12 @@ from metaeval.stats.correlation import (
     check_rng,
     constant_from_codes,
     dense_codes,
+    einsum_lanes,
     level_corr,
     mean_of_defined,
+    mean_of_defined_row,
     pearson_from_sums,
+    pearson_vector,
     system_corr,
     warn_if_nan,
 )
@@ -254,6 +258,146 @@ def _kendall_summary_boot(X, Z, rows, cols):  # pragma: no cover - compiled
     return out
 
 
+# Compiled Pearson of every resample, for resampled_corr: each resample's value computed as resampled_corr's numpy
+# path computes it (the same sums in the same order, the same formulas), in one call instead of many small numpy
+# operations (a bootstrap on a few systems and inputs spent its time calling them). Blocks of up to 128
+# resamples, fewer when many inputs would make a block's multiplicities large (2^18 / M, a few MB).
+_BOOT_BLOCK = 128
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _boot_system_pearson(mats, Z, rows, cols, block):  # pragma: no cover - compiled
+    """System-level Pearson r of each matrix of ``mats`` (K, N, M) with Z on every resample: (K, B). The system
+    means of a resample are (column multiplicities . X[n]) / M, summed as np.einsum does
+    (:func:`~metaeval.stats.correlation.einsum_lanes`), taken at the drawn rows; r by
+    :func:`~metaeval.stats.correlation.pearson_vector`."""
+    K, N, M = mats.shape
+    B = rows.shape[0]
+    out = np.empty((K, B))
+    drawn = np.empty((block, M))  # the multiplicities of a block's resamples, then as (M, block)
+    counts = np.empty((M, block))
+    lane0, lane1 = np.empty(block), np.empty(block)
+    sums = np.empty((K + 1, block, N))  # sums[K]: Z's
+    xs, zs = np.empty(rows.shape[1]), np.empty(rows.shape[1])
+    xc, zc, products = np.empty(rows.shape[1]), np.empty(rows.shape[1]), np.empty(rows.shape[1])
+    for b0 in range(0, B, block):
+        L = min(block, B - b0)
+        drawn[:L] = 0.0
+        for j in range(L):
+            for i in range(cols.shape[1]):
+                drawn[j, cols[b0 + j, i]] += 1.0
+        for m in range(M):
+            for j in range(L):
+                counts[m, j] = drawn[j, m]
+        for n in range(N):
+            for k in range(K + 1):
+                einsum_lanes(counts, 0, L, Z[n] if k == K else mats[k, n], lane0, lane1)
+                for j in range(L):
+                    sums[k, j, n] = 0.0 + (lane0[j] + lane1[j])
+        for j in range(L):
+            b = b0 + j
+            for i in range(rows.shape[1]):
+                zs[i] = sums[K, j, rows[b, i]] / M
+            for k in range(K):
+                for i in range(rows.shape[1]):
+                    xs[i] = sums[k, j, rows[b, i]] / M
+                out[k, b] = pearson_vector(xs, zs, xc, zc, products)
+    return out
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _boot_summary_pearson(mats, Xc, XX, XZ, Z, Zc, ZZ, rows, cols):  # pragma: no cover - compiled
+    """Summary-level Pearson r of each matrix of ``mats`` (K, N, M) with Z on every resample: (K, B), and the
+    resamples to recompute (K, B): those with a cell that pearson_from_sums refines from the values.
+
+    Per resample: the sums over the drawn systems (with multiplicity) of the column-centred Xc, XX = Xc Xc,
+    XZ = Xc Zc and of Zc, ZZ, over n in order as :func:`_summary_corr_from_counts` takes them (an undrawn system
+    adds zero), r by the same :func:`~metaeval.stats._kernels.pearson_row`, then the mean of defined r over the
+    drawn inputs. A resampled column is constant iff its drawn values are equal (what the integer codes decide
+    there)."""
+    K, N, M = mats.shape
+    B = rows.shape[0]
+    out = np.empty((K, B))
+    redo = np.zeros((K, B), np.bool_)
+    weights = np.empty(N)
+    sz, szz = np.empty(M), np.empty(M)
+    sx, sxx, sxz = np.empty(M), np.empty(M), np.empty(M)
+    z_def, x_def = np.empty(M, np.bool_), np.empty(M, np.bool_)
+    r, weak = np.empty(M), np.zeros(M, np.bool_)
+    ones = np.ones(M)
+    drawn_r, buffer = np.empty(cols.shape[1]), np.empty(cols.shape[1])
+    for b in range(B):
+        weights[:] = 0.0
+        for i in range(rows.shape[1]):
+            weights[rows[b, i]] += 1.0
+        first = rows[b, 0]
+        sz[:] = 0.0
+        szz[:] = 0.0
+        z_def[:] = False
+        for n in range(N):
+            if weights[n] != 0.0:
+                f = weights[n]
+                for m in range(M):
+                    sz[m] += f * Zc[n, m]
+                for m in range(M):
+                    szz[m] += f * ZZ[n, m]
+                for m in range(M):
+                    z_def[m] = z_def[m] | (Z[n, m] != Z[first, m])
+        for k in range(K):
+            X = mats[k]
+            sx[:] = 0.0
+            sxx[:] = 0.0
+            sxz[:] = 0.0
+            x_def[:] = False
+            for n in range(N):
+                if weights[n] != 0.0:
+                    f = weights[n]
+                    for m in range(M):
+                        sx[m] += f * Xc[k, n, m]
+                    for m in range(M):
+                        sxx[m] += f * XX[k, n, m]
+                    for m in range(M):
+                        sxz[m] += f * XZ[k, n, m]
+                    for m in range(M):
+                        x_def[m] = x_def[m] | (X[n, m] != X[first, m])
+            for m in range(M):
+                x_def[m] = x_def[m] & z_def[m]
+            pearson_row(N, sx, sz, sxx, szz, sxz, x_def, ones, r, weak)
+            refine = False
+            for m in range(M):  # no early exit: a loop that vectorizes
+                refine = refine | weak[m]
+            if refine:
+                redo[k, b] = True
+                out[k, b] = np.nan
+                continue
+            for j in range(cols.shape[1]):
+                drawn_r[j] = r[cols[b, j]]
+            out[k, b] = mean_of_defined_row(drawn_r, buffer)
+    return out, redo
+
+
+_KERNELS_AGREE: dict[str, bool] = {}
+
+
+def _kernels_agree(kind: str) -> bool:
+    """Whether the compiled Pearson kernels of resampled_corr (``kind``: ``"system"`` or ``"summary"`` level) give
+    its numpy path's floats here, checked once per process on random data with ties:
+    they add in the order numpy adds on x86-64, which another numpy build need not share; if it does not,
+    resampled_corr keeps its other paths."""
+    if kind not in _KERNELS_AGREE:
+        _KERNELS_AGREE[kind] = True  # the compiled call below takes the kernel
+        rng = np.random.default_rng(20210514)
+        N, M, B = 9, 21, 40
+        X = np.round(rng.normal(size=(N, M)), 1)
+        Z = rng.normal(size=(N, M)) * 10.0 ** rng.integers(-3, 4, size=(1, M))
+        Z[:, 5] = 1.0  # an undefined input
+        rows, cols = draw_indices(N, M, B, "both", rng)
+        args = ([X, Z[::-1]], Z, rows, cols, kind, "pearson", B)
+        _KERNELS_AGREE[kind] = bool(np.array_equal(resampled_corr(*args), resampled_corr(*args, compiled=False),
+                                                   equal_nan=True))
+    return _KERNELS_AGREE[kind]
+
+
 def resampled_corr(
     mats: list[np.ndarray],
     Z: np.ndarray,
@@ -298,6 +442,19 @@ def resampled_corr(
         # times the (column-centred) matrices give them for every input at once; then take the drawn columns.
         N = Z.shape[0]
         Zc = Z - Z.mean(axis=0)
+        if compiled and _kernels_agree("summary"):
+            # every resample in one compiled call (the same floats); the few with nearly constant columns again
+            # below, through the path that refines their r from the values
+            stacked = np.stack([X - X.mean(axis=0) for X in mats])
+            rows_c = np.ascontiguousarray(rows, dtype=np.int64)
+            cols_c = np.ascontiguousarray(cols, dtype=np.int64)
+            out, redo = _boot_summary_pearson(np.stack(mats), stacked, stacked * stacked, stacked * Zc, Z, Zc,
+                                              Zc * Zc, rows_c, cols_c)
+            for metric in np.nonzero(redo.any(axis=1))[0]:
+                index = np.nonzero(redo[metric])[0]
+                out[metric, index] = resampled_corr([mats[metric]], Z, rows_c[index], cols_c[index], level,
+                                                    coefficient, batch, compiled=False)[0]
+            return out
         # Constancy of a resampled column is decided exactly on integer codes of the values.
         cz = dense_codes(Z)
         centred = [X - X.mean(axis=0) for X in mats]
@@ -345,6 +502,11 @@ def resampled_corr(
                 out[k, start : start + batch] = mean_of_defined(np.take_along_axis(per_input, c, axis=1))
         return out
     if level == "system" and w is None and set(aggs) == {"mean"}:
+        if coefficient == "pearson" and compiled and _kernels_agree("system"):
+            # the computation below for every resample in one compiled call: the same floats
+            return _boot_system_pearson(np.stack(mats), Z, np.ascontiguousarray(rows, dtype=np.int64),
+                                        np.ascontiguousarray(cols, dtype=np.int64),
+                                        max(1, min(_BOOT_BLOCK, 2**18 // Z.shape[1])))
         # System means of a resample are (column multiplicities @ X.T) / M, then the drawn rows: a matrix
         # product instead of gathering B x N x M cells.
         for start in range(0, B, batch):
@@ -454,11 +616,17 @@ def warn_few_resamples(n: int, confidence_level: float, what: str = "n_resamples
 
 
 def percentile_interval(samples: np.ndarray, confidence_level: float) -> ConfidenceInterval:
-    alpha = 1 - confidence_level
     if samples.size == 0:
         return ConfidenceInterval(np.nan, np.nan)
-    low, high = np.percentile(samples, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    low, high = percentile_rows(samples, confidence_level)
     return ConfidenceInterval(float(low), float(high))
+
+
+def percentile_rows(samples: np.ndarray, confidence_level: float) -> np.ndarray:
+    """The lower and upper percentile bounds at ``confidence_level`` along the last axis of ``samples`` (linear
+    interpolation): array (2, ...)."""
+    alpha = 1 - confidence_level
+    return np.percentile(samples, [100 * alpha / 2, 100 * (1 - alpha / 2)], axis=-1)
 
 
 def bootstrap_ci(
@@ -557,6 +725,52 @@ def bootstrap_ci(
     else:
         interval = percentile_interval(valid, confidence_level)
     return BootstrapResult(statistic, interval, valid, se, int(samples.size - valid.size))
+
+
+def percentile_intervals(X, Z, *, level: str, coefficient: str, resamples: Sequence[str], n_resamples: int,
+                         confidence_level: float, rng: np.random.Generator | int | None,
+                         statistic: float | None = None) -> list[ConfidenceInterval]:
+    """The percentile intervals of ``bootstrap_ci(X, Z, level=level, coefficient=coefficient, resample=r,
+    n_resamples=n_resamples, confidence_level=confidence_level, rng=rng)`` for each r of ``resamples`` in turn,
+    and the same warnings: one generator draws every resample's indices in that order, the matrices are
+    validated and the correlation computed once (a simulation that bootstraps a small matrix three ways spent
+    a third of its time repeating them). ``statistic``: ``float(level_corr(X, Z, level, coefficient))`` if the
+    caller has it; used when validation leaves X and Z as they are (otherwise it is computed on the validated,
+    possibly rescaled, matrices, as bootstrap_ci does)."""
+    given = X, Z
+    check_level(level)
+    check_coefficient(coefficient)
+    for resample in resamples:
+        check_resample(resample)
+    check_n_resamples(n_resamples)
+    check_confidence_level(confidence_level)
+    X, Z = check_matrices("raise", X=X, Z=Z)
+    rng = check_rng(rng)
+    N, M = X.shape
+    check_memory(n_resamples, None, n_resamples * (8.0 * (N + M) + 16), per_resample_bytes(N, M, level, coefficient))
+    if statistic is None or X is not given[0] or Z is not given[1]:
+        statistic = float(level_corr(X, Z, level, coefficient))
+    distributions = []
+    for resample in resamples:
+        # Python shows a warning once per line until a change of its filters resets that registry, and each
+        # bootstrap_ci call's validation makes one (nanmax under warnings.catch_warnings): separate calls show
+        # their warnings even when an earlier call showed the same. So that each method's are shown likewise:
+        with warnings.catch_warnings():
+            pass
+        warn_if_nan(statistic, f"the {level}-level {coefficient} correlation")
+        rows, cols = draw_indices(N, M, n_resamples, resample, rng)
+        samples = resampled_corr([X], Z, rows, cols, level, coefficient, auto_batch(N, M, level, coefficient))[0]
+        valid = samples[~np.isnan(samples)]
+        warn_dropped(samples.size - valid.size, samples.size, "resamples", "the interval")
+        if valid.size:
+            warn_few_resamples(int(valid.size), confidence_level,
+                               "n_resamples" if valid.size == n_resamples else "the number of valid resamples")
+        distributions.append(valid)
+    if len({valid.size for valid in distributions}) == 1 and distributions[0].size:
+        # one np.percentile call for all (each row's percentiles are the same floats as its own call's)
+        low, high = percentile_rows(np.stack(distributions), confidence_level)
+        return [ConfidenceInterval(float(a), float(b)) for a, b in zip(low, high)]
+    return [percentile_interval(valid, confidence_level) for valid in distributions]
 
 
 def _bca_interval(X, Z, w, level, coefficient, resample, statistic, samples, confidence_level) -> ConfidenceInterval:

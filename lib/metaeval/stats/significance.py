@@ -23,6 +23,7 @@ from metaeval.stats._kernels import (
     monte_carlo_pvalue,
     pair_tables_fit,
     pearson,
+    pearson_row,
     perm_summary_corr,
     permutation_pvalue,
     sign,
@@ -43,9 +44,12 @@ from metaeval.stats.correlation import (
     constant_from_codes,
     dense_codes,
     effective_n,
+    einsum_lanes,
     level_corr,
     mean_of_defined,
+    mean_of_defined_row,
     pearson_from_sums,
+    pearson_vector,
     system_corr,
 )
 from metaeval._warnings import warn_degenerate
@@ -268,6 +272,182 @@ def _kendall_summary_perm(Xs, Ys, Z, coins):  # pragma: no cover - compiled
             out_x[b, m] = tau_b(s_x, n_x, nz[m])
             out_y[b, m] = tau_b(s_y, n_y, nz[m])
     return out_x, out_y
+
+
+# Perm-Both Pearson of one metric pair on all permutations at once, for pairwise_tests: the coins are shared by
+# every pair, so they are transposed once to (N, M, B) and each kernel loops over blocks of permutations, its
+# innermost loops running over the permutations of a block (long, vectorized loops; a loop over the N systems or M
+# inputs of one permutation is short and spends its time entering and leaving). Each permutation's value is
+# computed exactly as _permutation_deltas computes it (the same sums in the same order, the same formulas), so
+# the null distribution is the same, float for float, whatever the block: up to 128 permutations, fewer when
+# many inputs would make the block's sums large (2^18 / M, a few MB).
+_PERM_BLOCK = 128
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _perm_system_pearson(coins_t, D, mean_x, mean_y, zs):  # pragma: no cover - compiled
+    """System-level r(X*, Z) - r(Y*, Z) on every permutation (B,): the permuted system means are
+    ``mean_x + shift`` and ``mean_y - shift``, shift = (coins . D) / M summed as np.einsum does
+    (:func:`~metaeval.stats.correlation.einsum_lanes`), r by :func:`~metaeval.stats.correlation.pearson_vector`."""
+    N, M, B = coins_t.shape
+    out = np.empty(B)
+    lane0 = np.empty(_PERM_BLOCK)
+    lane1 = np.empty(_PERM_BLOCK)
+    xs = np.empty((_PERM_BLOCK, N))
+    ys = np.empty((_PERM_BLOCK, N))
+    xc, zc, products = np.empty(N), np.empty(N), np.empty(N)
+    for b0 in range(0, B, _PERM_BLOCK):
+        L = min(_PERM_BLOCK, B - b0)
+        for n in range(N):
+            einsum_lanes(coins_t[n], b0, L, D[n], lane0, lane1)
+            for b in range(L):
+                shift = (0.0 + (lane0[b] + lane1[b])) / M
+                xs[b, n] = mean_x[n] + shift
+                ys[b, n] = mean_y[n] - shift
+        for b in range(L):
+            out[b0 + b] = pearson_vector(xs[b], zs, xc, zc, products) - pearson_vector(ys[b], zs, xc, zc, products)
+    return out
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _perm_summary_pearson(coins_t, Xs, Ys, D1, D2, D3, base, sz, szz, z_ok, block):  # pragma: no cover
+    """Summary-level mean r(X*, Z) - mean r(Y*, Z) on every permutation (B,), and the permutations to recompute
+    (B,): those with a cell that _permutation_deltas refines from the values (pearson_from_sums' weak cells).
+
+    The sums over systems of the swapped cells' changes D1..D3 (N, M) are taken over n in order, as
+    :func:`~metaeval.stats._kernels.perm_summary_corr` takes them, and turned into r by the same
+    :func:`~metaeval.stats._kernels.pearson_row`; ``base`` (6, M) holds the unpermuted sums sx, sxx, sxz, sy, syy,
+    syz. A permuted column is constant iff its values are equal (what the integer codes decide there): only a
+    column in which no two systems have four different values can be, and only those are looked at."""
+    N, M, B = coins_t.shape
+    out = np.empty(B)
+    redo = np.zeros(B, np.bool_)
+    stride = block + 1  # an odd row length: reading a column of the sums does not hit one cache set
+    sums = np.empty((3, M, stride))
+    px, pxx, pxz = np.empty(M), np.empty(M), np.empty(M)
+    py, pyy, pyz = np.empty(M), np.empty(M), np.empty(M)
+    x_def, y_def = np.empty(M, np.bool_), np.empty(M, np.bool_)
+    rx, ry = np.empty(M), np.empty(M)
+    wx, wy = np.zeros(M, np.bool_), np.zeros(M, np.bool_)
+    ones = np.ones(M)
+    buffer = np.empty(M)
+    may_be_constant = np.zeros(M, np.bool_)
+    for m in range(M):
+        may_be_constant[m] = z_ok[m]
+        for i in range(N):
+            for j in range(i + 1, N):
+                a1, a2, b1, b2 = Xs[i, m], Ys[i, m], Xs[j, m], Ys[j, m]
+                if a1 != b1 and a1 != b2 and a2 != b1 and a2 != b2:
+                    may_be_constant[m] = False
+                    break
+            if not may_be_constant[m]:
+                break
+    for b0 in range(0, B, block):
+        L = min(block, B - b0)
+        for m in range(M):
+            s1, s2, s3 = sums[0, m], sums[1, m], sums[2, m]
+            s1[:L] = 0.0
+            s2[:L] = 0.0
+            s3[:L] = 0.0
+            n = 0
+            while n + 4 <= N:  # four systems a pass, each added in turn: the order of a pass over one at a time
+                c0, c1 = coins_t[n, m, b0 : b0 + L], coins_t[n + 1, m, b0 : b0 + L]
+                c2, c3 = coins_t[n + 2, m, b0 : b0 + L], coins_t[n + 3, m, b0 : b0 + L]
+                e0, e1, e2, e3 = D1[n, m], D1[n + 1, m], D1[n + 2, m], D1[n + 3, m]
+                f0, f1, f2, f3 = D2[n, m], D2[n + 1, m], D2[n + 2, m], D2[n + 3, m]
+                g0, g1, g2, g3 = D3[n, m], D3[n + 1, m], D3[n + 2, m], D3[n + 3, m]
+                for b in range(L):
+                    k0, k1 = np.float64(c0[b]), np.float64(c1[b])
+                    k2, k3 = np.float64(c2[b]), np.float64(c3[b])
+                    s1[b] = (((s1[b] + k0 * e0) + k1 * e1) + k2 * e2) + k3 * e3
+                    s2[b] = (((s2[b] + k0 * f0) + k1 * f1) + k2 * f2) + k3 * f3
+                    s3[b] = (((s3[b] + k0 * g0) + k1 * g1) + k2 * g2) + k3 * g3
+                n += 4
+            while n < N:
+                c0 = coins_t[n, m, b0 : b0 + L]
+                e0, f0, g0 = D1[n, m], D2[n, m], D3[n, m]
+                for b in range(L):
+                    k0 = np.float64(c0[b])
+                    s1[b] += k0 * e0
+                    s2[b] += k0 * f0
+                    s3[b] += k0 * g0
+                n += 1
+        for j in range(L):
+            b = b0 + j
+            for m in range(M):
+                px[m] = base[0, m] + sums[0, m, j]
+                pxx[m] = base[1, m] + sums[1, m, j]
+                pxz[m] = base[2, m] + sums[2, m, j]
+                py[m] = base[3, m] - sums[0, m, j]
+                pyy[m] = base[4, m] - sums[1, m, j]
+                pyz[m] = base[5, m] - sums[2, m, j]
+                x_def[m] = z_ok[m]
+                y_def[m] = z_ok[m]
+                if may_be_constant[m]:
+                    swap = coins_t[0, m, b] != 0
+                    x0 = Ys[0, m] if swap else Xs[0, m]
+                    y0 = Xs[0, m] if swap else Ys[0, m]
+                    x_def[m] = False
+                    y_def[m] = False
+                    for n in range(1, N):
+                        swap = coins_t[n, m, b] != 0
+                        x_def[m] = x_def[m] or (Ys[n, m] if swap else Xs[n, m]) != x0
+                        y_def[m] = y_def[m] or (Xs[n, m] if swap else Ys[n, m]) != y0
+            pearson_row(N, px, sz, pxx, szz, pxz, x_def, ones, rx, wx)
+            pearson_row(N, py, sz, pyy, szz, pyz, y_def, ones, ry, wy)
+            weak = False
+            for m in range(M):  # no early exit: a loop that vectorizes
+                weak = weak | wx[m] | wy[m]
+            if weak:
+                redo[b] = True
+                out[b] = np.nan
+            else:
+                out[b] = mean_of_defined_row(rx, buffer) - mean_of_defined_row(ry, buffer)
+    return out, redo
+
+
+def _pair_null(Xs: np.ndarray, Ys: np.ndarray, Z: np.ndarray, coins: np.ndarray, coins_t: np.ndarray,
+               level: str) -> np.ndarray:
+    """The Pearson null distribution of one pair from the compiled kernels above: ``_permutation_deltas`` of all
+    ``coins`` (B, N, M), the same floats; ``coins_t`` are the coins as (N, M, B) uint8."""
+    if level == "system":
+        return _perm_system_pearson(coins_t, Ys - Xs, Xs.mean(axis=1), Ys.mean(axis=1), Z.mean(axis=1))
+    # the sums _permutation_deltas' compiled path builds, from the same expressions
+    centre = (Xs.mean(axis=0) + Ys.mean(axis=0)) / 2
+    Xc, Yc = Xs - centre, Ys - centre
+    Zc = Z - Z.mean(axis=0)
+    base = np.stack([Xc.sum(0), (Xc * Xc).sum(0), (Xc * Zc).sum(0), Yc.sum(0), (Yc * Yc).sum(0), (Yc * Zc).sum(0)])
+    null, redo = _perm_summary_pearson(coins_t, Xs, Ys, Yc - Xc, Yc * Yc - Xc * Xc, (Yc - Xc) * Zc, base,
+                                       Zc.sum(axis=0), (Zc * Zc).sum(axis=0), ~constant(Z.T),
+                                       max(1, min(_PERM_BLOCK, 2**18 // Z.shape[1])))
+    if redo.any():
+        # nearly constant columns: their r from the values, as _permutation_deltas does (its numpy path: the floats
+        # of its kernel, with nothing more to compile)
+        index = np.nonzero(redo)[0]
+        null[index] = _permutation_deltas(Xs, Ys, Z, coins[index], "summary", "pearson", None, compiled=False)
+    return null
+
+
+_PAIR_NULL_CHECKED: dict[str, bool] = {}
+
+
+def _pair_null_agrees(level: str) -> bool:
+    """Whether :func:`_pair_null` gives _permutation_deltas' floats here (checked once per process and level on
+    random data with ties and constant columns): the kernels add in the order numpy adds on x86-64, which another
+    numpy build need not share; if it does not, pairwise_tests keeps its numpy path."""
+    if level not in _PAIR_NULL_CHECKED:
+        rng = np.random.default_rng(20210514)
+        N, M, B = 9, 21, 40
+        X, Y = rng.normal(size=(N, M)), np.round(rng.normal(size=(N, M)), 1)
+        Z = rng.normal(size=(N, M)) * 10.0 ** rng.integers(-3, 4, size=(1, M))
+        Z[:, 5] = 1.0  # an undefined input
+        Xs, Ys = _standardize(X), _standardize(Y)
+        coins = _coins(rng, B, (N, M), "both")
+        coins_t = np.ascontiguousarray(coins.view(np.uint8).transpose(1, 2, 0))
+        expected = _permutation_deltas(Xs, Ys, Z, coins, level, "pearson", None, compiled=False)
+        _PAIR_NULL_CHECKED[level] = bool(np.array_equal(_pair_null(Xs, Ys, Z, coins, coins_t, level), expected,
+                                                        equal_nan=True))
+    return _PAIR_NULL_CHECKED[level]
 
 
 def _permutation_deltas(Xs, Ys, Z, coins, level, coefficient, w, agg_x="mean", agg_y="mean",
@@ -625,7 +805,9 @@ def pairwise_tests(
         check_coefficient(coefficient, FISHER_COEFFICIENTS)
     if test != "williams":
         N, M = Z.shape
-        up_front = n_resamples * (N * M * 1.2 + 8.0 * (N + M) + 8.0 * K)
+        # a byte per coin, and another for the transposed copy of the compiled Pearson path
+        coin_bytes = 2.2 if test.startswith("perm-") and coefficient == "pearson" else 1.2
+        up_front = n_resamples * (N * M * coin_bytes + 8.0 * (N + M) + 8.0 * K)
         check_memory(n_resamples, batch, up_front, per_resample_bytes(N, M, level, coefficient))
     aggs = list(aggregates) if aggregates is not None else ["mean"] * K
     if len(aggs) != K:
@@ -670,6 +852,14 @@ def pairwise_tests(
     coins = _coins(rng, n_resamples, Z.shape, method)
     std = [_standardize(m) for m in mats]
     batch = batch or max(1, auto_batch(Z.shape[0], Z.shape[1], level, coefficient) // 2)
+    # Pearson at system or summary level: each pair's null from the compiled kernels in one call (the same floats).
+    # The system level's einsum casts the coins in buffers of np.getbufsize() elements and would add a longer row
+    # of coins in pieces, which the kernel does not.
+    compiled = (coefficient == "pearson" and set(aggs) == {"mean"} and coins.flags.c_contiguous
+                and (level == "summary" or (level == "system" and Z.shape[1] <= np.getbufsize()))
+                and _pair_null_agrees(level))
+    coins_t = np.ascontiguousarray(coins.view(np.uint8).transpose(1, 2, 0)) if compiled else None
+    own = [float(level_corr(s, Z, level, coefficient, agg=a)) for s, a in zip(std, aggs)]
     iterator = pairs
     if progress:
         from tqdm import tqdm
@@ -677,16 +867,15 @@ def pairwise_tests(
         iterator = tqdm(pairs, desc="pairs")
     dropped = 0
     for i, j in iterator:
-        observed = float(
-            level_corr(std[i], Z, level, coefficient, agg=aggs[i])
-            - level_corr(std[j], Z, level, coefficient, agg=aggs[j])
-        )
-        null = np.concatenate(
-            [
-                _permutation_deltas(std[i], std[j], Z, coins[s : s + batch], level, coefficient, None, aggs[i], aggs[j])
+        observed = float(own[i] - own[j])
+        if coins_t is not None:
+            null = _pair_null(std[i], std[j], Z, coins, coins_t, level)
+        else:
+            null = np.concatenate([
+                _permutation_deltas(std[i], std[j], Z, coins[s : s + batch], level, coefficient, None, aggs[i],
+                                    aggs[j])
                 for s in range(0, n_resamples, batch)
-            ]
-        )
+            ])
         valid = null[~np.isnan(null)]
         dropped += null.size - valid.size
         if valid.size == 0 or np.isnan(observed):
