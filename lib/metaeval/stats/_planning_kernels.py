@@ -800,14 +800,21 @@ def _system_null(Xs, Ys, Z, coins, coefficient) -> np.ndarray:
     return system_corr(xs, zs, coefficient) - system_corr(ys, zs, coefficient)
 
 
+#: the most inputs whose sums einsum makes in one pass: it casts the boolean coins through a buffer of 8192
+#: elements (numpy's default; np.setbufsize does not change it in numpy 2) and adds a longer row's parts
+#: separately, an order :func:`_perm_system_null` does not follow
+_EINSUM_ROW = 8192
+
+
 @functools.cache
-def _einsum_order_holds() -> bool:
-    """Whether :func:`_perm_system_null` gives the numpy path's floats with this numpy, checked once per process
-    on random trials (values of mixed magnitudes; numbers of inputs around the block sizes). numpy's einsum sums
+def _einsum_order_holds(bufsize: int = 8192) -> bool:
+    """Whether :func:`_perm_system_null` gives the numpy path's floats with this numpy and this buffer size
+    (``np.getbufsize()``, which the check runs under), checked once per process on random trials (values of
+    mixed magnitudes; numbers of inputs around the block sizes, and :data:`_EINSUM_ROW`). numpy's einsum sums
     in an order set by its build's SIMD width (two lanes in the x86-64 and arm64 wheels, whose baselines are
     128-bit); with another build or version the planner keeps the numpy path."""
     rng = np.random.default_rng(20240611)
-    for N, M in ((3, 3), (5, 8), (6, 13), (9, 31), (4, 130)):
+    for N, M in ((3, 3), (5, 8), (6, 13), (9, 31), (4, 130), (2, _EINSUM_ROW)):
         T, B = 2, 6
         Xs, Ys, Z = rng.normal(size=(3, T, N, M)) * 10.0 ** rng.integers(-3, 4, size=(3, T, N, M))
         packed = PackedCoins(rng, (T, B, N, M))
@@ -824,8 +831,8 @@ def _perm_null(Xs, Ys, Z, coins, level, coefficient) -> np.ndarray:
     ``coins`` is a boolean array or (summary level, Pearson) :class:`PackedCoins` or :class:`_PackedBatch`."""
     packed = isinstance(coins, (PackedCoins, _PackedBatch))
     if level == "system":
-        # einsum splits an input axis longer than its buffer, whose sums the compiled pass does not follow
-        if packed and coefficient == "pearson" and Xs.shape[-1] <= np.getbufsize() and _einsum_order_holds():
+        if (packed and coefficient == "pearson" and Xs.shape[-1] <= _EINSUM_ROW
+                and _einsum_order_holds(np.getbufsize())):
             return _packed_system_null(Xs, Ys, Z, coins)
         return _system_null(Xs, Ys, Z, coins.unpacked() if packed else coins, coefficient)
     if packed and not (level == "summary" and coefficient == "pearson"):
