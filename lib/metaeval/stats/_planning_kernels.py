@@ -716,7 +716,7 @@ def _system_pearson(x, zc, szz, z_constant, xc, products, plan, stack):  # pragm
     r = sxz / np.sqrt(sxx * szz)
     if not varies or z_constant or not sxx > 0 or not szz > 0:
         return np.nan
-    return min(1.0, max(-1.0, r))
+    return 1.0 if r > 1.0 else (-1.0 if r < -1.0 else r)  # np.clip keeps a NaN
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
