@@ -1,5 +1,6 @@
-"""Setup shared by the benchmarks that time metaeval against a reference library in the same run
-(bench_stats.py, bench_agreement.py): the best-of-n timer and the three score matrices of a dataset.
+"""Setup shared by the benchmarks that time metaeval against a reference (a library, or the path it replaced) in
+the same run (bench_stats.py, bench_agreement.py, bench_planning.py, bench_notebook_kernels.py): the best-of-n
+timers and the three score matrices of a dataset.
 
 Imported as ``import _common`` (the benchmarks run as scripts, with this folder first on ``sys.path``).
 """
@@ -22,6 +23,17 @@ def best_time(fn: Callable[[], object], repeat: int) -> float:
         fn()
         times.append(time.perf_counter() - t0)
     return min(times)
+
+
+def best_cpu(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
+    """(the smallest CPU time of ``repeat`` calls of ``fn``, its last result): CPU time, for old-vs-new timings
+    in one process on a machine that other jobs share."""
+    times, out = [], None
+    for _ in range(repeat):
+        t0 = time.process_time()
+        out = fn()
+        times.append(time.process_time() - t0)
+    return min(times), out
 
 
 def time_pair(ours: Callable[[], object], ref: Callable[[], object] | None, repeat: int) -> tuple[float, float | None]:

@@ -10,24 +10,15 @@ number; tests/test_planning.py and test_bleu_cache.py assert it on small cases).
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
+from _common import best_cpu
 
 import metaeval
 from metaeval.metrics import bleu
 from metaeval.stats import _kernels as K
 from metaeval.stats import _planning_kernels as P
 from metaeval.stats import resampling, significance
-
-
-def best(fn, repeat):
-    times, out = [], None
-    for _ in range(repeat):
-        t0 = time.process_time()
-        out = fn()
-        times.append(time.process_time() - t0)
-    return min(times), out
 
 
 def same(a, b):
@@ -105,8 +96,8 @@ def main():
     print("| --- | ---: | ---: | ---: | --- |")
     for name, old, new in cases():
         new()  # compile / load the kernels outside the timing
-        t_old, a = best(old, args.repeat)
-        t_new, b = best(new, args.repeat)
+        t_old, a = best_cpu(old, args.repeat)
+        t_new, b = best_cpu(new, args.repeat)
         print(f"| {name} | {t_old:.3f} | {t_new:.3f} | {t_old / t_new:.1f}x | {'yes' if same(a, b) else 'NO'} |",
               flush=True)
 

@@ -23,6 +23,7 @@ import time
 
 import metaeval
 import numpy as np
+from _common import best_cpu
 from metaeval import planning
 from metaeval.stats import _planning_kernels as P
 from metaeval.stats._kernels import coins
@@ -49,16 +50,6 @@ def direct_loop(S, pairs, sizes, n_trials, n_resamples, alpha, rng):
                 rejections += count / n_resamples < alpha
             out[(i, j, n)] = rejections / n_trials
     return out
-
-
-def best_cpu(fn, repeat):
-    """(best CPU time in s, result) of ``fn()`` over ``repeat`` calls."""
-    times, out = [], None
-    for _ in range(repeat):
-        t0 = time.process_time()
-        out = fn()
-        times.append(time.process_time() - t0)
-    return min(times), out
 
 
 def compiled_paths(S, repeat):

@@ -9,9 +9,9 @@ batched forms of :mod:`metaeval.stats.significance`'s and :mod:`metaeval.stats.r
 in :mod:`metaeval.stats.planning`; this module is split from it only to keep each module readable.
 
 The default tests of the planner run as compiled passes over the packed random coins: the sign flips of every
-system pair (:func:`_signflip_tail_counts`) and Perm-Both's null at summary and system level
-(:func:`_perm_summary_null`, :func:`_perm_system_null`). Each gives the floats of the numpy path it replaces
-(the same additions in the same order, numpy's pairwise sums included, :func:`_planned_sum`), so a power
+system pair (:mod:`~metaeval.stats._planning_pairs`) and Perm-Both's null at summary and system level
+(:mod:`~metaeval.stats._planning_perm`). Each gives the floats of the numpy path it replaces
+(the same additions in the same order, numpy's pairwise sums included), so a power
 table does not depend on which path computed it; tests/test_planning.py compares them bit for bit. The draws
 are made chunk by chunk and several chunks tested at once (:func:`_batch_trials`, :func:`_merge_draws`),
 which leaves the random stream as it was.
@@ -23,14 +23,12 @@ import functools
 import math
 from collections.abc import Sequence
 
-import numba
 import numpy as np
 from scipy import stats
 
 from metaeval.stats._kernels import (
     TAIL_CODES,
     PackedCoins,
-    _tail_hit,
     bootstrap_indices,
     coins,
     draw_counts,
@@ -40,6 +38,8 @@ from metaeval.stats._kernels import (
     t_pvalue,
     tail_hits,
 )
+from metaeval.stats._planning_pairs import _bootstrap_weights, _pair_tail_counts, _signflip_tail_counts
+from metaeval.stats._planning_perm import _perm_summary_null, _perm_system_null
 from metaeval.stats.correlation import (
     constant,
     constant_from_codes,
@@ -238,175 +238,6 @@ def _pair_pvalues(
     return monte_carlo_pvalue(_tail(null, observed, alternative, tol), B)
 
 
-#: permutations whose signed sums :func:`_signflip_tail_counts` forms together (larger blocks spread the per-pair
-#: work of a block over more permutations; 256 was fastest from 10 to 300 documents, 64: 1.1x to 1.5x slower)
-_FLIP_BLOCK = 256
-
-
-@numba.njit(cache=True, nogil=True)
-def _quotient_at_least(c, n):  # pragma: no cover - compiled
-    """The smallest float x whose quotient x / n (n > 0, correctly rounded) is at least c: since rounding is
-    monotonic, ``x / n >= c`` holds exactly when ``x >= _quotient_at_least(c, n)``, one comparison instead of a
-    division per permutation. Found from the rounded c n by steps of one ulp. c infinite or NaN: itself."""
-    if not np.isfinite(c):
-        return c
-    x = c * n
-    if x / n >= c:
-        while x / n >= c and x > -np.inf:
-            x = np.nextafter(x, -np.inf)
-        return np.nextafter(x, np.inf)
-    while x / n < c:
-        x = np.nextafter(x, np.inf)
-    return x
-
-
-@numba.njit(cache=True, nogil=True)
-def _signflip_tail_counts(bits, B, S, docs, ia, ib, observed, alternative, tol):  # pragma: no cover - compiled
-    """Per trial and pair, how many of B sign-flip permutations give a mean difference at least as extreme as
-    the observed one (as :func:`_tail` on the unfused path's null): (T, P) counts as floats.
-
-    ``bits`` are the random bytes :func:`~metaeval.stats._kernels.fair_bits` unpacks (high bit first), coin
-    (t * B + b) * n + j flipping the sign of trial t's j-th drawn document in permutation b. Each permutation's
-    signs are folded onto the trial's distinct pilot documents, every system's signed sum is taken over those
-    (at most min(n, M) per system, not M), and the pair differences are compared as they are made: no
-    (T, B, M) weights and no (T, B, P) null array, one pass over the coins.
-
-    Permutations go by blocks of :data:`_FLIP_BLOCK`: each system's sums of a block are formed side by side,
-    two documents per pass (every sum still adds its products in document order, the floats of one sum at a
-    time, but the block's sums are independent and vectorize where one sum waited on each addition), and
-    each pair's differences are compared for the whole block in one loop, against the difference whose mean
-    reaches the tail (:func:`_quotient_at_least`: the counts of :data:`~metaeval.stats._kernels.TAIL` on the
-    means, without a division per permutation); the coins are read a byte at a time, through a table of
-    signs. 3.5x to 6x faster than one permutation and one system at a time."""
-    T, n = docs.shape
-    K = S.shape[0]
-    P = ia.shape[0]
-    out = np.zeros((T, P))
-    block = min(_FLIP_BLOCK, B)
-    flips = np.empty((block, n))  # per permutation of the block, its signs folded onto the documents
-    weights = np.empty((n, block))  # the same, document-major: the rows the sums run along
-    sums = np.empty((K, block))
-    count = np.zeros(P, np.int64)
-    limit = np.empty(P)
-    nf = float(n)
-    two_sided = alternative == 0
-    sign = -1.0 if alternative == 2 else 1.0
-    table = np.empty((256, 8))  # a byte's 8 coins as signs (no int-to-float conversion per coin)
-    for v in range(256):
-        for e in range(8):
-            table[v, e] = 1.0 - 2.0 * ((v >> (7 - e)) & 1)
-    for t in range(T):
-        distinct = np.unique(docs[t])
-        D = distinct.shape[0]
-        Sd = np.empty((D, K))  # the systems' scores of the trial's documents
-        for q in range(D):
-            for k in range(K):
-                Sd[q, k] = S[k, distinct[q]]
-        slot = np.searchsorted(distinct, docs[t])
-        # a permutation's pair difference d reaches the tail when d / n does (TAIL): v >= limit with v = d
-        # (greater), v = |d| (two-sided; |d| / n = |d / n|), v = -d (less: d / n <= c iff -d / n >= -c)
-        for p in range(P):
-            o = observed[t, p]
-            if alternative == 1:
-                limit[p] = _quotient_at_least(o - tol, nf)
-            elif alternative == 2:
-                limit[p] = _quotient_at_least(-(o + tol), nf)
-            else:
-                limit[p] = _quotient_at_least(abs(o) - tol, nf)
-        count[:] = 0
-        for b0 in range(0, B, block):
-            nb = min(block, B - b0)
-            for j in range(nb):
-                row = flips[j]
-                row[:D] = 0.0
-                i = (t * B + b0 + j) * n
-                c = 0
-                while c < n and (i & 7) != 0:  # the first coins share a byte with the previous permutation's
-                    row[slot[c]] += 1.0 - 2.0 * ((bits[i >> 3] >> (7 - (i & 7))) & 1)
-                    c += 1
-                    i += 1
-                while c + 8 <= n:
-                    signs = table[bits[i >> 3]]
-                    for e in range(8):
-                        row[slot[c + e]] += signs[e]
-                    c += 8
-                    i += 8
-                while c < n:
-                    row[slot[c]] += 1.0 - 2.0 * ((bits[i >> 3] >> (7 - (i & 7))) & 1)
-                    c += 1
-                    i += 1
-            for q in range(D):
-                for j in range(nb):
-                    weights[q, j] = flips[j, q]
-            sums[:, :nb] = 0.0
-            q = 0
-            while q + 2 <= D:
-                w0, w1 = weights[q], weights[q + 1]
-                for k in range(K):
-                    s0, s1 = Sd[q, k], Sd[q + 1, k]
-                    acc = sums[k]
-                    for j in range(nb):
-                        acc[j] = (acc[j] + w0[j] * s0) + w1[j] * s1
-                q += 2
-            if q < D:
-                w0 = weights[q]
-                for k in range(K):
-                    s0 = Sd[q, k]
-                    acc = sums[k]
-                    for j in range(nb):
-                        acc[j] += w0[j] * s0
-            for p in range(P):
-                first = sums[ia[p]]
-                second = sums[ib[p]]
-                lim = limit[p]
-                hits = 0
-                for j in range(nb):
-                    d = first[j] - second[j]
-                    hits += (abs(d) if two_sided else sign * d) >= lim
-                count[p] += hits
-        for p in range(P):
-            out[t, p] = count[p]
-    return out
-
-
-@numba.njit(cache=True, nogil=True)
-def _bootstrap_weights(docs, positions, M):  # pragma: no cover - compiled
-    """Multiplicity of each pilot document in each resample: (T * B, M) floats from the trials' drawn
-    documents ``docs`` (T, n) and the resampled positions (T, B, n) into them (what the unfused path
-    gathers and bincounts, without its (T, B, n) temporaries)."""
-    T, B, n = positions.shape
-    out = np.zeros((T * B, M))
-    for t in range(T):
-        for b in range(B):
-            row = t * B + b
-            for j in range(n):
-                out[row, docs[t, positions[t, b, j]]] += 1.0
-    return out
-
-
-@numba.njit(cache=True, nogil=True)
-def _pair_tail_counts(means, ia, ib, n, observed, alternative, tol):  # pragma: no cover - compiled
-    """Per trial and pair, how many centred bootstrap differences are at least as extreme as the observed
-    one (as :func:`_tail` on ``(means[ia] - means[ib]) / n - observed``): (T, P) counts as floats.
-
-    ``means`` (T, B, K) are the resamples' per-system sums; ``alternative`` a number of
-    :data:`~metaeval.stats._kernels.TAIL_CODES` (the same rule as :func:`_tail`).
-    One pass over the resamples: the (T, B, P) null array of the unfused path is never formed."""
-    T, B, K = means.shape
-    P = ia.shape[0]
-    out = np.zeros((T, P))
-    count = np.zeros(P, np.int64)
-    for t in range(T):
-        count[:] = 0
-        for b in range(B):
-            row = means[t, b]
-            for p in range(P):
-                count[p] += _tail_hit(alternative, (row[ia[p]] - row[ib[p]]) / n - observed[t, p], observed[t, p], tol)
-        for p in range(P):
-            out[t, p] = count[p]
-    return out
-
-
 def _check_sizes_1d(sizes) -> list[int]:
     try:
         out = [int(s) for s in sizes]
@@ -446,348 +277,11 @@ def _standardize_batch(X: np.ndarray) -> np.ndarray:
     return standardize(X)
 
 
-def _sum_plan(n: int) -> np.ndarray:
-    """numpy's summation order for ``n`` contiguous floats (``np.sum`` and ``np.nansum`` along such an axis), as a
-    program for :func:`_planned_sum`: rows (start, size) sum a block of at most 128 values, rows (0, -1) add the
-    last two sums. numpy sums a longer run as the sum of its two parts split after the multiple of 8 nearest
-    below its half (pairwise summation)."""
-    program: list[tuple[int, int]] = []
-
-    def run(start: int, size: int) -> None:
-        if size <= 128:
-            program.append((start, size))
-            return
-        half = size // 2 - size // 2 % 8
-        run(start, half)
-        run(start + half, size - half)
-        program.append((0, -1))
-
-    run(0, n)
-    return np.array(program, dtype=np.int64).reshape(-1, 2)
-
-
-@numba.njit(cache=True, nogil=True)
-def _sum_block(a, start, size):  # pragma: no cover - compiled
-    """numpy's sum of at most 128 contiguous values: one accumulator below 8, else 8 accumulators (value i into
-    accumulator i mod 8) added pairwise, then the remainder in order."""
-    block = a[start:start + size]
-    if size < 8:
-        total = -0.0
-        for i in range(size):
-            total += block[i]
-        return total
-    r0, r1, r2, r3 = block[0], block[1], block[2], block[3]
-    r4, r5, r6, r7 = block[4], block[5], block[6], block[7]
-    stop = size - size % 8
-    for i in range(8, stop, 8):
-        r0 += block[i]
-        r1 += block[i + 1]
-        r2 += block[i + 2]
-        r3 += block[i + 3]
-        r4 += block[i + 4]
-        r5 += block[i + 5]
-        r6 += block[i + 6]
-        r7 += block[i + 7]
-    total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    for i in range(stop, size):
-        total += block[i]
-    return total
-
-
-@numba.njit(cache=True, nogil=True)
-def _planned_sum(a, plan, stack):  # pragma: no cover - compiled
-    """``np.sum(a)`` of a contiguous vector to the last bit, by the program ``plan = _sum_plan(len(a))``; ``stack``
-    holds len(plan) floats. (Not numpy's recursion itself: numba's cache does not reload recursive functions
-    reliably, and a cached recursive version crashed the next process.)"""
-    depth = 0
-    for k in range(plan.shape[0]):
-        if plan[k, 1] >= 0:
-            stack[depth] = _sum_block(a, plan[k, 0], plan[k, 1])
-            depth += 1
-        else:
-            depth -= 1
-            stack[depth - 1] = stack[depth - 1] + stack[depth]
-    # numpy's reduction starts from 0.0
-    return 0.0 + stack[0] if depth else 0.0
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def _perm_summary_null(bits, first, B, D1, D2, D3, base, Xs, Ys, z_ok, plan):  # pragma: no cover - compiled
-    """Perm-Both's null at summary level (Pearson) for every trial and permutation: the mean over inputs of the
-    defined r(X', Z) minus that of r(Y', Z), (T, B), and the permutations with a cell whose r the caller must
-    recompute from the values (``weak``, (T, B): a variance below 1e-6 of its mean square). The floats of the
-    boolean path of :func:`_perm_null` (einsum sums, ``pearson_from_sums``, ``mean_of_defined``), without its
-    (T, B, M) arrays (:func:`_perm_null` at summary level 2.7x faster than through
-    :func:`~metaeval.stats._kernels.perm_summary_corr` over the planner's default designs, the coins' draw
-    included).
-
-    Coin (b, n, m) of trial t is bit ``first[t] + (b N + n) M + m`` of ``bits`` (np.unpackbits order).
-    D1..D3 (T, N, M) are the changes of the centred sums when a cell is swapped (Y - X, Y^2 - X^2, (Y - X) Z),
-    ``base`` (8, T, M) the unpermuted sums sx, sxx, sxz, sy, syy, syz, sz, szz, ``z_ok`` (T, M) where Z's
-    column is not constant, ``plan`` = ``_sum_plan(M)``.
-
-    * Coins: a byte's 8 coins become 8 bytes of one word through a table; a permutation's coins are unpacked
-      once into a (N, M) byte matrix.
-    * Sums: every swapped cell's changes are added over n in order, as einsum adds them (0 or 1 times the
-      change: the same floats), the three sums side by side and two systems per pass (the running sums stay
-      in registers).
-    * r: ``pearson_from_sums``'s formula (its floats: ``n sxx - sx^2``, ``cov / sqrt(vx vz)``, clipped), one
-      vectorized loop per metric that also counts the defined inputs and flags the weak cells; the mean over
-      inputs is numpy's sum (:func:`_planned_sum`) of the defined r over their number.
-    * Constancy: a permuted column is constant (r undefined) only if one value is in every system's pair
-      (X, Y) of that input, so only such columns are checked, permutation by permutation, on the values (as
-      the integer codes of the boolean path decide it: equal values, equal codes)."""
-    T, N, M = D1.shape
-    null = np.empty((T, B))
-    weak = np.zeros((T, B), np.bool_)
-    # byte -> its 8 coins as the 8 bytes of one word (little-endian: the first coin in the lowest byte)
-    table = np.zeros(256, np.uint64)
-    for v in range(256):
-        for j in range(8):
-            table[v] |= np.uint64((v >> (7 - j)) & 1) << np.uint64(8 * j)
-    words = M // 8
-    C = np.zeros((N, 8 * words + 8), np.uint8)  # one permutation's coins, a row per system
-    C64 = C.view(np.uint64)
-    sums = np.zeros((3, M))
-    r = np.empty(M)
-    x_def = np.empty(M, np.bool_)
-    y_def = np.empty(M, np.bool_)
-    may_be_constant = np.empty(M, np.bool_)
-    vz = np.empty(M)
-    z_weak = np.empty(M, np.bool_)
-    stack = np.empty(plan.shape[0])
-    mean = np.empty(2)
-    nf = float(N)
-    s1, s2, s3 = sums[0], sums[1], sums[2]
-    for t in range(T):
-        X, Y, A1, A2, A3 = Xs[t], Ys[t], D1[t], D2[t], D3[t]
-        sz, szz = base[6, t], base[7, t]
-        for m in range(M):
-            vz[m] = nf * szz[m] - sz[m] * sz[m]
-            z_weak[m] = vz[m] <= 1e-6 * nf * szz[m]
-        any_constant = False
-        for m in range(M):
-            may_be_constant[m] = False
-            if z_ok[t, m]:
-                for v in (X[0, m], Y[0, m]):
-                    every = True
-                    for n in range(1, N):
-                        if X[n, m] != v and Y[n, m] != v:
-                            every = False
-                            break
-                    may_be_constant[m] = may_be_constant[m] or every
-            any_constant = any_constant or may_be_constant[m]
-        for b in range(B):
-            for n in range(N):
-                row = C64[n]
-                i = first[t] + (b * N + n) * M
-                for g in range(words):
-                    k = i >> 3
-                    shift = i & 7
-                    if shift:  # the word's coins straddle two bytes
-                        row[g] = table[((np.int64(bits[k]) << shift) | (bits[k + 1] >> (8 - shift))) & 255]
-                    else:
-                        row[g] = table[bits[k]]
-                    i += 8
-                for m in range(8 * words, M):
-                    C[n, m] = (bits[i >> 3] >> (7 - (i & 7))) & 1
-                    i += 1
-            sums[:] = 0.0
-            n = 0
-            while n + 2 <= N:
-                c0, c1 = C[n], C[n + 1]
-                a0, a1, e0, e1, f0, f1 = A1[n], A1[n + 1], A2[n], A2[n + 1], A3[n], A3[n + 1]
-                for m in range(M):
-                    x0 = np.float64(c0[m])
-                    x1 = np.float64(c1[m])
-                    s1[m] = (s1[m] + x0 * a0[m]) + x1 * a1[m]
-                    s2[m] = (s2[m] + x0 * e0[m]) + x1 * e1[m]
-                    s3[m] = (s3[m] + x0 * f0[m]) + x1 * f1[m]
-                n += 2
-            if n < N:
-                c0 = C[n]
-                a0, e0, f0 = A1[n], A2[n], A3[n]
-                for m in range(M):
-                    x0 = np.float64(c0[m])
-                    s1[m] += x0 * a0[m]
-                    s2[m] += x0 * e0[m]
-                    s3[m] += x0 * f0[m]
-            if any_constant:
-                for m in range(M):
-                    x_def[m] = y_def[m] = z_ok[t, m]
-                    if may_be_constant[m]:
-                        x0 = Y[0, m] if C[0, m] else X[0, m]
-                        y0 = X[0, m] if C[0, m] else Y[0, m]
-                        x_const = y_const = True
-                        for n in range(1, N):
-                            xv, yv = (Y[n, m], X[n, m]) if C[n, m] else (X[n, m], Y[n, m])
-                            x_const = x_const and xv == x0
-                            y_const = y_const and yv == y0
-                        x_def[m] = not x_const
-                        y_def[m] = not y_const
-            for side in range(2):
-                # X' = X + the swapped cells' changes, Y' = Y - them (x + (-s) is x - s, to the bit)
-                sign = 1.0 if side == 0 else -1.0
-                b0, b1, b2 = base[3 * side, t], base[3 * side + 1, t], base[3 * side + 2, t]
-                defined = (x_def if side == 0 else y_def) if any_constant else z_ok[t]
-                count = 0
-                w = False
-                # the loads are not behind short-circuits (& and |, not and / or), so that the loop vectorizes
-                for m in range(M):
-                    sx = b0[m] + sign * s1[m]
-                    sxx = b1[m] + sign * s2[m]
-                    vx = nf * sxx - sx * sx
-                    rm = (nf * (b2[m] + sign * s3[m]) - sx * sz[m]) / np.sqrt(vx * vz[m])
-                    rm = 1.0 if rm > 1.0 else rm
-                    rm = -1.0 if rm < -1.0 else rm
-                    ok = defined[m] & (vx > 0) & (vz[m] > 0) & (rm == rm)
-                    r[m] = rm if ok else 0.0  # np.nansum counts an undefined r as 0
-                    count += ok
-                    w |= defined[m] & ((vx <= 1e-6 * nf * sxx) | z_weak[m])
-                weak[t, b] |= w
-                mean[side] = _planned_sum(r, plan, stack) / count if count > 0 else np.nan
-            null[t, b] = mean[0] - mean[1]
-    return null, weak
-
-
-@numba.njit(cache=True, nogil=True)
-def _einsum_rows(C, A, n, M):  # pragma: no cover - compiled
-    """``np.einsum("m,m->", C[k], A[k])`` for the two rows k = n, n + 1, to the last bit: numpy's loop for two
-    contiguous float64 operands summed into one output (``sum_of_products_contig_contig_outstride0_two``, built
-    with 128-bit SIMD: two lanes, even and odd positions) adds, per block of 8 values, the products of positions
-    6-7, 4-5, 2-3 then 0-1 to its two lane sums, the last pairs (and a last odd value) one by one, and returns
-    the sum of the two lanes. The coins C are 0 or 1, so every product is exact and fused or separate
-    multiply-adds give the same floats. The two rows' four sums are independent, which hides the latency of
-    each addition (four rows were no faster). :func:`_einsum_order_holds` checks this order against np.einsum
-    before it is relied on."""
-    a0 = b0 = a1 = b1 = 0.0
-    i = 0
-    while i + 8 <= M:
-        a0 += C[n + 0, i + 6] * A[n + 0, i + 6]
-        b0 += C[n + 0, i + 7] * A[n + 0, i + 7]
-        a1 += C[n + 1, i + 6] * A[n + 1, i + 6]
-        b1 += C[n + 1, i + 7] * A[n + 1, i + 7]
-        a0 += C[n + 0, i + 4] * A[n + 0, i + 4]
-        b0 += C[n + 0, i + 5] * A[n + 0, i + 5]
-        a1 += C[n + 1, i + 4] * A[n + 1, i + 4]
-        b1 += C[n + 1, i + 5] * A[n + 1, i + 5]
-        a0 += C[n + 0, i + 2] * A[n + 0, i + 2]
-        b0 += C[n + 0, i + 3] * A[n + 0, i + 3]
-        a1 += C[n + 1, i + 2] * A[n + 1, i + 2]
-        b1 += C[n + 1, i + 3] * A[n + 1, i + 3]
-        a0 += C[n + 0, i + 0] * A[n + 0, i + 0]
-        b0 += C[n + 0, i + 1] * A[n + 0, i + 1]
-        a1 += C[n + 1, i + 0] * A[n + 1, i + 0]
-        b1 += C[n + 1, i + 1] * A[n + 1, i + 1]
-        i += 8
-    while i + 2 <= M:
-        a0 += C[n, i] * A[n, i]
-        b0 += C[n, i + 1] * A[n, i + 1]
-        a1 += C[n + 1, i] * A[n + 1, i]
-        b1 += C[n + 1, i + 1] * A[n + 1, i + 1]
-        i += 2
-    if i < M:
-        a0 += C[n, i] * A[n, i]
-        a1 += C[n + 1, i] * A[n + 1, i]
-    return 0.0 + (a0 + b0), 0.0 + (a1 + b1)
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def _system_pearson(x, zc, szz, z_constant, xc, products, plan, stack):  # pragma: no cover - compiled
-    """:func:`~metaeval.stats._kernels.pearson` of one vector x with z (given centred, ``zc``, with ``szz`` and
-    whether z is constant), to the last bit: numpy's sums (pairwise, :func:`_planned_sum`) of x, of xc zc and
-    of xc^2, r = sxz / sqrt(sxx szz) clipped, NaN where x or z is constant or a variance is not positive.
-    ``xc`` and ``products`` are scratch vectors of x's length."""
-    N = x.shape[0]
-    if N <= 128:
-        mean = (0.0 + _sum_block(x, 0, N)) / N
-    else:
-        mean = _planned_sum(x, plan, stack) / N
-    varies = False
-    for n in range(N):
-        xc[n] = x[n] - mean
-        varies |= x[n] != x[0]
-    for n in range(N):
-        products[n] = xc[n] * zc[n]
-    sxz = 0.0 + _sum_block(products, 0, N) if N <= 128 else _planned_sum(products, plan, stack)
-    for n in range(N):
-        products[n] = xc[n] * xc[n]
-    sxx = 0.0 + _sum_block(products, 0, N) if N <= 128 else _planned_sum(products, plan, stack)
-    r = sxz / np.sqrt(sxx * szz)
-    if not varies or z_constant or not sxx > 0 or not szz > 0:
-        return np.nan
-    return 1.0 if r > 1.0 else (-1.0 if r < -1.0 else r)  # np.clip keeps a NaN
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def _perm_system_null(bits, first, B, D, xm, ym, zm, plan):  # pragma: no cover - compiled
-    """Perm-Both's null at system level (Pearson) for every trial and permutation, (T, B): the floats of the
-    numpy path of :func:`_perm_null` (einsum of the coins with D = Y - X over the inputs, / M, added to X's and
-    subtracted from Y's system means, Pearson r of each with Z's) from the packed coins, without its (T, B, N, M)
-    boolean coins and the cast einsum makes of them (:func:`_perm_null` at system level 1.6x faster over the
-    planner's default designs, 5 to 24 systems x 25 to 400 inputs, the coins' draw included).
-
-    Coin (b, n, m) of trial t is bit ``first[t] + (b N + n) M + m`` of ``bits`` (np.unpackbits order), unpacked
-    a byte at a time through a table, as in :func:`_perm_summary_null`. ``xm``, ``ym``, ``zm`` (T, N) are
-    numpy's means over the inputs, ``plan`` = ``_sum_plan(N)``. Valid only where :func:`_einsum_order_holds`."""
-    T, N, M = D.shape
-    null = np.empty((T, B))
-    table = np.zeros(256, np.uint64)
-    for v in range(256):
-        for j in range(8):
-            table[v] |= np.uint64((v >> (7 - j)) & 1) << np.uint64(8 * j)
-    words = M // 8
-    C = np.zeros((N, 8 * words + 8), np.uint8)  # one permutation's coins, a row per system
-    C64 = C.view(np.uint64)
-    stack = np.empty(plan.shape[0])
-    zc = np.empty(N)
-    xc = np.empty(N)
-    products = np.empty(N)
-    x = np.empty(N)
-    y = np.empty(N)
-    for t in range(T):
-        A = D[t]
-        z = zm[t]
-        z_mean = (0.0 + _sum_block(z, 0, N) if N <= 128 else _planned_sum(z, plan, stack)) / N
-        z_constant = True
-        for n in range(N):
-            zc[n] = z[n] - z_mean
-            z_constant = z_constant and z[n] == z[0]
-        for n in range(N):
-            products[n] = zc[n] * zc[n]
-        szz = 0.0 + _sum_block(products, 0, N) if N <= 128 else _planned_sum(products, plan, stack)
-        for b in range(B):
-            for n in range(N):
-                i = first[t] + (b * N + n) * M
-                for g in range(words):
-                    k = i >> 3
-                    shift = i & 7
-                    if shift:  # the word's coins straddle two bytes
-                        C64[n, g] = table[((np.int64(bits[k]) << shift) | (bits[k + 1] >> (8 - shift))) & 255]
-                    else:
-                        C64[n, g] = table[bits[k]]
-                    i += 8
-                for m in range(8 * words, M):
-                    C[n, m] = (bits[i >> 3] >> (7 - (i & 7))) & 1
-                    i += 1
-            for n in range(0, N, 2):
-                n = min(n, N - 2)  # an odd number of systems: the last pair overlaps the one before
-                s0, s1 = _einsum_rows(C, A, n, M)
-                x[n], x[n + 1] = s0 / M, s1 / M
-            for n in range(N):
-                shift_n = x[n]
-                x[n] = xm[t, n] + shift_n
-                y[n] = ym[t, n] - shift_n
-            null[t, b] = (_system_pearson(x, zc, szz, z_constant, xc, products, plan, stack)
-                          - _system_pearson(y, zc, szz, z_constant, xc, products, plan, stack))
-    return null
-
-
 def _packed_system_null(Xs, Ys, Z, coins) -> np.ndarray:
     """:func:`_perm_null` at system level (Pearson) from packed coins, by :func:`_perm_system_null`."""
     bits, first = _packed_bits(coins)
     return _perm_system_null(bits, first, coins.shape[1], np.ascontiguousarray(Ys - Xs), Xs.mean(axis=-1),
-                             Ys.mean(axis=-1), Z.mean(axis=-1), _sum_plan(Xs.shape[-2]))
+                             Ys.mean(axis=-1), Z.mean(axis=-1))
 
 
 def _system_null(Xs, Ys, Z, coins, coefficient) -> np.ndarray:
@@ -860,8 +354,7 @@ def _perm_null(Xs, Ys, Z, coins, level, coefficient) -> np.ndarray:
                 bits, first, coins.shape[1], np.ascontiguousarray(Yc - Xc), np.ascontiguousarray(Yc * Yc - Xc * Xc),
                 np.ascontiguousarray((Yc - Xc) * Zc),
                 np.stack([sx[:, 0], sxx[:, 0], sxz[:, 0], sy[:, 0], syy[:, 0], syz[:, 0], sz[:, 0], szz[:, 0]]),
-                np.ascontiguousarray(Xs), np.ascontiguousarray(Ys), np.ascontiguousarray(z_ok[:, 0]),
-                _sum_plan(Xs.shape[-1]))
+                np.ascontiguousarray(Xs), np.ascontiguousarray(Ys), np.ascontiguousarray(z_ok[:, 0]))
             # permutations with a nearly constant column, whose r pearson_from_sums recomputes from the values:
             # rare, and taken by the boolean path (per trial, its floats do not depend on the batch)
             for t in np.unique(np.nonzero(weak)[0]):

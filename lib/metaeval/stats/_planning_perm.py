@@ -1,0 +1,281 @@
+"""Private: the planner's compiled Perm-Both passes (:mod:`metaeval.stats._planning_kernels` calls them), from the
+packed random coins to the null distribution of r(X', Z) - r(Y', Z), at summary level (:func:`_perm_summary_null`)
+and at system level (:func:`_perm_system_null`).
+
+Each gives the floats of the numpy path it replaces: the same additions in the same order, numpy's pairwise sums
+through :func:`metaeval.stats.correlation.add_reduce` and ``np.einsum``'s order through :func:`_einsum_rows`
+(checked against numpy once per process by ``_planning_kernels._einsum_order_holds``); tests/test_planning.py
+compares them bit for bit. Split from :mod:`~metaeval.stats._planning_kernels` along this seam: what is compiled
+and must match numpy to the bit, apart from the Python that batches the trials.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from metaeval.stats.correlation import add_reduce
+
+
+@numba.njit(cache=True, nogil=True)
+def _coin_table():  # pragma: no cover - compiled
+    """byte -> its 8 coins as the 8 bytes of one word (little-endian: the first coin, np.unpackbits' high bit, in
+    the lowest byte), so that a byte of packed coins becomes 8 coin bytes in one look-up."""
+    table = np.zeros(256, np.uint64)
+    for v in range(256):
+        for j in range(8):
+            table[v] |= np.uint64((v >> (7 - j)) & 1) << np.uint64(8 * j)
+    return table
+
+
+@numba.njit(cache=True, nogil=True)
+def _unpack_permutation(bits, start, N, M, table, C):  # pragma: no cover - compiled
+    """One permutation's coins into ``C`` (N, >= 8 ceil(M / 8) bytes; a row per system): coin (n, m) is bit
+    ``start + n M + m`` of ``bits`` (np.unpackbits order), eight at a time through ``table`` (:func:`_coin_table`)."""
+    words = M // 8
+    C64 = C.view(np.uint64)
+    for n in range(N):
+        i = start + n * M
+        for g in range(words):
+            k = i >> 3
+            shift = i & 7
+            if shift:  # the word's coins straddle two bytes
+                C64[n, g] = table[((np.int64(bits[k]) << shift) | (bits[k + 1] >> (8 - shift))) & 255]
+            else:
+                C64[n, g] = table[bits[k]]
+            i += 8
+        for m in range(8 * words, M):
+            C[n, m] = (bits[i >> 3] >> (7 - (i & 7))) & 1
+            i += 1
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _perm_summary_null(bits, first, B, D1, D2, D3, base, Xs, Ys, z_ok):  # pragma: no cover - compiled
+    """Perm-Both's null at summary level (Pearson) for every trial and permutation: the mean over inputs of the
+    defined r(X', Z) minus that of r(Y', Z), (T, B), and the permutations with a cell whose r the caller must
+    recompute from the values (``weak``, (T, B): a variance below 1e-6 of its mean square). The floats of the
+    boolean path of :func:`_perm_null` (einsum sums, ``pearson_from_sums``, ``mean_of_defined``), without its
+    (T, B, M) arrays (:func:`_perm_null` at summary level 2.7x faster than through
+    :func:`~metaeval.stats._kernels.perm_summary_corr` over the planner's default designs, the coins' draw
+    included).
+
+    Coin (b, n, m) of trial t is bit ``first[t] + (b N + n) M + m`` of ``bits`` (np.unpackbits order).
+    D1..D3 (T, N, M) are the changes of the centred sums when a cell is swapped (Y - X, Y^2 - X^2, (Y - X) Z),
+    ``base`` (8, T, M) the unpermuted sums sx, sxx, sxz, sy, syy, syz, sz, szz, ``z_ok`` (T, M) where Z's
+    column is not constant.
+
+    * Coins: a byte's 8 coins become 8 bytes of one word through a table; a permutation's coins are unpacked
+      once into a (N, M) byte matrix.
+    * Sums: every swapped cell's changes are added over n in order, as einsum adds them (0 or 1 times the
+      change: the same floats), the three sums side by side and two systems per pass (the running sums stay
+      in registers).
+    * r: ``pearson_from_sums``'s formula (its floats: ``n sxx - sx^2``, ``cov / sqrt(vx vz)``, clipped), one
+      vectorized loop per metric that also counts the defined inputs and flags the weak cells; the mean over
+      inputs is numpy's sum (:func:`~metaeval.stats.correlation.add_reduce`) of the defined r over their number.
+    * Constancy: a permuted column is constant (r undefined) only if one value is in every system's pair
+      (X, Y) of that input, so only such columns are checked, permutation by permutation, on the values (as
+      the integer codes of the boolean path decide it: equal values, equal codes)."""
+    T, N, M = D1.shape
+    null = np.empty((T, B))
+    weak = np.zeros((T, B), np.bool_)
+    table = _coin_table()
+    C = np.zeros((N, 8 * (M // 8) + 8), np.uint8)  # one permutation's coins, a row per system
+    sums = np.zeros((3, M))
+    r = np.empty(M)
+    x_def = np.empty(M, np.bool_)
+    y_def = np.empty(M, np.bool_)
+    may_be_constant = np.empty(M, np.bool_)
+    vz = np.empty(M)
+    z_weak = np.empty(M, np.bool_)
+    mean = np.empty(2)
+    nf = float(N)
+    s1, s2, s3 = sums[0], sums[1], sums[2]
+    for t in range(T):
+        X, Y, A1, A2, A3 = Xs[t], Ys[t], D1[t], D2[t], D3[t]
+        sz, szz = base[6, t], base[7, t]
+        for m in range(M):
+            vz[m] = nf * szz[m] - sz[m] * sz[m]
+            z_weak[m] = vz[m] <= 1e-6 * nf * szz[m]
+        any_constant = False
+        for m in range(M):
+            may_be_constant[m] = False
+            if z_ok[t, m]:
+                for v in (X[0, m], Y[0, m]):
+                    every = True
+                    for n in range(1, N):
+                        if X[n, m] != v and Y[n, m] != v:
+                            every = False
+                            break
+                    may_be_constant[m] = may_be_constant[m] or every
+            any_constant = any_constant or may_be_constant[m]
+        for b in range(B):
+            _unpack_permutation(bits, first[t] + b * N * M, N, M, table, C)
+            sums[:] = 0.0
+            n = 0
+            while n + 2 <= N:
+                c0, c1 = C[n], C[n + 1]
+                a0, a1, e0, e1, f0, f1 = A1[n], A1[n + 1], A2[n], A2[n + 1], A3[n], A3[n + 1]
+                for m in range(M):
+                    x0 = np.float64(c0[m])
+                    x1 = np.float64(c1[m])
+                    s1[m] = (s1[m] + x0 * a0[m]) + x1 * a1[m]
+                    s2[m] = (s2[m] + x0 * e0[m]) + x1 * e1[m]
+                    s3[m] = (s3[m] + x0 * f0[m]) + x1 * f1[m]
+                n += 2
+            if n < N:
+                c0 = C[n]
+                a0, e0, f0 = A1[n], A2[n], A3[n]
+                for m in range(M):
+                    x0 = np.float64(c0[m])
+                    s1[m] += x0 * a0[m]
+                    s2[m] += x0 * e0[m]
+                    s3[m] += x0 * f0[m]
+            if any_constant:
+                for m in range(M):
+                    x_def[m] = y_def[m] = z_ok[t, m]
+                    if may_be_constant[m]:
+                        x0 = Y[0, m] if C[0, m] else X[0, m]
+                        y0 = X[0, m] if C[0, m] else Y[0, m]
+                        x_const = y_const = True
+                        for n in range(1, N):
+                            xv, yv = (Y[n, m], X[n, m]) if C[n, m] else (X[n, m], Y[n, m])
+                            x_const = x_const and xv == x0
+                            y_const = y_const and yv == y0
+                        x_def[m] = not x_const
+                        y_def[m] = not y_const
+            for side in range(2):
+                # X' = X + the swapped cells' changes, Y' = Y - them (x + (-s) is x - s, to the bit)
+                sign = 1.0 if side == 0 else -1.0
+                b0, b1, b2 = base[3 * side, t], base[3 * side + 1, t], base[3 * side + 2, t]
+                defined = (x_def if side == 0 else y_def) if any_constant else z_ok[t]
+                count = 0
+                w = False
+                # the loads are not behind short-circuits (& and |, not and / or), so that the loop vectorizes
+                for m in range(M):
+                    sx = b0[m] + sign * s1[m]
+                    sxx = b1[m] + sign * s2[m]
+                    vx = nf * sxx - sx * sx
+                    rm = (nf * (b2[m] + sign * s3[m]) - sx * sz[m]) / np.sqrt(vx * vz[m])
+                    rm = 1.0 if rm > 1.0 else rm
+                    rm = -1.0 if rm < -1.0 else rm
+                    ok = defined[m] & (vx > 0) & (vz[m] > 0) & (rm == rm)
+                    r[m] = rm if ok else 0.0  # np.nansum counts an undefined r as 0
+                    count += ok
+                    w |= defined[m] & ((vx <= 1e-6 * nf * sxx) | z_weak[m])
+                weak[t, b] |= w
+                mean[side] = add_reduce(r, M) / count if count > 0 else np.nan
+            null[t, b] = mean[0] - mean[1]
+    return null, weak
+
+
+@numba.njit(cache=True, nogil=True)
+def _einsum_rows(C, A, n, M):  # pragma: no cover - compiled
+    """``np.einsum("m,m->", C[k], A[k])`` for the two rows k = n, n + 1, to the last bit: numpy's loop for two
+    contiguous float64 operands summed into one output (``sum_of_products_contig_contig_outstride0_two``, built
+    with 128-bit SIMD: two lanes, even and odd positions) adds, per block of 8 values, the products of positions
+    6-7, 4-5, 2-3 then 0-1 to its two lane sums, the last pairs (and a last odd value) one by one, and returns
+    the sum of the two lanes. The coins C are 0 or 1, so every product is exact and fused or separate
+    multiply-adds give the same floats. The two rows' four sums are independent, which hides the latency of
+    each addition (four rows were no faster). :func:`_einsum_order_holds` checks this order against np.einsum
+    before it is relied on."""
+    a0 = b0 = a1 = b1 = 0.0
+    i = 0
+    while i + 8 <= M:
+        a0 += C[n + 0, i + 6] * A[n + 0, i + 6]
+        b0 += C[n + 0, i + 7] * A[n + 0, i + 7]
+        a1 += C[n + 1, i + 6] * A[n + 1, i + 6]
+        b1 += C[n + 1, i + 7] * A[n + 1, i + 7]
+        a0 += C[n + 0, i + 4] * A[n + 0, i + 4]
+        b0 += C[n + 0, i + 5] * A[n + 0, i + 5]
+        a1 += C[n + 1, i + 4] * A[n + 1, i + 4]
+        b1 += C[n + 1, i + 5] * A[n + 1, i + 5]
+        a0 += C[n + 0, i + 2] * A[n + 0, i + 2]
+        b0 += C[n + 0, i + 3] * A[n + 0, i + 3]
+        a1 += C[n + 1, i + 2] * A[n + 1, i + 2]
+        b1 += C[n + 1, i + 3] * A[n + 1, i + 3]
+        a0 += C[n + 0, i + 0] * A[n + 0, i + 0]
+        b0 += C[n + 0, i + 1] * A[n + 0, i + 1]
+        a1 += C[n + 1, i + 0] * A[n + 1, i + 0]
+        b1 += C[n + 1, i + 1] * A[n + 1, i + 1]
+        i += 8
+    while i + 2 <= M:
+        a0 += C[n, i] * A[n, i]
+        b0 += C[n, i + 1] * A[n, i + 1]
+        a1 += C[n + 1, i] * A[n + 1, i]
+        b1 += C[n + 1, i + 1] * A[n + 1, i + 1]
+        i += 2
+    if i < M:
+        a0 += C[n, i] * A[n, i]
+        a1 += C[n + 1, i] * A[n + 1, i]
+    return 0.0 + (a0 + b0), 0.0 + (a1 + b1)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _system_pearson(x, zc, szz, z_constant, xc, products):  # pragma: no cover - compiled
+    """:func:`~metaeval.stats._kernels.pearson` of one vector x with z (given centred, ``zc``, with ``szz`` and
+    whether z is constant), to the last bit: numpy's sums (pairwise,
+    :func:`~metaeval.stats.correlation.add_reduce`) of x, of xc zc and of xc^2, r = sxz / sqrt(sxx szz) clipped,
+    NaN where x or z is constant or a variance is not positive.
+    ``xc`` and ``products`` are scratch vectors of x's length."""
+    N = x.shape[0]
+    mean = add_reduce(x, N) / N
+    varies = False
+    for n in range(N):
+        xc[n] = x[n] - mean
+        varies |= x[n] != x[0]
+    for n in range(N):
+        products[n] = xc[n] * zc[n]
+    sxz = add_reduce(products, N)
+    for n in range(N):
+        products[n] = xc[n] * xc[n]
+    sxx = add_reduce(products, N)
+    r = sxz / np.sqrt(sxx * szz)
+    if not varies or z_constant or not sxx > 0 or not szz > 0:
+        return np.nan
+    return 1.0 if r > 1.0 else (-1.0 if r < -1.0 else r)  # np.clip keeps a NaN
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _perm_system_null(bits, first, B, D, xm, ym, zm):  # pragma: no cover - compiled
+    """Perm-Both's null at system level (Pearson) for every trial and permutation, (T, B): the floats of the
+    numpy path of :func:`_perm_null` (einsum of the coins with D = Y - X over the inputs, / M, added to X's and
+    subtracted from Y's system means, Pearson r of each with Z's) from the packed coins, without its (T, B, N, M)
+    boolean coins and the cast einsum makes of them (:func:`_perm_null` at system level 1.6x faster over the
+    planner's default designs, 5 to 24 systems x 25 to 400 inputs, the coins' draw included).
+
+    Coin (b, n, m) of trial t is bit ``first[t] + (b N + n) M + m`` of ``bits`` (np.unpackbits order), unpacked
+    a byte at a time through a table, as in :func:`_perm_summary_null`. ``xm``, ``ym``, ``zm`` (T, N) are
+    numpy's means over the inputs. Valid only where :func:`_einsum_order_holds`."""
+    T, N, M = D.shape
+    null = np.empty((T, B))
+    table = _coin_table()
+    C = np.zeros((N, 8 * (M // 8) + 8), np.uint8)  # one permutation's coins, a row per system
+    zc = np.empty(N)
+    xc = np.empty(N)
+    products = np.empty(N)
+    x = np.empty(N)
+    y = np.empty(N)
+    for t in range(T):
+        A = D[t]
+        z = zm[t]
+        z_mean = add_reduce(z, N) / N
+        z_constant = True
+        for n in range(N):
+            zc[n] = z[n] - z_mean
+            z_constant = z_constant and z[n] == z[0]
+        for n in range(N):
+            products[n] = zc[n] * zc[n]
+        szz = add_reduce(products, N)
+        for b in range(B):
+            _unpack_permutation(bits, first[t] + b * N * M, N, M, table, C)
+            for n in range(0, N, 2):
+                n = min(n, N - 2)  # an odd number of systems: the last pair overlaps the one before
+                s0, s1 = _einsum_rows(C, A, n, M)
+                x[n], x[n + 1] = s0 / M, s1 / M
+            for n in range(N):
+                shift_n = x[n]
+                x[n] = xm[t, n] + shift_n
+                y[n] = ym[t, n] - shift_n
+            null[t, b] = (_system_pearson(x, zc, szz, z_constant, xc, products)
+                          - _system_pearson(y, zc, szz, z_constant, xc, products))
+    return null
