@@ -13,6 +13,7 @@ import pytest
 
 from metaeval.stats import correlation as C
 from metaeval.stats import resampling as R
+from metaeval.stats import _planning_kernels as P
 from metaeval.stats import significance as S
 from metaeval.stats._kernels import pearson
 
@@ -251,3 +252,4 @@ def test_the_kernels_are_used_here():
     # they fall back to the numpy paths where numpy adds in another order: on this platform they must not
     assert all(R._kernels_agree(kind) for kind in ("system", "summary"))
     assert all(S._pair_null_agrees(level) for level in ("system", "summary"))
+    assert P._einsum_order_holds(np.getbufsize())  # the planner's system level (test_planning skips without it)

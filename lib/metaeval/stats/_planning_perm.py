@@ -1,12 +1,14 @@
-"""Private: the planner's compiled Perm-Both passes (:mod:`metaeval.stats._planning_kernels` calls them), from the
-packed random coins to the null distribution of r(X', Z) - r(Y', Z), at summary level (:func:`_perm_summary_null`)
-and at system level (:func:`_perm_system_null`).
+"""Private: compiled Perm-Both passes, from random coins to the null distribution of r(X', Z) - r(Y', Z): the
+system-level kernel of :func:`metaeval.stats.significance.pairwise_tests` and of the planner
+(:func:`perm_system_pearson`), and the planner's passes from its packed coins (:mod:`metaeval.stats._planning_kernels`
+calls them), at summary level (:func:`_perm_summary_null`) and at system level (:func:`_perm_system_null`).
 
 Each gives the floats of the numpy path it replaces: the same additions in the same order, numpy's pairwise sums
-through :func:`metaeval.stats.correlation.add_reduce` and ``np.einsum``'s order through :func:`_einsum_rows`
-(checked against numpy once per process by ``_planning_kernels._einsum_order_holds``); tests/test_planning.py
-compares them bit for bit. Split from :mod:`~metaeval.stats._planning_kernels` along this seam: what is compiled
-and must match numpy to the bit, apart from the Python that batches the trials.
+through :func:`metaeval.stats.correlation.add_reduce` and ``np.einsum``'s order through
+:func:`metaeval.stats.correlation.einsum_lanes` (checked against numpy once per process by
+``_planning_kernels._einsum_order_holds`` and ``significance._pair_null_agrees``); tests/test_planning.py and
+tests/test_compiled_paths.py compare them bit for bit. Split from :mod:`~metaeval.stats._planning_kernels` along
+this seam: what is compiled and must match numpy to the bit, apart from the Python that batches the trials.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from metaeval.stats.correlation import add_reduce
+from metaeval.stats.correlation import add_reduce, centred_square_sum, einsum_lanes, pearson_centred_z
 
 
 @numba.njit(cache=True, nogil=True)
@@ -168,71 +170,47 @@ def _perm_summary_null(bits, first, B, D1, D2, D3, base, Xs, Ys, z_ok):  # pragm
     return null, weak
 
 
-@numba.njit(cache=True, nogil=True)
-def _einsum_rows(C, A, n, M):  # pragma: no cover - compiled
-    """``np.einsum("m,m->", C[k], A[k])`` for the two rows k = n, n + 1, to the last bit: numpy's loop for two
-    contiguous float64 operands summed into one output (``sum_of_products_contig_contig_outstride0_two``, built
-    with 128-bit SIMD: two lanes, even and odd positions) adds, per block of 8 values, the products of positions
-    6-7, 4-5, 2-3 then 0-1 to its two lane sums, the last pairs (and a last odd value) one by one, and returns
-    the sum of the two lanes. The coins C are 0 or 1, so every product is exact and fused or separate
-    multiply-adds give the same floats. The two rows' four sums are independent, which hides the latency of
-    each addition (four rows were no faster). :func:`_einsum_order_holds` checks this order against np.einsum
-    before it is relied on."""
-    a0 = b0 = a1 = b1 = 0.0
-    i = 0
-    while i + 8 <= M:
-        a0 += C[n + 0, i + 6] * A[n + 0, i + 6]
-        b0 += C[n + 0, i + 7] * A[n + 0, i + 7]
-        a1 += C[n + 1, i + 6] * A[n + 1, i + 6]
-        b1 += C[n + 1, i + 7] * A[n + 1, i + 7]
-        a0 += C[n + 0, i + 4] * A[n + 0, i + 4]
-        b0 += C[n + 0, i + 5] * A[n + 0, i + 5]
-        a1 += C[n + 1, i + 4] * A[n + 1, i + 4]
-        b1 += C[n + 1, i + 5] * A[n + 1, i + 5]
-        a0 += C[n + 0, i + 2] * A[n + 0, i + 2]
-        b0 += C[n + 0, i + 3] * A[n + 0, i + 3]
-        a1 += C[n + 1, i + 2] * A[n + 1, i + 2]
-        b1 += C[n + 1, i + 3] * A[n + 1, i + 3]
-        a0 += C[n + 0, i + 0] * A[n + 0, i + 0]
-        b0 += C[n + 0, i + 1] * A[n + 0, i + 1]
-        a1 += C[n + 1, i + 0] * A[n + 1, i + 0]
-        b1 += C[n + 1, i + 1] * A[n + 1, i + 1]
-        i += 8
-    while i + 2 <= M:
-        a0 += C[n, i] * A[n, i]
-        b0 += C[n, i + 1] * A[n, i + 1]
-        a1 += C[n + 1, i] * A[n + 1, i]
-        b1 += C[n + 1, i + 1] * A[n + 1, i + 1]
-        i += 2
-    if i < M:
-        a0 += C[n, i] * A[n, i]
-        a1 += C[n + 1, i] * A[n + 1, i]
-    return 0.0 + (a0 + b0), 0.0 + (a1 + b1)
+#: permutations per block of :func:`perm_system_pearson`: their sums over the inputs vectorize across the block
+#: (a single permutation's loop over a few inputs is short and spends its time entering and leaving)
+PERM_BLOCK = 128
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _system_pearson(x, zc, szz, z_constant, xc, products):  # pragma: no cover - compiled
-    """:func:`~metaeval.stats._kernels.pearson` of one vector x with z (given centred, ``zc``, with ``szz`` and
-    whether z is constant), to the last bit: numpy's sums (pairwise,
-    :func:`~metaeval.stats.correlation.add_reduce`) of x, of xc zc and of xc^2, r = sxz / sqrt(sxx szz) clipped,
-    NaN where x or z is constant or a variance is not positive.
-    ``xc`` and ``products`` are scratch vectors of x's length."""
-    N = x.shape[0]
-    mean = add_reduce(x, N) / N
-    varies = False
+def perm_system_pearson(coins_t, B, D, mean_x, mean_y, zs):  # pragma: no cover - compiled
+    """Perm-Both's null at system level (Pearson), r(X*, Z) - r(Y*, Z) on every permutation (B,), to the floats of
+    the numpy path (``significance._permutation_deltas``): the permuted system means are ``mean_x + shift`` and
+    ``mean_y - shift``, shift = (coins . D) / M over the inputs summed as ``np.einsum("bnm,nm->bn", ...)`` does
+    (:func:`~metaeval.stats.correlation.einsum_lanes`), r by
+    :func:`~metaeval.stats.correlation.pearson_centred_z` with Z's part computed once.
+
+    ``coins_t`` (N, M, >= B) uint8 0/1, the coins of the first B permutations; ``D`` = Ys - Xs (N, M); ``mean_x``,
+    ``mean_y``, ``zs`` (N,): numpy's means over the inputs. ``pairwise_tests`` and the planner's
+    :func:`_perm_system_null` call it."""
+    N, M = D.shape
+    out = np.empty(B)
+    lane0 = np.empty(PERM_BLOCK)
+    lane1 = np.empty(PERM_BLOCK)
+    xs = np.empty((PERM_BLOCK, N))
+    ys = np.empty((PERM_BLOCK, N))
+    xc, zc, products = np.empty(N), np.empty(N), np.empty(N)
+    z_mean = add_reduce(zs, N) / N
+    z_varies = False
     for n in range(N):
-        xc[n] = x[n] - mean
-        varies |= x[n] != x[0]
-    for n in range(N):
-        products[n] = xc[n] * zc[n]
-    sxz = add_reduce(products, N)
-    for n in range(N):
-        products[n] = xc[n] * xc[n]
-    sxx = add_reduce(products, N)
-    r = sxz / np.sqrt(sxx * szz)
-    if not varies or z_constant or not sxx > 0 or not szz > 0:
-        return np.nan
-    return 1.0 if r > 1.0 else (-1.0 if r < -1.0 else r)  # np.clip keeps a NaN
+        zc[n] = zs[n] - z_mean
+        z_varies = z_varies or zs[n] != zs[0]
+    szz = centred_square_sum(zc, products)
+    for b0 in range(0, B, PERM_BLOCK):
+        L = min(PERM_BLOCK, B - b0)
+        for n in range(N):
+            einsum_lanes(coins_t[n], b0, L, D[n], lane0, lane1)
+            for b in range(L):
+                shift = (0.0 + (lane0[b] + lane1[b])) / M
+                xs[b, n] = mean_x[n] + shift
+                ys[b, n] = mean_y[n] - shift
+        for b in range(L):
+            out[b0 + b] = (pearson_centred_z(xs[b], zc, szz, z_varies, xc, products)
+                           - pearson_centred_z(ys[b], zc, szz, z_varies, xc, products))
+    return out
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -240,42 +218,31 @@ def _perm_system_null(bits, first, B, D, xm, ym, zm):  # pragma: no cover - comp
     """Perm-Both's null at system level (Pearson) for every trial and permutation, (T, B): the floats of the
     numpy path of :func:`_perm_null` (einsum of the coins with D = Y - X over the inputs, / M, added to X's and
     subtracted from Y's system means, Pearson r of each with Z's) from the packed coins, without its (T, B, N, M)
-    boolean coins and the cast einsum makes of them (:func:`_perm_null` at system level 1.6x faster over the
-    planner's default designs, 5 to 24 systems x 25 to 400 inputs, the coins' draw included).
+    boolean coins and the cast einsum makes of them: each trial's coins are unpacked into (N, M, B) bytes and
+    handed to :func:`perm_system_pearson`, the kernel of ``pairwise_tests``, a block of :data:`PERM_BLOCK`
+    permutations at a time (the memory of one block, whatever B).
 
     Coin (b, n, m) of trial t is bit ``first[t] + (b N + n) M + m`` of ``bits`` (np.unpackbits order), unpacked
     a byte at a time through a table, as in :func:`_perm_summary_null`. ``xm``, ``ym``, ``zm`` (T, N) are
-    numpy's means over the inputs. Valid only where :func:`_einsum_order_holds`."""
+    numpy's means over the inputs. Valid only where ``_planning_kernels._einsum_order_holds``."""
     T, N, M = D.shape
     null = np.empty((T, B))
     table = _coin_table()
-    C = np.zeros((N, 8 * (M // 8) + 8), np.uint8)  # one permutation's coins, a row per system
-    zc = np.empty(N)
-    xc = np.empty(N)
-    products = np.empty(N)
-    x = np.empty(N)
-    y = np.empty(N)
+    # TILE permutations' coins unpacked a row per system, then written into the block's layout a tile at a time: the
+    # tile stays in L1 while it is transposed, and each write is TILE consecutive bytes
+    TILE = 16
+    C = np.zeros((TILE, N, 8 * (M // 8) + 8), np.uint8)
+    block = np.empty((N, M, PERM_BLOCK), np.uint8)  # a block of permutations' coins, as perm_system_pearson reads them
     for t in range(T):
-        A = D[t]
-        z = zm[t]
-        z_mean = add_reduce(z, N) / N
-        z_constant = True
-        for n in range(N):
-            zc[n] = z[n] - z_mean
-            z_constant = z_constant and z[n] == z[0]
-        for n in range(N):
-            products[n] = zc[n] * zc[n]
-        szz = add_reduce(products, N)
-        for b in range(B):
-            _unpack_permutation(bits, first[t] + b * N * M, N, M, table, C)
-            for n in range(0, N, 2):
-                n = min(n, N - 2)  # an odd number of systems: the last pair overlaps the one before
-                s0, s1 = _einsum_rows(C, A, n, M)
-                x[n], x[n + 1] = s0 / M, s1 / M
-            for n in range(N):
-                shift_n = x[n]
-                x[n] = xm[t, n] + shift_n
-                y[n] = ym[t, n] - shift_n
-            null[t, b] = (_system_pearson(x, zc, szz, z_constant, xc, products)
-                          - _system_pearson(y, zc, szz, z_constant, xc, products))
+        for b0 in range(0, B, PERM_BLOCK):
+            L = min(PERM_BLOCK, B - b0)
+            for j0 in range(0, L, TILE):
+                J = min(TILE, L - j0)
+                for j in range(J):
+                    _unpack_permutation(bits, first[t] + (b0 + j0 + j) * N * M, N, M, table, C[j])
+                for n in range(N):
+                    for m in range(M):
+                        for j in range(J):
+                            block[n, m, j0 + j] = C[j, n, m]
+            null[t, b0 : b0 + L] = perm_system_pearson(block, L, D[t], xm[t], ym[t], zm[t])
     return null

@@ -544,37 +544,54 @@ def _centred_products(x, mean_x, z, mean_z, n):  # pragma: no cover - compiled
 @numba.njit(cache=True, error_model="numpy")
 def pearson_vector(x, z, xc, zc, products):  # pragma: no cover - compiled
     """:func:`~metaeval.stats._kernels.pearson` of two vectors (no mask), the same float, for compiled kernels
-    (``xc``, ``zc``, ``products``: scratch of their length, used beyond 128 entries): numpy's means, centring,
-    sums of products, exact constancy and clip."""
+    (``xc``, ``zc``, ``products``: scratch of their length): numpy's means, centring, sums of products, exact
+    constancy and clip. z's part once, then :func:`pearson_centred_z`."""
+    n = z.shape[0]
+    mean_z = add_reduce(z, n) / n
+    z_varies = False
+    for i in range(n):
+        zc[i] = z[i] - mean_z
+        z_varies = z_varies or z[i] != z[0]
+    return pearson_centred_z(x, zc, centred_square_sum(zc, products), z_varies, xc, products)
+
+
+@numba.njit(cache=True)
+def centred_square_sum(zc, products):  # pragma: no cover - compiled
+    """``(zc * zc).sum()`` of a centred vector, numpy's float (``products``: scratch of its length beyond 128)."""
+    n = zc.shape[0]
+    if n <= 128:
+        return _centred_products(zc, 0.0, zc, 0.0, n)  # zc - 0.0 is zc, to the bit
+    for i in range(n):
+        products[i] = zc[i] * zc[i]
+    return add_reduce(products, n)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def pearson_centred_z(x, zc, szz, z_varies, xc, products):  # pragma: no cover - compiled
+    """:func:`pearson_vector` of x with a z given by its centred values ``zc``, their sum of squares ``szz``
+    (:func:`centred_square_sum`) and whether z varies: the same float, for kernels that correlate many x with one z.
+    ``xc`` and ``products`` are scratch vectors of x's length (used beyond 128 entries)."""
     n = x.shape[0]
     mean_x = add_reduce(x, n) / n
-    mean_z = add_reduce(z, n) / n
     if n <= 128:
-        sxz = _centred_products(x, mean_x, z, mean_z, n)
+        sxz = _centred_products(x, mean_x, zc, 0.0, n)
         sxx = _centred_products(x, mean_x, x, mean_x, n)
-        szz = _centred_products(z, mean_z, z, mean_z, n)
     else:
         for i in range(n):
             xc[i] = x[i] - mean_x
-            zc[i] = z[i] - mean_z
         for i in range(n):
             products[i] = xc[i] * zc[i]
         sxz = add_reduce(products, n)
         for i in range(n):
             products[i] = xc[i] * xc[i]
         sxx = add_reduce(products, n)
-        for i in range(n):
-            products[i] = zc[i] * zc[i]
-        szz = add_reduce(products, n)
     varies_x = False
-    varies_z = False
     for i in range(n):
         varies_x = varies_x or x[i] != x[0]
-        varies_z = varies_z or z[i] != z[0]
-    if not (varies_x and varies_z and sxx > 0 and szz > 0):
+    if not (varies_x and z_varies and sxx > 0 and szz > 0):
         return np.nan
     r = sxz / np.sqrt(sxx * szz)
-    return 1.0 if r > 1.0 else (-1.0 if r < -1.0 else r)
+    return 1.0 if r > 1.0 else (-1.0 if r < -1.0 else r)  # np.clip's bounds (a NaN r was returned above)
 
 
 def _system_means(x: np.ndarray, w: np.ndarray | None) -> np.ndarray:

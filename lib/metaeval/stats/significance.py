@@ -33,6 +33,7 @@ from metaeval.stats._kernels import (
     tail_count,
     tau_b,
 )
+from metaeval.stats._planning_perm import PERM_BLOCK, perm_system_pearson
 from metaeval.stats.correlation import (
     FISHER_COEFFICIENTS,
     batch_corr,
@@ -44,12 +45,10 @@ from metaeval.stats.correlation import (
     constant_from_codes,
     dense_codes,
     effective_n,
-    einsum_lanes,
     level_corr,
     mean_of_defined,
     mean_of_defined_row,
     pearson_from_sums,
-    pearson_vector,
     system_corr,
 )
 from metaeval._warnings import warn_degenerate
@@ -275,38 +274,13 @@ def _kendall_summary_perm(Xs, Ys, Z, coins):  # pragma: no cover - compiled
 
 
 # Perm-Both Pearson of one metric pair on all permutations at once, for pairwise_tests: the coins are shared by
-# every pair, so they are transposed once to (N, M, B) and each kernel loops over blocks of permutations, its
+# every pair, so they are transposed once to (N, M, B) and each kernel (the system level's is
+# _planning_perm.perm_system_pearson, which the planner shares) loops over blocks of permutations, its
 # innermost loops running over the permutations of a block (long, vectorized loops; a loop over the N systems or M
 # inputs of one permutation is short and spends its time entering and leaving). Each permutation's value is
 # computed exactly as _permutation_deltas computes it (the same sums in the same order, the same formulas), so
 # the null distribution is the same, float for float, whatever the block: up to 128 permutations, fewer when
 # many inputs would make the block's sums large (2^18 / M, a few MB).
-_PERM_BLOCK = 128
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def _perm_system_pearson(coins_t, D, mean_x, mean_y, zs):  # pragma: no cover - compiled
-    """System-level r(X*, Z) - r(Y*, Z) on every permutation (B,): the permuted system means are
-    ``mean_x + shift`` and ``mean_y - shift``, shift = (coins . D) / M summed as np.einsum does
-    (:func:`~metaeval.stats.correlation.einsum_lanes`), r by :func:`~metaeval.stats.correlation.pearson_vector`."""
-    N, M, B = coins_t.shape
-    out = np.empty(B)
-    lane0 = np.empty(_PERM_BLOCK)
-    lane1 = np.empty(_PERM_BLOCK)
-    xs = np.empty((_PERM_BLOCK, N))
-    ys = np.empty((_PERM_BLOCK, N))
-    xc, zc, products = np.empty(N), np.empty(N), np.empty(N)
-    for b0 in range(0, B, _PERM_BLOCK):
-        L = min(_PERM_BLOCK, B - b0)
-        for n in range(N):
-            einsum_lanes(coins_t[n], b0, L, D[n], lane0, lane1)
-            for b in range(L):
-                shift = (0.0 + (lane0[b] + lane1[b])) / M
-                xs[b, n] = mean_x[n] + shift
-                ys[b, n] = mean_y[n] - shift
-        for b in range(L):
-            out[b0 + b] = pearson_vector(xs[b], zs, xc, zc, products) - pearson_vector(ys[b], zs, xc, zc, products)
-    return out
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -411,7 +385,8 @@ def _pair_null(Xs: np.ndarray, Ys: np.ndarray, Z: np.ndarray, coins: np.ndarray,
     """The Pearson null distribution of one pair from the compiled kernels above: ``_permutation_deltas`` of all
     ``coins`` (B, N, M), the same floats; ``coins_t`` are the coins as (N, M, B) uint8."""
     if level == "system":
-        return _perm_system_pearson(coins_t, Ys - Xs, Xs.mean(axis=1), Ys.mean(axis=1), Z.mean(axis=1))
+        return perm_system_pearson(coins_t, coins_t.shape[2], Ys - Xs, Xs.mean(axis=1), Ys.mean(axis=1),
+                                   Z.mean(axis=1))
     # the sums _permutation_deltas' compiled path builds, from the same expressions
     centre = (Xs.mean(axis=0) + Ys.mean(axis=0)) / 2
     Xc, Yc = Xs - centre, Ys - centre
@@ -419,7 +394,7 @@ def _pair_null(Xs: np.ndarray, Ys: np.ndarray, Z: np.ndarray, coins: np.ndarray,
     base = np.stack([Xc.sum(0), (Xc * Xc).sum(0), (Xc * Zc).sum(0), Yc.sum(0), (Yc * Yc).sum(0), (Yc * Zc).sum(0)])
     null, redo = _perm_summary_pearson(coins_t, Xs, Ys, Yc - Xc, Yc * Yc - Xc * Xc, (Yc - Xc) * Zc, base,
                                        Zc.sum(axis=0), (Zc * Zc).sum(axis=0), ~constant(Z.T),
-                                       max(1, min(_PERM_BLOCK, 2**18 // Z.shape[1])))
+                                       max(1, min(PERM_BLOCK, 2**18 // Z.shape[1])))
     if redo.any():
         # nearly constant columns: their r from the values, as _permutation_deltas does (its numpy path: the floats
         # of its kernel, with nothing more to compile)
