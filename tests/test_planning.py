@@ -377,11 +377,12 @@ def test_summary_null_kernel_flags_the_cells_to_refine(shape):
 
 
 @pytest.mark.parametrize("shape", [(3, 9, 3, 3), (3, 11, 7, 17), (3, 6, 9, 64), (3, 5, 130, 9), (3, 4, 12, 1030),
-                                   (3, 3, 2, 9000)])
+                                   (3, 3, 2, 9000), (3, 37, 5, 20), (3, 300, 7, 9)])
 def test_system_null_kernel_equals_einsum_path(shape):
     # the system-level kernel follows np.einsum's order of summation (checked once per process, else the planner
     # keeps the numpy path): ties, a constant trial (NaN), constant system means, more than 128 systems, and more
-    # inputs than einsum sums in one pass (the numpy path)
+    # inputs than einsum sums in one pass (the numpy path); 37 and 300 permutations: the coins are unpacked 16
+    # permutations at a time into blocks of 128 (a part-filled tile, and two full blocks and a part-filled one)
     if not P._einsum_order_holds(np.getbufsize()):
         pytest.skip("this numpy's einsum sums in another order: the planner keeps its numpy path")
     T, B, N, M = shape
