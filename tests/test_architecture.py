@@ -5,7 +5,9 @@
 * no import cycle between modules of ``lib/metaeval`` (an import inside a function counts: a cycle dodged by a
   function-local import is still a cycle a reader has to hold in their head);
 * no private name (``_foo``) imported across modules, except from a private module (``_name.py`` or a module
-  inside a ``_package``), which exists to be shared.
+  inside a ``_package``), which exists to be shared;
+* no function of radon's grade F (cyclomatic complexity above 40, each ``and``/``or`` counted): one a reviewer
+  cannot hold in their head.
 
 Every module is covered without a list to maintain: a new module joins its layer by its folder.
 """
@@ -254,3 +256,35 @@ def test_every_module_has_a_row_in_the_tests_readme():
     tests_named = {n for n in named if n.startswith("test_")}
     absent = sorted(n for n in tests_named if not (Path(__file__).parent / n).exists())
     assert not absent, f"tests/README.md names test files that do not exist: {absent}"
+
+
+#: radon's grade F starts above this cyclomatic complexity (grade E: 31-40)
+MAX_COMPLEXITY = 40
+
+
+def complex_functions(source: str) -> list[tuple[str, int, int]]:
+    """(name, line, complexity) of every function or method in ``source`` above :data:`MAX_COMPLEXITY`, as
+    ``radon cc`` grades them."""
+    from radon.complexity import cc_visit
+    from radon.visitors import Class
+
+    blocks = cc_visit(source)
+    functions = [m for b in blocks if isinstance(b, Class) for m in b.methods]
+    functions += [b for b in blocks if not isinstance(b, Class)]
+    return [(f.fullname, f.lineno, f.complexity) for f in functions if f.complexity > MAX_COMPLEXITY]
+
+
+def test_complexity_rule_on_a_planted_function():
+    # the function, its if and the 40 `and`s of 41 operands: 42, grade F; 39 operands: 40, grade E (the old
+    # resampled_corr, 41, is what this rule caught: it is now a dispatcher over named steps)
+    def source(n: int) -> str:
+        return "def f(x):\n    if " + " and ".join(["x"] * n) + ":\n        return 1\n"
+
+    assert complex_functions(source(41)) == [("f", 1, 42)]
+    assert complex_functions(source(39)) == []
+
+
+def test_no_function_of_grade_f():
+    found = [f"{path.relative_to(LIB)}:{line} {name} ({cc})" for path in sorted(LIB.rglob("*.py"))
+             for name, line, cc in complex_functions(path.read_text(encoding="utf-8"))]
+    assert not found, f"functions of radon grade F (complexity > {MAX_COMPLEXITY}): split them into named steps: {found}"

@@ -412,113 +412,148 @@ def resampled_corr(
 ) -> np.ndarray:
     """Correlations with Z of each matrix in ``mats`` on every resample: array (len(mats), B).
 
-    ``aggs`` gives each matrix's system-level aggregation (mean by default, or median)."""
+    ``aggs`` gives each matrix's system-level aggregation (mean by default, or median). The fast paths, each the
+    floats of the general one (:func:`_gathered_corr`), in the order they are tried: inputs-only resampling at
+    summary level, Kendall and Pearson at summary level, the system level's means."""
     aggs = aggs or ["mean"] * len(mats)
-    B = rows.shape[0]
-    out = np.empty((len(mats), B))
-    if level == "summary" and w is None and _rows_identity(rows) and set(aggs) == {"mean"}:
-        # Inputs-only at summary level: each input's correlation does not change, only which inputs are
-        # averaged (with multiplicity), so compute them once.
-        for k, X in enumerate(mats):
-            per_input = level_corr(X.T[:, :, None], Z.T[:, :, None], "global", coefficient)
-            valid = ~np.isnan(per_input)
-            taken = valid[cols]
-            sums = np.where(taken, np.nan_to_num(per_input)[cols], 0.0).sum(axis=1)
-            counts = taken.sum(axis=1)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out[k] = np.where(counts > 0, sums / counts, np.nan)
-        return out
-    if (level == "summary" and coefficient == "kendall" and w is None and set(aggs) == {"mean"}
-            and pair_tables_fit(Z.shape[0], Z.shape[1])):
+    plain = w is None and set(aggs) == {"mean"}
+    if level == "summary" and plain and _rows_identity(rows):
+        return _inputs_only_summary(mats, Z, cols, coefficient)
+    if level == "summary" and plain and coefficient == "kendall" and pair_tables_fit(Z.shape[0], Z.shape[1]):
         # Per-input Kendall over resampled systems: concordant/discordant counts from pair-sign tables and the
         # systems' multiplicities, in a compiled kernel (the same integers and formula as batch_corr).
         rows_c, cols_c = np.ascontiguousarray(rows), np.ascontiguousarray(cols)
         Zf = np.ascontiguousarray(Z, dtype=float)
+        out = np.empty((len(mats), rows.shape[0]))
         for k, X in enumerate(mats):
             out[k] = mean_of_defined(_kendall_summary_boot(np.ascontiguousarray(X, dtype=float), Zf, rows_c, cols_c))
         return out
-    if level == "summary" and coefficient == "pearson" and w is None and set(aggs) == {"mean"}:
-        # Per-input Pearson over resampled systems needs only sums over the drawn rows: row multiplicities
-        # times the (column-centred) matrices give them for every input at once; then take the drawn columns.
-        N = Z.shape[0]
-        Zc = Z - Z.mean(axis=0)
+    if level == "summary" and plain and coefficient == "pearson":
         if compiled and _kernels_agree("summary"):
-            # every resample in one compiled call (the same floats); the few with nearly constant columns again
-            # below, through the path that refines their r from the values
-            stacked = np.stack([X - X.mean(axis=0) for X in mats])
-            rows_c = np.ascontiguousarray(rows, dtype=np.int64)
-            cols_c = np.ascontiguousarray(cols, dtype=np.int64)
-            out, redo = _boot_summary_pearson(np.stack(mats), stacked, stacked * stacked, stacked * Zc, Z, Zc,
-                                              Zc * Zc, rows_c, cols_c)
-            for metric in np.nonzero(redo.any(axis=1))[0]:
-                index = np.nonzero(redo[metric])[0]
-                out[metric, index] = resampled_corr([mats[metric]], Z, rows_c[index], cols_c[index], level,
-                                                    coefficient, batch, compiled=False)[0]
-            return out
-        # Constancy of a resampled column is decided exactly on integer codes of the values.
-        cz = dense_codes(Z)
-        centred = [X - X.mean(axis=0) for X in mats]
-        codes = [dense_codes(X) for X in mats]
-        if compiled:
-            codes = [np.ascontiguousarray(cx) for cx in codes]
-            cz_c = np.ascontiguousarray(cz)
-        for start in range(0, B, batch):
-            r, c = rows[start : start + batch], cols[start : start + batch]
-            counts = draw_counts(r, N)
-            icounts = counts.astype(np.int64)
-            if compiled:
-                sz, szz, k1, k2 = _column_sums_from_counts(counts, icounts, Zc, Zc * Zc, cz_c, cz_c * cz_c)
-                z_const = constant_from_codes(N, k1, k2)
-            else:
-                z_const = constant_from_codes(
-                    N, np.einsum("bn,nm->bm", icounts, cz), np.einsum("bn,nm->bm", icounts, cz * cz)
-                )
-                sz = np.einsum("bn,nm->bm", counts, Zc)
-                szz = np.einsum("bn,nm->bm", counts, Zc * Zc)
-            for k, Xc in enumerate(centred):
-                cx = codes[k]
-                X = mats[k]
-                if compiled:
-                    # the sums below (over n in order, as einsum) and pearson_from_sums' r in one compiled pass
-                    per_input, weak = _summary_corr_from_counts(
-                        counts, icounts, Xc, Xc * Xc, Xc * Zc, cx, cx * cx, sz, szz, ~z_const)
-                    if weak.any():
-                        b_idx, m_idx = np.nonzero(weak)
-                        per_input[b_idx, m_idx] = pearson(X[r[b_idx], m_idx[:, None]], Z[r[b_idx], m_idx[:, None]],
-                                                           None)
-                    out[k, start : start + batch] = mean_of_defined(np.take_along_axis(per_input, c, axis=1))
-                    continue
-                x_const = constant_from_codes(
-                    N, np.einsum("bn,nm->bm", icounts, cx), np.einsum("bn,nm->bm", icounts, cx * cx)
-                )
-                sx = np.einsum("bn,nm->bm", counts, Xc)
-                sxx = np.einsum("bn,nm->bm", counts, Xc * Xc)
-                sxz = np.einsum("bn,nm->bm", counts, Xc * Zc)
-
-                def exact(b, m, X=X, r=r):
-                    return X[r[b], m[:, None]], Z[r[b], m[:, None]]
-
-                per_input = pearson_from_sums(N, sx, sz, sxx, szz, sxz, defined=~x_const & ~z_const, refine=exact)
-                out[k, start : start + batch] = mean_of_defined(np.take_along_axis(per_input, c, axis=1))
-        return out
-    if level == "system" and w is None and set(aggs) == {"mean"}:
+            return _pearson_summary_compiled(mats, Z, rows, cols, batch)
+        return _pearson_summary_sums(mats, Z, rows, cols, batch, compiled)
+    if level == "system" and plain:
         if coefficient == "pearson" and compiled and _kernels_agree("system"):
-            # the computation below for every resample in one compiled call: the same floats
+            # _system_means_corr for every resample in one compiled call: the same floats
             return _boot_system_pearson(np.stack(mats), Z, np.ascontiguousarray(rows, dtype=np.int64),
                                         np.ascontiguousarray(cols, dtype=np.int64),
                                         max(1, min(_BOOT_BLOCK, 2**18 // Z.shape[1])))
-        # System means of a resample are (column multiplicities @ X.T) / M, then the drawn rows: a matrix
-        # product instead of gathering B x N x M cells.
-        for start in range(0, B, batch):
-            r, c = rows[start : start + batch], cols[start : start + batch]
-            counts = draw_counts(c, Z.shape[1])
-            # einsum, not BLAS: each sum is taken in the same order whatever the chunk size (BLAS blocking
-            # would change the last bits with the batch size, and results must not depend on it)
-            zs = np.take_along_axis(np.einsum("bm,nm->bn", counts, Z), r, axis=1) / Z.shape[1]
-            for k, X in enumerate(mats):
-                xs = np.take_along_axis(np.einsum("bm,nm->bn", counts, X), r, axis=1) / X.shape[1]
-                out[k, start : start + batch] = system_corr(xs, zs, coefficient)
-        return out
+        return _system_means_corr(mats, Z, rows, cols, coefficient, batch)
+    return _gathered_corr(mats, Z, rows, cols, level, coefficient, batch, w, aggs)
+
+
+def _inputs_only_summary(mats: list[np.ndarray], Z: np.ndarray, cols: np.ndarray, coefficient: str) -> np.ndarray:
+    """:func:`resampled_corr` when only inputs are resampled, at summary level: each input's correlation does not
+    change, only which inputs are averaged (with multiplicity), so they are computed once."""
+    out = np.empty((len(mats), cols.shape[0]))
+    for k, X in enumerate(mats):
+        per_input = level_corr(X.T[:, :, None], Z.T[:, :, None], "global", coefficient)
+        valid = ~np.isnan(per_input)
+        taken = valid[cols]
+        sums = np.where(taken, np.nan_to_num(per_input)[cols], 0.0).sum(axis=1)
+        counts = taken.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[k] = np.where(counts > 0, sums / counts, np.nan)
+    return out
+
+
+def _pearson_summary_compiled(mats: list[np.ndarray], Z: np.ndarray, rows: np.ndarray, cols: np.ndarray,
+                              batch: int) -> np.ndarray:
+    """:func:`_pearson_summary_sums` for every resample in one compiled call (the same floats); the few resamples
+    with nearly constant columns again through :func:`resampled_corr`'s numpy path, which refines their r from the
+    values."""
+    Zc = Z - Z.mean(axis=0)
+    stacked = np.stack([X - X.mean(axis=0) for X in mats])
+    rows_c = np.ascontiguousarray(rows, dtype=np.int64)
+    cols_c = np.ascontiguousarray(cols, dtype=np.int64)
+    out, redo = _boot_summary_pearson(np.stack(mats), stacked, stacked * stacked, stacked * Zc, Z, Zc, Zc * Zc,
+                                      rows_c, cols_c)
+    for metric in np.nonzero(redo.any(axis=1))[0]:
+        index = np.nonzero(redo[metric])[0]
+        out[metric, index] = resampled_corr([mats[metric]], Z, rows_c[index], cols_c[index], "summary", "pearson",
+                                            batch, compiled=False)[0]
+    return out
+
+
+def _pearson_summary_sums(mats: list[np.ndarray], Z: np.ndarray, rows: np.ndarray, cols: np.ndarray, batch: int,
+                          compiled: bool) -> np.ndarray:
+    """Per-input Pearson over resampled systems from sums over the drawn rows: row multiplicities times the
+    (column-centred) matrices give them for every input at once; then the drawn columns. Constancy of a resampled
+    column is decided exactly on integer codes of the values. ``compiled``: the sums and r of each batch in one
+    compiled pass (over n in order, as einsum), else numpy's einsum and :func:`pearson_from_sums`."""
+    N, B = Z.shape[0], rows.shape[0]
+    out = np.empty((len(mats), B))
+    Zc = Z - Z.mean(axis=0)
+    cz = dense_codes(Z)
+    centred = [X - X.mean(axis=0) for X in mats]
+    codes = [dense_codes(X) for X in mats]
+    if compiled:
+        codes = [np.ascontiguousarray(cx) for cx in codes]
+        cz_c = np.ascontiguousarray(cz)
+    for start in range(0, B, batch):
+        r, c = rows[start : start + batch], cols[start : start + batch]
+        counts = draw_counts(r, N)
+        icounts = counts.astype(np.int64)
+        if compiled:
+            sz, szz, k1, k2 = _column_sums_from_counts(counts, icounts, Zc, Zc * Zc, cz_c, cz_c * cz_c)
+            z_const = constant_from_codes(N, k1, k2)
+        else:
+            z_const = constant_from_codes(
+                N, np.einsum("bn,nm->bm", icounts, cz), np.einsum("bn,nm->bm", icounts, cz * cz)
+            )
+            sz = np.einsum("bn,nm->bm", counts, Zc)
+            szz = np.einsum("bn,nm->bm", counts, Zc * Zc)
+        for k, Xc in enumerate(centred):
+            cx = codes[k]
+            X = mats[k]
+            if compiled:
+                # the sums below (over n in order, as einsum) and pearson_from_sums' r in one compiled pass
+                per_input, weak = _summary_corr_from_counts(
+                    counts, icounts, Xc, Xc * Xc, Xc * Zc, cx, cx * cx, sz, szz, ~z_const)
+                if weak.any():
+                    b_idx, m_idx = np.nonzero(weak)
+                    per_input[b_idx, m_idx] = pearson(X[r[b_idx], m_idx[:, None]], Z[r[b_idx], m_idx[:, None]],
+                                                       None)
+                out[k, start : start + batch] = mean_of_defined(np.take_along_axis(per_input, c, axis=1))
+                continue
+            x_const = constant_from_codes(
+                N, np.einsum("bn,nm->bm", icounts, cx), np.einsum("bn,nm->bm", icounts, cx * cx)
+            )
+            sx = np.einsum("bn,nm->bm", counts, Xc)
+            sxx = np.einsum("bn,nm->bm", counts, Xc * Xc)
+            sxz = np.einsum("bn,nm->bm", counts, Xc * Zc)
+
+            def exact(b, m, X=X, r=r):
+                return X[r[b], m[:, None]], Z[r[b], m[:, None]]
+
+            per_input = pearson_from_sums(N, sx, sz, sxx, szz, sxz, defined=~x_const & ~z_const, refine=exact)
+            out[k, start : start + batch] = mean_of_defined(np.take_along_axis(per_input, c, axis=1))
+    return out
+
+
+def _system_means_corr(mats: list[np.ndarray], Z: np.ndarray, rows: np.ndarray, cols: np.ndarray, coefficient: str,
+                       batch: int) -> np.ndarray:
+    """System level: the system means of a resample are (column multiplicities @ X.T) / M, then the drawn rows: a
+    matrix product instead of gathering B x N x M cells."""
+    B = rows.shape[0]
+    out = np.empty((len(mats), B))
+    for start in range(0, B, batch):
+        r, c = rows[start : start + batch], cols[start : start + batch]
+        counts = draw_counts(c, Z.shape[1])
+        # einsum, not BLAS: each sum is taken in the same order whatever the chunk size (BLAS blocking
+        # would change the last bits with the batch size, and results must not depend on it)
+        zs = np.take_along_axis(np.einsum("bm,nm->bn", counts, Z), r, axis=1) / Z.shape[1]
+        for k, X in enumerate(mats):
+            xs = np.take_along_axis(np.einsum("bm,nm->bn", counts, X), r, axis=1) / X.shape[1]
+            out[k, start : start + batch] = system_corr(xs, zs, coefficient)
+    return out
+
+
+def _gathered_corr(mats: list[np.ndarray], Z: np.ndarray, rows: np.ndarray, cols: np.ndarray, level: str,
+                   coefficient: str, batch: int, w: np.ndarray | None, aggs: list[str]) -> np.ndarray:
+    """The general path: each resampled matrix gathered cell by cell (B x N x M per batch), then correlated."""
+    B = rows.shape[0]
+    out = np.empty((len(mats), B))
     for start in range(0, B, batch):
         r = rows[start : start + batch][:, :, None]
         c = cols[start : start + batch][:, None, :]
