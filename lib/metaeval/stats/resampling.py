@@ -305,6 +305,28 @@ def _boot_system_pearson(mats, Z, rows, cols, block):  # pragma: no cover - comp
     return out
 
 
+@numba.njit(cache=True, nogil=True)
+def _drawn_sum(weights, A, out):  # pragma: no cover - compiled
+    """``out[m]`` = the sum over the drawn systems n (``weights[n]`` times drawn) of ``weights[n] A[n, m]``, over n
+    in order (an undrawn system adds nothing)."""
+    out[:] = 0.0
+    for n in range(A.shape[0]):
+        if weights[n] != 0.0:
+            f = weights[n]
+            for m in range(A.shape[1]):
+                out[m] += f * A[n, m]
+
+
+@numba.njit(cache=True, nogil=True)
+def _varies_among_drawn(weights, V, first, out):  # pragma: no cover - compiled
+    """``out[m]``: whether column m of ``V`` takes two values among the drawn systems (``first`` one of them)."""
+    out[:] = False
+    for n in range(V.shape[0]):
+        if weights[n] != 0.0:
+            for m in range(V.shape[1]):
+                out[m] = out[m] | (V[n, m] != V[first, m])
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _boot_summary_pearson(mats, Xc, XX, XZ, Z, Zc, ZZ, rows, cols):  # pragma: no cover - compiled
     """Summary-level Pearson r of each matrix of ``mats`` (K, N, M) with Z on every resample: (K, B), and the
@@ -331,35 +353,15 @@ def _boot_summary_pearson(mats, Xc, XX, XZ, Z, Zc, ZZ, rows, cols):  # pragma: n
         for i in range(rows.shape[1]):
             weights[rows[b, i]] += 1.0
         first = rows[b, 0]
-        sz[:] = 0.0
-        szz[:] = 0.0
-        z_def[:] = False
-        for n in range(N):
-            if weights[n] != 0.0:
-                f = weights[n]
-                for m in range(M):
-                    sz[m] += f * Zc[n, m]
-                for m in range(M):
-                    szz[m] += f * ZZ[n, m]
-                for m in range(M):
-                    z_def[m] = z_def[m] | (Z[n, m] != Z[first, m])
+        _drawn_sum(weights, Zc, sz)
+        _drawn_sum(weights, ZZ, szz)
+        _varies_among_drawn(weights, Z, first, z_def)
         for k in range(K):
             X = mats[k]
-            sx[:] = 0.0
-            sxx[:] = 0.0
-            sxz[:] = 0.0
-            x_def[:] = False
-            for n in range(N):
-                if weights[n] != 0.0:
-                    f = weights[n]
-                    for m in range(M):
-                        sx[m] += f * Xc[k, n, m]
-                    for m in range(M):
-                        sxx[m] += f * XX[k, n, m]
-                    for m in range(M):
-                        sxz[m] += f * XZ[k, n, m]
-                    for m in range(M):
-                        x_def[m] = x_def[m] | (X[n, m] != X[first, m])
+            _drawn_sum(weights, Xc[k], sx)
+            _drawn_sum(weights, XX[k], sxx)
+            _drawn_sum(weights, XZ[k], sxz)
+            _varies_among_drawn(weights, X, first, x_def)
             for m in range(M):
                 x_def[m] = x_def[m] & z_def[m]
             pearson_row(N, sx, sz, sxx, szz, sxz, x_def, ones, r, weak)
