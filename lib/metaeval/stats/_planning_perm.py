@@ -16,7 +16,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from metaeval.stats.correlation import add_reduce, centred_square_sum, einsum_lanes, pearson_centred_z
+from metaeval.stats.correlation import add_reduce, centre_z, einsum_lanes, pearson_centred_z
 
 
 @numba.njit(cache=True, nogil=True)
@@ -193,12 +193,7 @@ def perm_system_pearson(coins_t, B, D, mean_x, mean_y, zs):  # pragma: no cover 
     xs = np.empty((PERM_BLOCK, N))
     ys = np.empty((PERM_BLOCK, N))
     xc, zc, products = np.empty(N), np.empty(N), np.empty(N)
-    z_mean = add_reduce(zs, N) / N
-    z_varies = False
-    for n in range(N):
-        zc[n] = zs[n] - z_mean
-        z_varies = z_varies or zs[n] != zs[0]
-    szz = centred_square_sum(zc, products)
+    szz, z_varies = centre_z(zs, zc, products)
     for b0 in range(0, B, PERM_BLOCK):
         L = min(PERM_BLOCK, B - b0)
         for n in range(N):

@@ -546,30 +546,31 @@ def pearson_vector(x, z, xc, zc, products):  # pragma: no cover - compiled
     """:func:`~metaeval.stats._kernels.pearson` of two vectors (no mask), the same float, for compiled kernels
     (``xc``, ``zc``, ``products``: scratch of their length): numpy's means, centring, sums of products, exact
     constancy and clip. z's part once, then :func:`pearson_centred_z`."""
+    szz, z_varies = centre_z(z, zc, products)
+    return pearson_centred_z(x, zc, szz, z_varies, xc, products)
+
+
+@numba.njit(cache=True)
+def centre_z(z, zc, products):  # pragma: no cover - compiled
+    """z's part of :func:`pearson_vector`, once for many x: fills ``zc`` with z minus numpy's mean and returns
+    ``(zc * zc).sum()`` (numpy's float) and whether z varies (``products``: scratch of z's length beyond 128)."""
     n = z.shape[0]
     mean_z = add_reduce(z, n) / n
     z_varies = False
     for i in range(n):
         zc[i] = z[i] - mean_z
         z_varies = z_varies or z[i] != z[0]
-    return pearson_centred_z(x, zc, centred_square_sum(zc, products), z_varies, xc, products)
-
-
-@numba.njit(cache=True)
-def centred_square_sum(zc, products):  # pragma: no cover - compiled
-    """``(zc * zc).sum()`` of a centred vector, numpy's float (``products``: scratch of its length beyond 128)."""
-    n = zc.shape[0]
     if n <= 128:
-        return _centred_products(zc, 0.0, zc, 0.0, n)  # zc - 0.0 is zc, to the bit
+        return _centred_products(zc, 0.0, zc, 0.0, n), z_varies  # zc - 0.0 is zc, to the bit
     for i in range(n):
         products[i] = zc[i] * zc[i]
-    return add_reduce(products, n)
+    return add_reduce(products, n), z_varies
 
 
 @numba.njit(cache=True, error_model="numpy")
 def pearson_centred_z(x, zc, szz, z_varies, xc, products):  # pragma: no cover - compiled
     """:func:`pearson_vector` of x with a z given by its centred values ``zc``, their sum of squares ``szz``
-    (:func:`centred_square_sum`) and whether z varies: the same float, for kernels that correlate many x with one z.
+    and whether z varies (:func:`centre_z`): the same float, for kernels that correlate many x with one z.
     ``xc`` and ``products`` are scratch vectors of x's length (used beyond 128 entries)."""
     n = x.shape[0]
     mean_x = add_reduce(x, n) / n

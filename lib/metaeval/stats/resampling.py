@@ -44,7 +44,8 @@ from metaeval.stats.correlation import (
     mean_of_defined,
     mean_of_defined_row,
     pearson_from_sums,
-    pearson_vector,
+    centre_z,
+    pearson_centred_z,
     system_corr,
     warn_if_nan,
 )
@@ -270,7 +271,7 @@ def _boot_system_pearson(mats, Z, rows, cols, block):  # pragma: no cover - comp
     """System-level Pearson r of each matrix of ``mats`` (K, N, M) with Z on every resample: (K, B). The system
     means of a resample are (column multiplicities . X[n]) / M, summed as np.einsum does
     (:func:`~metaeval.stats.correlation.einsum_lanes`), taken at the drawn rows; r by
-    :func:`~metaeval.stats.correlation.pearson_vector`."""
+    :func:`~metaeval.stats.correlation.pearson_centred_z` (Z's part once per resample)."""
     K, N, M = mats.shape
     B = rows.shape[0]
     out = np.empty((K, B))
@@ -298,10 +299,11 @@ def _boot_system_pearson(mats, Z, rows, cols, block):  # pragma: no cover - comp
             b = b0 + j
             for i in range(rows.shape[1]):
                 zs[i] = sums[K, j, rows[b, i]] / M
+            szz, z_varies = centre_z(zs, zc, products)  # once per resample, for every matrix
             for k in range(K):
                 for i in range(rows.shape[1]):
                     xs[i] = sums[k, j, rows[b, i]] / M
-                out[k, b] = pearson_vector(xs, zs, xc, zc, products)
+                out[k, b] = pearson_centred_z(xs, zc, szz, z_varies, xc, products)
     return out
 
 
