@@ -611,6 +611,21 @@ def kendall_counts_rows(x, z, valid):  # pragma: no cover - compiled
 # Summary-level Perm-Both Pearson
 
 
+@numba.njit(cache=True, nogil=True)
+def swap_may_be_constant(X, Y, m):  # pragma: no cover - compiled
+    """Whether swapping some cells of column m between X and Y can leave a constant column: not when two systems'
+    four values all differ (whatever is swapped, the column keeps two different values). The summary-level
+    Perm-Both kernels look at a permuted column's values only where this says it may be constant."""
+    N = X.shape[0]
+    for i in range(N):
+        a1, a2 = X[i, m], Y[i, m]
+        for j in range(i + 1, N):
+            b1, b2 = X[j, m], Y[j, m]
+            if a1 != b1 and a1 != b2 and a2 != b1 and a2 != b2:
+                return False
+    return True
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
 def _unpack_row(bits, packed, i, M, coin):  # pragma: no cover - compiled
     """Coins i .. i + M - 1 into ``coin`` (0.0 / 1.0): from bytes of 0/1 (``packed`` False: a boolean array's
@@ -801,16 +816,7 @@ def perm_summary_shared(Xs, Yss, Zc, Zraw, coins, packed):  # pragma: no cover -
                 sums[0, b, m] = s0
                 sums[1, b, m] = s1
                 sums[2, b, m] = s2_
-            may_be_constant[m] = True
-            for n1 in range(N):
-                a1, a2 = Xs[n1, m], Ys[n1, m]
-                for n2 in range(n1 + 1, N):
-                    b1, b2 = Xs[n2, m], Ys[n2, m]
-                    if a1 != b1 and a1 != b2 and a2 != b1 and a2 != b2:
-                        may_be_constant[m] = False
-                        break
-                if not may_be_constant[m]:
-                    break
+            may_be_constant[m] = swap_may_be_constant(Xs, Ys, m)
         for b in range(B):
             s, s2, sdz = sums[0, b], sums[1, b], sums[2, b]
             for m in range(M):

@@ -27,6 +27,7 @@ from metaeval.stats._kernels import (
     perm_summary_corr,
     permutation_pvalue,
     sign,
+    swap_may_be_constant,
     snap,
     standardize,
     t_pvalue,
@@ -307,15 +308,7 @@ def _perm_summary_pearson(coins_t, Xs, Ys, D1, D2, D3, base, sz, szz, z_ok, bloc
     buffer = np.empty(M)
     may_be_constant = np.zeros(M, np.bool_)
     for m in range(M):
-        may_be_constant[m] = z_ok[m]
-        for i in range(N):
-            for j in range(i + 1, N):
-                a1, a2, b1, b2 = Xs[i, m], Ys[i, m], Xs[j, m], Ys[j, m]
-                if a1 != b1 and a1 != b2 and a2 != b1 and a2 != b2:
-                    may_be_constant[m] = False
-                    break
-            if not may_be_constant[m]:
-                break
+        may_be_constant[m] = z_ok[m] and swap_may_be_constant(Xs, Ys, m)
     for b0 in range(0, B, block):
         L = min(block, B - b0)
         for m in range(M):
