@@ -28,6 +28,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from metaeval._markup import md_text
 from metaeval.data.atlas import AtlasEntry
 from metaeval.data.datasets import Dataset
 from metaeval.data.scoring import rouge_matrices
@@ -632,13 +633,13 @@ def ceiling_sentences(ceil: Mapping[str, Ceilings], skipped: Mapping[str, str]) 
     lines = []
     for name, c in ceil.items():
         lines.append(
-            f"* **{name}** ({c.n_annotators} annotators): noise ceiling {c.system:.3f} "
+            f"* **{md_text(name)}** ({c.n_annotators} annotators): noise ceiling {c.system:.3f} "
             f"{_fmt_ci(*c.system_ci)} at system level and {c.summary:.3f} {_fmt_ci(*c.summary_ci)} at summary level "
             f"(sqrt of the split-half reliability with Spearman-Brown, r_kk = {c.reliability_system:.3f} and "
             f"{c.reliability_summary:.3f}; 95% Boot-Both CIs); Krippendorff's interval alpha of single ratings "
             f"{c.alpha_interval:.3f}.")
     for name, why in skipped.items():
-        lines.append(f"* **{name}**: no noise ceiling, {why}.")
+        lines.append(f"* **{md_text(name)}**: no noise ceiling, {md_text(why)}.")
     return lines
 
 
@@ -648,7 +649,8 @@ def correlation_sentences(table: pd.DataFrame, *, statistic: str = "pearson") ->
     rows = table[table["statistic"] == statistic]
     for (name, level), g in rows.groupby(["dataset", "level"], sort=False):
         best = g.loc[g["value"].idxmax()]
-        text = (f"* **{name}, {level} level:** the highest {statistic} correlation is {best['metric']}'s, "
+        text = (f"* **{md_text(name)}, {level} level:** the highest {statistic} correlation is "
+                f"{md_text(best['metric'])}'s, "
                 f"{best['value']:.3f} {_fmt_ci(best['ci_low'], best['ci_high'])} (95% Boot-Both percentile CI, no "
                 "multiplicity correction across metrics)")
         if np.isfinite(best["noise_ceiling"]):
@@ -674,7 +676,7 @@ def replication_sentences(pc: pd.DataFrame, *, alpha: float = 0.05, top: int = 8
                  f"combination, one-sided Perm-Both tests per dataset; Benjamini-Hochberg FDR {alpha} over the "
                  "pairs at each u).")
     for r in rep.head(top).itertuples():
-        lines.append(f"  * {r.metric_a} beats {r.metric_b} on at least {r.u_fdr} of {r.k} datasets "
+        lines.append(f"  * {md_text(r.metric_a)} beats {md_text(r.metric_b)} on at least {r.u_fdr} of {r.k} datasets "
                      f"(adjusted p at u = {r.u_fdr}: {getattr(r, f'q_u{r.u_fdr}'):.3g}).")
     full = pc[pc["u_fdr"] == pc["k"]]
     lines.append(f"* {len(full)} pairs replicate on every dataset that has both metrics; for the others the "
@@ -690,7 +692,7 @@ def finding_sentences(cells: Sequence[dict]) -> list[str]:
         g = frame[frame["finding"] == fid]
         if g.empty:
             continue
-        counts = {s: g.loc[g["status"] == s, "dataset"].tolist() for s in (HOLDS, NOT_HOLDS, UNTESTABLE)}
+        counts = {s: [md_text(d) for d in g.loc[g["status"] == s, "dataset"]] for s in (HOLDS, NOT_HOLDS, UNTESTABLE)}
         lines.append(f"* **{paper}**: {text}. Holds on {len(counts[HOLDS])} "
                      f"({', '.join(counts[HOLDS]) or 'none'}), does not hold on {len(counts[NOT_HOLDS])} "
                      f"({', '.join(counts[NOT_HOLDS]) or 'none'}), cannot be tested on {len(counts[UNTESTABLE])}"
