@@ -240,7 +240,7 @@ def alt_test(judge, ratings, *, epsilon: float = 0.2, alignment: str = "mean-dis
     >>> res.winning_rate, res.passed
     (1.0, True)
     >>> round(res.advantage_probability, 3)
-    0.667
+    0.682
     """
     epsilon, q = _check_epsilon(epsilon), _check_q(q)
     if alignment not in ALIGNMENTS:
