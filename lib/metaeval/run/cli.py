@@ -582,8 +582,8 @@ def main(argv=None) -> int:
     p.add_argument("folder", nargs="?", help="where to write it (default: $METAEVAL_DATASETS/NAME or the user data "
                                              "folder, where load(NAME) looks)")
     p.add_argument("--force", action="store_true", help="download again, replacing an earlier download of NAME")
-    p.add_argument("--base-url", help="replaces https://raw.githubusercontent.com (a mirror; default "
-                                      "$METAEVAL_DOWNLOAD_BASE)")
+    p.add_argument("--base-url", help="replaces https://raw.githubusercontent.com: a mirror URL, or a folder holding "
+                                      "the files (offline; default $METAEVAL_DOWNLOAD_BASE)")
     p.set_defaults(func=cmd_download)
 
     p = sub.add_parser("import", help="a table (CSV, TSV, parquet; long or wide) -> a dataset folder (JSONL + yml)")
