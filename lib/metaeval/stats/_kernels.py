@@ -58,6 +58,7 @@ __all__ = [
     "pearson",
     "pearson_row",
     "pearson_vector",
+    "spearman",
     "pearson_rows",
     "mean_of_defined_row",
     "sign",
@@ -407,6 +408,18 @@ def pearson(x: np.ndarray, z: np.ndarray, w: np.ndarray | None) -> np.ndarray:
     defined = ~constant(x, w) & ~constant(z, w) & (sxx > 0) & (szz > 0)
     r = np.where(defined, r, np.nan)
     return np.clip(r, -1.0, 1.0)
+
+
+def spearman(x: np.ndarray, z: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    """Spearman's rho along the last axis: :func:`pearson` of the average ranks (of the valid entries, ``w``)."""
+    return pearson(_ranks(x, w), _ranks(z, w), w)
+
+
+def _ranks(x: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    if w is None:
+        return stats.rankdata(x, axis=-1)
+    r = stats.rankdata(np.where(w > 0, x, np.nan), axis=-1, nan_policy="omit")
+    return np.where(w > 0, r, 0.0)
 
 
 @numba.njit(cache=True, error_model="numpy")

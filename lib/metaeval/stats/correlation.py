@@ -26,15 +26,18 @@ from collections.abc import Callable
 from typing import Any, Literal, NamedTuple, TypeGuard
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from metaeval._warnings import warn_degenerate
 from metaeval.stats._kernels import constant, pearson, snap
-from metaeval.stats._pairs import kendall, kendall_c, pairwise_agreement
+from metaeval.stats.coefficients import COEFFICIENTS, FISHER_COEFFICIENTS, REGISTRY, CoefficientInfo, coefficient_label
 
 __all__ = [
     "LEVELS",
     "COEFFICIENTS",
+    "REGISTRY",
+    "CoefficientInfo",
+    "coefficient_label",
     "ConfidenceInterval",
     "FisherResult",
     "correlate",
@@ -46,13 +49,9 @@ __all__ = [
 ]
 
 LEVELS = ("system", "summary", "global", "per-system")
-COEFFICIENTS = ("pearson", "spearman", "kendall", "kendall-c", "pairwise-accuracy")
-#: coefficients computed from pair signs (their kernels build N(N-1)/2 pairs per short vector; Kendall counts
-#: long vectors by sorting, see metaeval.stats._pairs.kendall)
-PAIR_COEFFICIENTS = ("kendall", "kendall-c", "pairwise-accuracy")
-#: coefficients with Fisher-interval constants (Bonett & Wright) and Williams' test
-FISHER_COEFFICIENTS = ("pearson", "spearman", "kendall")
 Level = Literal["system", "summary", "global", "per-system"]
+#: the built-in coefficient names, for type checkers; tests/test_stats_properties.py checks that it lists the
+#: names of :data:`REGISTRY` in order (a Literal cannot be computed)
 Coefficient = Literal["pearson", "spearman", "kendall", "kendall-c", "pairwise-accuracy"]
 
 
@@ -79,12 +78,15 @@ def check_level(level: str) -> None:
         raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
 
 
-def check_coefficient(coefficient, allowed=COEFFICIENTS) -> None:
-    """A built-in name of ``allowed``, or (when ``allowed`` is all of them) a callable ``f(x, z) -> float``."""
-    if callable(coefficient) and allowed == COEFFICIENTS:
+def check_coefficient(coefficient, allowed: tuple[str, ...] | None = None) -> None:
+    """A built-in name of ``allowed`` (default: every coefficient of :data:`REGISTRY`), or (when ``allowed`` is all
+    of them) a callable ``f(x, z) -> float``."""
+    every = allowed is None or tuple(allowed) == COEFFICIENTS
+    allowed = COEFFICIENTS if allowed is None else allowed
+    if callable(coefficient) and every:
         return
     if not isinstance(coefficient, str) or coefficient not in allowed:
-        extra = " or a callable f(x, z) -> float" if allowed == COEFFICIENTS else ""
+        extra = " or a callable f(x, z) -> float" if every else ""
         raise ValueError(f"coefficient must be one of {allowed}{extra}, got {coefficient!r}")
 
 
@@ -216,18 +218,6 @@ def warn_if_nan(value: float, what: str) -> None:
 # Kernels: coefficient along the last axis, any batch shape, optional validity mask
 
 
-def _ranks(x: np.ndarray, w: np.ndarray | None) -> np.ndarray:
-    if w is None:
-        return stats.rankdata(x, axis=-1)
-    r = stats.rankdata(np.where(w > 0, x, np.nan), axis=-1, nan_policy="omit")
-    return np.where(w > 0, r, 0.0)
-
-
-def _kendall(x: np.ndarray, z: np.ndarray, w: np.ndarray | None) -> np.ndarray:
-    """Kendall tau-b: the one kernel (:func:`metaeval.stats._pairs.kendall`)."""
-    return kendall(x, z, w, variant="b")
-
-
 def _callable_corr(x: np.ndarray, z: np.ndarray, f, w: np.ndarray | None) -> np.ndarray:
     """A user coefficient on every vector of the batch (valid entries only); NaN with fewer than 2."""
     out = np.full(x.shape[:-1], np.nan)
@@ -284,16 +274,8 @@ def batch_corr(x: np.ndarray, z: np.ndarray, coefficient, w: np.ndarray | None =
         w = np.ascontiguousarray(np.broadcast_to(w, x.shape), dtype=float)
         x = np.where(w > 0, x, 0.0)
         z = np.where(w > 0, z, 0.0)
-    if coefficient == "pearson":
-        return pearson(x, z, w)
-    if coefficient == "spearman":
-        return pearson(_ranks(x, w), _ranks(z, w), w)
-    if coefficient == "kendall":
-        return _kendall(x, z, w)
-    if coefficient == "kendall-c":
-        return kendall_c(x, z, w)
-    if coefficient == "pairwise-accuracy":
-        return pairwise_agreement(x, z, w)
+    if isinstance(coefficient, str) and coefficient in REGISTRY:
+        return REGISTRY[coefficient].function(x, z, w)
     if callable(coefficient):
         return _callable_corr(x, z, coefficient, w)
     raise ValueError(f"coefficient must be one of {COEFFICIENTS} or a callable, got {coefficient!r}")
@@ -305,7 +287,7 @@ def system_corr(xs: np.ndarray, zs: np.ndarray, coefficient: str) -> np.ndarray:
     Means of resampled or permuted cells are summed in varying orders, so mathematically equal means can
     differ in the last bits; for rank coefficients they are snapped first so that they tie.
     """
-    if coefficient != "pearson":
+    if callable(coefficient) or REGISTRY[coefficient].rank_based:
         xs, zs = snap(xs, axis=-1), snap(zs, axis=-1)  # one scale per resample: batch-independent
     return batch_corr(xs, zs, coefficient)
 
@@ -480,6 +462,7 @@ def correlate(
     0.2
     >>> round(correlate(X, Z, level="summary", coefficient="kendall"), 3)    # mean of the 4 per-input taus
     0.65
+    >>> from scipy import stats
     >>> round(correlate(X, Z, level="summary", coefficient=lambda x, z: stats.kendalltau(x, z)[0]), 3)
     0.65
     """

@@ -31,7 +31,7 @@ from metaeval.stats._kernels import (
     warn_dropped,
 )
 from metaeval.stats.correlation import (
-    PAIR_COEFFICIENTS,
+    REGISTRY,
     ConfidenceInterval,
     check_coefficient,
     check_confidence_level,
@@ -153,11 +153,12 @@ def draw_indices(
 
 
 def _pair_elements(n_systems: int, n_inputs: int, level: str, coefficient: str) -> float | None:
-    """Elements of the pair arrays a pair coefficient builds per resample, or None where it builds none:
-    Kendall counts vectors of :data:`~metaeval.stats._pairs.SORTED_FROM` entries or more by sorting (O(n)),
-    pairwise accuracy always from all pairs."""
+    """Elements of the pair arrays a pair coefficient builds per resample, or None where it builds none (its
+    registry ``memory``: "short-pairs" count vectors of :data:`~metaeval.stats._pairs.SORTED_FROM` entries or more
+    by sorting, O(n); "pairs" always build all pairs)."""
     N, M = n_systems, n_inputs
-    if coefficient not in PAIR_COEFFICIENTS:
+    memory = REGISTRY[coefficient].memory if isinstance(coefficient, str) and coefficient in REGISTRY else "cells"
+    if memory == "cells":
         return None
     if level == "summary":
         vectors, n = M, N
@@ -167,7 +168,7 @@ def _pair_elements(n_systems: int, n_inputs: int, level: str, coefficient: str) 
         vectors, n = 1, N * M
     else:  # system level: the pairs of N system scores (few), next to the N x M resampled cells
         return N * (N - 1) / 2 + N * M
-    if n >= SORTED_FROM and coefficient != "pairwise-accuracy":
+    if n >= SORTED_FROM and memory == "short-pairs":
         return None
     return vectors * n * (n - 1) / 2
 
