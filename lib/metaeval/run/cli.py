@@ -615,7 +615,10 @@ def main(argv=None) -> int:
                                        "(default: its ROUGE-1/2/L and BERTScore)")
     p.add_argument("--metric", help="which score of SCORES is the new metric (when it holds several)")
     p.add_argument("--human", help="human score (default: the dataset's)")
-    p.add_argument("--coefficient", choices=["pearson", "spearman", "kendall"])
+    # the coefficients Williams' test (which the card runs) applies to, from the one record of each (no scipy import)
+    from metaeval.stats.coefficients import FISHER_COEFFICIENTS
+
+    p.add_argument("--coefficient", choices=list(FISHER_COEFFICIENTS))
     p.add_argument("--n-resamples", type=int, help="bootstrap resamples and permutations (default 1000)")
     p.add_argument("--planner-trials", type=int, help="Monte-Carlo trials per planned size (default 200)")
     p.add_argument("--seed", type=int)
