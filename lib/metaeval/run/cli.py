@@ -583,8 +583,8 @@ def main(argv=None) -> int:
     p.add_argument("folder", nargs="?", help="where to write it (default: $METAEVAL_DATASETS/NAME or the user data "
                                              "folder, where load(NAME) looks)")
     p.add_argument("--force", action="store_true", help="download again, replacing an earlier download of NAME")
-    p.add_argument("--base-url", help="replaces https://raw.githubusercontent.com (a mirror; default "
-                                      "$METAEVAL_DOWNLOAD_BASE)")
+    p.add_argument("--base-url", help="replaces https://raw.githubusercontent.com: a mirror URL, or a folder holding "
+                                      "the files (offline; default $METAEVAL_DOWNLOAD_BASE)")
     p.set_defaults(func=cmd_download)
 
     p = sub.add_parser("import", help="a table (CSV, TSV, parquet; long or wide) -> a dataset folder (JSONL + yml)")
@@ -615,7 +615,10 @@ def main(argv=None) -> int:
                                        "(default: its ROUGE-1/2/L and BERTScore)")
     p.add_argument("--metric", help="which score of SCORES is the new metric (when it holds several)")
     p.add_argument("--human", help="human score (default: the dataset's)")
-    p.add_argument("--coefficient", choices=["pearson", "spearman", "kendall"])
+    # the coefficients Williams' test (which the card runs) applies to, from the one record of each (no scipy import)
+    from metaeval.stats.coefficients import FISHER_COEFFICIENTS
+
+    p.add_argument("--coefficient", choices=list(FISHER_COEFFICIENTS))
     p.add_argument("--n-resamples", type=int, help="bootstrap resamples and permutations (default 1000)")
     p.add_argument("--planner-trials", type=int, help="Monte-Carlo trials per planned size (default 200)")
     p.add_argument("--seed", type=int)
