@@ -21,8 +21,8 @@
 datasets = []               # atlas datasets to compare ([]: every registered one that loads here; `metaeval datasets`)
 max_own = 4                 # the datasets' own metric scores taken besides ROUGE/BLEU (widely used ones first)
 levels = ["system", "summary"]  # correlation levels
-n_resamples = 200           # Boot-Both resamples per correlation interval
-n_resamples_accuracy = 100  # Boot-Both resamples per pairwise/tie-calibrated accuracy interval
+n_resamples = 1000          # Boot-Both resamples per correlation interval (Deutsch et al., 2021: 1000)
+n_resamples_accuracy = 200  # Boot-Both resamples per accuracy interval (reduced: acc_eq re-fits in every one)
 n_permutations = 1000       # Perm-Both permutations per pair of metrics (partial conjunction, Deutsch 2021 finding)
 ceiling_resamples = 200     # Boot-Both resamples of the noise ceiling's interval
 finding_resamples = 1000    # Boot-Both / document resamples of the finding rules (the papers: 1000)
