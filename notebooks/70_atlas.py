@@ -165,6 +165,12 @@ pc.head(15)
 
 # %% [markdown]
 # ## The finding matrix: which headline findings hold where
+#
+# Each finding is one rule of `metaeval.studies.atlas_findings` (its claim quoted from the paper, the test, the
+# minimum data: `finding_rules.csv`). A cell *holds* or *does not hold* when the test says so; *not shown* (a
+# claimed difference the test does not detect) and *not refuted* (a claimed equality the test does not reject,
+# with the test's power) are no evidence either way; *cannot be tested here* names what is missing (too few
+# systems, no texts). Datasets with no metric at all are listed apart, not in the matrix.
 
 # %%
 options = atlas.FindingOptions(alpha=alpha, n_resamples=finding_resamples, n_permutations=n_permutations,
