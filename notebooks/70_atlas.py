@@ -21,8 +21,8 @@
 datasets = []               # atlas datasets to compare ([]: every registered one that loads here; `metaeval datasets`)
 max_own = 4                 # the datasets' own metric scores taken besides ROUGE/BLEU (widely used ones first)
 levels = ["system", "summary"]  # correlation levels
-n_resamples = 200           # Boot-Both resamples per correlation interval
-n_resamples_accuracy = 100  # Boot-Both resamples per pairwise/tie-calibrated accuracy interval
+n_resamples = 1000          # Boot-Both resamples per correlation interval (Deutsch et al., 2021: 1000)
+n_resamples_accuracy = 200  # Boot-Both resamples per accuracy interval (reduced: acc_eq re-fits in every one)
 n_permutations = 1000       # Perm-Both permutations per pair of metrics (partial conjunction, Deutsch 2021 finding)
 ceiling_resamples = 200     # Boot-Both resamples of the noise ceiling's interval
 finding_resamples = 1000    # Boot-Both / document resamples of the finding rules (the papers: 1000)
@@ -165,6 +165,12 @@ pc.head(15)
 
 # %% [markdown]
 # ## The finding matrix: which headline findings hold where
+#
+# Each finding is one rule of `metaeval.studies.atlas_findings` (its claim quoted from the paper, the test, the
+# minimum data: `finding_rules.csv`). A cell *holds* or *does not hold* when the test says so; *not shown* (a
+# claimed difference the test does not detect) and *not refuted* (a claimed equality the test does not reject,
+# with the test's power) are no evidence either way; *cannot be tested here* names what is missing (too few
+# systems, no texts). Datasets with no metric at all are listed apart, not in the matrix.
 
 # %%
 options = atlas.FindingOptions(alpha=alpha, n_resamples=finding_resamples, n_permutations=n_permutations,
