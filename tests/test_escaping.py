@@ -216,14 +216,15 @@ def test_sentence_functions_and_tables_escape_the_names_they_quote():
     corr = atlas.correlation_sentences(table)
     pc = pd.DataFrame([{"metric_a": SCRIPT, "metric_b": SYSTEM, "u_fdr": 1, "k": 2, "q_u1": 0.01}])
     rep = atlas.replication_sentences(pc)
-    first = next(iter(atlas.FINDINGS))
-    found = atlas.finding_sentences([{"dataset": FOLDER, "finding": first, "status": atlas.HOLDS}])
+    first = next(iter(atlas.RULES))
+    found = atlas.finding_sentences([{"dataset": FOLDER, "finding": first, "status": atlas.HOLDS, "systems": 5,
+                                      "inputs": 9, "measure": "r", "value": 0.5}], apart={SYSTEM: "no texts"})
     delta = pd.DataFrame([{"metric": SCRIPT, "low": 0.0, "high": 1.0, "n_pairs": 3, "statistic": 0.5,
                            "ci_low": 0.1, "ci_high": 0.9}])
     lines = [*ceil, *corr, *rep, *found, *deutsch2022.delta_sentences(delta, {SCRIPT: 0.5})]
     text = "\n".join(lines)
     assert not RAW.search(text), text
-    assert md_text(FOLDER) in ceil[0] and md_text(SCRIPT) in corr[0] and md_text(FOLDER) in found[0]
+    assert md_text(FOLDER) in ceil[0] and md_text(SCRIPT) in corr[0] and md_text(FOLDER) in found[1] and md_text(SYSTEM) in found[-1]
     assert f"{md_text(SCRIPT)} beats {md_text(SYSTEM)}" in rep[1] and f"**{md_text(SCRIPT)}**" in lines[-2]
     # a Styler writes cells and headers as they are: show_table and html_cells escape them, numbers unchanged
     frame = pd.DataFrame({SCRIPT: [SYSTEM, 0.5]}, index=pd.Index([FOLDER, "b"], name="dataset"))
