@@ -476,18 +476,24 @@ def findings(
     *,
     options: FindingOptions = FindingOptions(),
     pair_tests: PairwiseResult | None = None,
+    cache=True,
     rng=0,
 ) -> list[dict]:
     """One dataset's row of the finding matrix: every rule of :data:`RULES` (:mod:`metaeval.studies.atlas_findings`)
     on this dataset, each cell with its status, value, reason, the claim, the rule and the data size. An empty list
     where the dataset can test no rule (:func:`untestable`: list it apart). ``pair_tests``: the system-level
     Perm-Both tests between ``metrics`` if already run (:func:`pair_tests`), reused by Deutsch et al. (2021)'s
-    rule."""
+    rule; ``cache``: the ROUGE scoring cache (:mod:`metaeval.data.scoring`) for Lin's single-reference ROUGE-1."""
     if untestable(metrics):
         return []
     no_texts = support(entry, ds)["text metrics"]
     bleu = corpus_bleu(ds, tokenizer=_bleu_tokenizer(entry)) if not no_texts and "BLEU" in metrics else None
-    data = FindingData(name, metrics, np.asarray(Z, dtype=float), no_texts, bleu, pair_tests)
+    single = None
+    if not no_texts and "ROUGE-1 R" in metrics:
+        sig = _text_variants(entry.language, ["rouge-1"], ["R"])["ROUGE-1 R"]
+        single = rouge_matrices(ds, [parse_variant(sig)], n_refs=1, cache=cache)[sig] if ds.n_references > 1 \
+            else metrics["ROUGE-1 R"]
+    data = FindingData(name, metrics, np.asarray(Z, dtype=float), no_texts, bleu, pair_tests, single)
     seeds = np.random.default_rng(rng).integers(2**63 - 1, size=len(RULES))
     return [evaluate(rule, data, options, int(seed)) for rule, seed in zip(RULES.values(), seeds)]
 

@@ -89,6 +89,9 @@ class FindingData:
     pair_tests : PairwiseResult or None
         System-level one-sided Perm-Both Pearson tests between the metrics if already run (notebook 70 runs them
         for the partial conjunction tests); None: a rule that needs them runs them.
+    rouge1_single_ref : array (N, M) or None
+        ROUGE-1 recall against the first reference only (Lin's claim is for a single reference); None: the
+        dataset's ``"ROUGE-1 R"`` is used (with all its references) and the cell says so.
     """
 
     dataset: str
@@ -97,6 +100,7 @@ class FindingData:
     no_texts: str | None = None
     corpus_bleu: np.ndarray | None = None
     pair_tests: PairwiseResult | None = None
+    rouge1_single_ref: np.ndarray | None = None
 
     @property
     def n_systems(self) -> int:
@@ -277,23 +281,24 @@ def _graham(data: FindingData, o: FindingOptions, rng: np.random.Generator) -> V
           "reference was feasible if sample size was large enough.",
     where="Section 7 (Conclusions); the sample size is found as in Section 6 ('we reached significant level at "
           "sample size of 31 documents')",
-    rule="Lin's rule (studies.lin): the fewest documents at which ROUGE-1 recall's system-level Pearson r, mean "
-         "over document bootstraps minus half its 95% interval, exceeds the critical r (two-sided alpha, df = "
-         "systems - 2), against the documents available (with all the dataset's references): holds when reached "
-         "within them (value: documents needed); not shown when even all of them are too few",
+    rule="Lin's rule (studies.lin): the fewest documents at which ROUGE-1 recall's (against the first reference "
+         "only, as the claim) system-level Pearson r, mean over document bootstraps minus half its 95% interval, "
+         "exceeds the critical r (two-sided alpha, df = systems - 2), against the documents available: holds when "
+         "reached within them (value: documents needed); not shown when even all of them are too few",
     needs=("ROUGE-1 R",),
 )
 def _lin(data: FindingData, o: FindingOptions, rng: np.random.Generator) -> Verdict:
     M = data.n_inputs
     sizes = sorted({*range(o.lin_step, M + 1, o.lin_step), M})
-    summary, _ = lin.sample_size_curves(data.metrics["ROUGE-1 R"], data.human, sizes, n_resamples=o.n_resamples,
-                                        rng=rng)
+    X = data.rouge1_single_ref if data.rouge1_single_ref is not None else data.metrics["ROUGE-1 R"]
+    refs = "1 reference" if data.rouge1_single_ref is not None else "the dataset's ROUGE-1 R (all its references)"
+    summary, _ = lin.sample_size_curves(X, data.human, sizes, n_resamples=o.n_resamples, rng=rng)
     r_crit = lin.critical_r(data.n_systems, o.alpha)
     need = lin.critical_sample_size(summary, r_crit)
     last = summary[summary["size"] == M].iloc[0]
     at_all = float(last["pearson_M"] - last["pearson_dCI"] / 2)
-    how = (f"critical r {r_crit:.3f} (df = {data.n_systems - 2}, two-sided {o.alpha}); {o.n_resamples} document "
-           f"resamples per size, sizes every {o.lin_step}")
+    how = (f"critical r {r_crit:.3f} (df = {data.n_systems - 2}, two-sided {o.alpha}); ROUGE-1 recall with {refs}; "
+           f"{o.n_resamples} document resamples per size, sizes every {o.lin_step}")
     if np.isnan(need):
         return Verdict(NOT_SHOWN, np.nan, "documents needed",
                        f"more than the {M} available documents are needed: with all {M}, r - dCI/2 = {at_all:.3f} "
