@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from metaeval.stats.multiplicity import adjust
+from metaeval.stats.reliability import MIN_SIZES, MinimumSizes
 from metaeval.stats.resampling import bootstrap_ci
 from metaeval.stats.significance import PairwiseResult, pairwise_tests, williams_matrix, williams_pvalue
 from metaeval.studies import lin
@@ -58,10 +59,10 @@ HOLDS, NOT_HOLDS, UNTESTABLE = "holds", "does not hold", "cannot be tested here"
 NOT_SHOWN, NOT_REFUTED = "not shown", "not refuted"
 STATUSES = (HOLDS, NOT_HOLDS, NOT_SHOWN, NOT_REFUTED, UNTESTABLE)
 
-#: No verdict below these sizes (every rule; a rule may ask for more): a Boot-Both resample of 3 systems draws
-#: 2.1 distinct systems on average and a bootstrap "interval" [1.00, 1.00] is an artefact, not evidence.
-MIN_SYSTEMS = 5
-MIN_INPUTS = 10
+#: No verdict below these sizes (every rule; a rule may ask for more): the one record of minimum sizes,
+#: :data:`metaeval.stats.reliability.MIN_SIZES` (a Boot-Both resample of 3 systems draws 2.1 distinct systems on
+#: average, and a bootstrap "interval" [1.00, 1.00] is an artefact, not evidence).
+MIN_SYSTEMS, MIN_INPUTS = MIN_SIZES.systems, MIN_SIZES.inputs
 
 
 def is_rouge(name: str) -> bool:
@@ -162,10 +163,9 @@ class FindingRule:
 
     def why_not(self, data: FindingData) -> str | None:
         """Why this rule cannot be tested on ``data`` (None: it can)."""
-        if data.n_systems < self.min_systems:
-            return f"cannot be tested: {data.n_systems} systems (this rule needs at least {self.min_systems})"
-        if data.n_inputs < self.min_inputs:
-            return f"cannot be tested: {data.n_inputs} inputs (this rule needs at least {self.min_inputs})"
+        short = MinimumSizes(self.min_systems, self.min_inputs).shortfall(data.n_systems, data.n_inputs)
+        if short:
+            return f"cannot be tested: {short}"
         missing = [m for m in self.needs if m not in data.metrics]
         if missing:
             return data.no_texts or f"{', '.join(missing)} not computed"
