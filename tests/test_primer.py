@@ -76,7 +76,7 @@ def test_notebook_answers_are_folded_and_one_per_exercise():
                     if c.cell_type == "markdown")
     answer_cells = [c for c in notebook.cells if "answer" in c.metadata.get("tags", [])]
     printed = sum(len(re.findall(r'print\(f?"Exercise \d', c.source)) for c in answer_cells)
-    assert exercises == printed == 5
+    assert exercises == printed == 6
     assert all("hide-input" in c.metadata["tags"] for c in answer_cells)
 
 
