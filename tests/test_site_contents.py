@@ -30,3 +30,35 @@ def test_no_two_executed_notebooks_share_an_entry():
     atlas = [build.run_label(d.removesuffix(".ipynb")) for d in tracked if d.startswith("results/atlas/00_")]
     assert atlas and all(label.startswith("atlas: ") for label in atlas)
     assert "atlas: summeval" in atlas and "atlas: hanna" in atlas
+
+
+def _prose(doc: str) -> str:
+    """A docstring's reStructuredText prose: without ``literals``, doctest blocks, ``::`` literal blocks and math."""
+    lines, skip = [], False
+    for line in doc.splitlines():
+        stripped = line.strip()
+        if stripped.startswith((">>>", "...", ".. math::")) or (skip and stripped):
+            skip = True
+            continue
+        skip = stripped.endswith("::")
+        lines.append(line)
+    import re
+
+    return re.sub(r"``.*?``", "", "\n".join(lines), flags=re.S)
+
+
+def test_no_docstring_holds_an_undefined_substitution():
+    """``|x|`` outside a literal is a docutils substitution: the API pages once had nine "Undefined substitution
+    referenced" errors (make site now fails on any, with -W)."""
+    import ast
+    import re
+
+    found = []
+    for path in sorted((ROOT / "lib" / "metaeval").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value,
+                                                                                                  str):
+                for hit in re.findall(r"(?<![\w|`])\|[A-Za-z][^|\n`]*\|(?![\w|])", _prose(node.value.value)):
+                    found.append(f"{path.relative_to(ROOT)}: {hit}")
+    assert found == []

@@ -348,7 +348,7 @@ class TieCalibrationResult:
 
 
 def _pair_table(X: np.ndarray, Z: np.ndarray, level: str):
-    """Per valid pair: |metric difference|, human tie, concordance (metric and human order agree), group
+    """Per valid pair: the metric's absolute difference, human tie, concordance (metric and human order agree), group
     weight; and the number of groups with a pair."""
     x, z, w = level_groups(X, Z, level)
     n = x.shape[-1]
@@ -741,8 +741,8 @@ def delta_correlations(
     (2022), Section 5 and Figure 6, as the authors' code computes it.
 
     Default (``deltas="percentiles"``, ``by="metric"``), as ``syslevel/delta_correlations/plot_combined.py``
-    of CogComp/re-examining-correlations: the system pairs sorted by the *metric's own* |difference of system
-    scores| ``|b_i - b_j|``; with ``step = ceil(#pairs / 10)``, bucket k (10 %, 20 %, ..., 100 % of the pairs)
+    of CogComp/re-examining-correlations: the system pairs sorted by the *metric's own* difference of system
+    scores ``|b_i - b_j|``; with ``step = ceil(#pairs / 10)``, bucket k (10 %, 20 %, ..., 100 % of the pairs)
     holds every pair whose ``|difference|`` is at most that of the pair at position ``k * step`` (cumulative, ties
     included, so a bucket can hold more pairs than its share; fewer than 10 buckets when #pairs is small, as
     the authors' loop). Kendall's tau over the bucket's pairs is the authors' ``calculate_tau``,
