@@ -21,8 +21,8 @@
 datasets = []               # atlas datasets to compare ([]: every registered one that loads here; `metaeval datasets`)
 max_own = 4                 # the datasets' own metric scores taken besides ROUGE/BLEU (widely used ones first)
 levels = ["system", "summary"]  # correlation levels
-n_resamples = 200           # Boot-Both resamples per correlation interval
-n_resamples_accuracy = 100  # Boot-Both resamples per pairwise/tie-calibrated accuracy interval
+n_resamples = 1000          # Boot-Both resamples per correlation interval (Deutsch et al., 2021: 1000)
+n_resamples_accuracy = 200  # Boot-Both resamples per accuracy interval (reduced: acc_eq re-fits in every one)
 n_permutations = 1000       # Perm-Both permutations per pair of metrics (partial conjunction, Deutsch 2021 finding)
 ceiling_resamples = 200     # Boot-Both resamples of the noise ceiling's interval
 finding_resamples = 1000    # Boot-Both / document resamples of the finding rules (the papers: 1000)
@@ -46,9 +46,13 @@ output_dir = None           # None: results/runs/atlas/... (make atlas writes re
 # tokenizer for non-English texts); the datasets' own metric scores are added. For each metric: system- and
 # summary-level Pearson, Spearman and Kendall, pairwise accuracy and tie-calibrated accuracy, each with a 95%
 # Boot-Both percentile interval (systems and inputs resampled together; Deutsch et al., 2021). The noise ceiling
-# is sqrt(r_kk), r_kk the split-half reliability of the annotators' mean (Spearman-Brown, averaged over splits
-# of the annotators; `metaeval.stats.reliability`); Spearman's disattenuated correlation is shown only as a
-# separate, labelled column. Replication across datasets: for every ordered pair of metrics, the partial
+# of each level and coefficient is what a perfect metric (one equal to the true score) is expected to reach
+# against the annotators' mean: the expected coefficient at correlation sqrt(r_kk), r_kk the split-half
+# reliability of the annotators' mean computed the way that correlation is (summary level: averaged over inputs;
+# Spearman-Brown, averaged over splits of the annotators; its bias by simulation is tabulated in
+# `metaeval.stats.reliability.noise_ceiling`); no ceiling, reliability or system-level interval below 5 systems
+# and 5 inputs (`MIN_SIZES`). Spearman's disattenuated correlation r / sqrt(r_kk) is shown only on Pearson rows, as
+# a separate, labelled column. Replication across datasets: for every ordered pair of metrics, the partial
 # conjunction test (Benjamini & Heller, 2008) of "A beats B on at least u of the k datasets that have both", for
 # every u, with Benjamini-Hochberg FDR control over the pairs. A dataset that cannot support an analysis (no
 # texts, too few systems, no per-annotator scores, not downloaded) is listed with its reason.
@@ -107,12 +111,12 @@ for name, (entry, ds) in loaded.items():
         continue
     c = atlas.ceilings(ds.ratings(entry.default_human), n_resamples=ceiling_resamples, rng=seeds[name])
     ceil[name] = c
-    alpha_rows.append({"dataset": name, "human": entry.default_human, "annotators": c.n_annotators,
-                       "krippendorff_alpha_interval": c.alpha_interval,
-                       "reliability_system": c.reliability_system, "ceiling_system": c.system,
-                       "ceiling_system_low": c.system_ci[0], "ceiling_system_high": c.system_ci[1],
-                       "reliability_summary": c.reliability_summary, "ceiling_summary": c.summary,
-                       "ceiling_summary_low": c.summary_ci[0], "ceiling_summary_high": c.summary_ci[1]})
+    for cell in c.cells:
+        alpha_rows.append({"dataset": name, "human": entry.default_human, "annotators": c.n_annotators,
+                           "krippendorff_alpha_interval": c.alpha_interval, "level": cell.level,
+                           "coefficient": cell.coefficient, "reliability": cell.reliability,
+                           "ceiling": cell.value, "ceiling_low": cell.ci[0], "ceiling_high": cell.ci[1],
+                           "reason": cell.reason})
 ceilings_table = pd.DataFrame(alpha_rows)
 nb.save_table(ceilings_table, "noise_ceilings.csv", index=False, float_format="%.4f")
 nb.report("\n".join(atlas.ceiling_sentences(ceil, no_ceiling)), "noise_ceilings.md")
@@ -165,6 +169,12 @@ pc.head(15)
 
 # %% [markdown]
 # ## The finding matrix: which headline findings hold where
+#
+# Each finding is one rule of `metaeval.studies.atlas_findings` (its claim quoted from the paper, the test, the
+# minimum data: `finding_rules.csv`). A cell *holds* or *does not hold* when the test says so; *not shown* (a
+# claimed difference the test does not detect) and *not refuted* (a claimed equality the test does not reject,
+# with the test's power) are no evidence either way; *cannot be tested here* names what is missing (too few
+# systems, no texts). Datasets with no metric at all are listed apart, not in the matrix.
 
 # %%
 options = atlas.FindingOptions(alpha=alpha, n_resamples=finding_resamples, n_permutations=n_permutations,
@@ -204,7 +214,7 @@ lines = ["**Findings** (each cell: holds / does not hold / not shown / not refut
          *atlas.replication_sentences(pc, alpha=alpha), "", "**Noise ceilings:**", "",
          *atlas.ceiling_sentences(ceil, no_ceiling), "", "**Best metric per dataset and level:**", "",
          *atlas.correlation_sentences(table, statistic=forest_statistic), "",
-         "**The finding matrix:**", "", matrix.fillna("").to_markdown()]
+         "**The finding matrix:**", "", matrix.fillna("").rename(index=nb.md, columns=nb.md).to_markdown()]
 if skipped:
-    lines += ["", "**Not analysed:** " + "; ".join(f"{k}: {v}" for k, v in skipped.items()) + "."]
+    lines += ["", "**Not analysed:** " + "; ".join(f"{nb.md(k)}: {nb.md(v)}" for k, v in skipped.items()) + "."]
 nb.report("\n".join(lines), "conclusions.md")
