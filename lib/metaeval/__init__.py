@@ -99,10 +99,10 @@ _ALIASES: dict[str, str] = {
     **{m: f"metaeval.metrics.{m}" for m in ("text", "variants", "rouge", "bleu", "wordnet", "grouge", "embeddings",
                                             "combination")},
     **{m: f"metaeval.stats.{m}" for m in ("correlation", "resampling", "significance", "planning", "agreement",
-                                          "multiplicity")},
+                                          "multiplicity", "alt_test")},
     **{m: f"metaeval.data.{m}" for m in ("datasets", "synthetic", "scoring", "tabular", "defaults")},
     **{m: f"metaeval.studies.{m}" for m in ("graham", "deutsch", "lin", "miloulis", "shafieibavani", "plotting",
-                                            "card", "deutsch2022")},
+                                            "card", "deutsch2022", "few_labels")},
     **{m: f"metaeval.run.{m}" for m in ("notebooks", "sweep", "cli")},
 }
 

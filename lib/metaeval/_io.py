@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-__all__ = ["atomic_write", "cache_dir", "remove_own_tree", "CacheWarning", "CacheEntry", "save_cached", "load_cached"]
+__all__ = ["TABLE_FLOAT_FORMAT", "write_table",
+           "atomic_write", "cache_dir", "remove_own_tree", "CacheWarning", "CacheEntry", "save_cached", "load_cached"]
 
 
 def cache_dir() -> Path:
@@ -37,6 +38,27 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], object]) 
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+#: How every table the compendium writes prints a float unless its caller chose fewer digits: 10 significant
+#: digits, the precision results are compared at (``metaeval.run.reproduction``), not the 17 of a float's repr,
+#: whose last digits move with the order of a sum and say nothing about the result.
+TABLE_FLOAT_FORMAT = "%.10g"
+
+
+def write_table(frame: Any, path: str | os.PathLike[str], **to_csv: Any) -> Path:
+    """Write the DataFrame ``frame`` as CSV at ``path`` atomically, floats at :data:`TABLE_FLOAT_FORMAT` unless
+    ``float_format`` is given; other keyword arguments go to ``DataFrame.to_csv``.
+
+    >>> import pandas as pd, tempfile
+    >>> path = write_table(pd.DataFrame({"r": [1 / 3, 0.25]}), Path(tempfile.mkdtemp()) / "t.csv", index=False)
+    >>> path.read_text().splitlines()
+    ['r', '0.3333333333', '0.25']
+    """
+    path = Path(path)
+    to_csv.setdefault("float_format", TABLE_FLOAT_FORMAT)
+    atomic_write(path, lambda tmp: frame.to_csv(tmp, **to_csv))
+    return path
 
 
 def remove_own_tree(path: str | os.PathLike[str], marks: Sequence[str],

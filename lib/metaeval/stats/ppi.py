@@ -86,8 +86,8 @@ ALTERNATIVES = ("two-sided", "greater", "less")
 SIMULTANEOUS = ("max-t", "bonferroni")
 BOOTSTRAP_METHODS = ("basic", "percentile")
 #: Fewest labelled inputs :func:`ppi_correlation` accepts: below it the simulated coverage on SummEval and HANNA
-#: (``results/few_labels/coverage.csv``, :func:`metaeval.studies.few_labels.coverage_table`) fell short of the
-#: nominal level by more than Monte-Carlo error.
+#: (``results/few_labels/coverage.csv``, :func:`metaeval.studies.few_labels_coverage.coverage_table`) fell short
+#: of the nominal level by more than Monte-Carlo error.
 MIN_LABELLED_CORRELATION = 10
 
 
@@ -717,7 +717,7 @@ def ppi_correlation(
     being evaluated (X) and the *judge* that imputes the human score (J) are separate arguments; they may be
     the same scores.
 
-    Validation (:func:`metaeval.studies.few_labels.coverage_table`, ``results/few_labels/coverage.csv``):
+    Validation (:func:`metaeval.studies.few_labels_coverage.coverage_table`, ``results/few_labels/coverage.csv``):
     humans hidden on a random share of SummEval's and HANNA's inputs, the full-data coefficient as the truth,
     judges of several qualities. Below :data:`MIN_LABELLED_CORRELATION` labelled inputs the coverage fell
     below nominal by more than Monte-Carlo error, so the function refuses ("cannot be tested").

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from metaeval._io import atomic_write
+from metaeval._io import atomic_write, write_table
 from metaeval._markup import md_code, md_text  # noqa: F401 - md_code: notebook 61's code spans
 from metaeval._outputs import check_target, remove_run_folder, staging_dir, swap_into_place, write_manifest
 from metaeval.data import datasets as _datasets
@@ -114,13 +114,7 @@ class Card:
         out.mkdir(parents=True, exist_ok=True)
         files = {}
         for name, frame in self.tables.items():
-            path = out / f"{name}.csv"
-
-            def write_csv(tmp: Path, frame: pd.DataFrame = frame) -> None:
-                frame.to_csv(tmp, index=False)
-
-            atomic_write(path, write_csv)
-            files[name] = path
+            files[name] = write_table(frame, out / f"{name}.csv", index=False)
         files["summary"] = out / "summary.md"
         atomic_write(files["summary"], lambda tmp: Path(tmp).write_text(self.summary + "\n", encoding="utf-8"))
         files["provenance"] = out / "provenance.json"

@@ -1,212 +1,198 @@
-"""Evaluation with few human labels: does the prediction-powered interval of a system-level correlation
-(:func:`metaeval.stats.ppi.ppi_correlation`) cover the truth when humans rated only a share of the inputs?
+"""Evaluation with few human labels (notebook 80): may a judge replace an annotator, and how many labels.
 
-:func:`coverage_table` hides the human scores of a random share of an embedded dataset's inputs (all systems'
-outputs on an input together), takes the coefficient on the full data as the truth, and counts how often the
-interval contains it, for the prediction-powered bootstrap with a given judge and for the humans-only interval
-(the coefficient on the labelled inputs alone, Boot-Inputs percentile interval, :func:`bootstrap_ci`) on the
-same labelled inputs. Both intervals resample inputs for the dataset's fixed systems (the truth is these
-systems' coefficient). Since the truth is the full data's coefficient, not the population's, both intervals
-are conservative when the labelled share is large (the labelled inputs are part of the truth).
-
-:data:`DESIGNS` names, per dataset, the human score, the metric whose correlation is estimated and judges of
-several qualities; ``results/few_labels/coverage.csv`` is ``coverage_table`` on SummEval and HANNA with the
-defaults (:func:`default_table`).
-
-Every replicate draws from its own child generator (``rng.spawn``), so results do not depend on scheduling;
-a replicate's labelled inputs are the same for every judge and for the humans-only interval.
+* :func:`alt_judges`: the judges each embedded dataset offers for the alternative annotator test (HANNA's
+  LLM raters, the crowd workers' mean on SummEval, every dataset's metrics) and the human score they stand
+  in for;
+* :func:`alt_test_table`: the alt-test (:func:`metaeval.stats.alt_test.alt_test`) of each judge against
+  the dataset's annotators: advantage probability, winning rate, pass/fail at epsilon, each annotator's
+  p-value, or "cannot be tested" with its reason;
+* :func:`alt_test_calibration_table`: the test's type-I error at the boundary of H0 at the sizes of the
+  datasets (:func:`metaeval.stats.alt_test.alt_test_calibration`);
+* :func:`alt_test_sentences`: the generated conclusions (each names the test, the margin and the p-values;
+  a judge that does not pass is never called "worse", only "not shown to be within epsilon").
 """
 
 from __future__ import annotations
 
-import warnings
-from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-from metaeval.stats.correlation import check_confidence_level, check_rng, level_corr
-from metaeval.stats.ppi import BOOTSTRAP_METHODS, bootstrap_interval, ppi_correlation_samples
-from metaeval.stats.resampling import bootstrap_ci, check_n_resamples
+from metaeval.data.datasets import Dataset
+from metaeval.stats.alt_test import alt_test, alt_test_calibration, equate
 
-__all__ = ["HUMANS_ONLY", "Design", "DESIGNS", "SHARES", "COEFFICIENTS", "coverage_table", "default_table",
-           "below_nominal"]
+__all__ = [
+    "ALT_DATASETS",
+    "Judge",
+    "alt_judges",
+    "alt_test_table",
+    "alt_test_calibration_table",
+    "alt_test_sentences",
+]
 
-HUMANS_ONLY = "humans only"
-SHARES = (0.05, 0.10, 0.25, 0.50)
-COEFFICIENTS = ("pearson", "kendall", "pairwise-accuracy")
+# the embedded datasets with per-annotator ratings of >= 3 annotators (data/atlas, data/summeval)
+ALT_DATASETS = ("summeval", "hanna", "squality", "xsum-hallucinations", "goyal2022-cnn", "goyal2022-bbc",
+                "goyal2022-keyword")
+_HANNA_LLMS = ("Beluga-13B", "ChatGPT", "Llama-13B", "OrcaPlatypus")
+_HANNA_CODES = {"human.relevance": "RE", "human.coherence": "CH", "human.empathy": "EM", "human.surprise": "SU",
+                "human.engagement": "EG", "human.complexity": "CX"}
+_METRICS = {
+    "summeval": ("rouge-1.f1", "rouge-2.f1", "bertscore.f1", "qa-eval.f1", "MoverScore"),
+    "hanna": ("BERTScore F1", "BARTScore-SH", "ROUGE-1 F-Score", "BLEU"),
+    "xsum-hallucinations": ("maynez.Entailment", "maynez.BERTScore", "maynez.R2"),
+}
+_SQUALITY_ROUGE = "rouge-2|stem:yes|stop:no|stat:F|refs:A"
 
 
 @dataclass(frozen=True)
-class Design:
-    """The scores one dataset's simulation uses: the human score, the metric evaluated, and the judges (label ->
-    score) that impute the human score on unlabelled inputs."""
+class Judge:
+    """A judge for the alt-test: its label, kind (``llm``, ``crowd``, ``metric``), scores (systems x inputs)
+    and whether it is on the humans' scale (else :func:`metaeval.stats.alt_test.equate` maps it)."""
 
-    human: str
-    metric: str
-    judges: Mapping[str, str] = field(default_factory=dict)
-
-
-#: SummEval has no LLM judge embedded: its crowd ratings (turker.relevance, a weak judge of the experts'
-#: relevance) stand in for a cheap annotator. HANNA's LLM judges: ChatGPT's and Llama-13B's relevance ratings
-#: (first of four runs). "good"/"weak": by their summary-level Pearson with the human score (SummEval
-#: bertscore.recall 0.37, rouge-1.precision 0.13, turker 0.03; HANNA ChatGPT 0.57, Llama-13B 0.26, BERTScore F1
-#: 0.57).
-DESIGNS: dict[str, Design] = {
-    "summeval": Design("expert.relevance", "rouge-2.recall", {
-        "the metric itself": "rouge-2.recall",
-        "good metric (bertscore.recall)": "bertscore.recall",
-        "weak metric (rouge-1.precision)": "rouge-1.precision",
-        "crowd (turker.relevance)": "turker.relevance",
-    }),
-    "hanna": Design("human.relevance", "BERTScore F1", {
-        "the metric itself": "BERTScore F1",
-        "LLM (ChatGPT RE 1)": "ChatGPT RE 1",
-        "weak LLM (Llama-13B RE 1)": "Llama-13B RE 1",
-    }),
-}
+    name: str
+    kind: str
+    scores: np.ndarray
+    same_scale: bool
 
 
-def below_nominal(coverage: np.ndarray, n_replicates: np.ndarray, confidence_level: float) -> np.ndarray:
-    """True where a simulated coverage falls short of ``confidence_level`` by more than Monte-Carlo error: by
-    more than two binomial standard errors ``sqrt(level (1 - level) / n_replicates)``.
+def alt_judges(ds: Dataset, human: str, *, controls: bool = True, seed: int = 0) -> list[Judge]:
+    """The judges the dataset offers for ``human``: LLM raters and the crowd's mean on the humans' scale,
+    metrics (equated). Empty when the dataset has no automatic score (Goyal et al.'s preferences).
 
-    Examples
-    --------
-    >>> below_nominal(np.array([0.93, 0.91]), np.array([400, 400]), 0.95).tolist()
-    [False, True]
+    ``controls``: two judges that know nothing about the items are added after them, so the table shows what
+    passing means at the chosen margin: the humans' mean rating on every item (``kind`` ``control``), and
+    the first judge's scores shuffled over the items (``seed``).
     """
-    se = np.sqrt(confidence_level * (1 - confidence_level) / np.asarray(n_replicates, dtype=float))
-    return np.asarray(coverage) < confidence_level - 2 * se
+    out: list[Judge] = []
+    if ds.name == "hanna" and human in _HANNA_CODES:
+        for llm in _HANNA_LLMS:
+            for prompt in (1, 2, 3, 4):
+                name = f"{llm} {_HANNA_CODES[human]} {prompt}"
+                if name in ds.score_names:
+                    out.append(Judge(name, "llm", ds.matrix(name, allow_nan=True), True))
+    if ds.name == "summeval" and human.startswith("expert."):
+        crowd = "turker." + human.split(".", 1)[1]
+        out.append(Judge(f"{crowd} (mean of 5)", "crowd", ds.matrix(crowd, allow_nan=True), True))
+    for name in _METRICS.get(ds.name, ()):
+        if name in ds.score_names:
+            out.append(Judge(name, "metric", ds.matrix(name, allow_nan=True), False))
+    if ds.name == "squality":
+        from metaeval.data.scoring import rouge_matrices
+
+        out.append(Judge("ROUGE-2 F1", "metric", rouge_matrices(ds, [_SQUALITY_ROUGE])[_SQUALITY_ROUGE], False))
+    if controls and out:
+        ratings = ds.ratings(human)
+        out.append(Judge("control: the mean rating on every item", "control",
+                         np.full(ratings.shape[:-1], np.nanmean(ratings)), True))
+        first = out[0]
+        flat = np.random.default_rng(seed).permutation(first.scores.ravel())
+        out.append(Judge(f"control: {first.name} shuffled over the items", "control", flat.reshape(first.scores.shape),
+                         first.same_scale))
+    return out
 
 
-def _covers(low: float, high: float, truth: float) -> bool:
-    return bool(low <= truth <= high)  # an undefined (NaN) interval covers nothing
+def alt_test_table(ds: Dataset, judges: Sequence[Judge], *, human: str, epsilon: float, q: float = 0.05,
+                   alignment: str | None = None) -> pd.DataFrame:
+    """One row per judge: the alt-test against the annotators of ``human``.
 
-
-def coverage_table(
-    dataset: str = "summeval",
-    *,
-    design: Design | None = None,
-    shares: Sequence[float] = SHARES,
-    coefficients: Sequence[str] = COEFFICIENTS,
-    n_replicates: int = 200,
-    n_resamples: int = 1000,
-    confidence_level: float = 0.95,
-    rng: np.random.Generator | int | None = 0,
-    methods: Sequence[str] = BOOTSTRAP_METHODS,
-    data=None,
-) -> pd.DataFrame:
-    """Simulated coverage and width of the prediction-powered and the humans-only intervals of a system-level
-    coefficient, per labelled share, judge and coefficient.
-
-    Parameters
-    ----------
-    dataset : str
-        An embedded dataset with a design in :data:`DESIGNS` (or any, with ``design``).
-    design : Design, optional
-        Human score, metric and judges (default: ``DESIGNS[dataset]``).
-    shares : sequence of float in (0, 1)
-        Labelled shares of the inputs; the labelled count is ``round(share * M)``, at least 2.
-    coefficients : sequence of str
-        System-level coefficients (:data:`metaeval.stats.correlation.COEFFICIENTS`).
-    n_replicates : int
-        Random labelled subsets per share (Monte-Carlo standard error of a 95 % coverage: 0.0154 at 200).
-    n_resamples : int
-        Bootstrap resamples per interval.
-    confidence_level : float
-    rng : Generator, int or None
-    methods : sequence of {"basic", "percentile"}
-        Bootstrap intervals to evaluate (:func:`metaeval.stats.ppi.bootstrap_interval`), for both methods.
-    data : Dataset, optional
-        An already loaded dataset (else :func:`metaeval.data.datasets.load`).
-
-    Returns
-    -------
-    DataFrame
-        One row per (share, coefficient, interval method, judge), the humans-only rows with ``judge = "humans
-        only"``: ``dataset, metric, human, judge, judge_score, share, n_labelled, coefficient, interval, truth,
-        coverage, mc_se, mean_width, n_undefined, n_replicates, below_nominal, human_only_width`` (the humans-only
-        mean width on the same subsets) and ``width_ratio``.
-
-    Examples
-    --------
-    >>> t = coverage_table("hanna", shares=[0.25], coefficients=["pearson"], n_replicates=20, n_resamples=200)
-    >>> t[["judge", "n_labelled", "coverage"]].to_string(index=False)  # doctest: +NORMALIZE_WHITESPACE
-    '  judge  n_labelled  coverage\\n ...'
+    ``alignment`` None: ``accuracy`` for 0/1 or -1/0/+1 ratings, ``mean-distance`` otherwise. A judge not
+    on the humans' scale is equated to it first (column ``equated``).
     """
-    check_confidence_level(confidence_level)
-    check_n_resamples(n_resamples)
-    check_n_resamples(n_replicates)
-    if design is None:
-        if dataset not in DESIGNS:
-            raise ValueError(f"dataset {dataset!r} has no design in DESIGNS ({sorted(DESIGNS)}); "
-                             "pass design=Design(...)")
-        design = DESIGNS[dataset]
-    if data is None:
-        from metaeval.data import datasets
-
-        data = datasets.load(dataset)
-    Z = data.matrix(design.human)
-    X = data.matrix(design.metric)
-    judges = {label: data.matrix(score) for label, score in design.judges.items()}
-    K, M = Z.shape
-    truths = {c: float(level_corr(X, Z, "system", c)) for c in coefficients}
-    root = check_rng(rng)
+    ratings = ds.ratings(human)
+    values = np.unique(ratings[~np.isnan(ratings)])
+    if alignment is None:
+        alignment = "accuracy" if values.size <= 3 else "mean-distance"
     rows = []
-    for share in shares:
-        if not 0 < share < 1:
-            raise ValueError(f"shares must lie in (0, 1), got {share!r}")
-        n = max(2, int(round(share * M)))
-        children = root.spawn(n_replicates)
-        # per (judge, coefficient, interval method): covered flags and widths over replicates
-        hits: dict[tuple[str, str, str], list[bool]] = {}
-        widths: dict[tuple[str, str, str], list[float]] = {}
-
-        def record(label: str, c: str, statistic: float, samples: np.ndarray) -> None:
-            for method in methods:
-                low, high = bootstrap_interval(statistic, samples, confidence_level, method)
-                hits.setdefault((label, c, method), []).append(bool(_covers(low, high, truths[c])))
-                widths.setdefault((label, c, method), []).append(high - low)
-
-        for child in children:
-            lab = np.sort(child.choice(M, size=n, replace=False))
-            hidden = Z.copy()
-            hidden[:, np.setdiff1d(np.arange(M), lab)] = np.nan
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # undefined resamples at tiny sizes are counted, not shown
-                for c in coefficients:
-                    res = bootstrap_ci(X[:, lab], Z[:, lab], level="system", coefficient=c, resample="inputs",
-                                       n_resamples=n_resamples, confidence_level=confidence_level, rng=child)
-                    record(HUMANS_ONLY, c, res.statistic, res.bootstrap_distribution)
-                for label, J in judges.items():
-                    stat, samples, _, _ = ppi_correlation_samples(X, hidden, J, coefficients=coefficients,
-                                                                  n_resamples=n_resamples, rng=child)
-                    for c, st, s in zip(coefficients, stat, samples):
-                        record(label, c, float(st), s[~np.isnan(s)])
-        for (label, c, method), flags in hits.items():
-            w = np.asarray(widths[(label, c, method)], dtype=float)
-            rows.append({
-                "dataset": dataset, "metric": design.metric, "human": design.human, "judge": label,
-                "judge_score": design.judges.get(label, ""), "share": share, "n_labelled": n, "coefficient": c,
-                "interval": method, "truth": truths[c], "coverage": float(np.mean(flags)),
-                "mc_se": float(np.sqrt(confidence_level * (1 - confidence_level) / len(flags))),
-                "mean_width": float(np.nanmean(w)) if np.isfinite(w).any() else np.nan,
-                "n_undefined": int(np.isnan(w).sum()), "n_replicates": len(flags),
-            })
-    table = pd.DataFrame(rows)
-    table["below_nominal"] = below_nominal(table["coverage"].to_numpy(), table["n_replicates"].to_numpy(),
-                                           confidence_level)
-    human_only = table[table["judge"] == HUMANS_ONLY].set_index(["share", "coefficient", "interval"])["mean_width"]
-    key = pd.MultiIndex.from_arrays([table["share"], table["coefficient"], table["interval"]])
-    table["human_only_width"] = human_only.reindex(key).to_numpy()
-    table["width_ratio"] = table["mean_width"] / table["human_only_width"]
-    return table.sort_values(["share", "coefficient", "interval", "judge"], kind="stable").reset_index(drop=True)
+    for judge in judges:
+        scores = judge.scores if judge.same_scale else equate(judge.scores, ratings)
+        if alignment == "accuracy" and not judge.same_scale:
+            # equated scores are quantiles of the labels: round to the nearest label so equality is defined
+            scores = values[np.abs(scores[..., None] - values).argmin(axis=-1)]
+        res = alt_test(scores, ratings, epsilon=epsilon, q=q, alignment=alignment)
+        row = {"dataset": ds.name, "human": human, "judge": judge.name, "kind": judge.kind,
+               "equated": not judge.same_scale, "alignment": alignment, "epsilon": epsilon, "q": q,
+               "annotators": len(res.annotators), "items": int(res.n_items.min()) if res.n_items.size else 0,
+               "advantage_probability": res.advantage_probability, "winning_rate": res.winning_rate,
+               "passed": res.passed, "reason": res.reason or ""}
+        for k, j in enumerate(res.annotators):
+            row[f"rho_h{j + 1}"] = res.human_advantage[k]
+            row[f"p_h{j + 1}"] = res.pvalue[k]
+            row[f"p_by_h{j + 1}"] = res.adjusted_pvalue[k]
+        rows.append(row)
+    if not rows:
+        rows.append({"dataset": ds.name, "human": human, "judge": "", "kind": "", "equated": False,
+                     "alignment": alignment, "epsilon": epsilon, "q": q, "annotators": ratings.shape[-1],
+                     "items": int(np.prod(ratings.shape[:-1])), "advantage_probability": np.nan,
+                     "winning_rate": np.nan, "passed": False,
+                     "reason": "cannot be tested: the dataset has no automatic score to take as the judge"})
+    return pd.DataFrame(rows)
 
 
-def default_table(*, n_replicates: int = 400, n_resamples: int = 1000, rng: int = 0) -> pd.DataFrame:
-    """:func:`coverage_table` on every dataset of :data:`DESIGNS` with the defaults (``results/few_labels/
-    coverage.csv``)."""
-    return pd.concat([coverage_table(name, n_replicates=n_replicates, n_resamples=n_resamples, rng=rng)
-                      for name in DESIGNS], ignore_index=True)
+def alt_test_calibration_table(sizes: Sequence[tuple[str, int, int, tuple | None]], *, epsilons=(0.0, 0.1, 0.2),
+                               q: float = 0.05, n_trials: int = 2000, rng=0) -> pd.DataFrame:
+    """Type-I error of the alt-test at the boundary of H0 for each (label, items, annotators, levels).
+
+    ``levels`` None simulates continuous ratings. Columns: the per-annotator t-test's rejection rate with its
+    Monte-Carlo SE and whether it lies within 3 SE of q, and the rate at which the whole procedure passed a
+    judge at the boundary (omega >= 0.5 after Benjamini-Yekutieli).
+    """
+    gen = np.random.default_rng(rng)
+    rows = []
+    for label, n_items, n_annotators, levels in sizes:
+        for eps in epsilons:
+            cal = alt_test_calibration(n_items, n_annotators, epsilon=eps, q=q, levels=levels,
+                                       n_trials=n_trials, rng=gen)
+            rows.append({"setting": label, "items": n_items, "annotators": n_annotators,
+                         "levels": "continuous" if levels is None else "-".join(str(v) for v in levels),
+                         "epsilon": eps, "q": q, "n_trials": n_trials, "type1": cal.rejection_rate,
+                         "type1_se": cal.rejection_se,
+                         "within_3se": abs(cal.rejection_rate - q) <= 3 * cal.rejection_se,
+                         "pass_rate": cal.pass_rate, "pass_se": cal.pass_se})
+    return pd.DataFrame(rows)
+
+
+def dataset_sizes(ds: Dataset, human: str) -> tuple[int, int, tuple | None]:
+    """(items, annotators, rating levels) of a dataset's ratings, for the calibration table."""
+    ratings = ds.ratings(human)
+    values = np.unique(ratings[~np.isnan(ratings)])
+    levels = tuple(float(v) for v in values) if values.size <= 10 else None
+    return int(np.prod(ratings.shape[:-1])), int(ratings.shape[-1]), levels
+
+
+def alt_test_sentences(table: pd.DataFrame) -> list[str]:
+    """One Markdown item per judge: the test, the margin, the winning rate and the annotators' p-values."""
+    out = []
+    for _, r in table.iterrows():
+        if r["reason"]:
+            out.append(f"- {r['dataset']} ({r['human']}){': ' + r['judge'] if r['judge'] else ''}: {r['reason']}.")
+            continue
+        ps = [f"{r[c]:.3g}" for c in table.columns if c.startswith("p_by_h") and pd.notna(r[c])]
+        verdict = ("passes: it may replace an annotator at this margin" if r["passed"] else
+                   "does not pass: the data do not show it within the margin of at least half the annotators "
+                   "(this is not evidence that it is worse)")
+        equated = " (equated to the human scale)" if r["equated"] else ""
+        out.append(
+            f"- {r['dataset']} ({r['human']}), judge {r['judge']}{equated}: "
+            f"alt-test (one-sided paired t-test of H0 rho_judge <= rho_human - {r['epsilon']:g} per annotator, "
+            f"Benjamini-Yekutieli at q = {r['q']:g}; {r['items']} items, {r['annotators']} annotators): "
+            f"Benjamini-Yekutieli-adjusted p = {', '.join(ps)}; winning rate {r['winning_rate']:.2f}, average "
+            f"advantage probability {r['advantage_probability']:.3f}; the judge {verdict}."
+        )
+    if "kind" in table:
+        for (dataset, human), group in table.groupby(["dataset", "human"], sort=False):
+            blind = group[(group.kind == "control") & group.passed.astype(bool)]
+            if len(blind):
+                out.append(
+                    f"- {dataset} ({human}): {_join(blind.judge.tolist())} also pass{'es' if len(blind) == 1 else ''} "
+                    f"at epsilon = {blind.epsilon.iloc[0]:g}: a judge that knows nothing about the items wins against "
+                    "the annotators at this margin, so on these data passing does not show that a judge tracks the "
+                    "items; compare advantage probabilities, or a smaller epsilon."
+                )
+    return out
+
+
+def _join(names: list[str]) -> str:
+    quoted = [f"'{n}'" for n in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]

@@ -1,4 +1,4 @@
-"""Prediction-powered meta-evaluation (metaeval.stats.ppi.ppi_correlation, metaeval.studies.few_labels):
+"""Prediction-powered meta-evaluation (metaeval.stats.ppi.ppi_correlation, metaeval.studies.few_labels_coverage):
 invariants, the minimum-size rule and one coverage setting on an embedded dataset within binomial error."""
 
 from __future__ import annotations
@@ -8,9 +8,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 from metaeval.data import datasets
-from metaeval.stats.correlation import level_corr
 from metaeval.stats.ppi import MIN_LABELLED_CORRELATION, ppi_correlation, ppi_mean, ppi_system_means
-from metaeval.studies.few_labels import coverage_table
 
 
 @pytest.fixture(scope="module")
