@@ -248,7 +248,8 @@ print(f"Exercise 4: {answers.widest_scheme}. Only Boot-Both resamples both sourc
 # Human scores are noisy too: two annotators rarely give a summary the same score. Classical test theory writes
 # an annotators' mean as a true score plus noise; its **reliability** r_kk is the share of its variance that is
 # true score. A perfect metric, one that measured the true score exactly, would still correlate only
-# sqrt(r_kk) with the noisy mean: the **noise ceiling**. We estimate r_kk by splitting the annotators into two
+# sqrt(r_kk) with the noisy mean (over few systems a little less on average: the expected r of a small sample),
+# the **noise ceiling**. We estimate r_kk by splitting the annotators into two
 # halves, correlating the halves' means and stepping the correlation up to all k annotators with the
 # Spearman-Brown formula (`metaeval.stats.reliability`); Krippendorff's alpha is the agreement of single
 # ratings. Below, the experts' and the crowd's ratings of the same summaries, with this notebook's metric.

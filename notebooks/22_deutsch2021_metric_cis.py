@@ -120,7 +120,7 @@ for k, (level, block) in enumerate(cis.groupby("level", sort=False)):
 ax.set_yticks(np.arange(len(order)), order)
 ax.invert_yaxis()
 ax.axvline(0, color="grey", linewidth=0.8)
-coef_name = {"kendall": "Kendall's τ", "pearson": "Pearson's r", "spearman": "Spearman's ρ"}[ci_coefficient]
+coef_name = metaeval.correlation.coefficient_label(ci_coefficient)
 ax.set_xlabel(f"{coef_name} with {ds.display_name(human)} (point, and 95% Boot-Both CI)")
 ax.set_ylabel("metric")
 ax.set_title(f"Figure 4: 95% CIs of metric correlations ({ds.name}, {n_resamples} resamples)", fontsize=10)

@@ -139,9 +139,6 @@ def _resolve(name_or_path: Any) -> tuple[str, list[Path], dict[str, Any], str]:
         raise DataError(f"{text!r}: cannot be read as a dataset ({exc})") from None
 
 
-# --- datasets fetched by `metaeval download NAME` (metaeval.data.download): found in their default folder ---
-
-
 def _resolve_downloaded(name: str) -> tuple[str, list[Path], dict[str, Any], str] | None:
     """(name, files, metadata, description) of a downloaded atlas dataset, None if ``name`` is not one; a
     DataError saying how to get it when it is one but has not been downloaded."""
@@ -155,9 +152,6 @@ def _resolve_downloaded(name: str) -> tuple[str, list[Path], dict[str, Any], str
                         f"{folder}; set $METAEVAL_DATASETS to look elsewhere)")
     _, files, meta, desc = _resolve_path(str(folder))
     return name, files, meta, desc
-
-
-# --- end of the downloaded datasets' hunk ---
 
 
 def _resolve_path(text: str) -> tuple[str, list[Path], dict[str, Any], str]:

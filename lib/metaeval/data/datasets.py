@@ -199,7 +199,7 @@ def _index_as_columns(frame: pd.DataFrame, ids: Iterable[str | None] = ()) -> pd
     a level named otherwise) is not data and stays out, as before."""
     wanted = {i for i in ids if i is not None}
     names = [n for n in frame.index.names if n is not None
-             and (n in wanted or tabular._norm(n) in tabular.ROLE_NAMES["doc"] + tabular.ROLE_NAMES["system"])]
+             and (n in wanted or tabular.names_an_id(n))]
     if not names:
         return frame
     clash = [str(n) for n in names if n in frame.columns]

@@ -12,9 +12,8 @@ Afterwards :func:`metaeval.datasets.load` takes the name::
     metaeval download dialsummeval            # -> $METAEVAL_DATASETS/dialsummeval (or the user data folder)
     python -c "import metaeval.datasets as d; print(d.load('dialsummeval').shape)"
 
-The datasets (see :func:`metaeval.data.atlas.atlas_datasets` with ``"download"``): ``dialsummeval``,
-``opinsummeval``, ``koh2022-arxiv``, ``koh2022-govreport``, ``newsroom``, ``multisummeval-{de,en,es,fr,id,ru,tr,zh}``,
-``ffci-coherence``, ``ffci-xsum``.
+The datasets are the atlas's with ``distribution="download"`` (:func:`metaeval.data.atlas.atlas_datasets`;
+``metaeval datasets`` lists them, ``metaeval.data.atlas.names_text("download")`` names them in one line).
 
 Where the data go: ``FOLDER`` if given, else ``$METAEVAL_DATASETS/<name>`` or the platformdirs user data folder
 (``~/.local/share/metaeval/datasets/<name>`` on Linux), which is where ``load(name)`` looks. The folder is
