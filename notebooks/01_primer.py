@@ -223,7 +223,7 @@ widths = distributions.groupby("scheme", sort=False).agg(low=("low", "first"), h
 widths["width"] = widths.high - widths.low
 nb.save_table(widths, "bootstrap_widths.csv", float_format="%.4f")
 narrow, wide = widths.width.idxmin(), widths.width.idxmax()
-nb.report(f"On {ds.name}, {ds.display_name(metric)}'s system-level r = {observed:.3f}. Its 95% interval is widest "
+nb.report(f"On {nb.md(ds.name)}, {nb.md_name(metric)}'s system-level r = {observed:.3f}. Its 95% interval is widest "
           f"under {wide} ({widths.width[wide]:.3f}) and narrowest under {narrow} ({widths.width[narrow]:.3f}): a "
           "scheme that holds one source of variation fixed leaves that source's uncertainty out (compare the "
           "coverage of each scheme in section 3).", "bootstrap_widths.md")
