@@ -362,7 +362,7 @@ class SignificanceGrid:
     #: sign of the difference in r (+: the new metric correlates better) x -log10 of the adjusted two-sided p,
     #: clipped to ``limit``: strong evidence either way is a strong colour, its side the direction
     evidence: pd.DataFrame
-    #: cell text: the difference in r and the adjusted p, with `` *`` where the test is significant
+    #: cell text: the difference in r and the adjusted p, followed by an asterisk (``*``) where the test is significant
     labels: pd.DataFrame
     #: adjusted two-sided p < alpha
     significant: pd.DataFrame
