@@ -67,7 +67,7 @@ import seaborn as sns
 
 from metaeval.run.session import start
 from metaeval.stats.alt_test import equate
-from metaeval.studies import few_labels
+from metaeval.studies import few_labels, few_labels_coverage
 from metaeval.studies.plotting import interval_errorbar, show_table
 
 nb = start("few_labels", dataset, output_dir=output_dir, seed=seed, human=human, purpose="notebook 80")
@@ -110,17 +110,18 @@ plt.show()
 # %% [markdown]
 # ## 2 · Meta-evaluation: does the prediction-powered interval of a correlation cover the truth?
 #
-# The simulation of `metaeval.studies.few_labels.coverage_table`: humans hidden on random subsets of the
+# The simulation of `metaeval.studies.few_labels_coverage.coverage_table`: humans hidden on random subsets of the
 # inputs (`coverage_replicates` of them at this labelled share), the full-data system-level coefficient of the
 # metric with the humans as the truth, the share of intervals that hold it, and their mean width against the
 # humans-only interval on the same subsets. The full table (several shares, judges and coefficients, more
 # replicates) is `results/few_labels/coverage.csv`.
 
 # %%
-design = few_labels.Design(human, metric, {f"judge ({ds.display_name(judge)})": judge})
-coverage = few_labels.coverage_table(ds.name, design=design, shares=[labelled_share], coefficients=[coefficient],
-                                     n_replicates=coverage_replicates, n_resamples=n_resamples,
-                                     confidence_level=confidence_level, rng=nb.rng, methods=["basic"], data=ds)
+design = few_labels_coverage.Design(human, metric, {f"judge ({ds.display_name(judge)})": judge})
+coverage = few_labels_coverage.coverage_table(ds.name, design=design, shares=[labelled_share],
+                                              coefficients=[coefficient], n_replicates=coverage_replicates,
+                                              n_resamples=n_resamples, confidence_level=confidence_level,
+                                              rng=nb.rng, methods=["basic"], data=ds)
 nb.save_table(coverage, "coverage.csv", index=False, float_format="%.4f")
 show_table(coverage[["judge", "n_labelled", "coefficient", "truth", "coverage", "mc_se", "mean_width",
                      "human_only_width", "below_nominal"]])

@@ -69,7 +69,7 @@ def test_card_with_a_judge_is_the_direct_ppi_calls(study):
                     [corr.statistic, corr.confidence_interval.low, corr.confidence_interval.high], rtol=1e-13)
     assert (rows.width < rows.humans_width).all()  # a good judge narrows every system's interval here
     assert "Few labels: humans rated 20 of 200 inputs" in card.summary
-    assert "the judge llm\\_judge is the baseline" in card.summary
+    assert "the judge llm_judge is the baseline" in card.summary
 
 
 def test_a_judge_with_missing_cells_is_refused(tmp_path):

@@ -180,7 +180,8 @@ def alt_test_sentences(table: pd.DataFrame) -> list[str]:
             out.append(f"- {r['dataset']} ({r['human']}){': ' + r['judge'] if r['judge'] else ''}: {r['reason']}.")
             continue
         ps = [f"{r[c]:.3g}" for c in table.columns if c.startswith("p_by_h") and pd.notna(r[c])]
-        verdict = ("passes: it may replace an annotator at this margin" if r["passed"] else
+        verdict = ("passes (H0 rejected for at least half the annotators): by the test's rule it may replace an "
+                   "annotator at this margin" if r["passed"] else
                    "does not pass: the data do not show it within the margin of at least half the annotators "
                    "(this is not evidence that it is worse)")
         equated = " (equated to the human scale)" if r["equated"] else ""
