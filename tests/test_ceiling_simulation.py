@@ -97,7 +97,8 @@ def test_rank_ceilings_are_their_own():
 @pytest.mark.slow
 def test_docstring_table_is_the_scripts_and_within_0_030():
     # the table in noise_ceiling's docstring is what `python benchmarks/bench_ceiling.py --simulations 200
-    # --docstring` prints (seed 0; about 5 CPU minutes), and every |bias| in it is at most 0.030
+    # --docstring` prints (seed 0; 3.3 CPU minutes, 16 min wall on the shared 2 cores), and every |bias| in it is
+    # at most 0.030
     lines = bench_ceiling.table(200, 0)
     doc = noise_ceiling.__doc__
     assert all(line in doc for line in lines)
