@@ -40,7 +40,9 @@ from metaeval.stats.correlation import (
     batch_corr,
     check_coefficient,
     check_confidence_level,
+    check_bool,
     check_matrices,
+    check_rng,
 )
 from metaeval.stats.resampling import check_n_resamples, draw_indices, percentile_interval
 
@@ -123,7 +125,7 @@ def pairwise_accuracy(
     _check_grouping(level)
     if human_ties not in ("agree", "skip"):
         raise ValueError(f"human_ties must be 'agree' or 'skip', got {human_ties!r}")
-    X, Z = _matrices(X, Z, nan_policy)
+    X, Z = check_matrices(nan_policy, min_size=1, X=X, Z=Z)
     x, z, w = level_groups(X, Z, level)
     acc = _mean_defined(pairwise_agreement(x, z, w, human_ties == "skip"))
     if np.isnan(acc):
@@ -188,7 +190,7 @@ def kendall_like(
     if (isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating))
             or not threshold >= 0):
         raise ValueError(f"threshold must be a non-negative number, got {threshold!r}")
-    X, Z = _matrices(X, Z, nan_policy)
+    X, Z = check_matrices(nan_policy, min_size=1, X=X, Z=Z)
     x, z, w = level_groups(X, Z, level)
     n = x.shape[-1]
     iu, ju = np.triu_indices(n, k=1)
@@ -259,7 +261,10 @@ def grouped_correlation(
     check_coefficient(coefficient)
     if average not in ("macro", "micro"):
         raise ValueError(f"average must be 'macro' or 'micro', got {average!r}")
-    X, Z = _matrices(X, Z, nan_policy)
+    replace_nans_with_zeros = check_bool(replace_nans_with_zeros, "replace_nans_with_zeros")
+    # each group's coefficient is scale-free: each input (system) on its own scale, as correlate() does, so
+    # that one cell of 1e200 does not push the other groups' values into float64's subnormal range
+    X, Z = check_matrices(nan_policy, level=level, min_size=1, X=X, Z=Z)
     x, z, w = level_groups(X, Z, level)
     size = np.full(x.shape[0], x.shape[1]) if w is None else np.count_nonzero(w > 0, axis=1)
     r = np.asarray(batch_corr(x, z, coefficient, w), dtype=float)
@@ -305,7 +310,7 @@ def pairwise_difference_pearson(X, Z, *, level: str = "summary", nan_policy: str
     0.926
     """
     _check_grouping(level)
-    X, Z = _matrices(X, Z, nan_policy)
+    X, Z = check_matrices(nan_policy, min_size=1, X=X, Z=Z)
     x, z, w = level_groups(X, Z, level)
     iu, ju = np.triu_indices(x.shape[-1], k=1)
     dx, dz = x[:, iu] - x[:, ju], z[:, iu] - z[:, ju]
@@ -422,7 +427,8 @@ def tie_calibrated_accuracy(
     if (isinstance(sample_rate, bool) or not isinstance(sample_rate, (int, float, np.integer, np.floating))
             or not 0 < sample_rate <= 1):
         raise ValueError(f"sample_rate must be in (0, 1], got {sample_rate!r}")
-    X, Z = _matrices(X, Z, nan_policy)
+    rng = check_rng(rng)  # checked even when sample_rate=1 leaves it unused: a bad seed is a bad argument
+    X, Z = check_matrices(nan_policy, min_size=1, X=X, Z=Z)
     return _tie_calibrated(X, Z, level, epsilon, sample_rate, rng, variant == "23")
 
 
@@ -499,23 +505,6 @@ def tau_23(X, Z, *, level: str = "global", epsilon: float = 0.0, nan_policy: str
             or not epsilon >= 0):
         raise ValueError(f"epsilon must be a non-negative number, got {epsilon!r}")
     return tie_calibrated_accuracy(X, Z, level=level, epsilon=epsilon, variant="23", nan_policy=nan_policy).statistic
-
-
-def _matrices(X, Z, nan_policy: str):
-    """:func:`check_matrices` for the pair statistics, which are defined on inputs of any size (a group
-    without a pair is left out, NaN where none has one). With ``nan_policy="omit"`` a cell missing (NaN,
-    None, masked) in X *or* in Z is left out of both, as mt-metrics-eval filters the pairs of missing
-    scores; ``check_matrices`` alone wants the same missing cells in both."""
-    if nan_policy == "omit" and not (hasattr(X, "columns") or hasattr(Z, "columns")):
-        try:
-            Xa, Za = (np.ma.masked_array(v, dtype=float).filled(np.nan) for v in (X, Z))
-        except (TypeError, ValueError):
-            pass  # check_matrices says what is wrong
-        else:
-            if Xa.shape == Za.shape:
-                missing = np.isnan(Xa) | np.isnan(Za)
-                X, Z = np.where(missing, np.nan, Xa), np.where(missing, np.nan, Za)
-    return check_matrices(nan_policy, min_size=1, X=X, Z=Z)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -595,7 +584,7 @@ def soft_pairwise_accuracy(
     """
     X, Z = check_matrices("raise", min_size=1, X=X, Z=Z)  # defined from two systems (one pair)
     check_n_resamples(n_resamples)
-    signs = _signs(np.random.default_rng(rng), n_resamples, X.shape[1])
+    signs = _signs(check_rng(rng), n_resamples, X.shape[1])
     pm, ph = pairwise_pvalues(X, signs), pairwise_pvalues(Z, signs)
     iu = np.triu_indices(X.shape[0], k=1)
     return SoftPairwiseResult(float(1.0 - np.mean(np.abs(pm[iu] - ph[iu]))), pm, ph)
@@ -822,7 +811,7 @@ def delta_correlations(
     ci_high = np.full(K, np.nan)
     used = np.zeros(K, dtype=np.int64)
     if n_resamples:
-        rows, cols = draw_indices(N, M, n_resamples, "both", np.random.default_rng(rng))
+        rows, cols = draw_indices(N, M, n_resamples, "both", check_rng(rng))
         col_counts = np.zeros((n_resamples, M))
         np.add.at(col_counts, (np.arange(n_resamples)[:, None], cols), 1.0)
         res = []
