@@ -767,6 +767,7 @@ def pairwise_tests(
     check_coefficient(coefficient)
     check_n_resamples(n_resamples)
     check_batch(batch)
+    check_bool(progress, "progress")
     named = {f"metrics[{n!r}]": m for n, m in zip(names, mats)}
     *mats, Z = check_matrices("raise", min_size=3, **named, Z=Z)
     K = len(mats)
@@ -832,7 +833,7 @@ def pairwise_tests(
     coins_t = np.ascontiguousarray(coins.view(np.uint8).transpose(1, 2, 0)) if compiled else None
     own = [float(level_corr(s, Z, level, coefficient, agg=a)) for s, a in zip(std, aggs)]
     iterator = pairs
-    if check_bool(progress, "progress"):
+    if progress:
         from tqdm import tqdm
 
         iterator = tqdm(pairs, desc="pairs")
