@@ -215,8 +215,10 @@ def beyond_counts_rows(a: np.ndarray, b: np.ndarray, w: np.ndarray | None, t: fl
     with ``inclusive`` and t > 0) that ``b`` orders the same way, those ``b`` ties, the pairs ``b`` ties,
     and all pairs. O(n log n) per vector (:func:`_beyond_counts`); the entries must not be NaN.
 
-    >>> beyond_counts_rows(np.array([1.0, 2, 3, 5]), np.array([1.0, 2, 2, 0]), None, t=1.0).tolist()
-    [1, 1, 1, 6]
+    By hand: of the 6 pairs, those 1 -> 2 and 1 -> 3 rise in both; 2 -> 3 rises by 1 > 0.5 in a, tied in b:
+
+    >>> beyond_counts_rows(np.array([1.0, 2, 3, 5]), np.array([1.0, 2, 2, 0]), None, t=0.5).tolist()
+    [2, 1, 1, 6]
     """
     if inclusive and not t > 0:
         raise ValueError("inclusive thresholds need t > 0 (a_j - a_i >= 0 holds for every tie and for i = j)")
