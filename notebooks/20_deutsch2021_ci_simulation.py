@@ -83,7 +83,7 @@ print(f"{ds.name}: {len(ds.systems)} systems x {len(ds.inputs)} inputs; {metric_
 # %%
 trials = deutsch.ci_coverage_simulation(X, Z, n_trials=n_trials, n_resamples=n_resamples, coefficient=coefficient,
                                         confidence_level=confidence_level, rng=rng, progress=True)
-trials.to_csv(out / "table1_ci_simulation_trials.csv", index=False, float_format="%.6f")
+nb.save_table(trials, "table1_ci_simulation_trials.csv", index=False, float_format="%.6f")
 
 # %% [markdown]
 # ## Table 1: coverage per method and level, next to the paper
@@ -107,7 +107,7 @@ paper_setting = (column is not None and metric == "qa-eval.f1" and human == ds.d
                  and coefficient == "pearson" and confidence_level == 0.95)
 table = deutsch.compare_coverage(table, deutsch.PAPER_TABLE1[column] if paper_setting else {})
 table.insert(2, "method_name", table["method"].map(deutsch.METHOD_NAMES))
-table.to_csv(out / "table1_ci_coverage.csv", index=False, float_format="%.4f")
+nb.save_table(table, "table1_ci_coverage.csv", index=False, float_format="%.4f")
 table.drop(columns="method").round(3)
 
 # %%

@@ -104,7 +104,7 @@ trials = deutsch.power_simulation(full, sampler, Z, ks=ks, n_trials=n_trials, n_
                                   levels=levels, coefficient=coefficient, alpha=alpha, rng=rng, progress=True)
 power = deutsch.power_table(trials)
 power.insert(2, "test_name", power["test"].map(deutsch.METHOD_NAMES))
-power.to_csv(out / "figure3_power.csv", index=False, float_format="%.4f")
+nb.save_table(power, "figure3_power.csv", index=False, float_format="%.4f")
 
 # %% [markdown]
 # ## Figure 3: power against k
@@ -136,7 +136,7 @@ plt.show()
 # %%
 type1 = power[power["k"] == 1.0][["level", "test", "test_name", "power", "se", "trials", "undefined"]]
 type1 = type1.rename(columns={"power": "type_I_error"})
-type1.to_csv(out / "figure3_type1_error.csv", index=False, float_format="%.4f")
+nb.save_table(type1, "figure3_type1_error.csv", index=False, float_format="%.4f")
 type1
 
 # %% [markdown]

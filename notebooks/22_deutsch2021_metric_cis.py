@@ -105,7 +105,7 @@ print(f"{ds.name}: {len(ds.systems)} systems x {len(ds.inputs)} inputs; ground t
 # %%
 cis = deutsch.metric_cis(mats, Z, coefficient=ci_coefficient, n_resamples=n_resamples, rng=rng)
 cis.insert(2, "metric_name", cis["metric"].map(names))
-cis.to_csv(out / "figure4_metric_cis.csv", index=False, float_format="%.4f")
+nb.save_table(cis, "figure4_metric_cis.csv", index=False, float_format="%.4f")
 order = (cis[cis["level"] == "system"].sort_values("r", ascending=False)["metric_name"].tolist()
          or cis["metric_name"].unique().tolist())
 
@@ -120,7 +120,7 @@ for k, (level, block) in enumerate(cis.groupby("level", sort=False)):
 ax.set_yticks(np.arange(len(order)), order)
 ax.invert_yaxis()
 ax.axvline(0, color="grey", linewidth=0.8)
-coef_name = {"kendall": "Kendall's τ", "pearson": "Pearson's r", "spearman": "Spearman's ρ"}[ci_coefficient]
+coef_name = metaeval.correlation.coefficient_label(ci_coefficient)
 ax.set_xlabel(f"{coef_name} with {ds.display_name(human)} (point, and 95% Boot-Both CI)")
 ax.set_ylabel("metric")
 ax.set_title(f"Figure 4: 95% CIs of metric correlations ({ds.name}, {n_resamples} resamples)", fontsize=10)
@@ -195,7 +195,7 @@ pairs = deutsch.pairwise_pvalues(mats, Z, test="perm-both", coefficient=test_coe
 summary_rows = []
 for level, result in pairs.items():
     frame = pd.DataFrame(result.pvalues, index=labels, columns=labels)
-    frame.to_csv(out / f"figure5_perm_both_{level}.csv", float_format="%.6g")
+    nb.save_table(frame, f"figure5_perm_both_{level}.csv", float_format="%.6g")
     for by, figname, family in [("row", "figure5", f"per row, {tests_per_row} tests"),
                                 ("all", "figure6", f"all {tests_all} ordered pairs")]:
         marks = deutsch.corrected(result.pvalues, alpha=alpha, by=by)
@@ -209,7 +209,7 @@ for level, result in pairs.items():
         nb.save_figure(ax.figure, f"{figname}_perm_both_{level}")
         plt.show()
 counts = pd.DataFrame(summary_rows)
-counts.to_csv(out / "figure5_6_counts.csv", index=False)
+nb.save_table(counts, "figure5_6_counts.csv", index=False)
 counts
 
 # %%

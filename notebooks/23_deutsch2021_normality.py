@@ -77,7 +77,7 @@ if left_out:
 table = deutsch.normality({name: ds.matrix(name) for name in scores}, alpha=alpha)
 table = deutsch.compare_normality(table, to_paper, column)
 table.insert(1, "score_name", table["score"].map(ds.display_name))
-table.to_csv(out / "appendix_table2_normality.csv", index=False, float_format="%.4f")
+nb.save_table(table, "appendix_table2_normality.csv", index=False, float_format="%.4f")
 table.drop(columns=["paper_name"]).round(3)
 
 # %% [markdown]

@@ -21,10 +21,13 @@
 datasets = []               # atlas datasets to compare ([]: every registered one that loads here; `metaeval datasets`)
 max_own = 4                 # the datasets' own metric scores taken besides ROUGE/BLEU (widely used ones first)
 levels = ["system", "summary"]  # correlation levels
-n_resamples = 200           # Boot-Both resamples per correlation interval
-n_resamples_accuracy = 100  # Boot-Both resamples per pairwise/tie-calibrated accuracy interval
+n_resamples = 1000          # Boot-Both resamples per correlation interval (Deutsch et al., 2021: 1000)
+n_resamples_accuracy = 200  # Boot-Both resamples per accuracy interval (reduced: acc_eq re-fits in every one)
 n_permutations = 1000       # Perm-Both permutations per pair of metrics (partial conjunction, Deutsch 2021 finding)
 ceiling_resamples = 200     # Boot-Both resamples of the noise ceiling's interval
+finding_resamples = 1000    # Boot-Both / document resamples of the finding rules (the papers: 1000)
+power_trials = 2000         # normal simulations of Williams' power where Graham's finding is not refuted
+lin_step = 5                # Lin's finding: document counts tried every lin_step (Lin: 5)
 alpha = 0.05                # FDR level of the partial conjunction tests and level of every test
 forest_statistic = "pearson"  # correlation of the forest plots: pearson | spearman | kendall
 seed = 0                    # seed of the random generator (every resample derives from it)
@@ -162,12 +165,26 @@ pc.head(15)
 
 # %% [markdown]
 # ## The finding matrix: which headline findings hold where
+#
+# Each finding is one rule of `metaeval.studies.atlas_findings` (its claim quoted from the paper, the test, the
+# minimum data: `finding_rules.csv`). A cell *holds* or *does not hold* when the test says so; *not shown* (a
+# claimed difference the test does not detect) and *not refuted* (a claimed equality the test does not reject,
+# with the test's power) are no evidence either way; *cannot be tested here* names what is missing (too few
+# systems, no texts). Datasets with no metric at all are listed apart, not in the matrix.
 
 # %%
-cells = []
+options = atlas.FindingOptions(alpha=alpha, n_resamples=finding_resamples, n_permutations=n_permutations,
+                               power_trials=power_trials, lin_step=lin_step)
+cells, apart = [], {}
 for name, (entry, ds) in loaded.items():
-    cells += atlas.findings(name, ds, entry, metrics_by[name], humans[name], n_resamples=n_resamples, rng=seeds[name])
+    why = atlas.untestable(metrics_by[name])
+    if why:
+        apart[name] = why  # listed apart from the matrix
+        continue
+    cells += atlas.findings(name, ds, entry, metrics_by[name], humans[name], options=options,
+                            pair_tests=tests.get(name), rng=seeds[name])
 cells_table = pd.DataFrame(cells)
+nb.save_table(atlas.rule_table(), "finding_rules.csv", index=False)
 matrix = atlas.finding_matrix(cells)
 nb.save_table(cells_table, "findings.csv", index=False, float_format="%.4g")
 nb.save_table(matrix, "finding_matrix.csv")
@@ -177,6 +194,8 @@ ax.set_title("Seed papers' findings per dataset", fontsize=10)
 fig.tight_layout()
 nb.save_figure(fig, "finding_matrix")
 plt.show()
+for name, why in apart.items():
+    print(f"{name}: {why}")
 cells_table[["dataset", "finding", "status", "reason"]]
 
 # %% [markdown]
@@ -185,8 +204,9 @@ cells_table[["dataset", "finding", "status", "reason"]]
 # Generated from the tables above (saved as `conclusions.md`).
 
 # %%
-lines = ["**Findings** (each cell: holds / does not hold / cannot be tested here, with its reason in `findings.csv`):",
-         "", *atlas.finding_sentences(cells), "", "**Replication across datasets:**", "",
+lines = ["**Findings** (each cell: holds / does not hold / not shown / not refuted / cannot be tested here, with its "
+         "value and reason in `findings.csv`; the rules in `finding_rules.csv`):",
+         "", *atlas.finding_sentences(cells, apart), "", "**Replication across datasets:**", "",
          *atlas.replication_sentences(pc, alpha=alpha), "", "**Noise ceilings:**", "",
          *atlas.ceiling_sentences(ceil, no_ceiling), "", "**Best metric per dataset and level:**", "",
          *atlas.correlation_sentences(table, statistic=forest_statistic), "",

@@ -250,8 +250,20 @@ def _library_tour() -> str:
     return "# The library in five minutes\n" + body.replace("\n### ", "\n## ")
 
 
+def _class_times() -> dict[str, dict]:
+    """The last ``make class`` run's times (``metaeval.run.presets.record_times``), or {} where none ran."""
+    from metaeval.run.presets import TIMES
+
+    path = ROOT / "results" / "runs" / "class" / TIMES
+    try:
+        return dict(json.loads(path.read_text(encoding="utf-8"))["runs"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
 def _teaching_page() -> str:
-    """The "class" preset (notebooks/class_parameters.yml) as a table of commands and measured run times."""
+    """The "class" preset (notebooks/class_parameters.yml) as a table of commands and the run times the last
+    ``make class`` measured."""
     from metaeval.run.presets import read_preset
 
     preset = read_preset("class")
@@ -263,16 +275,27 @@ def _teaching_page() -> str:
              "The **class preset** (`notebooks/class_parameters.yml`) runs every notebook with parameters small "
              "enough for a live session: `make class` runs them all, `metaeval run NN --preset class` one of them "
              "(`-p NAME VALUE` after it changes a value); outputs go to `results/runs/class/`, never over the "
-             "committed results. Seconds as measured by `metaeval class` on the 2-core machine that builds the "
-             "compendium: wall time, and in brackets the CPU time of the run and its kernel (the figure to compare "
-             "across machines), next to the default run's expected time.", "",
-             "| notebook | command | parameters | class preset: wall s (CPU s) | default run (s) |",
-             "|---|---|---|---|---|"]
+             "committed results."]
+    times = _class_times()
+    if times:
+        dates = sorted({t["measured"] for t in times.values()})
+        loads = sorted({t["load_average"] for t in times.values()})
+        lines += ["", f"Seconds as measured by the last `make class` on the machine that built this site "
+                  f"({dates[0]}{' to ' + dates[-1] if len(dates) > 1 else ''}, {next(iter(times.values()))['cores']} "
+                  f"cores, load average {loads[0]:g}{'-' + format(loads[-1], 'g') if len(loads) > 1 else ''}): "
+                  "wall time, and in brackets the CPU time of the run and its kernel (the figure to compare across "
+                  f"machines); all {len(times)} measured runs took "
+                  f"{sum(t['wall_seconds'] for t in times.values()):.0f} s wall in all. Beside them, the default "
+                  "run's expected time."]
+    else:
+        lines += ["", "No `make class` has run on the machine that built this site: run it, and this page shows "
+                  "each run's measured wall and CPU seconds."]
+    lines += ["", "| notebook | command | parameters | class preset: wall s (CPU s) | default run (s) |",
+              "|---|---|---|---|---|"]
     for name, entry in preset.items():
         params = ", ".join(f"{k} = {json.dumps(v)}" for k, v in (entry.get("parameters") or {}).items())
-        seconds, cpu = entry.get("seconds"), entry.get("cpu_seconds")
-        measured = (f"{seconds} ({cpu})" if seconds is not None and cpu is not None
-                    else f"({cpu} CPU)" if cpu is not None else "not measured")
+        t = times.get(name)
+        measured = f"{t['wall_seconds']:g} ({t['cpu_seconds']:g})" if t else "not measured"
         lines.append(f"| `{name}` | `metaeval run {name[:2]} --preset class` | {params or 'the defaults'} | "
                      f"{measured} | {entry.get('default_seconds', '')} |")
     return "\n".join(lines) + "\n"

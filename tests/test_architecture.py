@@ -6,6 +6,8 @@
   function-local import is still a cycle a reader has to hold in their head);
 * no private name (``_foo``) imported across modules, except from a private module (``_name.py`` or a module
   inside a ``_package``), which exists to be shared;
+* a layer's private modules (``metaeval.stats._kernels``, ...) are imported only from inside that layer: another
+  layer uses the layer's public functions (a study that reached into the stats kernels kept its own copies);
 * no function of radon's grade F (cyclomatic complexity above 40, each ``and``/``or`` counted): one a reviewer
   cannot hold in their head.
 
@@ -222,6 +224,46 @@ def test_no_private_name_imported_across_modules():
                      + ", ".join(f"{a} imports {n} from {b}" for a, b, n in new))
     assert not (KNOWN_PRIVATE_IMPORTS - bad), (
         f"fixed, remove from KNOWN_PRIVATE_IMPORTS: {sorted(KNOWN_PRIVATE_IMPORTS - bad)}")
+
+
+def _layer_private(module: str) -> str | None:
+    """The layer whose private module ``module`` is (``metaeval.stats._kernels`` -> ``stats``), else None."""
+    parts = module.split(".")
+    if len(parts) >= 3 and parts[1] in LAYERS and any(p.startswith("_") and not p.startswith("__") for p in parts[2:]):
+        return parts[1]
+    return None
+
+
+def reach_ins(imports: list[Import] | None = None) -> set[tuple[str, str]]:
+    """(importer, module) where a module outside a layer imports one of that layer's private modules."""
+    bad = set()
+    for imp in ALL_IMPORTS if imports is None else imports:
+        owner = _layer_private(imp.module)
+        if owner is not None and imp.importer.split(".")[1:2] != [owner]:
+            bad.add((imp.importer, imp.module))
+    return bad
+
+
+def test_no_module_outside_a_layer_imports_its_private_modules():
+    bad = sorted(reach_ins())
+    assert not bad, ("private modules of a layer imported from outside it (use the layer's public functions): "
+                     + ", ".join(f"{a} imports {b}" for a, b in bad))
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("from metaeval.stats._kernels import draw_counts", [("metaeval.studies.planted", "metaeval.stats._kernels")]),
+    ("from metaeval.stats import _planning_kernels", [("metaeval.studies.planted", "metaeval.stats._planning_kernels")]),
+    ("from metaeval.stats.resampling import draw_indices", []),
+    ("from metaeval.studies._card_format import fmt", []),
+])
+def test_reach_in_rule_on_planted_sources(tmp_path, monkeypatch, source, expected):
+    # which bug would this catch? a rule that misses `from metaeval.stats._x import y` or `from metaeval.stats import
+    # _x`, or flags a layer's own private modules
+    module = "metaeval.studies.planted"
+    path = tmp_path / "planted.py"
+    path.write_text(source + "\n", encoding="utf-8")
+    monkeypatch.setitem(MODULES, module, path)
+    assert sorted(reach_ins(imports_of(module))) == expected
 
 
 @pytest.mark.parametrize("source, expected", [

@@ -92,6 +92,9 @@ def test_atlas_dataset_loads_with_its_registered_facts(name):
     for human in entry.human_scores:
         if entry.annotators is None:
             assert human not in ds.ratings_table, (name, human)
+        elif human not in ds.ratings_table:
+            # a source's own aggregated human score beside per-annotator ones: the entry's notes must say so
+            assert human in entry.notes and "aggregated human scores" in entry.notes, (name, human)
         else:
             ratings = ds.ratings(human)
             assert ratings.shape[:2] == ds.shape and ratings.shape[2] == entry.annotators, (name, human)

@@ -11,7 +11,7 @@ import pytest
 
 import metaeval
 from metaeval import deutsch
-from metaeval.studies import deutsch_power
+from metaeval.stats import shared_draws
 
 
 @pytest.fixture(scope="module")
@@ -51,13 +51,13 @@ def test_batched_does_not_depend_on_chunks(setting, monkeypatch):
     full, sampler, Z = setting
     kw = dict(ks=(0.2, 0.6), n_trials=2, n_resamples=150, rng=3)
     ref = deutsch.power_simulation(full, sampler, Z, **kw)
-    original = deutsch_power._BatchedPowerTrial.__init__
+    original = shared_draws.SharedDrawTests.__init__
 
-    def small_chunks(self, *args):
-        original(self, *args)
+    def small_chunks(self, *args, **kwargs):
+        original(self, *args, **kwargs)
         self.chunk = 37
 
-    monkeypatch.setattr(deutsch_power._BatchedPowerTrial, "__init__", small_chunks)
+    monkeypatch.setattr(shared_draws.SharedDrawTests, "__init__", small_chunks)
     chunked = deutsch.power_simulation(full, sampler, Z, **kw)
     np.testing.assert_allclose(chunked["pvalue"], ref["pvalue"], rtol=0, atol=1e-12, equal_nan=True)
 
@@ -93,7 +93,7 @@ def test_bootstrap_summary_sums_against_direct_correlations():
     Z = rng.normal(size=(N, M)) + X
     rows, cols = draw_indices(N, M, B, "both", rng)
     rows[0] = 3  # a resample that drew a single system: nothing is defined
-    trial = deutsch_power._BatchedPowerTrial(X, Z, ("summary",), B)
+    trial = shared_draws.SharedDrawTests(X, Z, levels=("summary",), n_resamples=B)
     raw = np.concatenate([X[None], Ys])
     expected = np.empty((4, B))
     for j in range(4):
@@ -101,7 +101,7 @@ def test_bootstrap_summary_sums_against_direct_correlations():
             per_input = np.array([batch_corr(raw[j, rows[b], m], Z[rows[b], m], "pearson") for m in range(M)])
             expected[j, b] = mean_of_defined(per_input[cols[b]]) if np.isfinite(per_input[cols[b]]).any() else np.nan
     seen = []
-    original = deutsch_power.bootstrap_pvalue
+    original = shared_draws.bootstrap_pvalue
 
     def keep(valid, obs, alternative):
         seen.append(valid)
@@ -110,7 +110,7 @@ def test_bootstrap_summary_sums_against_direct_correlations():
     from metaeval._warnings import DegenerateResultWarning
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(deutsch_power, "bootstrap_pvalue", keep)
+        mp.setattr(shared_draws, "bootstrap_pvalue", keep)
         with pytest.warns(DegenerateResultWarning, match="1 of 40 resamples"):
             trial._bootstrap(Ys, rows, cols)
     assert np.isnan(expected[:, 0]).all()

@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
+import urllib.error
+import urllib.request
 from dataclasses import replace
 from pathlib import Path
 
@@ -425,3 +427,34 @@ def test_every_download_dataset_is_in_the_atlas_with_pinned_files():
 def test_unknown_name_is_an_error_naming_the_choices():
     with pytest.raises(DataError, match=r"name must be a dataset to download \(dialsummeval, opinsummeval"):
         download("summeval")
+
+
+def test_a_plain_folder_is_a_mirror_and_the_offline_error_says_how_to_use_one(tmp_path, monkeypatch, capsys):
+    """Offline, the error names the URL and the command that takes a folder; a folder holding the files by
+    their own names (or at their repository paths, as a clone) is then a mirror, given as a plain path."""
+    from metaeval.run.cli import main
+
+    serve(tmp_path, monkeypatch, "dialsummeval", DIAL_FILES)  # the test's pins for these hand-made files
+    monkeypatch.delenv("METAEVAL_DOWNLOAD_BASE", raising=False)
+    real = urllib.request.urlopen
+    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout=None: (
+        real(url, timeout=timeout) if url.startswith("file:") else _no_network(url)))
+    assert main(["download", "dialsummeval"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot download https://raw.githubusercontent.com/kite99520/DialSummEval/" in err
+    assert "put it in a folder (as human_judgment.jsonl) and run: metaeval download dialsummeval --base-url FOLDER" \
+        in err
+    folder = tmp_path / "saved"
+    for path, data in DIAL_FILES.items():  # metrics.csv stands in 14 folders: those go at their repository path
+        dest = folder / (path if path.endswith("metrics.csv") else path.rsplit("/", 1)[-1])
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(data)
+    monkeypatch.chdir(tmp_path)
+    assert main(["download", "dialsummeval", "--base-url", "saved"]) == 0
+    assert load("dialsummeval").shape[:2] == (13, 2)  # 14 models less the reference, 2 dialogues
+    assert main(["download", "opinsummeval", "--base-url", "missing-folder"]) == 2
+    assert "--base-url missing-folder: neither a URL nor a folder" in capsys.readouterr().err
+
+
+def _no_network(url):
+    raise urllib.error.URLError("[Errno -3] Temporary failure in name resolution")

@@ -343,3 +343,18 @@ def test_notebooks_22_23_analyse_every_metric_of_your_data_under_your_names(stud
     paper_data = metaeval.datasets.load("fabbri2020")
     metrics, paper, left_out = deutsch.default_metrics(paper_data, embedded=True)  # the rest is named
     assert left_out and sorted(metrics + left_out) == sorted(set(paper_data.score_names) - set(paper_data.human_scores))
+
+
+def test_import_says_when_no_column_is_a_human_score(tmp_path):
+    """Columns named like a study's own protocols (prior, ref_based, ref_free) are not human scores by name: the
+    importer says so on a normal run and names the option, and --human makes them human."""
+    frame = pd.DataFrame({"doc": ["d1", "d1", "d2", "d2"], "system": ["A", "B", "A", "B"],
+                          "prior": [1, 2, 3, 4], "ref_free": [2, 1, 4, 3], "my_metric": [.1, .2, .3, .4]})
+    shown: list[str] = []
+    import_table(frame, tmp_path / "a", show=shown.append)
+    assert shown[-1].startswith("note: no column is a human score by its name")
+    assert "--human prior ref_free my_metric" in shown[-1]
+    shown.clear()
+    result = import_table(frame, tmp_path / "b", human=["prior", "ref_free"], show=shown.append)
+    assert result.columns.human == ("prior", "ref_free") and not any(s.startswith("note:") for s in shown)
+    assert list(load(tmp_path / "b").human_scores) == ["prior", "ref_free"]

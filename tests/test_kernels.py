@@ -9,7 +9,7 @@ from scipy import stats
 
 from metaeval.stats import _kernels as K
 from metaeval.stats import planning
-from metaeval.stats.correlation import dense_codes, level_corr, pearson_from_sums
+from metaeval.stats.correlation import level_corr, pearson_from_sums
 from metaeval.stats.resampling import bootstrap_ci
 
 
@@ -236,33 +236,6 @@ def _swapped_summary(Xs, Ys, Z, swap):
     """The reference: per-input Pearson of the swapped columns, computed from the values."""
     Xp, Yp = np.where(swap, Ys, Xs), np.where(swap, Xs, Ys)
     return K.pearson(Xp.T, Z.T, None), K.pearson(Yp.T, Z.T, None)
-
-
-def test_perm_summary_corr_is_the_pearson_of_the_swapped_columns():
-    rng = np.random.default_rng(6)
-    T, B, N, M = 2, 15, 7, 10
-    Z = rng.integers(1, 6, size=(T, N, M)).astype(float)
-    Xs = K.standardize(Z + rng.normal(size=(T, N, M)))
-    Ys = K.standardize(Z + 2 * rng.normal(size=(T, N, M)))
-    coins = K.coins(rng, (T, B), N, M, "both", packed=True)
-    centre = (Xs.mean(-2, keepdims=True) + Ys.mean(-2, keepdims=True)) / 2
-    Xc, Yc, Zc = Xs - centre, Ys - centre, Z - Z.mean(-2, keepdims=True)
-    codes = dense_codes(np.concatenate([Xs, Ys], axis=-2), axis=-2)
-    cx, cy = codes[:, :N], codes[:, N:]
-    base = np.stack([Xc.sum(-2), (Xc * Xc).sum(-2), (Xc * Zc).sum(-2), Yc.sum(-2), (Yc * Yc).sum(-2),
-                     (Yc * Zc).sum(-2), Zc.sum(-2), (Zc * Zc).sum(-2)])
-    code_sums = np.stack([cx.sum(-2), (cx * cx).sum(-2), cy.sum(-2), (cy * cy).sum(-2)]).astype(float)
-    z_ok = ~K.constant(np.swapaxes(Z, -1, -2))
-    rx, ry, _, _ = K.perm_summary_corr(
-        coins.bits, True, B, np.ascontiguousarray(Yc - Xc), np.ascontiguousarray(Yc * Yc - Xc * Xc),
-        np.ascontiguousarray((Yc - Xc) * Zc), np.ascontiguousarray(cy - cx, dtype=float),
-        np.ascontiguousarray(cy * cy - cx * cx, dtype=float), base, code_sums, np.ascontiguousarray(z_ok))
-    swap = coins.unpacked()
-    for t in range(T):
-        for b in range(B):
-            ex, ey = _swapped_summary(Xs[t], Ys[t], Z[t], swap[t, b])
-            np.testing.assert_allclose(rx[t, b], ex, rtol=0, atol=1e-12)
-            np.testing.assert_allclose(ry[t, b], ey, rtol=0, atol=1e-12)
 
 
 def test_perm_summary_shared_is_the_pearson_of_the_swapped_columns_for_every_metric():

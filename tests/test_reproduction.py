@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -17,7 +18,7 @@ import nbformat
 import pytest
 
 import metaeval._resources as R
-from metaeval.run import incremental, notebooks
+from metaeval.run import incremental, notebooks, reproduction
 from metaeval.run.outputs import STAGING_MARK, clean_stale_under, manifest_name
 
 NB23 = notebooks.find_notebook("23")
@@ -55,8 +56,8 @@ def committed(tmp_path):
 
 def test_identical_outputs_are_reported_as_reproduced(committed):
     repo, folder = committed
-    report = incremental.reproduction_report([("10_x", folder)], root=repo)
-    assert report.lines() == ["reproduction report: 1 of 1 runs reproduced every committed file byte for byte"]
+    report = reproduction.reproduction_report([("10_x", folder)], root=repo)
+    assert report.lines() == [f"reproduction report: 1 of 1 runs reproduced every committed file ({reproduction.PRECISION})"]
 
 
 def test_each_differing_file_is_named_with_the_kind_of_difference(committed):
@@ -69,24 +70,131 @@ def test_each_differing_file_is_named_with_the_kind_of_difference(committed):
     manifest["files"]["new.md"] = "0" * 64
     (folder / manifest_name("10_x")).write_text(json.dumps(manifest), encoding="utf-8")
     (folder / "new.md").write_text("new\n", encoding="utf-8")
-    report = incremental.reproduction_report([("10_x", folder)], root=repo)
+    report = reproduction.reproduction_report([("10_x", folder)], root=repo)
     assert (report.runs, report.identical) == (1, 0)
     kinds = dict(report.differences)
     prefix = "results/paper/summeval/"
-    assert kinds[prefix + "table.csv"] == "text: 1 of 3 lines differ, first line 3"
-    assert kinds[prefix + "figure.png"] == "binary (.png): bytes differ (7 -> 8 bytes)"
+    assert kinds[prefix + "table.csv"] == "table: 1 of 4 cells differ, first row 2 (3), column 'b': 4 -> 5"
+    assert kinds[prefix + "figure.png"] == "figure: not a readable PNG (UnidentifiedImageError)"
     assert kinds[prefix + "10_x.ipynb"] == ("executed notebook: outputs of cell(s) 0 differ (the same printed "
                                             "text, split into another number of stream outputs)")
     assert kinds[prefix + "new.md"] == "new (not committed)"
+    assert kinds[prefix + manifest_name("10_x")] == "JSON: keys of files differ: ['new.md']"
     lines = report.lines()
-    assert lines[0] == "reproduction report: 0 of 1 runs reproduced every committed file byte for byte; 5 file(s) differ:"
+    assert lines[0] == (f"reproduction report: 0 of 1 runs reproduced every committed file ({reproduction.PRECISION}); "
+                        "5 file(s) differ:")
     (folder / "table.csv").unlink()
-    assert dict(incremental.reproduction_report([("10_x", folder)], root=repo).differences)[prefix + "table.csv"] \
+    assert dict(reproduction.reproduction_report([("10_x", folder)], root=repo).differences)[prefix + "table.csv"] \
         == "missing (committed, not written by this run)"
 
 
+def _committed_run(tmp_path, files: dict[str, bytes]):
+    """A repository with one committed run folder holding ``files`` and its manifest."""
+    repo = tmp_path / "repo"
+    folder = repo / "results" / "paper" / "summeval"
+    folder.mkdir(parents=True)
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+    digests = {n: R.sha256(folder / n) for n in files}
+    (folder / manifest_name("10_x")).write_text(json.dumps({"notebook": "10_x", "files": digests}), encoding="utf-8")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "results")
+    return repo, folder
+
+
+def _rewrite(folder: Path, name: str, data: bytes) -> None:
+    """Replace an output and its sha256 in the manifest, as a rerun does."""
+    (folder / name).write_bytes(data)
+    manifest = json.loads((folder / manifest_name("10_x")).read_text())
+    manifest["files"][name] = R.sha256(folder / name)
+    (folder / manifest_name("10_x")).write_text(json.dumps(manifest), encoding="utf-8")
+
+
+TABLE = "metric,r,p\nrouge-1,0.123456789012,0.04\nrouge-2,0.5,1e-05\n"
+TEXT = "ROUGE-1: r = 0.123 (p = 0.040); 16 systems.\n"
+
+
+def test_a_number_moved_in_its_12th_digit_reproduces_and_one_moved_in_its_5th_is_named(tmp_path):
+    """The rule of issue 45: numbers at the stated precision, named by file, row and column when they differ."""
+    repo, folder = _committed_run(tmp_path, {"t.csv": TABLE.encode(), "c.md": TEXT.encode()})
+    _rewrite(folder, "t.csv", TABLE.replace("0.123456789012", "0.123456789013").encode())
+    report = reproduction.reproduction_report([("10_x", folder)], root=repo)
+    assert report.identical == 1 and report.within_precision == ("results/paper/summeval/t.csv",)
+    assert report.lines()[0].endswith("; 1 file(s) not byte for byte but within that precision")
+    _rewrite(folder, "t.csv", TABLE.replace("0.123456789012", "0.123466789012").encode())
+    report = reproduction.reproduction_report([("10_x", folder)], root=repo)
+    assert report.identical == 0
+    assert report.differences == (("results/paper/summeval/t.csv",
+                                   "table: 1 of 6 cells differ, first row 1 (rouge-1), column 'r': 0.123456789012 -> "
+                                   "0.123466789012"),)
+
+
+def test_a_changed_word_is_reported_and_a_rounding_flip_of_the_last_digit_is_not(tmp_path):
+    repo, folder = _committed_run(tmp_path, {"c.md": TEXT.encode()})
+    _rewrite(folder, "c.md", TEXT.replace("0.123", "0.124").encode())  # a value on a rounding boundary
+    assert reproduction.reproduction_report([("10_x", folder)], root=repo).identical == 1
+    _rewrite(folder, "c.md", TEXT.replace("0.123", "0.125").encode())
+    assert reproduction.reproduction_report([("10_x", folder)], root=repo).differences[0][1] == (
+        "text: 1 of 1 lines differ, first line 1: 'ROUGE-1: r = 0.123 (p = 0.040); 16 systems.' -> "
+        "'ROUGE-1: r = 0.125 (p = 0.040); 16 systems.'")
+    _rewrite(folder, "c.md", TEXT.replace("16 systems", "17 systems").encode())  # integers: exactly
+    assert reproduction.reproduction_report([("10_x", folder)], root=repo).identical == 0
+    _rewrite(folder, "c.md", TEXT.replace("systems", "system").encode())
+    assert "first line 1" in reproduction.reproduction_report([("10_x", folder)], root=repo).differences[0][1]
+
+
+def _figure(folder: Path, y: float, label: str = "r") -> tuple[bytes, bytes]:
+    """PNG and SVG of a small line plot as the notebooks save it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from metaeval.studies.plotting import save_figure, use_compendium_style
+
+    use_compendium_style()
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.plot([0, 1, 2], [0.1, y, 0.3], marker="o", label=label)
+    ax.legend(loc="lower right")
+    png, svg = save_figure(fig, folder, f"f-{y}-{label}")
+    plt.close(fig)
+    return png.read_bytes(), svg.read_bytes()
+
+
+def test_figures_compare_by_pixels_and_svg_ids_do_not_matter(tmp_path):
+    png, svg = _figure(tmp_path, 0.2)
+    assert reproduction.compare("f.png", png, _figure(tmp_path, 0.2 + 1e-15)[0]) is None
+    moved = reproduction.compare("f.png", png, _figure(tmp_path, 0.25)[0])
+    assert moved is not None and moved.startswith("figure: ") and moved.endswith("pixels differ by more than 8/255")
+    assert reproduction.compare("f.png", png, _figure(tmp_path, 0.2, label="R")[0]) is not None  # another legend
+    renamed = svg.decode()
+    for name in re.findall(r'id="([^"]+)"', renamed):  # other hashes, the same drawing
+        renamed = renamed.replace(name, f"z{name[::-1]}")
+    assert renamed != svg.decode() and reproduction.compare("f.svg", svg, renamed.encode()) is None
+    assert reproduction.compare("f.svg", svg, _figure(tmp_path, 0.25)[1]) is not None
+
+
+def test_an_executed_notebook_compares_outputs_at_the_precision_and_ignores_execution_metadata():
+    import nbformat
+
+    def executed(value: str, version: str = "3.11.7") -> bytes:
+        nb = nbformat.v4.new_notebook(metadata={"language_info": {"name": "python", "version": version}})
+        cell = nbformat.v4.new_code_cell("print(r)", id="cell-00", execution_count=3)
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"r = {value}\n"),
+                        nbformat.v4.new_output("display_data", data={"text/plain": f"<{value}>",
+                                                                     "text/html": f"<td>{value}</td>"})]
+        nb.cells = [cell]
+        return nbformat.writes(nb).encode()
+
+    committed = executed("0.30000000000000004")
+    assert reproduction.compare("n.ipynb", committed, executed("0.3", version="3.11.9")) is None
+    assert reproduction.compare("n.ipynb", committed, executed("0.31")) == (
+        "executed notebook: outputs of cell(s) 0 differ (printed text)")
+
+
 def test_not_a_git_checkout_says_so(tmp_path):
-    report = incremental.reproduction_report([("10_x", tmp_path)], root=tmp_path)
+    report = reproduction.reproduction_report([("10_x", tmp_path)], root=tmp_path)
     assert report.lines() == [f"reproduction report: {tmp_path.resolve()} is not a git checkout with commits: "
                               "nothing to compare"]
 

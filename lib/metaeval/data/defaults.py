@@ -26,16 +26,31 @@ from metaeval.data.formats import DataError
 
 __all__ = ["default_baselines", "default_metric", "recognize"]
 
-_STAT = {"f1": "F", "f": "F", "fmeasure": "F", "f_measure": "F", "fscore": "F", "f_score": "F",
-         "recall": "R", "r": "R", "precision": "P", "p": "P"}
-_SPELLED = re.compile(r"^(rouge|r)[-_ ]?([0-9]+|l|su4|w)[-_. ]?(f1|f|fmeasure|f_measure|fscore|f_score|recall|r|"
-                      r"precision|p)$", re.IGNORECASE)
-_PLAIN = re.compile(r"^(bertscore|bert_score|bert-score)[-_. ]?(f1|f|recall|r|precision|p)$", re.IGNORECASE)
+#: The one spelling table of the standard metrics (ROUGE-N/L/SU4/W and BERTScore): every dataset's score names,
+#: the card's baselines and the notebooks' defaults go through :func:`recognize`. A statistic is spelled
+#: ``f1``/``f``/``f-score``/``f-measure``/``fmeasure``, ``recall``/``r`` or ``precision``/``p`` (any case, after
+#: ``-``, ``_``, ``.`` or a space); a name without one (``ROUGE-2``, ``Rouge 2``, ``BERTScore``) is the F score,
+#: which these metrics report by default. A namespace (``maynez.R2``, ``maynez.BERTScore``) may stand before the name.
+_STAT = {"f1": "F", "f": "F", "fmeasure": "F", "fscore": "F", "recall": "R", "r": "R", "precision": "P", "p": "P"}
+_STAT_WORD = r"(f1|f|f[-_ ]?measure|f[-_ ]?score|recall|r|precision|p)"
+_SPELLED = re.compile(r"^(?:[a-z]+\.)?(rouge|r)[-_ ]?([0-9]+|l|su4|w(?:[-_]1\.2)?)(?:[-_. ]" + _STAT_WORD + r")?$",
+                      re.IGNORECASE)
+_PLAIN = re.compile(r"^(?:[a-z]+\.)?bert[-_ ]?score(?:[-_. ]" + _STAT_WORD + r")?$", re.IGNORECASE)
+#: Rank of a spelling among a dataset's spellings of one metric (lower is preferred): the embedded datasets'
+#: own keys, metaeval's stemmed ROUGE key, any other spelling with a statistic, a name without one.
+_OWN, _METAEVAL, _OTHER, _NO_STAT = range(4)
+
+
+def _stat(word: str | None) -> tuple[str, int]:
+    if word is None:
+        return "F", _NO_STAT
+    return _STAT[re.sub(r"[-_ ]", "", word.lower())], _OTHER
 
 
 def recognize(name: str) -> tuple[str, str, int] | None:
     """(measure, statistic, rank) of a score name that spells a standard metric, else None; ``rank`` orders
-    spellings of one metric (0: the embedded datasets' own, 1: metaeval's stemmed key, 2: anything else).
+    spellings of one metric (0: the embedded datasets' own, 1: metaeval's stemmed key, 2: anything else with a
+    statistic, 3: a name without a statistic, taken as F).
 
     Examples
     --------
@@ -43,6 +58,13 @@ def recognize(name: str) -> tuple[str, str, int] | None:
     (('rouge-2', 'F', 0), ('rouge-2', 'F', 1), ('rouge-2', 'R', 2))
     >>> recognize("rouge-2|stem:yes|stop:no|stat:R|refs:A"), recognize("qa-eval.f1")
     (('rouge-2', 'R', 1), None)
+
+    The spellings of the atlas datasets (FRANK, HANNA, XSum hallucinations):
+
+    >>> recognize("Rouge 2"), recognize("ROUGE-2 F-Score"), recognize("ROUGE-L Precision"), recognize("maynez.R2")
+    (('rouge-2', 'F', 3), ('rouge-2', 'F', 2), ('rouge-l', 'P', 2), ('rouge-2', 'F', 3))
+    >>> recognize("BertScore F1"), recognize("BERTScore"), recognize("BertScore F1 Art"), recognize("ROUGE-WE-3 Recall")
+    (('bertscore', 'F', 2), ('bertscore', 'F', 3), None, None)
     """
     if "|" in name:
         from metaeval.metrics.variants import RougeVariant, parse_variant
@@ -54,15 +76,19 @@ def recognize(name: str) -> tuple[str, str, int] | None:
         if not isinstance(v, RougeVariant) or v.refs != "A":
             return None
         measure = f"rouge-{v.measure.name.removeprefix('R-').lower()}"
-        return measure, v.stat, 1 if (v.stem, v.stop) == (True, False) else 2
-    m = _SPELLED.match(name)
+        return measure, v.stat, _METAEVAL if (v.stem, v.stop) == (True, False) else _OTHER
+    text = name.strip()
+    m = _SPELLED.match(text)
     if m:
-        measure = f"rouge-{m.group(2).lower()}"
-        stat = _STAT[m.group(3).lower()]
-        return measure, stat, 0 if name in (f"{measure}.f1", f"{measure}.recall", f"{measure}.precision") else 2
-    m = _PLAIN.match(name)
+        unit = m.group(2).lower()
+        measure = "rouge-w" if unit.startswith("w") else f"rouge-{unit}"  # ROUGE-W-1.2: the weight of ROUGE-1.5.5
+        stat, rank = _stat(m.group(3))
+        own = name in (f"{measure}.f1", f"{measure}.recall", f"{measure}.precision")
+        return measure, stat, _OWN if own else rank
+    m = _PLAIN.match(text)
     if m:
-        return "bertscore", _STAT[m.group(2).lower()], 0 if name.startswith("bertscore.") else 2
+        stat, rank = _stat(m.group(1))
+        return "bertscore", stat, _OWN if name.startswith("bertscore.") else rank
     return None
 
 

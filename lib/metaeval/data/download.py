@@ -24,7 +24,12 @@ dataset wrote it and nobody changed it (and only with ``force=True``); a folder 
 
 Where they come from: ``https://raw.githubusercontent.com/<owner>/<repo>/<commit>/<path>``; ``base_url`` (or
 ``$METAEVAL_DOWNLOAD_BASE``) replaces ``https://raw.githubusercontent.com``, e.g. by a mirror or a ``file://``
-folder laid out the same way. Without network the download fails with one line naming the URL.
+folder laid out the same way. A plain folder path works as well (``--base-url ~/mirror``): it holds the files
+in that layout, or at their paths in the repository (a clone at the pinned commit), or side by side under
+their own names (the way a browser saves them; a folder of one file per input under the folder's own
+name). Without network the download fails with one line naming the URL and how to supply the file::
+
+    metaeval download dialsummeval --base-url ~/Downloads    # holding the file(s) the error named
 """
 
 from __future__ import annotations
@@ -33,11 +38,13 @@ import hashlib
 import json
 import os
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import metaeval._outputs as _outputs
 from metaeval.data import _atlas_download
@@ -125,6 +132,47 @@ def is_downloaded(name: str, folder: str | os.PathLike[str] | None = None) -> bo
     return manifest is not None and manifest.get("parameters", {}).get("dataset") == name
 
 
+def _mirror(base: str) -> str:
+    """``base`` as a URL: a folder path (relative, absolute or ``~``) becomes its ``file://`` URL.
+
+    Examples
+    --------
+    >>> _mirror("https://example.org/m"), _mirror("/")
+    ('https://example.org/m', 'file:///')
+    """
+    if "://" in base:
+        return base
+    folder = Path(base).expanduser()
+    if not folder.is_dir():
+        raise DownloadError(f"--base-url {base}: neither a URL nor a folder; give the folder holding the files "
+                            "(side by side, or as <owner>/<repo>/<commit>/<path>) or a URL such as file:///srv/mirror")
+    return folder.resolve().as_uri()
+
+
+def _get(url: str, local: list[str], name: str, base: str) -> bytes:
+    """The bytes of a pinned file at ``url`` (the mirror's layout); a local mirror may also hold it at one of
+    ``local`` (paths under the folder: the repository's own path, as in a clone at the commit, or the file's
+    own name). A failure is one line naming the URL and how to supply the file without network."""
+    if base.startswith("file:"):
+        for candidate in (url, *(f"{base.rstrip('/')}/{quote(p)}" for p in local)):
+            if Path(urllib.request.url2pathname(urllib.parse.urlsplit(candidate).path)).is_file():
+                return _fetch(candidate)
+    try:
+        return _fetch(url)
+    except DownloadError as exc:
+        if base != _atlas_download.DEFAULT_BASE and not base.startswith("file:"):
+            raise  # a mirror of the user's own: its error is the whole story
+        raise DownloadError(f"{exc}; without network, fetch {url} elsewhere, put it in a folder (as {local[-1]}) "
+                            f"and run: metaeval download {name} --base-url FOLDER") from None
+
+
+def _local_paths(path: str, others: list[str]) -> list[str]:
+    """Where a local mirror may hold the file of repository path ``path``: at that path (a clone), and by its
+    own name when no other pinned file (``others``) has that name."""
+    own = path.rsplit("/", 1)[-1]
+    return [path] + ([own] if sum(p.rsplit("/", 1)[-1] == own for p in others) == 1 else [])
+
+
 def _fetch(url: str) -> bytes:
     try:
         with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 - https or a file:// mirror
@@ -173,7 +221,8 @@ def download(name: str, folder: str | os.PathLike[str] | None = None, *, base_ur
         Where to write the dataset; default :func:`downloaded_path` (where ``load(name)`` looks).
     base_url : str, optional
         Replaces ``https://raw.githubusercontent.com`` in every URL (default ``$METAEVAL_DOWNLOAD_BASE``), e.g.
-        ``file:///srv/mirror`` holding ``<owner>/<repo>/<commit>/<path>``.
+        ``file:///srv/mirror`` holding ``<owner>/<repo>/<commit>/<path>``, or a folder path holding the files in
+        that layout, at their repository paths (a clone) or side by side under their own names.
     force : bool
         Download again and replace an earlier download of this dataset in ``folder`` (never a folder metaeval
         did not write). Without it an existing download is left as it is.
@@ -210,11 +259,11 @@ def download(name: str, folder: str | os.PathLike[str] | None = None, *, base_ur
                 show(f"{name}: already downloaded in {target} (pass --force / force=True to download it again)")
             n = sum(1 for line in (target / RECORDS).read_text(encoding="utf-8").splitlines() if line.strip())
             return DownloadResult(name, target, n, fetched=False)
-    base = base_url or os.environ.get("METAEVAL_DOWNLOAD_BASE") or _atlas_download.DEFAULT_BASE
+    base = _mirror(base_url or os.environ.get("METAEVAL_DOWNLOAD_BASE") or _atlas_download.DEFAULT_BASE)
     payload: dict[str, bytes] = {}
     for f in spec.files:
         url = f.url(base)
-        data = _fetch(url)
+        data = _get(url, _local_paths(f.path, [g.path for g in spec.files]), name, base)
         got = hashlib.sha256(data).hexdigest()
         if got != f.sha256:
             raise DownloadError(f"{f.path} ({url}): sha256 mismatch: expected {f.sha256}, got {got} "
@@ -225,7 +274,8 @@ def download(name: str, folder: str | os.PathLike[str] | None = None, *, base_ur
         for pinned in spec.folders:
             listing = ""
             for file_name in sorted(names):
-                data = _fetch(pinned.url(file_name, base))
+                local = [f"{pinned.path}/{file_name}", f"{pinned.path.rsplit('/', 1)[-1]}/{file_name}"]
+                data = _get(pinned.url(file_name, base), local, name, base)
                 listing += f"{hashlib.sha256(data).hexdigest()}  {file_name}\n"
                 payload[f"{pinned.path}/{file_name}"] = data
             got = hashlib.sha256(listing.encode()).hexdigest()

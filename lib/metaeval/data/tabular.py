@@ -687,6 +687,11 @@ def import_table(
     columns = infer_columns(frame, roles=roles, source=name)
     if show is not None:
         show(columns.describe())
+        if not columns.human and columns.scores:
+            # every later analysis needs a human score: say so now, not at the first notebook's error
+            cols = " ".join(shlex.quote(c) for c in columns.scores[:3])
+            show(f"note: no column is a human score by its name ({', '.join(_HUMAN_WORDS[:6])}, ...), so every "
+                 f"score above was taken as a metric; name the human ones with --human (e.g. --human {cols})")
     records = list(frame_records(frame, columns, name, header_lines=header))
     for where, record in records:  # the reader's own checks, before anything is written
         parse_record(record, where)

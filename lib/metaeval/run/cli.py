@@ -548,8 +548,9 @@ def main(argv=None) -> int:
                    help="rerun every notebook, also those whose notebook, library code, data and parameters are "
                         "unchanged since this machine's run that wrote their outputs (skipped otherwise)")
     p.add_argument("--report", action="store_true",
-                   help="at the end, compare every output with the committed file (git HEAD) and say which "
-                        "differ and how ('25 of 25 runs reproduced every committed file byte for byte')")
+                   help="at the end, compare every output with the committed file (git HEAD) at the stated "
+                        "precision (numbers to 1e-9 or their last printed digit, text exactly, figures by pixels) "
+                        "and say which differ and how ('25 of 25 runs reproduced every committed file')")
     p.set_defaults(func=cmd_run_all)
 
     p = sub.add_parser("sweep", help="run a notebook over a parameter grid and collect its main table")
@@ -582,8 +583,8 @@ def main(argv=None) -> int:
     p.add_argument("folder", nargs="?", help="where to write it (default: $METAEVAL_DATASETS/NAME or the user data "
                                              "folder, where load(NAME) looks)")
     p.add_argument("--force", action="store_true", help="download again, replacing an earlier download of NAME")
-    p.add_argument("--base-url", help="replaces https://raw.githubusercontent.com (a mirror; default "
-                                      "$METAEVAL_DOWNLOAD_BASE)")
+    p.add_argument("--base-url", help="replaces https://raw.githubusercontent.com: a mirror URL, or a folder holding "
+                                      "the files (offline; default $METAEVAL_DOWNLOAD_BASE)")
     p.set_defaults(func=cmd_download)
 
     p = sub.add_parser("import", help="a table (CSV, TSV, parquet; long or wide) -> a dataset folder (JSONL + yml)")
@@ -614,7 +615,10 @@ def main(argv=None) -> int:
                                        "(default: its ROUGE-1/2/L and BERTScore)")
     p.add_argument("--metric", help="which score of SCORES is the new metric (when it holds several)")
     p.add_argument("--human", help="human score (default: the dataset's)")
-    p.add_argument("--coefficient", choices=["pearson", "spearman", "kendall"])
+    # the coefficients Williams' test (which the card runs) applies to, from the one record of each (no scipy import)
+    from metaeval.stats.coefficients import FISHER_COEFFICIENTS
+
+    p.add_argument("--coefficient", choices=list(FISHER_COEFFICIENTS))
     p.add_argument("--n-resamples", type=int, help="bootstrap resamples and permutations (default 1000)")
     p.add_argument("--planner-trials", type=int, help="Monte-Carlo trials per planned size (default 200)")
     p.add_argument("--seed", type=int)

@@ -10,9 +10,9 @@ given as a path) and its effective parameters. :func:`fingerprint` hashes each o
 record (:func:`record_run`: the fingerprint and the sha256 of every output) into the checkout's state folder
 ``.cache/runs/`` (``$METAEVAL_STATE`` overrides it; git ignores it). :func:`unchanged` tells ``metaeval run-all``
 that a run can be skipped: this machine ran it with the same inputs and its outputs are exactly as that run left
-them. A fresh clone has no record, so its first ``run-all`` runs everything, and :func:`reproduction_report`
-then compares every output with the committed file (``run-all --report``). ``run-all --force`` reruns
-everything.
+them. A fresh clone has no record, so its first ``run-all`` runs everything, and
+:func:`metaeval.run.reproduction.reproduction_report` then compares every output with the committed file at a
+stated precision (``run-all --report``). ``run-all --force`` reruns everything.
 
 The dependency rule is conservative: an import anywhere in a module counts, even one only some code paths reach,
 so a run is never skipped when a module it might use changed; a module that nothing a notebook imports reaches
@@ -33,8 +33,7 @@ import importlib
 import importlib.util
 import json
 import os
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -42,7 +41,7 @@ from typing import Any
 import metaeval._resources as _resources
 
 __all__ = ["INPUTS_KEY", "fingerprint", "library_dependencies", "up_to_date", "changed_inputs", "unchanged",
-           "state_dir", "record_run", "read_record", "reproduction_report", "Reproduction"]
+           "state_dir", "record_run", "read_record"]
 
 #: The manifest key holding a run's fingerprint.
 INPUTS_KEY = "inputs"
@@ -315,156 +314,3 @@ def unchanged(source: str | os.PathLike, parameters: Mapping[str, Any], folder: 
     if manifest is None or record is None or manifest.get("files") != record.get("files"):
         return False
     return up_to_date(folder, record, fingerprint(source, parameters))
-
-
-# ---- reproduction report: the outputs against the committed files ------------------------------------------
-
-@dataclass(frozen=True)
-class Reproduction:
-    """How the outputs of the runs compare with the files git has committed (:func:`reproduction_report`).
-
-    Attributes
-    ----------
-    runs : int
-        Runs compared.
-    identical : int
-        Runs whose every committed file was reproduced byte for byte (and that wrote no file git lacks).
-    differences : tuple of (str, str)
-        ``(file, kind of difference)`` for every file that differs, is missing or is new.
-    note : str
-        Why nothing could be compared (not a git checkout), else empty.
-    """
-
-    runs: int
-    identical: int
-    differences: tuple[tuple[str, str], ...]
-    note: str = ""
-
-    def lines(self) -> list[str]:
-        """The report as printed by ``run-all --report``."""
-        if self.note:
-            return [f"reproduction report: {self.note}"]
-        if not self.runs:
-            return ["reproduction report: no finished run to compare"]
-        if self.runs and self.identical == self.runs:
-            return [f"reproduction report: {self.runs} of {self.runs} runs reproduced every committed file byte "
-                    "for byte"]
-        out = [f"reproduction report: {self.identical} of {self.runs} runs reproduced every committed file byte "
-               f"for byte; {len(self.differences)} file(s) differ:"]
-        out += [f"  {name}: {kind}" for name, kind in self.differences]
-        return out
-
-
-def _git(root: Path, *args: str) -> bytes | None:
-    import subprocess
-
-    try:
-        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, check=True, timeout=120).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def _blob_id(data: bytes) -> str:
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # noqa: S324 - git's object name
-
-
-def _stream_text(cell: Mapping[str, Any]) -> list[str]:
-    return ["".join(o.get("text", "")) for o in cell.get("outputs", []) if o.get("output_type") == "stream"]
-
-
-def describe_difference(name: str, committed: bytes, produced: bytes) -> str:
-    """The kind of difference between a committed file and the one a run produced, in a few words.
-
-    >>> describe_difference("t.csv", b"a,b\\n1,2\\n3,4\\n", b"a,b\\n1,2\\n3,5\\n")
-    'text: 1 of 3 lines differ, first line 3'
-    >>> describe_difference("f.png", b"\\x89PNG" * 2, b"\\x89PNG" * 3)
-    'binary (.png): bytes differ (8 -> 12 bytes)'
-    """
-    suffix = Path(name).suffix.lower()
-    if suffix == ".ipynb":
-        try:
-            old, new = json.loads(committed), json.loads(produced)
-            cells_old, cells_new = old.get("cells", []), new.get("cells", [])
-        except (ValueError, AttributeError):
-            cells_old = cells_new = None
-        if cells_old is not None and cells_new is not None:
-            if len(cells_old) != len(cells_new):
-                return f"executed notebook: {len(cells_old)} -> {len(cells_new)} cells"
-            sources = [i for i, (a, b) in enumerate(zip(cells_old, cells_new)) if a.get("source") != b.get("source")]
-            if sources:
-                return f"executed notebook: source of cell(s) {', '.join(map(str, sources[:5]))} differs"
-            outs = [i for i, (a, b) in enumerate(zip(cells_old, cells_new)) if a.get("outputs") != b.get("outputs")]
-            if outs:
-                split = [i for i in outs if "".join(_stream_text(cells_old[i])) == "".join(_stream_text(cells_new[i]))
-                         and len(_stream_text(cells_old[i])) != len(_stream_text(cells_new[i]))]
-                kind = " (the same printed text, split into another number of stream outputs)" if split else ""
-                return f"executed notebook: outputs of cell(s) {', '.join(map(str, outs[:5]))} differ{kind}"
-            return "executed notebook: metadata differ"
-    try:
-        a, b = committed.decode("utf-8").splitlines(), produced.decode("utf-8").splitlines()
-    except UnicodeDecodeError:
-        return f"binary ({suffix or 'no extension'}): bytes differ ({len(committed)} -> {len(produced)} bytes)"
-    if a == b:
-        return "text: line endings or the final newline differ"
-    differing = [i for i in range(max(len(a), len(b))) if i >= len(a) or i >= len(b) or a[i] != b[i]]
-    return (f"text: {len(differing)} of {max(len(a), len(b))} lines differ, first line {differing[0] + 1}"
-            + (f" ({len(a)} -> {len(b)} lines)" if len(a) != len(b) else ""))
-
-
-def reproduction_report(folders: Mapping[str, str | os.PathLike] | Sequence[tuple[str, str | os.PathLike]],
-                        root: str | os.PathLike | None = None) -> Reproduction:
-    """Compare the outputs of runs with the files committed in git (``HEAD``).
-
-    ``folders``: ``(notebook, output folder)`` of each run. A run's files are those its manifest lists in the
-    folder now or in the committed folder, and the manifest itself; each is compared byte for byte with the
-    committed file. Differences are named with their kind (:func:`describe_difference`), a file git lacks is
-    "new (not committed)", a committed file the run did not write "missing".
-    """
-    from metaeval.run.outputs import manifest_name, read_manifest
-
-    root = Path(root) if root is not None else _resources.project_root()
-    root = root.resolve()
-    pairs = list(folders.items()) if isinstance(folders, Mapping) else list(folders)
-    if _git(root, "rev-parse", "--verify", "-q", "HEAD") is None:
-        return Reproduction(len(pairs), 0, (), note=f"{root} is not a git checkout with commits: nothing to compare")
-    listing = _git(root, "ls-tree", "-r", "-z", "HEAD", "--", "results") or b""
-    committed: dict[str, str] = {}
-    for entry in listing.split(b"\0"):
-        if entry:
-            meta, _, path = entry.decode("utf-8", "replace").partition("\t")
-            committed[path] = meta.split()[2]
-    differences: list[tuple[str, str]] = []
-    identical = 0
-    for notebook, folder in pairs:
-        folder = Path(folder).resolve()
-        try:
-            rel = folder.relative_to(root).as_posix()
-        except ValueError:
-            differences.append((str(folder), "outside the compendium: not compared"))
-            continue
-        names = set((read_manifest(folder, notebook) or {}).get("files", {}))
-        blob = _git(root, "show", f"HEAD:{rel}/{manifest_name(notebook)}")
-        if blob:
-            try:
-                names |= set(json.loads(blob).get("files", {}))
-            except ValueError:
-                pass
-        names.add(manifest_name(notebook))
-        same = True
-        for name in sorted(names):
-            path, key = folder / name, f"{rel}/{name}"
-            produced = path.read_bytes() if path.is_file() else None
-            if key not in committed:
-                if produced is not None:
-                    differences.append((key, "new (not committed)"))
-                    same = False
-                continue
-            if produced is None:
-                differences.append((key, "missing (committed, not written by this run)"))
-                same = False
-            elif _blob_id(produced) != committed[key]:
-                differences.append((key, describe_difference(name, _git(root, "show", f"HEAD:{key}") or b"",
-                                                             produced)))
-                same = False
-        identical += same
-    return Reproduction(len(pairs), identical, tuple(differences))

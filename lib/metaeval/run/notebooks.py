@@ -837,7 +837,7 @@ def run_all(
     output folder on this machine (and whose outputs nobody changed) is skipped (:mod:`metaeval.run.incremental`),
     unless ``force``. Staging folders of killed runs (no live process) are removed first, and said so. The last
     line gives the wall and CPU time (this process, its workers and their kernels). ``report``: then compare
-    every output with the committed file (:func:`metaeval.run.incremental.reproduction_report`) and print the
+    every output with the committed file (:func:`metaeval.run.reproduction.reproduction_report`) and print the
     result.
     """
 
@@ -937,7 +937,7 @@ def run_all(
                 + (f"; {states.count('failed')} FAILED" if "failed" in states else "")
                 + (f"; {states.count('not applicable')} did not apply" if "not applicable" in states else ""))
             if report:
-                from metaeval.run.incremental import reproduction_report
+                from metaeval.run.reproduction import reproduction_report
 
                 compared = [(Path(r.notebook).stem, resolve_output_dir(r.notebook, r.parameters)) for r in runs
                             if results.get(r.label, {}).get("state") in ("done", "unchanged")]

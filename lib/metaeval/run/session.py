@@ -77,11 +77,11 @@ class Session:
         return display(score) if display is not None else score
 
     def save_table(self, frame, name: str, **to_csv: Any) -> Path:
-        """Write ``frame`` as ``<out>/<name>`` (CSV, atomically); keyword arguments go to ``to_csv``."""
-        from metaeval._io import atomic_write
+        """Write ``frame`` as ``<out>/<name>`` (CSV, atomically; floats at 10 significant digits unless
+        ``float_format`` says fewer); keyword arguments go to ``to_csv``."""
+        from metaeval._io import write_table
 
-        path = self.out / name
-        atomic_write(path, lambda tmp: frame.to_csv(tmp, **to_csv))
+        path = write_table(frame, self.out / name, **to_csv)
         self.saved.append(path)
         return path
 

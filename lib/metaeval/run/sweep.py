@@ -27,7 +27,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from metaeval._io import atomic_write
+from metaeval._io import write_table
 from metaeval.run.notebooks import resolve_kernel, run_notebook
 from metaeval.run.outputs import OutputDirError, check_sweep_root
 from metaeval.run.params import ParameterError, check_choices, check_value, parse_cli_value, split_values
@@ -296,10 +296,10 @@ def collect(root: str | os.PathLike, notebook: str | os.PathLike) -> pd.DataFram
         table.insert(0, "run", status["folder"])
         frames.append(table)
     result = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    atomic_write(root / "sweep.csv", lambda tmp: result.to_csv(tmp, index=False))
+    write_table(result, root / "sweep.csv", index=False)
     fail_file = root / "failures.csv"
     if failures:
-        atomic_write(fail_file, lambda tmp: pd.DataFrame(failures).to_csv(tmp, index=False))
+        write_table(pd.DataFrame(failures), fail_file, index=False)
     elif fail_file.exists():
         fail_file.unlink()
     return result

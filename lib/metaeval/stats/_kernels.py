@@ -14,11 +14,12 @@ A fix to any of these is made here once and reaches every test, CI and power sim
 * Kendall's tau from its pair counts, once (:func:`tau_b`, :func:`tau_c`: numba ufuncs, so numpy and the
   compiled resampling kernels use the same floats), the sign of a difference (:func:`sign`) and the
   O(n log n) counts of one long vector (:func:`kendall_counts`, scipy's sort-and-merge algorithm);
-* the summary-level Perm-Both Pearson kernel (:func:`perm_summary_corr`), for one metric pair per trial
-  (significance, planner), and its K-metric form with shared coins (:func:`perm_summary_shared`, the power
-  study), which accumulate the swapped cells' sums differently (in einsum order, so the compiled and the
-  numpy paths give the same floats; or through subset tables, 8 systems per look-up) and turn the sums into
-  r with the same :func:`pearson_row`.
+* the summary-level Perm-Both Pearson kernel of K metrics sharing the coins (:func:`perm_summary_shared`,
+  the power study's batched trial), which sums the swapped cells through subset tables (8 systems per
+  look-up) and turns the sums into r with :func:`pearson_row`.
+
+Compiled kernels add in their natural order (not numpy's pairwise order): their results agree with the
+numpy formulas to rounding, which the tests check with ``assert_allclose`` at a stated tolerance.
 
 Nothing here validates arguments: the public functions do.
 """
@@ -56,6 +57,10 @@ __all__ = [
     "snap",
     "pearson",
     "pearson_row",
+    "pearson_vector",
+    "spearman",
+    "pearson_rows",
+    "mean_of_defined_row",
     "sign",
     "tau_b",
     "tau_c",
@@ -63,7 +68,6 @@ __all__ = [
     "kendall_counts_rows",
     "PAIR_TABLE_BUDGET",
     "pair_tables_fit",
-    "perm_summary_corr",
     "perm_summary_shared",
 ]
 
@@ -406,6 +410,79 @@ def pearson(x: np.ndarray, z: np.ndarray, w: np.ndarray | None) -> np.ndarray:
     return np.clip(r, -1.0, 1.0)
 
 
+def spearman(x: np.ndarray, z: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    """Spearman's rho along the last axis: :func:`pearson` of the average ranks (of the valid entries, ``w``)."""
+    return pearson(_ranks(x, w), _ranks(z, w), w)
+
+
+def _ranks(x: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    if w is None:
+        return stats.rankdata(x, axis=-1)
+    r = stats.rankdata(np.where(w > 0, x, np.nan), axis=-1, nan_policy="omit")
+    return np.where(w > 0, r, 0.0)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def pearson_vector(x, z):  # pragma: no cover - compiled
+    """:func:`pearson` of two vectors, for compiled kernels: the same formula (centred sums, added in order),
+    NaN where x or z is constant (decided exactly on the values) or a variance is not positive, clipped."""
+    n = x.shape[0]
+    mx = 0.0
+    mz = 0.0
+    varies = False
+    z_varies = False
+    for i in range(n):
+        mx += x[i]
+        mz += z[i]
+        varies = varies or x[i] != x[0]
+        z_varies = z_varies or z[i] != z[0]
+    mx /= n
+    mz /= n
+    sxz = 0.0
+    sxx = 0.0
+    szz = 0.0
+    for i in range(n):
+        a = x[i] - mx
+        c = z[i] - mz
+        sxz += a * c
+        sxx += a * a
+        szz += c * c
+    if not (varies and z_varies and sxx > 0 and szz > 0):
+        return np.nan
+    r = sxz / np.sqrt(sxx * szz)
+    return 1.0 if r > 1.0 else (-1.0 if r < -1.0 else r)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _pearson_each_row(x, z, out):  # pragma: no cover - compiled
+    for i in range(x.shape[0]):
+        out[i] = pearson_vector(x[i], z[i] if z.shape[0] > 1 else z[0])
+
+
+def pearson_rows(xs: np.ndarray, zs: np.ndarray) -> np.ndarray:
+    """:func:`pearson_vector` along the last axis of ``xs`` (..., n) with ``zs`` (..., n) or (n,): the compiled
+    Pearson kernel for many short vectors (a resampling kernel's system scores)."""
+    x = np.ascontiguousarray(xs, dtype=float).reshape(-1, xs.shape[-1])
+    z = (np.ascontiguousarray(np.broadcast_to(zs, xs.shape), dtype=float).reshape(-1, xs.shape[-1])
+         if zs.ndim > 1 else np.ascontiguousarray(zs, dtype=float)[None])
+    out = np.empty(x.shape[0])
+    _pearson_each_row(x, z, out)
+    return out.reshape(xs.shape[:-1])
+
+
+@numba.njit(cache=True, error_model="numpy")
+def mean_of_defined_row(r):  # pragma: no cover - compiled
+    """:func:`~metaeval.stats.correlation.mean_of_defined` of one vector, for compiled kernels: the mean of its
+    non-NaN entries (added in order), NaN if there is none."""
+    total = 0.0
+    count = 0
+    for m in range(r.shape[0]):
+        if r[m] == r[m]:
+            total += r[m]
+            count += 1
+    return total / count if count > 0 else np.nan
+
+
 @numba.njit(cache=True, error_model="numpy")
 def pearson_row(n, sx, sz, sxx, szz, sxz, defined, weights, r, weak):  # pragma: no cover - compiled
     """Per-input r from sums over ``n`` pairs (as :func:`~metaeval.stats.correlation.pearson_from_sums`) for one
@@ -624,104 +701,6 @@ def swap_may_be_constant(X, Y, m):  # pragma: no cover - compiled
             if a1 != b1 and a1 != b2 and a2 != b1 and a2 != b2:
                 return False
     return True
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _unpack_row(bits, packed, i, M, coin):  # pragma: no cover - compiled
-    """Coins i .. i + M - 1 into ``coin`` (0.0 / 1.0): from bytes of 0/1 (``packed`` False: a boolean array's
-    bytes) or from packed bits (np.unpackbits order: high bit first, as :func:`fair_bits` draws them)."""
-    if not packed:
-        for m in range(M):
-            coin[m] = bits[i + m]
-        return
-    m = 0
-    while m < M and (i & 7) != 0:  # the row's first bits share a byte with the previous row
-        coin[m] = (bits[i >> 3] >> (7 - (i & 7))) & 1
-        m += 1
-        i += 1
-    k = i >> 3
-    while m + 8 <= M:
-        byte = bits[k]
-        for j in range(8):
-            coin[m + j] = (byte >> (7 - j)) & 1
-        m += 8
-        k += 1
-    i = k * 8
-    while m < M:
-        coin[m] = (bits[i >> 3] >> (7 - (i & 7))) & 1
-        m += 1
-        i += 1
-
-
-@numba.njit(cache=True, nogil=True)
-def perm_summary_corr(bits, packed, B, D1, D2, D3, E1, E2, base, codes, z_ok):  # pragma: no cover - compiled
-    """Per-input Pearson r of the permuted X and Y with Z for every trial and permutation (Perm-Both,
-    summary level, one metric pair per trial): the sums over systems of the swapped cells' changes (D1..D3
-    (T, N, M)), summed over n in order as ``np.einsum("tbnm,tnm->tbm", coins, D)`` does, then turned into r
-    by :func:`pearson_row` (the same floats as :func:`~metaeval.stats.correlation.pearson_from_sums`), without
-    its (T, B, M) temporaries.
-
-    E1, E2 (T, N, M) are the changes of the integer codes and ``codes`` (4, T, M) their sums (cx, cx^2, cy,
-    cy^2), all as floats: small integers, so every sum is exact (and vectorizes, unlike int64 products);
-    ``base`` (8, T, M): sx, sxx, sxz, sy, syy, syz, sz, szz of the unpermuted centred columns; ``z_ok``
-    (T, M): Z's column is not constant. Returns r_x, r_y (T, B, M) (NaN where undefined) and the masks
-    (T, B, M) of the cells pearson_from_sums would refine (variance below 1e-6 of the mean square)."""
-    T, N, M = D1.shape
-    rx = np.empty((T, B, M))
-    ry = np.empty((T, B, M))
-    wx = np.zeros((T, B, M), np.bool_)
-    wy = np.zeros((T, B, M), np.bool_)
-    s1 = np.empty(M)
-    s2 = np.empty(M)
-    s3 = np.empty(M)
-    c1 = np.empty(M)
-    c2 = np.empty(M)
-    coin = np.empty(M)
-    px = np.empty(M)
-    pxx = np.empty(M)
-    pxz = np.empty(M)
-    py = np.empty(M)
-    pyy = np.empty(M)
-    pyz = np.empty(M)
-    x_def = np.empty(M, np.bool_)
-    y_def = np.empty(M, np.bool_)
-    ones = np.ones(M)
-    for t in range(T):
-        sz = base[6, t]
-        szz = base[7, t]
-        for b in range(B):
-            s1[:] = 0.0
-            s2[:] = 0.0
-            s3[:] = 0.0
-            c1[:] = 0.0
-            c2[:] = 0.0
-            start = (t * B + b) * N * M
-            for n in range(N):
-                _unpack_row(bits, packed, start + n * M, M, coin)
-                d1, d2, d3, e1, e2 = D1[t, n], D2[t, n], D3[t, n], E1[t, n], E2[t, n]
-                for m in range(M):
-                    c = coin[m]
-                    s1[m] += c * d1[m]
-                    s2[m] += c * d2[m]
-                    s3[m] += c * d3[m]
-                    c1[m] += c * e1[m]
-                    c2[m] += c * e2[m]
-            for m in range(M):
-                px[m] = base[0, t, m] + s1[m]
-                pxx[m] = base[1, t, m] + s2[m]
-                pxz[m] = base[2, t, m] + s3[m]
-                k1 = codes[0, t, m] + c1[m]
-                k2 = codes[1, t, m] + c2[m]
-                x_def[m] = (N * k2 - k1 * k1 != 0) and z_ok[t, m]
-                py[m] = base[3, t, m] - s1[m]
-                pyy[m] = base[4, t, m] - s2[m]
-                pyz[m] = base[5, t, m] - s3[m]
-                k1 = codes[2, t, m] - c1[m]
-                k2 = codes[3, t, m] - c2[m]
-                y_def[m] = (N * k2 - k1 * k1 != 0) and z_ok[t, m]
-            pearson_row(N, px, sz, pxx, szz, pxz, x_def, ones, rx[t, b], wx[t, b])
-            pearson_row(N, py, sz, pyy, szz, pyz, y_def, ones, ry[t, b], wy[t, b])
-    return rx, ry, wx, wy
 
 
 @numba.njit(cache=True)

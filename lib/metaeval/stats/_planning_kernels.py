@@ -10,16 +10,14 @@ in :mod:`metaeval.stats.planning`; this module is split from it only to keep eac
 
 The default tests of the planner run as compiled passes over the packed random coins: the sign flips of every
 system pair (:mod:`~metaeval.stats._planning_pairs`) and Perm-Both's null at summary and system level
-(:mod:`~metaeval.stats._planning_perm`). Each gives the floats of the numpy path it replaces
-(the same additions in the same order, numpy's pairwise sums included), so a power
-table does not depend on which path computed it; tests/test_planning.py compares them bit for bit. The draws
+(:mod:`~metaeval.stats._planning_perm`); tests/test_planning.py compares them with the numpy formulas on the
+permuted matrices (``assert_allclose``). The draws
 are made chunk by chunk and several chunks tested at once (:func:`_batch_trials`, :func:`_merge_draws`),
 which leaves the random stream as it was.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 
@@ -50,7 +48,7 @@ from metaeval.stats.correlation import (
     pearson_from_sums,
     system_corr,
 )
-from metaeval.stats.multiplicity import check_alpha
+from metaeval.stats import multiplicity
 from metaeval.stats.significance import williams_pvalue
 
 # Memory budget (float64 elements) of the largest temporary array of one chunk of trials.
@@ -61,16 +59,16 @@ _BUDGET = 4_000_000
 # Validation, sampling and counting
 
 
-def _check_choice(name: str, value: object, allowed: Sequence[str]) -> None:
+def check_choice(name: str, value: object, allowed: Sequence[str]) -> None:
     if value not in allowed:
         raise ValueError(f"{name} must be one of {tuple(allowed)}, got {value!r}")
 
 
-def _check_alpha(alpha: float) -> None:
-    check_alpha(alpha, allow_one=False)  # a power at level 1 is 1: nothing to plan
+def check_alpha(alpha: float) -> None:
+    multiplicity.check_alpha(alpha, allow_one=False)  # the one alpha rule; a power at level 1 is 1: nothing to plan
 
 
-def _check_trials(n_trials: int) -> None:
+def check_trials(n_trials: int) -> None:
     if not isinstance(n_trials, (int, np.integer)) or isinstance(n_trials, bool) or n_trials < 1:
         raise ValueError(f"n_trials must be a positive integer, got {n_trials!r}")
 
@@ -295,90 +293,36 @@ def _system_null(Xs, Ys, Z, coins, coefficient) -> np.ndarray:
     return system_corr(xs, zs, coefficient) - system_corr(ys, zs, coefficient)
 
 
-#: the most inputs whose sums einsum makes in one pass: it casts the boolean coins through a buffer of 8192
-#: elements (numpy's default; np.setbufsize does not change it in numpy 2) and adds a longer row's parts
-#: separately, an order :func:`_perm_system_null` does not follow
-_EINSUM_ROW = 8192
-
-
-@functools.cache
-def _einsum_order_holds(bufsize: int = 8192) -> bool:
-    """Whether :func:`_perm_system_null` gives the numpy path's floats with this numpy and this buffer size
-    (``np.getbufsize()``, which the check runs under), checked once per process on random trials (values of
-    mixed magnitudes; numbers of inputs around the block sizes, and :data:`_EINSUM_ROW`). numpy's einsum sums
-    in an order set by its build's SIMD width (two lanes in the x86-64 and arm64 wheels, whose baselines are
-    128-bit); with another build or version the planner keeps the numpy path."""
-    rng = np.random.default_rng(20240611)
-    for N, M in ((3, 3), (5, 8), (6, 13), (9, 31), (4, 130), (2, _EINSUM_ROW)):
-        T, B = 2, 6
-        Xs, Ys, Z = rng.normal(size=(3, T, N, M)) * 10.0 ** rng.integers(-3, 4, size=(3, T, N, M))
-        packed = PackedCoins(rng, (T, B, N, M))
-        if not np.array_equal(_packed_system_null(Xs, Ys, Z, packed),
-                              _system_null(Xs, Ys, Z, packed.unpacked(), "pearson"), equal_nan=True):
-            return False
-    return True
-
-
 def _perm_null(Xs, Ys, Z, coins, level, coefficient) -> np.ndarray:
     """Permuted r(X', Z) - r(Y', Z) for trials (T, N, M) and coins (T, B, N, M): array (T, B).
 
-    The batched form of :func:`metaeval.significance.permutation_test`'s kernels (same fast paths).
-    ``coins`` is a boolean array or (summary level, Pearson) :class:`PackedCoins` or :class:`_PackedBatch`."""
+    The batched form of :func:`metaeval.significance.permutation_test`'s kernels. ``coins`` is a boolean array or
+    :class:`PackedCoins` / :class:`_PackedBatch`; Pearson at system and summary level runs compiled from packed
+    coins, everything else on the boolean coins (the system means as one product, or the permuted matrices)."""
     packed = isinstance(coins, (PackedCoins, _PackedBatch))
-    if level == "system":
-        if (packed and coefficient == "pearson" and Xs.shape[-1] <= _EINSUM_ROW
-                and _einsum_order_holds(np.getbufsize())):
-            return _packed_system_null(Xs, Ys, Z, coins)
-        return _system_null(Xs, Ys, Z, coins.unpacked() if packed else coins, coefficient)
-    if packed and not (level == "summary" and coefficient == "pearson"):
-        coins = coins.unpacked()
-    if level == "summary" and coefficient == "pearson":
-        N = Xs.shape[-2]
+    if packed and coefficient == "pearson" and level == "system":
+        return _packed_system_null(Xs, Ys, Z, coins)
+    if packed and coefficient == "pearson" and level == "summary":
         centre = (Xs.mean(axis=-2, keepdims=True) + Ys.mean(axis=-2, keepdims=True)) / 2
         Xc, Yc = Xs - centre, Ys - centre
         Zc = Z - Z.mean(axis=-2, keepdims=True)
-        sz, szz = Zc.sum(axis=-2)[:, None], (Zc * Zc).sum(axis=-2)[:, None]
-        sx, sxx, sxz = Xc.sum(-2)[:, None], (Xc * Xc).sum(-2)[:, None], (Xc * Zc).sum(-2)[:, None]
-        sy, syy, syz = Yc.sum(-2)[:, None], (Yc * Yc).sum(-2)[:, None], (Yc * Zc).sum(-2)[:, None]
-        z_ok = ~constant(np.swapaxes(Z, -1, -2))[:, None, :]
-
-        def exact(first, second):
-            def vectors(t, b, m):
-                swap = coins[t, b, :, m]
-                return np.where(swap, second[t, :, m], first[t, :, m]), Z[t, :, m]
-            return vectors
-
-        if isinstance(coins, (PackedCoins, _PackedBatch)):
-            # one compiled pass from the packed coins to the null (the floats of the boolean path below)
-            bits, first = _packed_bits(coins)
-            null, weak = _perm_summary_null(
-                bits, first, coins.shape[1], np.ascontiguousarray(Yc - Xc), np.ascontiguousarray(Yc * Yc - Xc * Xc),
-                np.ascontiguousarray((Yc - Xc) * Zc),
-                np.stack([sx[:, 0], sxx[:, 0], sxz[:, 0], sy[:, 0], syy[:, 0], syz[:, 0], sz[:, 0], szz[:, 0]]),
-                np.ascontiguousarray(Xs), np.ascontiguousarray(Ys), np.ascontiguousarray(z_ok[:, 0]))
-            # permutations with a nearly constant column, whose r pearson_from_sums recomputes from the values:
-            # rare, and taken by the boolean path (per trial, its floats do not depend on the batch)
-            for t in np.unique(np.nonzero(weak)[0]):
-                b = np.flatnonzero(weak[t])
-                null[t, b] = _perm_null(Xs[t:t + 1], Ys[t:t + 1], Z[t:t + 1], _unpack_rows(coins, t, b),
-                                        level, coefficient)[0]
-            return null
-        # the reference path (boolean coins): the einsum sums, then pearson_from_sums; exact constancy of each
-        # permuted column from integer codes of X's and Y's values together
-        codes = dense_codes(np.concatenate([Xs, Ys], axis=-2), axis=-2)
-        cx, cy = codes[:, :N], codes[:, N:]
-        shift = np.einsum("tbnm,tnm->tbm", coins, Yc - Xc)
-        shift2 = np.einsum("tbnm,tnm->tbm", coins, Yc * Yc - Xc * Xc)
-        shiftz = np.einsum("tbnm,tnm->tbm", coins, (Yc - Xc) * Zc)
-        c1 = np.einsum("tbnm,tnm->tbm", coins, cy - cx)
-        c2 = np.einsum("tbnm,tnm->tbm", coins, cy * cy - cx * cx)
-        x_const = constant_from_codes(N, cx.sum(-2)[:, None] + c1, (cx * cx).sum(-2)[:, None] + c2)
-        y_const = constant_from_codes(N, cy.sum(-2)[:, None] - c1, (cy * cy).sum(-2)[:, None] - c2)
-        rx = pearson_from_sums(N, sx + shift, sz, sxx + shift2, szz, sxz + shiftz, defined=~x_const & z_ok,
-                               refine=exact(Xs, Ys))
-        ry = pearson_from_sums(N, sy - shift, sz, syy - shift2, szz, syz - shiftz, defined=~y_const & z_ok,
-                               refine=exact(Ys, Xs))
-        return mean_of_defined(rx) - mean_of_defined(ry)
+        sums = [a.sum(axis=-2) for a in (Xc, Xc * Xc, Xc * Zc, Yc, Yc * Yc, Yc * Zc, Zc, Zc * Zc)]
+        z_ok = ~constant(np.swapaxes(Z, -1, -2))
+        bits, first = _packed_bits(coins)
+        null, weak = _perm_summary_null(
+            bits, first, coins.shape[1], np.ascontiguousarray(Yc - Xc), np.ascontiguousarray(Yc * Yc - Xc * Xc),
+            np.ascontiguousarray((Yc - Xc) * Zc), np.stack(sums), np.ascontiguousarray(Xs),
+            np.ascontiguousarray(Ys), np.ascontiguousarray(z_ok))
+        # permutations with a nearly constant column: rare, and their r from the permuted values themselves
+        for t in np.unique(np.nonzero(weak)[0]):
+            b = np.flatnonzero(weak[t])
+            null[t, b] = _perm_null(Xs[t:t + 1], Ys[t:t + 1], Z[t:t + 1], _unpack_rows(coins, t, b),
+                                    level, coefficient)[0]
+        return null
+    if packed:
+        coins = coins.unpacked()
+    if level == "system":
+        return _system_null(Xs, Ys, Z, coins, coefficient)
     Xp = np.where(coins, Ys[:, None], Xs[:, None])
     Yp = np.where(coins, Xs[:, None], Ys[:, None])
     return level_corr(Xp, Z[:, None], level, coefficient) - level_corr(Yp, Z[:, None], level, coefficient)

@@ -3,12 +3,10 @@ system-level kernel of :func:`metaeval.stats.significance.pairwise_tests` and of
 (:func:`perm_system_pearson`), and the planner's passes from its packed coins (:mod:`metaeval.stats._planning_kernels`
 calls them), at summary level (:func:`_perm_summary_null`) and at system level (:func:`_perm_system_null`).
 
-Each gives the floats of the numpy path it replaces: the same additions in the same order, numpy's pairwise sums
-through :func:`metaeval.stats.correlation.add_reduce` and ``np.einsum``'s order through
-:func:`metaeval.stats.correlation.einsum_lanes` (checked against numpy once per process by
-``_planning_kernels._einsum_order_holds`` and ``significance._pair_null_agrees``); tests/test_planning.py and
-tests/test_compiled_paths.py compare them bit for bit. Split from :mod:`~metaeval.stats._planning_kernels` along
-this seam: what is compiled and must match numpy to the bit, apart from the Python that batches the trials.
+Sums are added in their natural order; tests/test_planning.py and tests/test_compiled_paths.py compare each kernel
+with the numpy formula on the permuted matrices (``assert_allclose``). Split from
+:mod:`~metaeval.stats._planning_kernels` along this seam: what is compiled, apart from the Python that batches the
+trials.
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from metaeval.stats.correlation import add_reduce, centre_z, einsum_lanes, pearson_centred_z
+from metaeval.stats._kernels import pearson_vector
 
 
 @numba.njit(cache=True, nogil=True)
@@ -55,9 +53,9 @@ def _unpack_permutation(bits, start, N, M, table, C):  # pragma: no cover - comp
 def _perm_summary_null(bits, first, B, D1, D2, D3, base, Xs, Ys, z_ok):  # pragma: no cover - compiled
     """Perm-Both's null at summary level (Pearson) for every trial and permutation: the mean over inputs of the
     defined r(X', Z) minus that of r(Y', Z), (T, B), and the permutations with a cell whose r the caller must
-    recompute from the values (``weak``, (T, B): a variance below 1e-6 of its mean square). The floats of the
-    boolean path of :func:`_perm_null` (einsum sums, ``pearson_from_sums``, ``mean_of_defined``), without its
-    (T, B, M) arrays (:func:`_perm_null` at summary level 2.7x faster than through
+    recompute from the values (``weak``, (T, B): a variance below 1e-6 of its mean square). The statistic of
+    the general path of :func:`_perm_null` (the permuted matrices, then their correlations), without its
+    (T, B, N, M) arrays (:func:`_perm_null` at summary level 2.7x faster than through
     :func:`~metaeval.stats._kernels.perm_summary_corr` over the planner's default designs, the coins' draw
     included).
 
@@ -68,22 +66,18 @@ def _perm_summary_null(bits, first, B, D1, D2, D3, base, Xs, Ys, z_ok):  # pragm
 
     * Coins: a byte's 8 coins become 8 bytes of one word through a table; a permutation's coins are unpacked
       once into a (N, M) byte matrix.
-    * Sums: every swapped cell's changes are added over n in order, as einsum adds them (0 or 1 times the
-      change: the same floats), the three sums side by side and two systems per pass (the running sums stay
-      in registers).
-    * r: ``pearson_from_sums``'s formula (its floats: ``n sxx - sx^2``, ``cov / sqrt(vx vz)``, clipped), one
-      vectorized loop per metric that also counts the defined inputs and flags the weak cells; the mean over
-      inputs is numpy's sum (:func:`~metaeval.stats.correlation.add_reduce`) of the defined r over their number.
+    * Sums: every swapped cell's changes are added over n in order (0 or 1 times the change), the three sums
+      side by side and two systems per pass (the running sums stay in registers).
+    * r: ``pearson_from_sums``'s formula (``n sxx - sx^2``, ``cov / sqrt(vx vz)``, clipped), one vectorized
+      loop per metric that also sums and counts the defined r and flags the weak cells.
     * Constancy: a permuted column is constant (r undefined) only if one value is in every system's pair
-      (X, Y) of that input, so only such columns are checked, permutation by permutation, on the values (as
-      the integer codes of the boolean path decide it: equal values, equal codes)."""
+      (X, Y) of that input, so only such columns are checked, permutation by permutation, on the values."""
     T, N, M = D1.shape
     null = np.empty((T, B))
     weak = np.zeros((T, B), np.bool_)
     table = _coin_table()
     C = np.zeros((N, 8 * (M // 8) + 8), np.uint8)  # one permutation's coins, a row per system
     sums = np.zeros((3, M))
-    r = np.empty(M)
     x_def = np.empty(M, np.bool_)
     y_def = np.empty(M, np.bool_)
     may_be_constant = np.empty(M, np.bool_)
@@ -151,6 +145,7 @@ def _perm_summary_null(bits, first, B, D1, D2, D3, base, Xs, Ys, z_ok):  # pragm
                 b0, b1, b2 = base[3 * side, t], base[3 * side + 1, t], base[3 * side + 2, t]
                 defined = (x_def if side == 0 else y_def) if any_constant else z_ok[t]
                 count = 0
+                total = 0.0
                 w = False
                 # the loads are not behind short-circuits (& and |, not and / or), so that the loop vectorizes
                 for m in range(M):
@@ -161,11 +156,11 @@ def _perm_summary_null(bits, first, B, D1, D2, D3, base, Xs, Ys, z_ok):  # pragm
                     rm = 1.0 if rm > 1.0 else rm
                     rm = -1.0 if rm < -1.0 else rm
                     ok = defined[m] & (vx > 0) & (vz[m] > 0) & (rm == rm)
-                    r[m] = rm if ok else 0.0  # np.nansum counts an undefined r as 0
+                    total += rm if ok else 0.0
                     count += ok
                     w |= defined[m] & ((vx <= 1e-6 * nf * sxx) | z_weak[m])
                 weak[t, b] |= w
-                mean[side] = add_reduce(r, M) / count if count > 0 else np.nan
+                mean[side] = total / count if count > 0 else np.nan
             null[t, b] = mean[0] - mean[1]
     return null, weak
 
@@ -177,49 +172,47 @@ PERM_BLOCK = 128
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def perm_system_pearson(coins_t, B, D, mean_x, mean_y, zs):  # pragma: no cover - compiled
-    """Perm-Both's null at system level (Pearson), r(X*, Z) - r(Y*, Z) on every permutation (B,), to the floats of
-    the numpy path (``significance._permutation_deltas``): the permuted system means are ``mean_x + shift`` and
-    ``mean_y - shift``, shift = (coins . D) / M over the inputs summed as ``np.einsum("bnm,nm->bn", ...)`` does
-    (:func:`~metaeval.stats.correlation.einsum_lanes`), r by
-    :func:`~metaeval.stats.correlation.pearson_centred_z` with Z's part computed once.
+    """Perm-Both's null at system level (Pearson), r(X*, Z) - r(Y*, Z) on every permutation (B,): the permuted
+    system means are ``mean_x + shift`` and ``mean_y - shift``, shift = (coins . D) / M over the inputs (added in
+    order, for a block of permutations side by side), r by :func:`~metaeval.stats._kernels.pearson_vector`.
 
     ``coins_t`` (N, M, >= B) uint8 0/1, the coins of the first B permutations; ``D`` = Ys - Xs (N, M); ``mean_x``,
-    ``mean_y``, ``zs`` (N,): numpy's means over the inputs. ``pairwise_tests`` and the planner's
+    ``mean_y``, ``zs`` (N,): the means over the inputs. ``pairwise_tests``, ``permutation_test`` and the planner's
     :func:`_perm_system_null` call it."""
     N, M = D.shape
     out = np.empty(B)
-    lane0 = np.empty(PERM_BLOCK)
-    lane1 = np.empty(PERM_BLOCK)
-    xs = np.empty((PERM_BLOCK, N))
-    ys = np.empty((PERM_BLOCK, N))
-    xc, zc, products = np.empty(N), np.empty(N), np.empty(N)
-    szz, z_varies = centre_z(zs, zc, products)
+    acc = np.empty(PERM_BLOCK)
+    shift = np.empty((PERM_BLOCK, N))
+    xs, ys = np.empty(N), np.empty(N)
     for b0 in range(0, B, PERM_BLOCK):
         L = min(PERM_BLOCK, B - b0)
         for n in range(N):
-            einsum_lanes(coins_t[n], b0, L, D[n], lane0, lane1)
+            acc[:L] = 0.0
+            for m in range(M):
+                d = D[n, m]
+                c = coins_t[n, m, b0 : b0 + L]
+                for b in range(L):
+                    acc[b] += np.float64(c[b]) * d
             for b in range(L):
-                shift = (0.0 + (lane0[b] + lane1[b])) / M
-                xs[b, n] = mean_x[n] + shift
-                ys[b, n] = mean_y[n] - shift
+                shift[b, n] = acc[b] / M
         for b in range(L):
-            out[b0 + b] = (pearson_centred_z(xs[b], zc, szz, z_varies, xc, products)
-                           - pearson_centred_z(ys[b], zc, szz, z_varies, xc, products))
+            for n in range(N):
+                xs[n] = mean_x[n] + shift[b, n]
+                ys[n] = mean_y[n] - shift[b, n]
+            out[b0 + b] = pearson_vector(xs, zs) - pearson_vector(ys, zs)
     return out
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _perm_system_null(bits, first, B, D, xm, ym, zm):  # pragma: no cover - compiled
-    """Perm-Both's null at system level (Pearson) for every trial and permutation, (T, B): the floats of the
-    numpy path of :func:`_perm_null` (einsum of the coins with D = Y - X over the inputs, / M, added to X's and
-    subtracted from Y's system means, Pearson r of each with Z's) from the packed coins, without its (T, B, N, M)
-    boolean coins and the cast einsum makes of them: each trial's coins are unpacked into (N, M, B) bytes and
+    """Perm-Both's null at system level (Pearson) for every trial and permutation, (T, B), from the packed coins,
+    without (T, B, N, M) boolean coins: each trial's coins are unpacked into (N, M, B) bytes and
     handed to :func:`perm_system_pearson`, the kernel of ``pairwise_tests``, a block of :data:`PERM_BLOCK`
     permutations at a time (the memory of one block, whatever B).
 
     Coin (b, n, m) of trial t is bit ``first[t] + (b N + n) M + m`` of ``bits`` (np.unpackbits order), unpacked
-    a byte at a time through a table, as in :func:`_perm_summary_null`. ``xm``, ``ym``, ``zm`` (T, N) are
-    numpy's means over the inputs. Valid only where ``_planning_kernels._einsum_order_holds``."""
+    a byte at a time through a table, as in :func:`_perm_summary_null`. ``xm``, ``ym``, ``zm`` (T, N) are the
+    means over the inputs."""
     T, N, M = D.shape
     null = np.empty((T, B))
     table = _coin_table()

@@ -679,7 +679,9 @@ class DeltaCorrelationResult:
     paper's ``u``). Fixed bands (``percent`` is None): ``low <= |difference| < high``. ``n_pairs`` counts the
     system pairs in the bucket on the original data; ``confidence_interval`` is the Boot-Both percentile
     interval over the resamples where the bucket's statistic is defined (``n_resamples_used``); NaN where the
-    statistic is.
+    statistic is. ``bootstrap_distribution`` holds every resample's statistic per bucket (None without
+    resamples), so that a contrast between buckets (e.g. the closest against all pairs) can be bootstrapped from
+    the same draws.
     """
 
     low: np.ndarray
@@ -690,6 +692,7 @@ class DeltaCorrelationResult:
     n_resamples_used: np.ndarray
     coefficient: str
     percent: np.ndarray | None = None
+    bootstrap_distribution: np.ndarray | None = None  # (n_resamples, K); NaN where a resample's bucket is undefined
 
     def to_frame(self):
         import pandas as pd
@@ -742,7 +745,9 @@ def _bucket_stats(xs, zs, bs, distinct, edges, coefficient):
     iu, ju = np.triu_indices(N, k=1)
     sx = np.sign(xs[:, iu] - xs[:, ju])
     sz = np.sign(zs[:, iu] - zs[:, ju])
-    db = np.abs(bs[:, iu] - bs[:, ju])
+    # snapped like the means: equal differences of snapped means can differ in their last bits, and the
+    # percentile buckets include every pair tied with the threshold
+    db = snap(np.abs(bs[:, iu] - bs[:, ju]), axis=-1)
     if edges is None:
         thr, _ = _percentile_thresholds(db, distinct)
         masks = [distinct & (db <= thr[:, [k]]) for k in range(thr.shape[1])]
@@ -879,6 +884,7 @@ def delta_correlations(
     ci_low = np.full(K, np.nan)
     ci_high = np.full(K, np.nan)
     used = np.zeros(K, dtype=np.int64)
+    distribution = None
     if n_resamples:
         rows, cols = draw_indices(N, M, n_resamples, "both", check_rng(rng))
         col_counts = np.zeros((n_resamples, M))
@@ -890,6 +896,7 @@ def delta_correlations(
         iu, ju = np.triu_indices(N, k=1)
         distinct = rows[:, iu] != rows[:, ju]
         boot, _, _ = _bucket_stats(res[0], res[1], res[2], distinct, edges, coefficient)
+        distribution = boot[:, :K]
         for k in range(K):
             if np.isnan(stat[0, k]):
                 continue  # no interval around an undefined statistic
@@ -910,4 +917,4 @@ def delta_correlations(
         warn_degenerate(f"delta_correlations: {'; '.join(why)}; their statistic and interval are NaN")
     # one interval per bucket: ConfidenceInterval holds arrays here (its fields are annotated as scalars)
     interval = ConfidenceInterval(ci_low, ci_high)  # type: ignore[arg-type]
-    return DeltaCorrelationResult(low, high, counts[0], stat[0], interval, used, coefficient, percent)
+    return DeltaCorrelationResult(low, high, counts[0], stat[0], interval, used, coefficient, percent, distribution)

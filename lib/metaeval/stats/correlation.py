@@ -25,17 +25,19 @@ from dataclasses import dataclass
 from collections.abc import Callable
 from typing import Any, Literal, NamedTuple, TypeGuard
 
-import numba
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from metaeval._warnings import warn_degenerate
 from metaeval.stats._kernels import constant, pearson, snap
-from metaeval.stats._pairs import kendall, kendall_c, pairwise_agreement
+from metaeval.stats.coefficients import COEFFICIENTS, FISHER_COEFFICIENTS, REGISTRY, CoefficientInfo, coefficient_label
 
 __all__ = [
     "LEVELS",
     "COEFFICIENTS",
+    "REGISTRY",
+    "CoefficientInfo",
+    "coefficient_label",
     "ConfidenceInterval",
     "FisherResult",
     "correlate",
@@ -47,13 +49,9 @@ __all__ = [
 ]
 
 LEVELS = ("system", "summary", "global", "per-system")
-COEFFICIENTS = ("pearson", "spearman", "kendall", "kendall-c", "pairwise-accuracy")
-#: coefficients computed from pair signs (their kernels build N(N-1)/2 pairs per short vector; Kendall counts
-#: long vectors by sorting, see metaeval.stats._pairs.kendall)
-PAIR_COEFFICIENTS = ("kendall", "kendall-c", "pairwise-accuracy")
-#: coefficients with Fisher-interval constants (Bonett & Wright) and Williams' test
-FISHER_COEFFICIENTS = ("pearson", "spearman", "kendall")
 Level = Literal["system", "summary", "global", "per-system"]
+#: the built-in coefficient names, for type checkers; tests/test_stats_properties.py checks that it lists the
+#: names of :data:`REGISTRY` in order (a Literal cannot be computed)
 Coefficient = Literal["pearson", "spearman", "kendall", "kendall-c", "pairwise-accuracy"]
 
 
@@ -80,12 +78,15 @@ def check_level(level: str) -> None:
         raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
 
 
-def check_coefficient(coefficient, allowed=COEFFICIENTS) -> None:
-    """A built-in name of ``allowed``, or (when ``allowed`` is all of them) a callable ``f(x, z) -> float``."""
-    if callable(coefficient) and allowed == COEFFICIENTS:
+def check_coefficient(coefficient, allowed: tuple[str, ...] | None = None) -> None:
+    """A built-in name of ``allowed`` (default: every coefficient of :data:`REGISTRY`), or (when ``allowed`` is all
+    of them) a callable ``f(x, z) -> float``."""
+    every = allowed is None or tuple(allowed) == COEFFICIENTS
+    allowed = COEFFICIENTS if allowed is None else allowed
+    if callable(coefficient) and every:
         return
     if not isinstance(coefficient, str) or coefficient not in allowed:
-        extra = " or a callable f(x, z) -> float" if allowed == COEFFICIENTS else ""
+        extra = " or a callable f(x, z) -> float" if every else ""
         raise ValueError(f"coefficient must be one of {allowed}{extra}, got {coefficient!r}")
 
 
@@ -229,18 +230,6 @@ def warn_if_nan(value: float, what: str) -> None:
 # Kernels: coefficient along the last axis, any batch shape, optional validity mask
 
 
-def _ranks(x: np.ndarray, w: np.ndarray | None) -> np.ndarray:
-    if w is None:
-        return stats.rankdata(x, axis=-1)
-    r = stats.rankdata(np.where(w > 0, x, np.nan), axis=-1, nan_policy="omit")
-    return np.where(w > 0, r, 0.0)
-
-
-def _kendall(x: np.ndarray, z: np.ndarray, w: np.ndarray | None) -> np.ndarray:
-    """Kendall tau-b: the one kernel (:func:`metaeval.stats._pairs.kendall`)."""
-    return kendall(x, z, w, variant="b")
-
-
 def _callable_corr(x: np.ndarray, z: np.ndarray, f, w: np.ndarray | None) -> np.ndarray:
     """A user coefficient on every vector of the batch (valid entries only); NaN with fewer than 2."""
     out = np.full(x.shape[:-1], np.nan)
@@ -297,16 +286,8 @@ def batch_corr(x: np.ndarray, z: np.ndarray, coefficient, w: np.ndarray | None =
         w = np.ascontiguousarray(np.broadcast_to(w, x.shape), dtype=float)
         x = np.where(w > 0, x, 0.0)
         z = np.where(w > 0, z, 0.0)
-    if coefficient == "pearson":
-        return pearson(x, z, w)
-    if coefficient == "spearman":
-        return pearson(_ranks(x, w), _ranks(z, w), w)
-    if coefficient == "kendall":
-        return _kendall(x, z, w)
-    if coefficient == "kendall-c":
-        return kendall_c(x, z, w)
-    if coefficient == "pairwise-accuracy":
-        return pairwise_agreement(x, z, w)
+    if isinstance(coefficient, str) and coefficient in REGISTRY:
+        return REGISTRY[coefficient].function(x, z, w)
     if callable(coefficient):
         return _callable_corr(x, z, coefficient, w)
     raise ValueError(f"coefficient must be one of {COEFFICIENTS} or a callable, got {coefficient!r}")
@@ -318,7 +299,7 @@ def system_corr(xs: np.ndarray, zs: np.ndarray, coefficient: str) -> np.ndarray:
     Means of resampled or permuted cells are summed in varying orders, so mathematically equal means can
     differ in the last bits; for rank coefficients they are snapped first so that they tie.
     """
-    if coefficient != "pearson":
+    if callable(coefficient) or REGISTRY[coefficient].rank_based:
         xs, zs = snap(xs, axis=-1), snap(zs, axis=-1)  # one scale per resample: batch-independent
     return batch_corr(xs, zs, coefficient)
 
@@ -388,223 +369,6 @@ def mean_of_defined(per_input: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         r = np.nansum(per_input, axis=-1) / count
     return np.where(count > 0, r, np.nan)
-
-
-# ----------------------------------------------------------------------------------------------------
-# Compiled twins of numpy's reductions. A compiled kernel that replaces a numpy expression must give its floats, so
-# it must add in numpy's order: these are that order, written once. The kernels built on them check, once per
-# process, that they still give their numpy paths' floats (another numpy build may add in another order) and fall
-# back to those paths if not; the tests compare them with numpy directly.
-
-
-@numba.njit(cache=True)
-def _pairwise_leaf(a, lo, n):  # pragma: no cover - compiled
-    """numpy's pairwise sum of ``a[lo:lo + n]`` for n <= 128: eight accumulators, combined as a tree, then the rest
-    in order (``pairwise_sum`` in numpy's ``loops_utils.h.src``)."""
-    if n < 8:
-        res = 0.0
-        for i in range(n):
-            res += a[lo + i]
-        return res
-    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
-    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-    i = 8
-    stop = n - n % 8
-    while i < stop:
-        r0 += a[lo + i]
-        r1 += a[lo + i + 1]
-        r2 += a[lo + i + 2]
-        r3 += a[lo + i + 3]
-        r4 += a[lo + i + 4]
-        r5 += a[lo + i + 5]
-        r6 += a[lo + i + 6]
-        r7 += a[lo + i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += a[lo + i]
-        i += 1
-    return res
-
-
-@numba.njit(cache=True)
-def _pairwise_tree(a, n):  # pragma: no cover - compiled
-    """numpy's pairwise sum of ``a[:n]`` for n > 128: it halves the block (the first half a multiple of 8 long)
-    until each has at most 128 entries and adds the two sums of each split; it recurses, this walks the same tree
-    with a stack (a numba function calling itself cannot be cached)."""
-    lo_stack = np.empty(128, np.int64)
-    n_stack = np.empty(128, np.int64)  # -1: add the two sums on top of the value stack
-    values = np.empty(64)
-    top = 1
-    held = 0
-    lo_stack[0] = 0
-    n_stack[0] = n
-    while top > 0:
-        top -= 1
-        lo, k = lo_stack[top], n_stack[top]
-        if k < 0:
-            values[held - 2] = values[held - 2] + values[held - 1]
-            held -= 1
-        elif k <= 128:
-            values[held] = _pairwise_leaf(a, lo, k)
-            held += 1
-        else:
-            half = k // 2
-            half -= half % 8
-            n_stack[top] = -1  # after both halves
-            lo_stack[top + 1], n_stack[top + 1] = lo + half, k - half
-            lo_stack[top + 2], n_stack[top + 2] = lo, half  # popped first: the first half's sum comes first
-            top += 3
-    return values[0]
-
-
-@numba.njit(cache=True)
-def add_reduce(a, n):  # pragma: no cover - compiled
-    """``np.add.reduce(a[:n])`` of a contiguous vector, the same float: numpy's initial 0.0 plus its pairwise sum
-    (what ``sum``, ``mean`` and ``nansum`` add along a contiguous axis)."""
-    return 0.0 + (_pairwise_leaf(a, 0, n) if n <= 128 else _pairwise_tree(a, n))
-
-
-@numba.njit(cache=True, error_model="numpy")
-def mean_of_defined_row(r, buffer):  # pragma: no cover - compiled
-    """:func:`mean_of_defined` of one vector ``r``, the same float (``buffer``: scratch of r's length)."""
-    count = 0
-    for m in range(r.shape[0]):
-        defined = r[m] == r[m]
-        buffer[m] = r[m] if defined else 0.0  # nansum's zeros, in their places
-        count += defined
-    return add_reduce(buffer, r.shape[0]) / count if count > 0 else np.nan
-
-
-@numba.njit(cache=True)
-def einsum_lanes(c, b0, L, d, lane0, lane1):  # pragma: no cover - compiled
-    """For each column b of ``c[:, b0:b0 + L]`` (``c`` (M, B)), ``sum_m c[m, b] * d[m]`` as ``np.einsum`` reduces
-    two contiguous operands (``"bm,nm->bn"``; the same for ``"bnm,nm->bn"`` with boolean coins): numpy's
-    ``sum_of_products_contig_contig_outstride0_two`` with two-lane SIMD vectors (its x86-64 baseline), four vectors
-    a step, multiply then add. Fills the two lanes ``lane0[:L]``, ``lane1[:L]``; the sum is
-    ``0.0 + (lane0 + lane1)``. The loops run over b, so that many resamples' sums vectorize, each still added in
-    numpy's order over m."""
-    M = c.shape[0]
-    lane0[:L] = 0.0
-    lane1[:L] = 0.0
-    e = b0 + L
-    i = 0
-    while M - i >= 8:
-        d0, d1, d2, d3, d4, d5, d6, d7 = d[i], d[i + 1], d[i + 2], d[i + 3], d[i + 4], d[i + 5], d[i + 6], d[i + 7]
-        c0, c1, c2, c3 = c[i, b0:e], c[i + 1, b0:e], c[i + 2, b0:e], c[i + 3, b0:e]
-        c4, c5, c6, c7 = c[i + 4, b0:e], c[i + 5, b0:e], c[i + 6, b0:e], c[i + 7, b0:e]
-        for b in range(L):
-            x0 = np.float64(c6[b]) * d6 + lane0[b]
-            x1 = np.float64(c7[b]) * d7 + lane1[b]
-            x0 = np.float64(c4[b]) * d4 + x0
-            x1 = np.float64(c5[b]) * d5 + x1
-            x0 = np.float64(c2[b]) * d2 + x0
-            x1 = np.float64(c3[b]) * d3 + x1
-            lane0[b] = np.float64(c0[b]) * d0 + x0
-            lane1[b] = np.float64(c1[b]) * d1 + x1
-        i += 8
-    while i < M:  # the last vectors, the very last padded with a zero
-        c0, d0 = c[i, b0:e], d[i]
-        if i + 1 < M:
-            c1, d1 = c[i + 1, b0:e], d[i + 1]
-            for b in range(L):
-                lane0[b] = np.float64(c0[b]) * d0 + lane0[b]
-                lane1[b] = np.float64(c1[b]) * d1 + lane1[b]
-        else:
-            for b in range(L):
-                lane0[b] = np.float64(c0[b]) * d0 + lane0[b]
-                lane1[b] = 0.0 + lane1[b]
-        i += 2
-
-
-@numba.njit(cache=True)
-def _centred_products(x, mean_x, z, mean_z, n):  # pragma: no cover - compiled
-    """add_reduce of ``(x - mean_x) * (z - mean_z)`` for n <= 128, each product formed as numpy forms it from the
-    centred arrays, without building them (pearson_vector's sums of products, twice as fast on a few systems)."""
-    if n < 8:
-        res = 0.0
-        for i in range(n):
-            res += (x[i] - mean_x) * (z[i] - mean_z)
-        return 0.0 + res
-    r0 = (x[0] - mean_x) * (z[0] - mean_z)
-    r1 = (x[1] - mean_x) * (z[1] - mean_z)
-    r2 = (x[2] - mean_x) * (z[2] - mean_z)
-    r3 = (x[3] - mean_x) * (z[3] - mean_z)
-    r4 = (x[4] - mean_x) * (z[4] - mean_z)
-    r5 = (x[5] - mean_x) * (z[5] - mean_z)
-    r6 = (x[6] - mean_x) * (z[6] - mean_z)
-    r7 = (x[7] - mean_x) * (z[7] - mean_z)
-    i = 8
-    stop = n - n % 8
-    while i < stop:  # _pairwise_leaf's order
-        r0 += (x[i] - mean_x) * (z[i] - mean_z)
-        r1 += (x[i + 1] - mean_x) * (z[i + 1] - mean_z)
-        r2 += (x[i + 2] - mean_x) * (z[i + 2] - mean_z)
-        r3 += (x[i + 3] - mean_x) * (z[i + 3] - mean_z)
-        r4 += (x[i + 4] - mean_x) * (z[i + 4] - mean_z)
-        r5 += (x[i + 5] - mean_x) * (z[i + 5] - mean_z)
-        r6 += (x[i + 6] - mean_x) * (z[i + 6] - mean_z)
-        r7 += (x[i + 7] - mean_x) * (z[i + 7] - mean_z)
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += (x[i] - mean_x) * (z[i] - mean_z)
-        i += 1
-    return 0.0 + res
-
-
-@numba.njit(cache=True, error_model="numpy")
-def pearson_vector(x, z, xc, zc, products):  # pragma: no cover - compiled
-    """:func:`~metaeval.stats._kernels.pearson` of two vectors (no mask), the same float, for compiled kernels
-    (``xc``, ``zc``, ``products``: scratch of their length): numpy's means, centring, sums of products, exact
-    constancy and clip. z's part once, then :func:`pearson_centred_z`."""
-    szz, z_varies = centre_z(z, zc, products)
-    return pearson_centred_z(x, zc, szz, z_varies, xc, products)
-
-
-@numba.njit(cache=True)
-def centre_z(z, zc, products):  # pragma: no cover - compiled
-    """z's part of :func:`pearson_vector`, once for many x: fills ``zc`` with z minus numpy's mean and returns
-    ``(zc * zc).sum()`` (numpy's float) and whether z varies (``products``: scratch of z's length beyond 128)."""
-    n = z.shape[0]
-    mean_z = add_reduce(z, n) / n
-    z_varies = False
-    for i in range(n):
-        zc[i] = z[i] - mean_z
-        z_varies = z_varies or z[i] != z[0]
-    if n <= 128:
-        return _centred_products(zc, 0.0, zc, 0.0, n), z_varies  # zc - 0.0 is zc, to the bit
-    for i in range(n):
-        products[i] = zc[i] * zc[i]
-    return add_reduce(products, n), z_varies
-
-
-@numba.njit(cache=True, error_model="numpy")
-def pearson_centred_z(x, zc, szz, z_varies, xc, products):  # pragma: no cover - compiled
-    """:func:`pearson_vector` of x with a z given by its centred values ``zc``, their sum of squares ``szz``
-    and whether z varies (:func:`centre_z`): the same float, for kernels that correlate many x with one z.
-    ``xc`` and ``products`` are scratch vectors of x's length (used beyond 128 entries)."""
-    n = x.shape[0]
-    mean_x = add_reduce(x, n) / n
-    if n <= 128:
-        sxz = _centred_products(x, mean_x, zc, 0.0, n)
-        sxx = _centred_products(x, mean_x, x, mean_x, n)
-    else:
-        for i in range(n):
-            xc[i] = x[i] - mean_x
-        for i in range(n):
-            products[i] = xc[i] * zc[i]
-        sxz = add_reduce(products, n)
-        for i in range(n):
-            products[i] = xc[i] * xc[i]
-        sxx = add_reduce(products, n)
-    varies_x = False
-    for i in range(n):
-        varies_x = varies_x or x[i] != x[0]
-    if not (varies_x and z_varies and sxx > 0 and szz > 0):
-        return np.nan
-    r = sxz / np.sqrt(sxx * szz)
-    return 1.0 if r > 1.0 else (-1.0 if r < -1.0 else r)  # np.clip's bounds (a NaN r was returned above)
 
 
 def _system_means(x: np.ndarray, w: np.ndarray | None) -> np.ndarray:
@@ -712,6 +476,7 @@ def correlate(
     0.2
     >>> round(correlate(X, Z, level="summary", coefficient="kendall"), 3)    # mean of the 4 per-input taus
     0.65
+    >>> from scipy import stats
     >>> round(correlate(X, Z, level="summary", coefficient=lambda x, z: stats.kendalltau(x, z)[0]), 3)
     0.65
     """

@@ -48,12 +48,12 @@ from scipy import special, stats
 
 from metaeval.stats._planning_kernels import (
     _batch_trials,
-    _check_alpha,
-    _check_choice,
+    check_alpha,
+    check_choice,
     _check_replace,
     _check_sizes_1d,
     _check_sizes_2d,
-    _check_trials,
+    check_trials,
     _chunks,
     _draw,
     _merge_draws,
@@ -143,10 +143,10 @@ class SystemTestOptions:
     replace: Replace = True
 
     def __post_init__(self):
-        _check_choice("test", self.test, SYSTEM_TESTS)
-        _check_choice("alternative", self.alternative, ALTERNATIVES)
-        _check_alpha(self.alpha)
-        _check_trials(self.n_trials)
+        check_choice("test", self.test, SYSTEM_TESTS)
+        check_choice("alternative", self.alternative, ALTERNATIVES)
+        check_alpha(self.alpha)
+        check_trials(self.n_trials)
         check_n_resamples(self.n_resamples)
         _check_replace(self.replace)
 
@@ -171,13 +171,13 @@ class MetricTestOptions:
     alternative: str = "greater"
 
     def __post_init__(self):
-        _check_choice("test", self.test, METRIC_TESTS + tuple(f"perm-{m}" for m in PERMUTATION_METHODS[3:]))
+        check_choice("test", self.test, METRIC_TESTS + tuple(f"perm-{m}" for m in PERMUTATION_METHODS[3:]))
         check_level(self.level)
         check_coefficient(self.coefficient)
-        _check_alpha(self.alpha)
-        _check_trials(self.n_trials)
+        check_alpha(self.alpha)
+        check_trials(self.n_trials)
         check_n_resamples(self.n_resamples)
-        _check_choice("alternative", self.alternative, ALTERNATIVES)
+        check_choice("alternative", self.alternative, ALTERNATIVES)
 
 
 # ----------------------------------------------------------------------------------------------------

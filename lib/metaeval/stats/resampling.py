@@ -22,15 +22,16 @@ from metaeval.stats._pairs import SORTED_FROM
 from metaeval.stats._kernels import (
     bootstrap_indices,
     draw_counts,
-    pearson,
+    mean_of_defined_row,
     pearson_row,
+    pearson_vector,
     pair_tables_fit,
     sign,
     tau_b,
     warn_dropped,
 )
 from metaeval.stats.correlation import (
-    PAIR_COEFFICIENTS,
+    REGISTRY,
     ConfidenceInterval,
     check_bool,
     check_coefficient,
@@ -38,20 +39,13 @@ from metaeval.stats.correlation import (
     check_level,
     check_matrices,
     check_rng,
-    constant_from_codes,
-    dense_codes,
-    einsum_lanes,
     level_corr,
     mean_of_defined,
-    mean_of_defined_row,
-    pearson_from_sums,
-    centre_z,
-    pearson_centred_z,
     system_corr,
     warn_if_nan,
 )
 
-__all__ = ["BootstrapResult", "bootstrap_ci", "draw_indices", "RESAMPLE_METHODS", "auto_batch"]
+__all__ = ["BootstrapResult", "bootstrap_ci", "draw_indices", "draw_counts", "RESAMPLE_METHODS", "auto_batch"]
 
 RESAMPLE_METHODS = ("both", "systems", "inputs")
 Resample = Literal["both", "systems", "inputs"]
@@ -160,11 +154,12 @@ def draw_indices(
 
 
 def _pair_elements(n_systems: int, n_inputs: int, level: str, coefficient: str) -> float | None:
-    """Elements of the pair arrays a pair coefficient builds per resample, or None where it builds none:
-    Kendall counts vectors of :data:`~metaeval.stats._pairs.SORTED_FROM` entries or more by sorting (O(n)),
-    pairwise accuracy always from all pairs."""
+    """Elements of the pair arrays a pair coefficient builds per resample, or None where it builds none (its
+    registry ``memory``: "short-pairs" count vectors of :data:`~metaeval.stats._pairs.SORTED_FROM` entries or more
+    by sorting, O(n); "pairs" always build all pairs)."""
     N, M = n_systems, n_inputs
-    if coefficient not in PAIR_COEFFICIENTS:
+    memory = REGISTRY[coefficient].memory if isinstance(coefficient, str) and coefficient in REGISTRY else "cells"
+    if memory == "cells":
         return None
     if level == "summary":
         vectors, n = M, N
@@ -174,7 +169,7 @@ def _pair_elements(n_systems: int, n_inputs: int, level: str, coefficient: str) 
         vectors, n = 1, N * M
     else:  # system level: the pairs of N system scores (few), next to the N x M resampled cells
         return N * (N - 1) / 2 + N * M
-    if n >= SORTED_FROM and coefficient != "pairwise-accuracy":
+    if n >= SORTED_FROM and memory == "short-pairs":
         return None
     return vectors * n * (n - 1) / 2
 
@@ -260,51 +255,39 @@ def _kendall_summary_boot(X, Z, rows, cols):  # pragma: no cover - compiled
     return out
 
 
-# Compiled Pearson of every resample, for resampled_corr: each resample's value computed as resampled_corr's numpy
-# path computes it (the same sums in the same order, the same formulas), in one call instead of many small numpy
-# operations (a bootstrap on a few systems and inputs spent its time calling them). Blocks of up to 128
-# resamples, fewer when many inputs would make a block's multiplicities large (2^18 / M, a few MB).
-_BOOT_BLOCK = 128
+# Compiled Pearson of every resample, for resampled_corr: in one call instead of many small numpy operations (a
+# bootstrap on a few systems and inputs spent its time calling them); sums added in their natural order.
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _boot_system_pearson(mats, Z, rows, cols, block):  # pragma: no cover - compiled
-    """System-level Pearson r of each matrix of ``mats`` (K, N, M) with Z on every resample: (K, B). The system
-    means of a resample are (column multiplicities . X[n]) / M, summed as np.einsum does
-    (:func:`~metaeval.stats.correlation.einsum_lanes`), taken at the drawn rows; r by
-    :func:`~metaeval.stats.correlation.pearson_centred_z` (Z's part once per resample)."""
+def _boot_system_pearson(mats, Z, rows, cols):  # pragma: no cover - compiled
+    """System-level Pearson r of each matrix of ``mats`` (K, N, M) with Z on every resample: (K, B). A resample's
+    system means are the sums over its drawn inputs (with multiplicity) / M, taken at the drawn rows; r by
+    :func:`~metaeval.stats._kernels.pearson_vector`."""
     K, N, M = mats.shape
-    B = rows.shape[0]
+    B, R = rows.shape
     out = np.empty((K, B))
-    drawn = np.empty((block, M))  # the multiplicities of a block's resamples, then as (M, block)
-    counts = np.empty((M, block))
-    lane0, lane1 = np.empty(block), np.empty(block)
-    sums = np.empty((K + 1, block, N))  # sums[K]: Z's
-    xs, zs = np.empty(rows.shape[1]), np.empty(rows.shape[1])
-    xc, zc, products = np.empty(rows.shape[1]), np.empty(rows.shape[1]), np.empty(rows.shape[1])
-    for b0 in range(0, B, block):
-        L = min(block, B - b0)
-        drawn[:L] = 0.0
-        for j in range(L):
-            for i in range(cols.shape[1]):
-                drawn[j, cols[b0 + j, i]] += 1.0
-        for m in range(M):
-            for j in range(L):
-                counts[m, j] = drawn[j, m]
+    cells = np.empty((K + 1, M, N))  # an input's N cells side by side: the sums over n vectorize
+    for m in range(M):
         for n in range(N):
-            for k in range(K + 1):
-                einsum_lanes(counts, 0, L, Z[n] if k == K else mats[k, n], lane0, lane1)
-                for j in range(L):
-                    sums[k, j, n] = 0.0 + (lane0[j] + lane1[j])
-        for j in range(L):
-            b = b0 + j
-            for i in range(rows.shape[1]):
-                zs[i] = sums[K, j, rows[b, i]] / M
-            szz, z_varies = centre_z(zs, zc, products)  # once per resample, for every matrix
+            cells[K, m, n] = Z[n, m]
             for k in range(K):
-                for i in range(rows.shape[1]):
-                    xs[i] = sums[k, j, rows[b, i]] / M
-                out[k, b] = pearson_centred_z(xs, zc, szz, z_varies, xc, products)
+                cells[k, m, n] = mats[k, n, m]
+    sums = np.empty((K + 1, N))
+    xs, zs = np.empty(R), np.empty(R)
+    for b in range(B):
+        sums[:] = 0.0
+        for i in range(cols.shape[1]):
+            c = cols[b, i]
+            for k in range(K + 1):
+                for n in range(N):
+                    sums[k, n] += cells[k, c, n]
+        for i in range(R):
+            zs[i] = sums[K, rows[b, i]] / M
+        for k in range(K):
+            for i in range(R):
+                xs[i] = sums[k, rows[b, i]] / M
+            out[k, b] = pearson_vector(xs, zs)
     return out
 
 
@@ -336,9 +319,8 @@ def _boot_summary_pearson(mats, Xc, XX, XZ, Z, Zc, ZZ, rows, cols):  # pragma: n
     resamples to recompute (K, B): those with a cell that pearson_from_sums refines from the values.
 
     Per resample: the sums over the drawn systems (with multiplicity) of the column-centred Xc, XX = Xc Xc,
-    XZ = Xc Zc and of Zc, ZZ, over n in order as :func:`_summary_corr_from_counts` takes them (an undrawn system
-    adds zero), r by the same :func:`~metaeval.stats._kernels.pearson_row`, then the mean of defined r over the
-    drawn inputs. A resampled column is constant iff its drawn values are equal (what the integer codes decide
+    XZ = Xc Zc and of Zc, ZZ, r by :func:`~metaeval.stats._kernels.pearson_row`, then the mean of defined r over
+    the drawn inputs. A resampled column is constant iff its drawn values are equal (what the integer codes decide
     there)."""
     K, N, M = mats.shape
     B = rows.shape[0]
@@ -350,7 +332,7 @@ def _boot_summary_pearson(mats, Xc, XX, XZ, Z, Zc, ZZ, rows, cols):  # pragma: n
     z_def, x_def = np.empty(M, np.bool_), np.empty(M, np.bool_)
     r, weak = np.empty(M), np.zeros(M, np.bool_)
     ones = np.ones(M)
-    drawn_r, buffer = np.empty(cols.shape[1]), np.empty(cols.shape[1])
+    drawn_r = np.empty(cols.shape[1])
     for b in range(B):
         weights[:] = 0.0
         for i in range(rows.shape[1]):
@@ -377,30 +359,8 @@ def _boot_summary_pearson(mats, Xc, XX, XZ, Z, Zc, ZZ, rows, cols):  # pragma: n
                 continue
             for j in range(cols.shape[1]):
                 drawn_r[j] = r[cols[b, j]]
-            out[k, b] = mean_of_defined_row(drawn_r, buffer)
+            out[k, b] = mean_of_defined_row(drawn_r)
     return out, redo
-
-
-_KERNELS_AGREE: dict[str, bool] = {}
-
-
-def _kernels_agree(kind: str) -> bool:
-    """Whether the compiled Pearson kernels of resampled_corr (``kind``: ``"system"`` or ``"summary"`` level) give
-    its numpy path's floats here, checked once per process on random data with ties:
-    they add in the order numpy adds on x86-64, which another numpy build need not share; if it does not,
-    resampled_corr keeps its other paths."""
-    if kind not in _KERNELS_AGREE:
-        _KERNELS_AGREE[kind] = True  # the compiled call below takes the kernel
-        rng = np.random.default_rng(20210514)
-        N, M, B = 9, 21, 40
-        X = np.round(rng.normal(size=(N, M)), 1)
-        Z = rng.normal(size=(N, M)) * 10.0 ** rng.integers(-3, 4, size=(1, M))
-        Z[:, 5] = 1.0  # an undefined input
-        rows, cols = draw_indices(N, M, B, "both", rng)
-        args = ([X, Z[::-1]], Z, rows, cols, kind, "pearson", B)
-        _KERNELS_AGREE[kind] = bool(np.array_equal(resampled_corr(*args), resampled_corr(*args, compiled=False),
-                                                   equal_nan=True))
-    return _KERNELS_AGREE[kind]
 
 
 def resampled_corr(
@@ -413,13 +373,13 @@ def resampled_corr(
     batch: int,
     w: np.ndarray | None = None,
     aggs: list[str] | None = None,
-    compiled: bool = True,
 ) -> np.ndarray:
     """Correlations with Z of each matrix in ``mats`` on every resample: array (len(mats), B).
 
-    ``aggs`` gives each matrix's system-level aggregation (mean by default, or median). The fast paths, each the
-    floats of the general one (:func:`_gathered_corr`), in the order they are tried: inputs-only resampling at
-    summary level, Kendall and Pearson at summary level, the system level's means."""
+    ``aggs`` gives each matrix's system-level aggregation (mean by default, or median). One path per case:
+    inputs-only resampling at summary level (each input's correlation once), compiled kernels for Kendall and
+    Pearson at summary level and Pearson at system level, the system means as one product for the other
+    coefficients at system level, and the general path (:func:`_gathered_corr`) for the rest."""
     aggs = aggs or ["mean"] * len(mats)
     plain = w is None and set(aggs) == {"mean"}
     if level == "summary" and plain and _rows_identity(rows):
@@ -434,15 +394,11 @@ def resampled_corr(
             out[k] = mean_of_defined(_kendall_summary_boot(np.ascontiguousarray(X, dtype=float), Zf, rows_c, cols_c))
         return out
     if level == "summary" and plain and coefficient == "pearson":
-        if compiled and _kernels_agree("summary"):
-            return _pearson_summary_compiled(mats, Z, rows, cols, batch)
-        return _pearson_summary_sums(mats, Z, rows, cols, batch, compiled)
+        return _pearson_summary_compiled(mats, Z, rows, cols, batch)
+    if level == "system" and plain and coefficient == "pearson":
+        return _boot_system_pearson(np.stack(mats), Z, np.ascontiguousarray(rows, dtype=np.int64),
+                                    np.ascontiguousarray(cols, dtype=np.int64))
     if level == "system" and plain:
-        if coefficient == "pearson" and compiled and _kernels_agree("system"):
-            # _system_means_corr for every resample in one compiled call: the same floats
-            return _boot_system_pearson(np.stack(mats), Z, np.ascontiguousarray(rows, dtype=np.int64),
-                                        np.ascontiguousarray(cols, dtype=np.int64),
-                                        max(1, min(_BOOT_BLOCK, 2**18 // Z.shape[1])))
         return _system_means_corr(mats, Z, rows, cols, coefficient, batch)
     return _gathered_corr(mats, Z, rows, cols, level, coefficient, batch, w, aggs)
 
@@ -464,9 +420,10 @@ def _inputs_only_summary(mats: list[np.ndarray], Z: np.ndarray, cols: np.ndarray
 
 def _pearson_summary_compiled(mats: list[np.ndarray], Z: np.ndarray, rows: np.ndarray, cols: np.ndarray,
                               batch: int) -> np.ndarray:
-    """:func:`_pearson_summary_sums` for every resample in one compiled call (the same floats); the few resamples
-    with nearly constant columns again through :func:`resampled_corr`'s numpy path, which refines their r from the
-    values."""
+    """Per-input Pearson over resampled systems from sums over the drawn rows (with multiplicity) of the
+    column-centred matrices, for every resample in one compiled call; the few resamples with nearly constant
+    columns (a variance below 1e-6 of its mean square in the sums) again through :func:`_gathered_corr`, which
+    computes their r from the values."""
     Zc = Z - Z.mean(axis=0)
     stacked = np.stack([X - X.mean(axis=0) for X in mats])
     rows_c = np.ascontiguousarray(rows, dtype=np.int64)
@@ -475,64 +432,8 @@ def _pearson_summary_compiled(mats: list[np.ndarray], Z: np.ndarray, rows: np.nd
                                       rows_c, cols_c)
     for metric in np.nonzero(redo.any(axis=1))[0]:
         index = np.nonzero(redo[metric])[0]
-        out[metric, index] = resampled_corr([mats[metric]], Z, rows_c[index], cols_c[index], "summary", "pearson",
-                                            batch, compiled=False)[0]
-    return out
-
-
-def _pearson_summary_sums(mats: list[np.ndarray], Z: np.ndarray, rows: np.ndarray, cols: np.ndarray, batch: int,
-                          compiled: bool) -> np.ndarray:
-    """Per-input Pearson over resampled systems from sums over the drawn rows: row multiplicities times the
-    (column-centred) matrices give them for every input at once; then the drawn columns. Constancy of a resampled
-    column is decided exactly on integer codes of the values. ``compiled``: the sums and r of each batch in one
-    compiled pass (over n in order, as einsum), else numpy's einsum and :func:`pearson_from_sums`."""
-    N, B = Z.shape[0], rows.shape[0]
-    out = np.empty((len(mats), B))
-    Zc = Z - Z.mean(axis=0)
-    cz = dense_codes(Z)
-    centred = [X - X.mean(axis=0) for X in mats]
-    codes = [dense_codes(X) for X in mats]
-    if compiled:
-        codes = [np.ascontiguousarray(cx) for cx in codes]
-        cz_c = np.ascontiguousarray(cz)
-    for start in range(0, B, batch):
-        r, c = rows[start : start + batch], cols[start : start + batch]
-        counts = draw_counts(r, N)
-        icounts = counts.astype(np.int64)
-        if compiled:
-            sz, szz, k1, k2 = _column_sums_from_counts(counts, icounts, Zc, Zc * Zc, cz_c, cz_c * cz_c)
-            z_const = constant_from_codes(N, k1, k2)
-        else:
-            z_const = constant_from_codes(
-                N, np.einsum("bn,nm->bm", icounts, cz), np.einsum("bn,nm->bm", icounts, cz * cz)
-            )
-            sz = np.einsum("bn,nm->bm", counts, Zc)
-            szz = np.einsum("bn,nm->bm", counts, Zc * Zc)
-        for k, Xc in enumerate(centred):
-            cx = codes[k]
-            X = mats[k]
-            if compiled:
-                # the sums below (over n in order, as einsum) and pearson_from_sums' r in one compiled pass
-                per_input, weak = _summary_corr_from_counts(
-                    counts, icounts, Xc, Xc * Xc, Xc * Zc, cx, cx * cx, sz, szz, ~z_const)
-                if weak.any():
-                    b_idx, m_idx = np.nonzero(weak)
-                    per_input[b_idx, m_idx] = pearson(X[r[b_idx], m_idx[:, None]], Z[r[b_idx], m_idx[:, None]],
-                                                       None)
-                out[k, start : start + batch] = mean_of_defined(np.take_along_axis(per_input, c, axis=1))
-                continue
-            x_const = constant_from_codes(
-                N, np.einsum("bn,nm->bm", icounts, cx), np.einsum("bn,nm->bm", icounts, cx * cx)
-            )
-            sx = np.einsum("bn,nm->bm", counts, Xc)
-            sxx = np.einsum("bn,nm->bm", counts, Xc * Xc)
-            sxz = np.einsum("bn,nm->bm", counts, Xc * Zc)
-
-            def exact(b, m, X=X, r=r):
-                return X[r[b], m[:, None]], Z[r[b], m[:, None]]
-
-            per_input = pearson_from_sums(N, sx, sz, sxx, szz, sxz, defined=~x_const & ~z_const, refine=exact)
-            out[k, start : start + batch] = mean_of_defined(np.take_along_axis(per_input, c, axis=1))
+        out[metric, index] = _gathered_corr([mats[metric]], Z, rows_c[index], cols_c[index], "summary", "pearson",
+                                            batch, None, ["mean"])[0]
     return out
 
 
@@ -567,65 +468,6 @@ def _gathered_corr(mats: list[np.ndarray], Z: np.ndarray, rows: np.ndarray, cols
         for k, X in enumerate(mats):
             out[k, start : start + batch] = level_corr(X[r, c], Zb, level, coefficient, wb, agg=aggs[k])
     return out
-
-
-@numba.njit(cache=True, nogil=True)
-def _column_sums_from_counts(counts, icounts, F1, F2, I1, I2):  # pragma: no cover - compiled
-    """``counts @ F1``, ``counts @ F2`` (float) and ``icounts @ I1``, ``icounts @ I2`` (exact integers), each
-    summed over n in order as ``np.einsum("bn,nm->bm", ...)`` does (the same floats), in one pass."""
-    B, N = counts.shape
-    M = F1.shape[1]
-    s1 = np.zeros((B, M))
-    s2 = np.zeros((B, M))
-    k1 = np.zeros((B, M), np.int64)
-    k2 = np.zeros((B, M), np.int64)
-    for b in range(B):
-        for n in range(N):
-            f = counts[b, n]
-            i = icounts[b, n]
-            for m in range(M):
-                s1[b, m] += f * F1[n, m]
-                s2[b, m] += f * F2[n, m]
-                k1[b, m] += i * I1[n, m]
-                k2[b, m] += i * I2[n, m]
-    return s1, s2, k1, k2
-
-
-@numba.njit(cache=True, nogil=True)
-def _summary_corr_from_counts(counts, icounts, Xc, XX, XZ, cx, cx2, sz, szz, z_def):  # pragma: no cover
-    """Per-input Pearson r (B, M) of X with Z over the resampled systems (row multiplicities ``counts``),
-    and the cells pearson_from_sums would refine: the sums ``counts @ Xc`` etc. taken over n in order (as
-    ``np.einsum("bn,nm->bm", ...)``) and r by :func:`~metaeval.stats._kernels.pearson_row`, in one pass."""
-    B, N = counts.shape
-    M = Xc.shape[1]
-    r = np.empty((B, M))
-    weak = np.zeros((B, M), np.bool_)
-    sx = np.empty(M)
-    sxx = np.empty(M)
-    sxz = np.empty(M)
-    k1 = np.empty(M, np.int64)
-    k2 = np.empty(M, np.int64)
-    defined = np.empty(M, np.bool_)
-    ones = np.ones(M)
-    for b in range(B):
-        sx[:] = 0.0
-        sxx[:] = 0.0
-        sxz[:] = 0.0
-        k1[:] = 0
-        k2[:] = 0
-        for n in range(N):
-            f = counts[b, n]
-            i = icounts[b, n]
-            for m in range(M):
-                sx[m] += f * Xc[n, m]
-                sxx[m] += f * XX[n, m]
-                sxz[m] += f * XZ[n, m]
-                k1[m] += i * cx[n, m]
-                k2[m] += i * cx2[n, m]
-        for m in range(M):
-            defined[m] = (N * k2[m] - k1[m] * k1[m] != 0) and z_def[b, m]
-        pearson_row(N, sx, sz[b], sxx, szz[b], sxz, defined, ones, r[b], weak[b])
-    return r, weak
 
 
 def _rows_identity(rows: np.ndarray) -> bool:

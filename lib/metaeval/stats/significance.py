@@ -21,10 +21,9 @@ from metaeval.stats._kernels import (
     bootstrap_pvalue,
     coins as draw_coins,
     monte_carlo_pvalue,
+    mean_of_defined_row,
     pair_tables_fit,
-    pearson,
     pearson_row,
-    perm_summary_corr,
     permutation_pvalue,
     sign,
     swap_may_be_constant,
@@ -44,13 +43,9 @@ from metaeval.stats.correlation import (
     check_matrices,
     check_rng,
     constant,
-    constant_from_codes,
-    dense_codes,
     effective_n,
     level_corr,
     mean_of_defined,
-    mean_of_defined_row,
-    pearson_from_sums,
     system_corr,
 )
 from metaeval._warnings import warn_degenerate
@@ -275,24 +270,21 @@ def _kendall_summary_perm(Xs, Ys, Z, coins):  # pragma: no cover - compiled
     return out_x, out_y
 
 
-# Perm-Both Pearson of one metric pair on all permutations at once, for pairwise_tests: the coins are shared by
-# every pair, so they are transposed once to (N, M, B) and each kernel (the system level's is
-# _planning_perm.perm_system_pearson, which the planner shares) loops over blocks of permutations, its
-# innermost loops running over the permutations of a block (long, vectorized loops; a loop over the N systems or M
-# inputs of one permutation is short and spends its time entering and leaving). Each permutation's value is
-# computed exactly as _permutation_deltas computes it (the same sums in the same order, the same formulas), so
-# the null distribution is the same, float for float, whatever the block: up to 128 permutations, fewer when
-# many inputs would make the block's sums large (2^18 / M, a few MB).
+# Perm-Both Pearson of one metric pair on all permutations at once, for permutation_test and pairwise_tests: the
+# coins are transposed once to (N, M, B) and each kernel (the system level's is _planning_perm.perm_system_pearson,
+# which the planner shares) loops over blocks of permutations, its innermost loops running over the permutations of
+# a block (long, vectorized loops; a loop over the N systems or M inputs of one permutation is short and spends its
+# time entering and leaving). A block holds up to 128 permutations, fewer when many inputs would make the block's
+# sums large (2^18 / M, a few MB); the block changes the memory, not the values.
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _perm_summary_pearson(coins_t, Xs, Ys, D1, D2, D3, base, sz, szz, z_ok, block):  # pragma: no cover
     """Summary-level mean r(X*, Z) - mean r(Y*, Z) on every permutation (B,), and the permutations to recompute
-    (B,): those with a cell that _permutation_deltas refines from the values (pearson_from_sums' weak cells).
+    (B,): those with a cell whose variance lost its digits in the sums (the caller recomputes them from the values).
 
-    The sums over systems of the swapped cells' changes D1..D3 (N, M) are taken over n in order, as
-    :func:`~metaeval.stats._kernels.perm_summary_corr` takes them, and turned into r by the same
-    :func:`~metaeval.stats._kernels.pearson_row`; ``base`` (6, M) holds the unpermuted sums sx, sxx, sxz, sy, syy,
+    The sums over systems of the swapped cells' changes D1..D3 (N, M) are taken over n in order and turned into r
+    by :func:`~metaeval.stats._kernels.pearson_row`; ``base`` (6, M) holds the unpermuted sums sx, sxx, sxz, sy, syy,
     syz. A permuted column is constant iff its values are equal (what the integer codes decide there): only a
     column in which no two systems have four different values can be, and only those are looked at."""
     N, M, B = coins_t.shape
@@ -306,7 +298,6 @@ def _perm_summary_pearson(coins_t, Xs, Ys, D1, D2, D3, base, sz, szz, z_ok, bloc
     rx, ry = np.empty(M), np.empty(M)
     wx, wy = np.zeros(M, np.bool_), np.zeros(M, np.bool_)
     ones = np.ones(M)
-    buffer = np.empty(M)
     may_be_constant = np.zeros(M, np.bool_)
     for m in range(M):
         may_be_constant[m] = z_ok[m] and swap_may_be_constant(Xs, Ys, m)
@@ -370,18 +361,18 @@ def _perm_summary_pearson(coins_t, Xs, Ys, D1, D2, D3, base, sz, szz, z_ok, bloc
                 redo[b] = True
                 out[b] = np.nan
             else:
-                out[b] = mean_of_defined_row(rx, buffer) - mean_of_defined_row(ry, buffer)
+                out[b] = mean_of_defined_row(rx) - mean_of_defined_row(ry)
     return out, redo
 
 
 def _pair_null(Xs: np.ndarray, Ys: np.ndarray, Z: np.ndarray, coins: np.ndarray, coins_t: np.ndarray,
                level: str) -> np.ndarray:
-    """The Pearson null distribution of one pair from the compiled kernels above: ``_permutation_deltas`` of all
-    ``coins`` (B, N, M), the same floats; ``coins_t`` are the coins as (N, M, B) uint8."""
+    """The Pearson null distribution of one pair (system or summary level) from the compiled kernels: r(X', Z) -
+    r(Y', Z) for all ``coins`` (B, N, M); ``coins_t`` are the coins as (N, M, B) uint8."""
     if level == "system":
         return perm_system_pearson(coins_t, coins_t.shape[2], Ys - Xs, Xs.mean(axis=1), Ys.mean(axis=1),
                                    Z.mean(axis=1))
-    # the sums _permutation_deltas' compiled path builds, from the same expressions
+    # one shift per column for both metrics: a permuted column mixes cells of X and Y
     centre = (Xs.mean(axis=0) + Ys.mean(axis=0)) / 2
     Xc, Yc = Xs - centre, Ys - centre
     Zc = Z - Z.mean(axis=0)
@@ -390,96 +381,41 @@ def _pair_null(Xs: np.ndarray, Ys: np.ndarray, Z: np.ndarray, coins: np.ndarray,
                                        Zc.sum(axis=0), (Zc * Zc).sum(axis=0), ~constant(Z.T),
                                        max(1, min(PERM_BLOCK, 2**18 // Z.shape[1])))
     if redo.any():
-        # nearly constant columns: their r from the values, as _permutation_deltas does (its numpy path: the floats
-        # of its kernel, with nothing more to compile)
+        # nearly constant columns: their r from the permuted values themselves
         index = np.nonzero(redo)[0]
-        null[index] = _permutation_deltas(Xs, Ys, Z, coins[index], "summary", "pearson", None, compiled=False)
+        null[index] = _swapped_deltas(Xs, Ys, Z, coins[index], "summary", "pearson", None)
     return null
 
 
-_PAIR_NULL_CHECKED: dict[str, bool] = {}
+def _transposed_coins(coins: np.ndarray) -> np.ndarray:
+    """Boolean coins (B, N, M) as the (N, M, B) bytes the compiled Pearson kernels read."""
+    return np.ascontiguousarray(coins.view(np.uint8).transpose(1, 2, 0))
 
 
-def _pair_null_agrees(level: str) -> bool:
-    """Whether :func:`_pair_null` gives _permutation_deltas' floats here (checked once per process and level on
-    random data with ties and constant columns): the kernels add in the order numpy adds on x86-64, which another
-    numpy build need not share; if it does not, pairwise_tests keeps its numpy path."""
-    if level not in _PAIR_NULL_CHECKED:
-        rng = np.random.default_rng(20210514)
-        N, M, B = 9, 21, 40
-        X, Y = rng.normal(size=(N, M)), np.round(rng.normal(size=(N, M)), 1)
-        Z = rng.normal(size=(N, M)) * 10.0 ** rng.integers(-3, 4, size=(1, M))
-        Z[:, 5] = 1.0  # an undefined input
-        Xs, Ys = _standardize(X), _standardize(Y)
-        coins = _coins(rng, B, (N, M), "both")
-        coins_t = np.ascontiguousarray(coins.view(np.uint8).transpose(1, 2, 0))
-        expected = _permutation_deltas(Xs, Ys, Z, coins, level, "pearson", None, compiled=False)
-        _PAIR_NULL_CHECKED[level] = bool(np.array_equal(_pair_null(Xs, Ys, Z, coins, coins_t, level), expected,
-                                                        equal_nan=True))
-    return _PAIR_NULL_CHECKED[level]
+def _swapped_deltas(Xs, Ys, Z, coins, level, coefficient, w, agg_x="mean", agg_y="mean") -> np.ndarray:
+    """The general path: the permuted matrices built cell by cell (B x N x M), then correlated."""
+    Xp = np.where(coins, Ys, Xs)
+    Yp = np.where(coins, Xs, Ys)
+    return level_corr(Xp, Z, level, coefficient, w, agg=agg_x) - level_corr(Yp, Z, level, coefficient, w, agg=agg_y)
 
 
-def _permutation_deltas(Xs, Ys, Z, coins, level, coefficient, w, agg_x="mean", agg_y="mean",
-                        compiled: bool = True) -> np.ndarray:
-    if level == "system" and w is None and agg_x == agg_y == "mean":
+def _permutation_deltas(Xs, Ys, Z, coins, level, coefficient, w, agg_x="mean", agg_y="mean") -> np.ndarray:
+    """r(X', Z) - r(Y', Z) of every permutation of ``coins`` (B, N, M): one path per case (compiled Pearson at
+    system and summary level and Kendall at summary level, the system means as one product for the other
+    coefficients at system level, else the permuted matrices themselves)."""
+    plain = w is None and agg_x == agg_y == "mean"
+    if plain and coefficient == "pearson" and level in ("system", "summary"):
+        return _pair_null(Xs, Ys, Z, coins, _transposed_coins(coins), level)
+    if level == "system" and plain:
         # A permuted system mean is mean(Xs) + (coins . (Ys - Xs)) / M per row: one batched product,
         # no B x N x M copies of the swapped matrices.
         M = Xs.shape[1]
-        D = Ys - Xs
         # einsum keeps the summation order independent of the chunk size (BLAS would not)
-        shift = np.einsum("bnm,nm->bn", coins, D) / M
+        shift = np.einsum("bnm,nm->bn", coins, Ys - Xs) / M
         zs = Z.mean(axis=1)
         xs = Xs.mean(axis=1) + shift
         ys = Ys.mean(axis=1) - shift
         return system_corr(xs, zs, coefficient) - system_corr(ys, zs, coefficient)
-    if level == "summary" and coefficient == "pearson" and w is None:
-        # Per-input sums of the permuted matrices are the original sums plus coins . (change per cell).
-        N = Xs.shape[0]
-        # one shift per column for both metrics: a permuted column mixes cells of X and Y
-        centre = (Xs.mean(axis=0) + Ys.mean(axis=0)) / 2
-        Xc, Yc = Xs - centre, Ys - centre
-        Zc = Z - Z.mean(axis=0)
-        D, D2, DZ = Yc - Xc, Yc * Yc - Xc * Xc, (Yc - Xc) * Zc
-        sz, szz = Zc.sum(axis=0), (Zc * Zc).sum(axis=0)
-        # Exact constancy of each permuted column from integer codes of the values of X and Y together
-        cx, cy = np.split(dense_codes(np.concatenate([Xs, Ys])), 2)
-        dc, dc2 = cy - cx, cy * cy - cx * cx
-        z_ok = ~constant(Z.T)
-
-        def exact_x(b, m):
-            swap = coins[b, :, m]
-            return np.where(swap, Ys[:, m].T, Xs[:, m].T), Z[:, m].T
-
-        def exact_y(b, m):
-            swap = coins[b, :, m]
-            return np.where(swap, Xs[:, m].T, Ys[:, m].T), Z[:, m].T
-
-        if compiled and coins.dtype == np.bool_ and coins.flags.c_contiguous:
-            # the same sums (over n in order, as einsum) and r in one compiled pass over the coins
-            base = np.stack([Xc.sum(0), (Xc * Xc).sum(0), (Xc * Zc).sum(0), Yc.sum(0), (Yc * Yc).sum(0),
-                             (Yc * Zc).sum(0), sz, szz])[:, None]
-            codes = np.stack([cx.sum(0), (cx * cx).sum(0), cy.sum(0), (cy * cy).sum(0)])[:, None].astype(float)
-            d1, d2, d3, e1, e2 = (np.ascontiguousarray(a[None], dtype=float) for a in (D, D2, DZ, dc, dc2))
-            rx, ry, wx, wy = perm_summary_corr(coins.view(np.uint8).ravel(), False, coins.shape[0], d1, d2, d3,
-                                                e1, e2, base, codes, z_ok[None])
-            rx, ry = rx[0], ry[0]
-            for r, weak, vectors in ((rx, wx[0], exact_x), (ry, wy[0], exact_y)):
-                if weak.any():
-                    index = np.nonzero(weak)
-                    x, z = vectors(*index)
-                    r[index] = pearson(x, z, None)
-            return mean_of_defined(rx) - mean_of_defined(ry)
-        shift = np.einsum("bnm,nm->bm", coins, D)
-        shift2 = np.einsum("bnm,nm->bm", coins, D2)
-        shiftz = np.einsum("bnm,nm->bm", coins, DZ)
-        c1, c2 = np.einsum("bnm,nm->bm", coins, dc), np.einsum("bnm,nm->bm", coins, dc2)
-        x_const = constant_from_codes(N, cx.sum(0) + c1, (cx * cx).sum(0) + c2)
-        y_const = constant_from_codes(N, cy.sum(0) - c1, (cy * cy).sum(0) - c2)
-        rx = pearson_from_sums(N, Xc.sum(0) + shift, sz, (Xc * Xc).sum(0) + shift2, szz, (Xc * Zc).sum(0) + shiftz,
-                               defined=~x_const & z_ok, refine=exact_x)
-        ry = pearson_from_sums(N, Yc.sum(0) - shift, sz, (Yc * Yc).sum(0) - shift2, szz, (Yc * Zc).sum(0) - shiftz,
-                               defined=~y_const & z_ok, refine=exact_y)
-        return mean_of_defined(rx) - mean_of_defined(ry)
     if (level == "summary" and coefficient == "kendall" and w is None
             and pair_tables_fit(Xs.shape[0], Xs.shape[1], per_pair=64)):
         # Compiled: concordant/discordant counts of both permuted matrices from per-pair sign tables.
@@ -488,9 +424,7 @@ def _permutation_deltas(Xs, Ys, Z, coins, level, coefficient, w, agg_x="mean", a
             np.ascontiguousarray(Z, dtype=float), np.ascontiguousarray(coins.transpose(0, 2, 1), dtype=np.uint8),
         )
         return mean_of_defined(rx) - mean_of_defined(ry)
-    Xp = np.where(coins, Ys, Xs)
-    Yp = np.where(coins, Xs, Ys)
-    return level_corr(Xp, Z, level, coefficient, w, agg=agg_x) - level_corr(Yp, Z, level, coefficient, w, agg=agg_y)
+    return _swapped_deltas(Xs, Ys, Z, coins, level, coefficient, w, agg_x, agg_y)
 
 
 def permutation_test(
@@ -755,6 +689,25 @@ def pairwise_tests(
     PairwiseResult
         ``pvalues[i, j]`` for H1: r_i > r_j.
     """
+    check_bool(progress, "progress")
+    names, mats, Z, aggs = _pairwise_inputs(metrics, Z, test, level, coefficient, n_resamples, batch, aggregates,
+                                            correction)
+    corr = np.array([float(level_corr(m, Z, level, coefficient, agg=a)) for m, a in zip(mats, aggs)])
+    rng = check_rng(rng)
+    kind, _, method = test.partition("-")
+    if test == "williams":
+        stat, pvals = _pairwise_williams(mats, corr, level, coefficient, aggs)
+    elif kind == "boot":
+        stat, pvals = _pairwise_bootstrap(mats, Z, corr, method, level, coefficient, n_resamples, rng, batch, aggs)
+    else:
+        stat, pvals = _pairwise_permutation(mats, Z, corr, method, level, coefficient, n_resamples, rng, batch, aggs,
+                                            progress)
+    return PairwiseResult(names, corr, stat, adjust(pvals, correction=correction))
+
+
+def _pairwise_inputs(metrics, Z, test, level, coefficient, n_resamples, batch, aggregates, correction):
+    """:func:`pairwise_tests`' arguments checked, before any test runs: the names, the validated matrices and Z,
+    and each metric's system-score aggregation."""
     if isinstance(metrics, Mapping):
         names = tuple(metrics)
         mats = list(metrics.values())
@@ -767,7 +720,6 @@ def pairwise_tests(
     check_coefficient(coefficient)
     check_n_resamples(n_resamples)
     check_batch(batch)
-    check_bool(progress, "progress")
     named = {f"metrics[{n!r}]": m for n, m in zip(names, mats)}
     *mats, Z = check_matrices("raise", min_size=3, **named, Z=Z)
     K = len(mats)
@@ -775,7 +727,7 @@ def pairwise_tests(
     _check_test(test)
     if test == "williams":
         check_coefficient(coefficient, FISHER_COEFFICIENTS)
-    if test != "williams":
+    else:
         N, M = Z.shape
         # a byte per coin, and another for the transposed copy of the compiled Pearson path
         coin_bytes = 2.2 if test.startswith("perm-") and coefficient == "pearson" else 1.2
@@ -786,52 +738,65 @@ def pairwise_tests(
         raise ValueError(f"aggregates has {len(aggs)} entries for {K} metrics")
     if level != "system" and set(aggs) != {"mean"}:
         raise ValueError("aggregates other than 'mean' apply to level='system' only")
-    corr = np.array([float(level_corr(m, Z, level, coefficient, agg=a)) for m, a in zip(mats, aggs)])
-    stat = corr[:, None] - corr[None, :]
-    pvals = np.full((K, K), np.nan)
-    rng = check_rng(rng)
-    pairs = [(i, j) for i in range(K) for j in range(i + 1, K)]
-    if test == "williams":
-        n = effective_n(mats[0], level=level)
-        _warn_williams_small(n, level)
-        for i, j in pairs:
-            if level == "system":
-                r_ij = float(batch_corr(_aggregate(mats[i], aggs[i]), _aggregate(mats[j], aggs[j]), coefficient))
-            else:
-                r_ij = float(level_corr(mats[i], mats[j], level, coefficient))
-            t, p = williams_pvalue(corr[i], corr[j], r_ij, n, "greater")
-            stat[i, j], pvals[i, j] = t, p
-            stat[j, i], pvals[j, i] = -t, williams_pvalue(corr[j], corr[i], r_ij, n, "greater")[1]
-        return PairwiseResult(names, corr, stat, adjust(pvals, correction=correction))
-    kind, _, method = test.partition("-")
-    if kind == "boot":
-        check_resample(method)
-        rows, cols = draw_indices(Z.shape[0], Z.shape[1], n_resamples, method, rng)
-        batch = batch or auto_batch(Z.shape[0], Z.shape[1], level, coefficient)
-        samples = resampled_corr(mats, Z, rows, cols, level, coefficient, batch, aggs=aggs)
-        dropped = 0
-        for i, j in pairs:
-            deltas = samples[i] - samples[j]
-            deltas = deltas[~np.isnan(deltas)]
-            dropped += n_resamples - deltas.size
-            pvals[i, j] = bootstrap_pvalue(deltas, stat[i, j], "greater")
-            pvals[j, i] = bootstrap_pvalue(-deltas, stat[j, i], "greater")
-        warn_dropped(dropped, n_resamples * len(pairs), "resampled differences (over all pairs)", "the p-values")
-        return PairwiseResult(names, corr, stat, adjust(pvals, correction=correction))
-    if kind != "perm":
-        raise ValueError(f"test must be 'williams', 'perm-<method>' or 'boot-<method>', got {test!r}")
+    return names, mats, Z, aggs
+
+
+def _pairs(K: int) -> list[tuple[int, int]]:
+    return [(i, j) for i in range(K) for j in range(i + 1, K)]
+
+
+def _pairwise_williams(mats, corr, level, coefficient, aggs) -> tuple[np.ndarray, np.ndarray]:
+    """Williams' t and one-sided p-value of every ordered pair (no draws)."""
+    K = len(mats)
+    stat, pvals = corr[:, None] - corr[None, :], np.full((K, K), np.nan)  # the diagonal: 0
+    n = effective_n(mats[0], level=level)
+    _warn_williams_small(n, level)
+    for i, j in _pairs(K):
+        if level == "system":
+            r_ij = float(batch_corr(_aggregate(mats[i], aggs[i]), _aggregate(mats[j], aggs[j]), coefficient))
+        else:
+            r_ij = float(level_corr(mats[i], mats[j], level, coefficient))
+        t, p = williams_pvalue(corr[i], corr[j], r_ij, n, "greater")
+        stat[i, j], pvals[i, j] = t, p
+        stat[j, i], pvals[j, i] = -t, williams_pvalue(corr[j], corr[i], r_ij, n, "greater")[1]
+    return stat, pvals
+
+
+def _pairwise_bootstrap(mats, Z, corr, method, level, coefficient, n_resamples, rng, batch,
+                        aggs) -> tuple[np.ndarray, np.ndarray]:
+    """Paired bootstrap of every pair: one set of resampling indices, each metric's resampled correlations once."""
+    K = len(mats)
+    stat, pvals = corr[:, None] - corr[None, :], np.full((K, K), np.nan)
+    check_resample(method)
+    rows, cols = draw_indices(Z.shape[0], Z.shape[1], n_resamples, method, rng)
+    batch = batch or auto_batch(Z.shape[0], Z.shape[1], level, coefficient)
+    samples = resampled_corr(mats, Z, rows, cols, level, coefficient, batch, aggs=aggs)
+    dropped = 0
+    for i, j in _pairs(K):
+        deltas = samples[i] - samples[j]
+        deltas = deltas[~np.isnan(deltas)]
+        dropped += n_resamples - deltas.size
+        pvals[i, j] = bootstrap_pvalue(deltas, stat[i, j], "greater")
+        pvals[j, i] = bootstrap_pvalue(-deltas, stat[j, i], "greater")
+    warn_dropped(dropped, n_resamples * len(_pairs(K)), "resampled differences (over all pairs)", "the p-values")
+    return stat, pvals
+
+
+def _pairwise_permutation(mats, Z, corr, method, level, coefficient, n_resamples, rng, batch, aggs,
+                          progress) -> tuple[np.ndarray, np.ndarray]:
+    """Permutation test of every pair under one set of coins: the pair (j, i) under the same coins is the mirror
+    of (i, j), so each unordered pair's null is computed once."""
+    K = len(mats)
+    stat, pvals = corr[:, None] - corr[None, :], np.full((K, K), np.nan)
     check_resample(method, PERMUTATION_METHODS)
     coins = _coins(rng, n_resamples, Z.shape, method)
     std = [_standardize(m) for m in mats]
     batch = batch or max(1, auto_batch(Z.shape[0], Z.shape[1], level, coefficient) // 2)
-    # Pearson at system or summary level: each pair's null from the compiled kernels in one call (the same floats).
-    # The system level's einsum casts the coins in buffers of np.getbufsize() elements and would add a longer row
-    # of coins in pieces, which the kernel does not.
-    compiled = (coefficient == "pearson" and set(aggs) == {"mean"} and coins.flags.c_contiguous
-                and (level == "summary" or (level == "system" and Z.shape[1] <= np.getbufsize()))
-                and _pair_null_agrees(level))
-    coins_t = np.ascontiguousarray(coins.view(np.uint8).transpose(1, 2, 0)) if compiled else None
+    # Pearson at system or summary level: each pair's null from the compiled kernels in one call
+    compiled = coefficient == "pearson" and set(aggs) == {"mean"} and level in ("system", "summary")
+    coins_t = _transposed_coins(coins) if compiled else None
     own = [float(level_corr(s, Z, level, coefficient, agg=a)) for s, a in zip(std, aggs)]
+    pairs = _pairs(K)
     iterator = pairs
     if progress:
         from tqdm import tqdm
@@ -855,7 +820,7 @@ def pairwise_tests(
         pvals[i, j] = monte_carlo_pvalue(tail_count(valid, observed, "greater"), valid.size)
         pvals[j, i] = monte_carlo_pvalue(tail_count(-valid, -observed, "greater"), valid.size)
     warn_dropped(dropped, n_resamples * len(pairs), "permuted differences (over all pairs)", "the p-values")
-    return PairwiseResult(names, corr, stat, adjust(pvals, correction=correction))
+    return stat, pvals
 
 
 def _aggregate(X: np.ndarray, agg: str) -> np.ndarray:

@@ -8,7 +8,6 @@ Private to :mod:`metaeval.studies.card`, which re-exports :func:`default_baselin
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from collections.abc import Mapping, Sequence
 
@@ -19,17 +18,13 @@ from metaeval.data.defaults import recognize
 from metaeval.data.formats import DataError
 
 _STANDARD = ("rouge-1", "rouge-2", "rouge-l", "bertscore")
-
-
-#: A score named by its metric alone ("BERTScore", "bert_score", "ROUGE-2"): the F statistic, the one these
-#: metrics report by default (BERTScore's headline number is its F1).
-_PLAIN_NAME = re.compile(r"^(?:(bert)[-_ ]?score|(?:rouge[-_ ]?|r[-_])([0-9]+|l|su4|w))$", re.IGNORECASE)
 _FAMILY_NAMES = {"rouge-1": "ROUGE-1", "rouge-2": "ROUGE-2", "rouge-l": "ROUGE-L", "bertscore": "BERTScore"}
 
 
 def _family(name: str, stat: str) -> tuple[str, int] | None:
     """(standard metric, rank of the spelling) of a score name that spells one with statistic ``stat``
-    (``"F"`` or ``"R"``), else None; a plain name (no statistic) counts as F and ranks last.
+    (``"F"`` or ``"R"``), else None: :func:`metaeval.data.defaults.recognize`, the one spelling table (a plain
+    name such as ``BERTScore`` counts as F and ranks last).
 
     Examples
     --------
@@ -39,37 +34,23 @@ def _family(name: str, stat: str) -> tuple[str, int] | None:
     (None, None, None)
     """
     hit = recognize(name)
-    if hit is not None:
-        return (hit[0], hit[2]) if hit[1] == stat else None
-    m = _PLAIN_NAME.match(name.strip())
-    if m is None or stat != "F":
-        return None
-    return ("bertscore", 3) if m.group(1) else (f"rouge-{m.group(2).lower()}", 3)
+    return (hit[0], hit[2]) if hit is not None and hit[1] == stat else None
 
 
 def default_baselines(ds, exclude: Sequence[str] = ()) -> list[str]:
     """The dataset's standard metrics present in it: ROUGE-1/2/L and BERTScore under any spelling (recall on
     recall-oriented datasets, F1 otherwise; a name without a statistic such as ``BERTScore`` or ``ROUGE-2``
     counts as F1), leaving out ``exclude``; with none stored, ROUGE-2 computed from the texts
-    (:func:`metaeval.data.defaults.default_baselines`).
+    (:func:`metaeval.data.defaults.default_baselines`, the one rule for cards and notebooks).
 
     Examples
     --------
     >>> default_baselines(_datasets.load("realsumm"), exclude=["rouge-l.recall"])
     ['rouge-1.recall', 'rouge-2.recall', 'bertscore.recall']
     """
-    from metaeval.data.defaults import default_baselines as from_data  # one rule for cards and notebooks
+    from metaeval.data.defaults import default_baselines as from_data
 
-    stat = "R" if ds.recall_oriented else "F"
-    excluded = set(exclude)
-    ranked: dict[str, list[tuple[int, str]]] = {}
-    for name in ds.score_names:
-        fam = _family(name, stat) if name not in excluded else None
-        if fam is not None and fam[0] in _STANDARD:
-            ranked.setdefault(fam[0], []).append((fam[1], name))
-    chosen = [min(ranked[m])[1] for m in _STANDARD if m in ranked]
-    # nothing stored: the data layer's fallback (ROUGE-2 from the texts, else its error naming --baselines)
-    return chosen or from_data(ds, exclude)
+    return from_data(ds, exclude)
 
 
 def _display(ds, name: str) -> str:

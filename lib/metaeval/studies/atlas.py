@@ -14,9 +14,9 @@ on every dataset of :func:`metaeval.data.atlas.atlas_datasets`?
 * :func:`partial_conjunction_table`: for each ordered pair of metrics, "A beats B on at least u of the k
   datasets that have both" for every u (Benjamini & Heller, 2008), with Benjamini-Hochberg FDR control over
   the pairs at each u;
-* :func:`findings`: the dataset x finding matrix of the seed papers' headline findings, each cell "holds",
-  "does not hold" or "cannot be tested here" with its reason, computed by the studies' own functions
-  (:mod:`~metaeval.studies.lin`, :mod:`~metaeval.studies.deutsch2022`) and :mod:`metaeval.stats`.
+* :func:`findings`: one dataset's row of the finding matrix: every rule of
+  :mod:`metaeval.studies.atlas_findings` (the seed papers' claims quoted, each tested by one registered rule
+  with its minimum data), each cell with its status, value, reason and the data size.
 """
 
 from __future__ import annotations
@@ -28,26 +28,44 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from metaeval._markup import md_text
 from metaeval.data.atlas import AtlasEntry
 from metaeval.data.datasets import Dataset
 from metaeval.data.scoring import rouge_matrices
 from metaeval.metrics.bleu import sentence_bleu
 from metaeval.metrics.variants import parse_variant
-from metaeval.stats.agreement import delta_correlations, pairwise_accuracy, tie_calibrated_accuracy
+from metaeval.stats.agreement import pairwise_accuracy, tie_calibrated_accuracy
 from metaeval.stats.correlation import correlate
 from metaeval.stats.multiplicity import fdr, partial_conjunction_test
 from metaeval.stats.reliability import krippendorff_alpha, noise_ceiling
 from metaeval.stats.resampling import bootstrap_ci, draw_indices, percentile_interval
-from metaeval.stats.significance import PairwiseResult, pairwise_tests, williams_matrix
-from metaeval.studies import lin
-from metaeval.studies.deutsch2022 import rouge_points
+from metaeval.stats.significance import PairwiseResult, pairwise_tests
+from metaeval.studies.atlas_findings import (
+    HOLDS,
+    NOT_HOLDS,
+    NOT_REFUTED,
+    NOT_SHOWN,
+    RULES,
+    UNTESTABLE,
+    FindingData,
+    FindingOptions,
+    evaluate,
+    rule_table,
+    untestable,
+)
+from metaeval.studies.graham import corpus_bleu
 
 __all__ = [
     "ANALYSES",
-    "FINDINGS",
+    "RULES",
     "HOLDS",
     "NOT_HOLDS",
+    "NOT_SHOWN",
+    "NOT_REFUTED",
     "UNTESTABLE",
+    "FindingOptions",
+    "untestable",
+    "rule_table",
     "Ceilings",
     "support",
     "dataset_metrics",
@@ -67,28 +85,10 @@ __all__ = [
 ]
 
 ANALYSES = ("correlations", "system level", "text metrics", "noise ceiling")
-HOLDS, NOT_HOLDS, UNTESTABLE = "holds", "does not hold", "cannot be tested here"
-
-#: finding id -> (paper, the finding as the atlas tests it)
-FINDINGS = {
-    "graham_bleu": ("Graham (2015)", "BLEU is not significantly outperformed by any ROUGE variant at system "
-                    "level (Williams test, one-sided, alpha = 0.05, no correction, as Graham)"),
-    "lin_documents": ("Lin (2004)", "the dataset has enough documents: ROUGE-1 recall's system-level Pearson r "
-                      "minus half its 95% document-bootstrap interval exceeds the critical r within the available "
-                      "documents (Lin's rule)"),
-    "deutsch2021_width": ("Deutsch et al. (2021)", "confidence intervals are wide: ROUGE-2's system-level Kendall "
-                          "tau has a 95% Boot-Both interval at least 0.25 wide (the narrowest the paper reports, "
-                          "TAC'08 [.49, .74])"),
-    "deutsch2021_pairs": ("Deutsch et al. (2021)", "tests separate few metrics: fewer than half of the metric pairs "
-                          "differ significantly at system level (Perm-Both, Pearson, two one-sided tests per pair, "
-                          "Benjamini-Hochberg FDR 0.05 over all ordered pairs)"),
-    "deutsch2022_close": ("Deutsch et al. (2022)", "on close system pairs (ROUGE-2 difference < 0.5 points) "
-                          "ROUGE-2's Kendall tau is below its all-pairs tau and its 95% Boot-Both interval "
-                          "includes 0"),
-}
 
 #: the dataset's own metrics taken first when it has them (widely used, and shared by several datasets)
-PREFERRED_OWN = ("bertscore.f1", "qa-eval.f1", "MoverScore", "s3.pyr", "METEOR", "bleurt", "bartscore")
+PREFERRED_OWN = ("bertscore.f1", "qa-eval.f1", "MoverScore", "s3.pyr", "METEOR", "bleurt", "bartscore",
+                 "BertScore F1", "QAGS", "FactCC")  # the last three: FRANK's (else 3 of its 4 would be ROUGE)
 
 _MIN_SYSTEMS = 3  # a system-level correlation needs 3 points; Williams' test 4
 
@@ -395,9 +395,8 @@ def partial_conjunction_table(
 # The finding matrix
 
 
-def _cell(dataset: str, finding: str, status: str, value: float, reason: str) -> dict:
-    return {"dataset": dataset, "finding": finding, "paper": FINDINGS[finding][0], "status": status,
-            "value": value, "reason": reason}
+def _bleu_tokenizer(entry: AtlasEntry) -> str:
+    return "none" if entry.language.split("-")[-1].strip() == "en" else "unicode"
 
 
 def findings(
@@ -407,123 +406,35 @@ def findings(
     metrics: Mapping[str, np.ndarray],
     Z: np.ndarray,
     *,
-    n_resamples: int = 200,
-    lin_step: int = 10,
+    options: FindingOptions = FindingOptions(),
+    pair_tests: PairwiseResult | None = None,
     rng=0,
 ) -> list[dict]:
-    """The cells of one dataset's row of the finding matrix (see :data:`FINDINGS`), each with its reason."""
-    gen = np.random.default_rng(rng)
-    seeds = [int(s) for s in gen.integers(2**63 - 1, size=4)]
-    sup = support(entry, ds)
-    N, M = Z.shape
-    out = []
-    rouge = {k: v for k, v in metrics.items() if k.startswith("ROUGE-")}
-    no_text = sup["text metrics"]
-    # Graham: is BLEU outperformed?
-    if no_text or "BLEU" not in metrics:
-        out.append(_cell(name, "graham_bleu", UNTESTABLE, np.nan, no_text or "BLEU was not computed"))
-    elif N < 4:
-        out.append(_cell(name, "graham_bleu", UNTESTABLE, np.nan, f"only {N} systems; Williams' test needs 4"))
-    else:
-        names = [*rouge, "BLEU"]
-        S = np.column_stack([np.nanmean(metrics[k], axis=1) for k in names])
-        wres = williams_matrix(S, np.nanmean(Z, axis=1), names=names)
-        p = wres.pvalues[:, -1][:-1]
-        best = names[int(np.nanargmax(wres.correlations[:-1]))]
-        beaten = [names[i] for i in np.flatnonzero(p < 0.05)]
-        reason = (f"best ROUGE variant {best} (r = {np.nanmax(wres.correlations[:-1]):.3f}), BLEU r = "
-                  f"{wres.correlations[-1]:.3f}; " + (f"BLEU is significantly outperformed by {', '.join(beaten)} "
-                                                       f"(smallest p = {np.nanmin(p):.3g})" if beaten else
-                                                       f"no ROUGE variant significantly outperforms BLEU (smallest "
-                                                       f"p = {np.nanmin(p):.3g}; not significant is not equal)"))
-        out.append(_cell(name, "graham_bleu", NOT_HOLDS if beaten else HOLDS, float(np.nanmin(p)), reason))
-    # Lin: documents needed
-    key = "ROUGE-1 R"
-    if no_text or key not in metrics:
-        out.append(_cell(name, "lin_documents", UNTESTABLE, np.nan, no_text or f"{key} was not computed"))
-    elif N < 4:
-        out.append(_cell(name, "lin_documents", UNTESTABLE, np.nan, f"only {N} systems; the critical r needs df >= 2"))
-    else:
-        sizes = sorted({*range(lin_step, M + 1, lin_step), M})
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            summary, _ = lin.sample_size_curves(metrics[key], Z, sizes, n_resamples=n_resamples, rng=seeds[1])
-        r_crit = lin.critical_r(N)
-        need = lin.critical_sample_size(summary, r_crit)
-        if np.isnan(need):
-            out.append(_cell(name, "lin_documents", NOT_HOLDS, np.nan,
-                             f"even with all {M} documents r - dCI/2 does not exceed the critical r {r_crit:.3f} "
-                             f"(df = {N - 2}, two-sided 0.05)"))
-        else:
-            out.append(_cell(name, "lin_documents", HOLDS, need,
-                             f"{int(need)} of {M} documents reach r - dCI/2 > critical r {r_crit:.3f} (df = {N - 2}, "
-                             f"two-sided 0.05; {n_resamples} document resamples, step {lin_step})"))
-    # Deutsch 2021: CI width and separated pairs
-    key = "ROUGE-2 F"
-    if no_text or key not in metrics:
-        out.append(_cell(name, "deutsch2021_width", UNTESTABLE, np.nan, no_text or f"{key} was not computed"))
-    elif sup["system level"]:
-        out.append(_cell(name, "deutsch2021_width", UNTESTABLE, np.nan, sup["system level"]))
-    else:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            boot = bootstrap_ci(metrics[key], Z, level="system", coefficient="kendall", resample="both",
-                               n_resamples=n_resamples, rng=seeds[2])
-        lo, hi = boot.confidence_interval
-        width = hi - lo
-        out.append(_cell(name, "deutsch2021_width", HOLDS if width >= 0.25 else NOT_HOLDS, width,
-                         f"ROUGE-2 F system-level Kendall tau 95% Boot-Both CI [{lo:.2f}, {hi:.2f}], width "
-                         f"{width:.2f} ({n_resamples} resamples)"))
-    if len(metrics) < 2 or sup["system level"]:
-        out.append(_cell(name, "deutsch2021_pairs", UNTESTABLE, np.nan,
-                         sup["system level"] or "fewer than 2 metrics to compare"))
-    else:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            t = pair_tests(metrics, Z, n_resamples=n_resamples, rng=seeds[3])
-        P = t.pvalues
-        off = ~np.eye(len(t.names), dtype=bool)
-        q = np.full(P.shape, np.nan)
-        q[off] = fdr(P[off], method="bh")
-        iu = np.triu_indices(len(t.names), 1)
-        sep = (q[iu] <= 0.05) | (q.T[iu] <= 0.05)  # a pair is separated when either direction is significant
-        share = float(sep.mean())
-        out.append(_cell(name, "deutsch2021_pairs", HOLDS if share < 0.5 else NOT_HOLDS, share,
-                         f"{int(sep.sum())} of {sep.size} metric pairs separated ({share:.0%}; Perm-Both, "
-                         f"{n_resamples} permutations, BH-FDR 0.05)"))
-    # Deutsch 2022: tau on close pairs
-    key = "ROUGE-2 F"
-    if no_text or key not in metrics:
-        out.append(_cell(name, "deutsch2022_close", UNTESTABLE, np.nan, no_text or f"{key} was not computed"))
-    elif N < 5:
-        out.append(_cell(name, "deutsch2022_close", UNTESTABLE, np.nan, f"only {N} systems: too few close pairs"))
-    else:
-        X = metrics[key]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            dres = delta_correlations(X, Z, deltas=[(0.0, 0.5), (0.0, np.inf)], by=rouge_points(X),
-                                     n_resamples=n_resamples, rng=seeds[0])
-        close, every = float(dres.statistic[0]), float(dres.statistic[1])
-        lo, hi = np.asarray(dres.confidence_interval.low)[0], np.asarray(dres.confidence_interval.high)[0]
-        if dres.n_pairs[0] < 2:
-            out.append(_cell(name, "deutsch2022_close", UNTESTABLE, np.nan,
-                             f"{int(dres.n_pairs[0])} system pairs differ by less than 0.5 ROUGE-2 points"))
-        else:
-            ok = close < every and lo <= 0 <= hi
-            out.append(_cell(name, "deutsch2022_close", HOLDS if ok else NOT_HOLDS, close,
-                             f"tau on the {int(dres.n_pairs[0])} close pairs {close:.2f} [{lo:.2f}, {hi:.2f}] vs "
-                             f"{every:.2f} on all {int(dres.n_pairs[1])} pairs (95% Boot-Both, {n_resamples} "
-                             "resamples)"))
-    return out
+    """One dataset's row of the finding matrix: every rule of :data:`RULES` (:mod:`metaeval.studies.atlas_findings`)
+    on this dataset, each cell with its status, value, reason, the claim, the rule and the data size. An empty list
+    where the dataset can test no rule (:func:`untestable`: list it apart). ``pair_tests``: the system-level
+    Perm-Both tests between ``metrics`` if already run (:func:`pair_tests`), reused by Deutsch et al. (2021)'s
+    rule."""
+    if untestable(metrics):
+        return []
+    no_texts = support(entry, ds)["text metrics"]
+    bleu = corpus_bleu(ds, tokenizer=_bleu_tokenizer(entry)) if not no_texts and "BLEU" in metrics else None
+    data = FindingData(name, metrics, np.asarray(Z, dtype=float), no_texts, bleu, pair_tests)
+    seeds = np.random.default_rng(rng).integers(2**63 - 1, size=len(RULES))
+    return [evaluate(rule, data, options, int(seed)) for rule, seed in zip(RULES.values(), seeds)]
 
 
 def finding_matrix(cells: Sequence[dict]) -> pd.DataFrame:
-    """Dataset x finding table of statuses (from :func:`findings` cells of several datasets)."""
+    """Dataset x finding table of statuses (from :func:`findings` cells of several datasets), with each dataset's
+    systems and inputs first (every cell's claim, rule, value and reason: the cells' own table)."""
     frame = pd.DataFrame(list(cells))
     if frame.empty:
         return frame
-    return frame.pivot(index="dataset", columns="finding", values="status").reindex(
-        index=list(dict.fromkeys(frame["dataset"])), columns=[f for f in FINDINGS if f in set(frame["finding"])])
+    order = list(dict.fromkeys(frame["dataset"]))
+    status = frame.pivot(index="dataset", columns="finding", values="status").reindex(
+        index=order, columns=[f for f in RULES if f in set(frame["finding"])])
+    size = frame.drop_duplicates("dataset").set_index("dataset")[["systems", "inputs"]].reindex(order)
+    return pd.concat([size, status], axis=1)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -597,24 +508,27 @@ def forest_plot(table: pd.DataFrame, metric: str, *, statistic: str = "pearson",
     return ax
 
 
-STATUS_CODES = {HOLDS: 1.0, NOT_HOLDS: 0.0, UNTESTABLE: np.nan}
+STATUS_CODES = {HOLDS: 2.0, NOT_SHOWN: 1.0, NOT_REFUTED: 1.0, NOT_HOLDS: 0.0, UNTESTABLE: np.nan}
 
 
 def finding_heatmap(matrix: pd.DataFrame, ax=None):
-    """Heatmap of the dataset x finding matrix: green holds, red does not hold, grey cannot be tested."""
+    """Heatmap of the dataset x finding matrix: green holds, amber not shown / not refuted (no evidence either
+    way), red does not hold, grey cannot be tested."""
     import matplotlib.pyplot as plt
     from matplotlib.colors import ListedColormap
 
+    matrix = matrix[[c for c in matrix.columns if c in RULES]]
     if ax is None:
         _, ax = plt.subplots(figsize=(1.3 * matrix.shape[1] + 2.5, 0.45 * matrix.shape[0] + 1.8))
     values = matrix.apply(lambda col: col.map(STATUS_CODES)).to_numpy(dtype=float)
-    cmap = ListedColormap(["#d9534f", "#5cb85c"])
+    cmap = ListedColormap(["#d9534f", "#f0ad4e", "#5cb85c"])
     cmap.set_bad("#cccccc")
-    ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0, vmax=1, aspect="auto")
-    short = {HOLDS: "holds", NOT_HOLDS: "no", UNTESTABLE: "n/a"}
+    ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0, vmax=2, aspect="auto")
+    short = {HOLDS: "holds", NOT_HOLDS: "no", NOT_SHOWN: "not\nshown", NOT_REFUTED: "not\nrefuted",
+             UNTESTABLE: "n/a"}
     for i in range(values.shape[0]):
         for j in range(values.shape[1]):
-            ax.text(j, i, short.get(matrix.iat[i, j], "n/a"), ha="center", va="center", fontsize=8)
+            ax.text(j, i, short.get(matrix.iat[i, j], "n/a"), ha="center", va="center", fontsize=7)
     ax.set_xticks(range(matrix.shape[1]))
     ax.set_xticklabels([c.replace("_", "\n") for c in matrix.columns], fontsize=8)
     ax.set_yticks(range(matrix.shape[0]))
@@ -682,17 +596,27 @@ def replication_sentences(pc: pd.DataFrame, *, alpha: float = 0.05, top: int = 8
     return lines
 
 
-def finding_sentences(cells: Sequence[dict]) -> list[str]:
-    """One line per finding: on how many datasets it holds, does not hold, cannot be tested."""
+def finding_sentences(cells: Sequence[dict], apart: Mapping[str, str] | None = None) -> list[str]:
+    """Per finding: the paper's claim quoted, the rule, its minimum data, and the datasets under each status
+    with their size (systems x inputs) and value; then the datasets that can test no finding (``apart``)."""
     frame = pd.DataFrame(list(cells))
     lines = []
-    for fid, (paper, text) in FINDINGS.items():
-        g = frame[frame["finding"] == fid]
+    for fid, rule in RULES.items():
+        g = frame[frame["finding"] == fid] if not frame.empty else frame
         if g.empty:
             continue
-        counts = {s: g.loc[g["status"] == s, "dataset"].tolist() for s in (HOLDS, NOT_HOLDS, UNTESTABLE)}
-        lines.append(f"* **{paper}**: {text}. Holds on {len(counts[HOLDS])} "
-                     f"({', '.join(counts[HOLDS]) or 'none'}), does not hold on {len(counts[NOT_HOLDS])} "
-                     f"({', '.join(counts[NOT_HOLDS]) or 'none'}), cannot be tested on {len(counts[UNTESTABLE])}"
-                     + (f" ({', '.join(counts[UNTESTABLE])})" if counts[UNTESTABLE] else "") + ".")
+        lines.append(f"* **{rule.paper}**: \u201c{rule.claim}\u201d ({rule.where}). *Rule:* {rule.rule}. *Minimum:* "
+                     f"{rule.minimum}.")
+        for status in (HOLDS, NOT_HOLDS, NOT_SHOWN, NOT_REFUTED, UNTESTABLE):
+            rows = g[g["status"] == status]
+            if rows.empty:
+                continue
+            where = ", ".join(
+                f"{md_text(r.dataset)} ({r.systems} x {r.inputs}"
+                + (f"; {r.measure} {r.value:.3g}" if status != UNTESTABLE and pd.notna(r.value) else "") + ")"
+                for r in rows.itertuples())
+            lines.append(f"  * {status.capitalize()} on {len(rows)}: {where}.")
+    if apart:
+        lines.append("* Datasets that can test no finding (not in the matrix): "
+                     + "; ".join(f"{md_text(k)}: {md_text(v)}" for k, v in apart.items()) + ".")
     return lines

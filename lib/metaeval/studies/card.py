@@ -35,11 +35,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from metaeval._io import atomic_write
+from metaeval._io import atomic_write, write_table
 from metaeval._markup import md_code, md_text  # noqa: F401 - md_code: notebook 61's code spans
 from metaeval._outputs import check_target, remove_run_folder, staging_dir, swap_into_place, write_manifest
 from metaeval.data import datasets as _datasets
-from metaeval.studies._card_format import fmt_difference, rounds_to_zero
+from metaeval.studies._card_format import fmt_difference, planner_case
 from metaeval.stats.agreement import pairwise_accuracy, tie_calibrated_accuracy
 from metaeval.stats.planning import metric_comparison_power, required_size
 from metaeval.stats.resampling import bootstrap_ci
@@ -114,13 +114,7 @@ class Card:
         out.mkdir(parents=True, exist_ok=True)
         files = {}
         for name, frame in self.tables.items():
-            path = out / f"{name}.csv"
-
-            def write_csv(tmp: Path, frame: pd.DataFrame = frame) -> None:
-                frame.to_csv(tmp, index=False)
-
-            atomic_write(path, write_csv)
-            files[name] = path
+            files[name] = write_table(frame, out / f"{name}.csv", index=False)
         files["summary"] = out / "summary.md"
         atomic_write(files["summary"], lambda tmp: Path(tmp).write_text(self.summary + "\n", encoding="utf-8"))
         files["provenance"] = out / "provenance.json"
@@ -406,10 +400,11 @@ def _summarize_planner(data: CardData, planner: pd.DataFrame) -> list[str]:
     for _, p in planner.iterrows():
         who = data.md_name(p.better_here)
         other = data.md_name(p.baseline if p.better_here == data.metric else data.metric)
-        if rounds_to_zero(p.difference):
+        case = planner_case(p.difference, p.reached)
+        if case == "no difference":
             parts.append(f"{p.level} level, {who} and {other}: {fmt_difference(p.difference)}, so no study size "
                          "is planned for it")
-        elif p.reached:
+        elif case == "reached":
             parts.append(f"{p.level} level, {who} beats {other} (difference {p.difference:.3f}): about "
                          f"{_fmt_docs(p.documents_needed)} documents (Monte-Carlo interval {_fmt_docs(p.ci_low)}-"
                          f"{_fmt_docs(p.ci_high)})")

@@ -21,8 +21,7 @@ from scipy import stats
 
 from metaeval.stats.correlation import system_corr
 from metaeval.data.datasets import Dataset
-from metaeval.stats._kernels import draw_counts
-from metaeval.stats.resampling import bootstrap_ci
+from metaeval.stats.resampling import bootstrap_ci, draw_counts
 from metaeval.data.scoring import rouge_matrices
 from metaeval.stats.significance import pairwise_tests
 from metaeval.metrics.variants import RougeVariant, lin_measures
