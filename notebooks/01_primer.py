@@ -223,7 +223,7 @@ widths = distributions.groupby("scheme", sort=False).agg(low=("low", "first"), h
 widths["width"] = widths.high - widths.low
 nb.save_table(widths, "bootstrap_widths.csv", float_format="%.4f")
 narrow, wide = widths.width.idxmin(), widths.width.idxmax()
-nb.report(f"On {ds.name}, {ds.display_name(metric)}'s system-level r = {observed:.3f}. Its 95% interval is widest "
+nb.report(f"On {nb.md(ds.name)}, {nb.md_name(metric)}'s system-level r = {observed:.3f}. Its 95% interval is widest "
           f"under {wide} ({widths.width[wide]:.3f}) and narrowest under {narrow} ({widths.width[narrow]:.3f}): a "
           "scheme that holds one source of variation fixed leaves that source's uncertainty out (compare the "
           "coverage of each scheme in section 3).", "bootstrap_widths.md")
@@ -248,7 +248,8 @@ print(f"Exercise 4: {answers.widest_scheme}. Only Boot-Both resamples both sourc
 # Human scores are noisy too: two annotators rarely give a summary the same score. Classical test theory writes
 # an annotators' mean as a true score plus noise; its **reliability** r_kk is the share of its variance that is
 # true score. A perfect metric, one that measured the true score exactly, would still correlate only
-# sqrt(r_kk) with the noisy mean: the **noise ceiling**. We estimate r_kk by splitting the annotators into two
+# sqrt(r_kk) with the noisy mean (over few systems a little less on average: the expected r of a small sample),
+# the **noise ceiling**. We estimate r_kk by splitting the annotators into two
 # halves, correlating the halves' means and stepping the correlation up to all k annotators with the
 # Spearman-Brown formula (`metaeval.stats.reliability`); Krippendorff's alpha is the agreement of single
 # ratings. Below, the experts' and the crowd's ratings of the same summaries, with this notebook's metric.

@@ -46,9 +46,13 @@ output_dir = None           # None: results/runs/atlas/... (make atlas writes re
 # tokenizer for non-English texts); the datasets' own metric scores are added. For each metric: system- and
 # summary-level Pearson, Spearman and Kendall, pairwise accuracy and tie-calibrated accuracy, each with a 95%
 # Boot-Both percentile interval (systems and inputs resampled together; Deutsch et al., 2021). The noise ceiling
-# is sqrt(r_kk), r_kk the split-half reliability of the annotators' mean (Spearman-Brown, averaged over splits
-# of the annotators; `metaeval.stats.reliability`); Spearman's disattenuated correlation is shown only as a
-# separate, labelled column. Replication across datasets: for every ordered pair of metrics, the partial
+# of each level and coefficient is what a perfect metric (one equal to the true score) is expected to reach
+# against the annotators' mean: the expected coefficient at correlation sqrt(r_kk), r_kk the split-half
+# reliability of the annotators' mean computed the way that correlation is (summary level: averaged over inputs;
+# Spearman-Brown, averaged over splits of the annotators; its bias by simulation is tabulated in
+# `metaeval.stats.reliability.noise_ceiling`); no ceiling, reliability or system-level interval below 5 systems
+# and 5 inputs (`MIN_SIZES`). Spearman's disattenuated correlation r / sqrt(r_kk) is shown only on Pearson rows, as
+# a separate, labelled column. Replication across datasets: for every ordered pair of metrics, the partial
 # conjunction test (Benjamini & Heller, 2008) of "A beats B on at least u of the k datasets that have both", for
 # every u, with Benjamini-Hochberg FDR control over the pairs. A dataset that cannot support an analysis (no
 # texts, too few systems, no per-annotator scores, not downloaded) is listed with its reason.
@@ -107,12 +111,12 @@ for name, (entry, ds) in loaded.items():
         continue
     c = atlas.ceilings(ds.ratings(entry.default_human), n_resamples=ceiling_resamples, rng=seeds[name])
     ceil[name] = c
-    alpha_rows.append({"dataset": name, "human": entry.default_human, "annotators": c.n_annotators,
-                       "krippendorff_alpha_interval": c.alpha_interval,
-                       "reliability_system": c.reliability_system, "ceiling_system": c.system,
-                       "ceiling_system_low": c.system_ci[0], "ceiling_system_high": c.system_ci[1],
-                       "reliability_summary": c.reliability_summary, "ceiling_summary": c.summary,
-                       "ceiling_summary_low": c.summary_ci[0], "ceiling_summary_high": c.summary_ci[1]})
+    for cell in c.cells:
+        alpha_rows.append({"dataset": name, "human": entry.default_human, "annotators": c.n_annotators,
+                           "krippendorff_alpha_interval": c.alpha_interval, "level": cell.level,
+                           "coefficient": cell.coefficient, "reliability": cell.reliability,
+                           "ceiling": cell.value, "ceiling_low": cell.ci[0], "ceiling_high": cell.ci[1],
+                           "reason": cell.reason})
 ceilings_table = pd.DataFrame(alpha_rows)
 nb.save_table(ceilings_table, "noise_ceilings.csv", index=False, float_format="%.4f")
 nb.report("\n".join(atlas.ceiling_sentences(ceil, no_ceiling)), "noise_ceilings.md")
@@ -210,7 +214,7 @@ lines = ["**Findings** (each cell: holds / does not hold / not shown / not refut
          *atlas.replication_sentences(pc, alpha=alpha), "", "**Noise ceilings:**", "",
          *atlas.ceiling_sentences(ceil, no_ceiling), "", "**Best metric per dataset and level:**", "",
          *atlas.correlation_sentences(table, statistic=forest_statistic), "",
-         "**The finding matrix:**", "", matrix.fillna("").to_markdown()]
+         "**The finding matrix:**", "", matrix.fillna("").rename(index=nb.md, columns=nb.md).to_markdown()]
 if skipped:
-    lines += ["", "**Not analysed:** " + "; ".join(f"{k}: {v}" for k, v in skipped.items()) + "."]
+    lines += ["", "**Not analysed:** " + "; ".join(f"{nb.md(k)}: {nb.md(v)}" for k, v in skipped.items()) + "."]
 nb.report("\n".join(lines), "conclusions.md")

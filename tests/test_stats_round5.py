@@ -296,7 +296,7 @@ def test_every_rng_and_flag_is_checked_by_name():
     with pytest.raises(ValueError, match="rng must be None"):
         agreement.soft_pairwise_accuracy(X, Z, rng="abc")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="rng must be None"):
-        split_half_reliability(np.stack([X, Z + 1], axis=2), rng=-3)
+        split_half_reliability(np.random.default_rng(0).normal(size=(5, 5, 2)), rng=-3)
     with pytest.raises(TypeError, match="paired_inputs must be True or False, got 1"):
         metaeval.bootstrap_ci(X, Z, paired_inputs=1)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="progress must be True or False"):

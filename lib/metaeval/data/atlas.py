@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from metaeval.data._atlas_registry import _REGISTRY, AtlasEntry, Distribution, register
 
-__all__ = ["AtlasEntry", "atlas_datasets", "register"]
+__all__ = ["AtlasEntry", "PAPER_DATASETS", "atlas_datasets", "names_text", "register"]
+
+#: The embedded datasets the papers' notebooks run on by default (``make results``), first in every listing.
+PAPER_DATASETS = ("summeval", "realsumm")
 
 register(AtlasEntry(
     name="summeval", title="SummEval (Fabbri et al., 2021)",
@@ -61,6 +64,27 @@ def atlas_datasets(distribution: Distribution | None = None) -> dict[str, AtlasE
         raise ValueError(f"distribution must be None, 'embedded' or 'download', got {distribution!r}")
     # the tables may be imported before this module (they import only _atlas_registry): the order is fixed here,
     # SummEval and REALSumm first, then the embedded and the downloaded datasets, each in the order registered
-    entries = sorted(_REGISTRY.values(), key=lambda e: (e.name not in ("summeval", "realsumm"),
+    entries = sorted(_REGISTRY.values(), key=lambda e: (e.name not in PAPER_DATASETS,
                                                          e.distribution != "embedded"))
     return {e.name: e for e in entries if distribution is None or e.distribution == distribution}
+
+
+def names_text(distribution: Distribution | None = None) -> str:
+    """The atlas's dataset names as one line, for help texts and documentation: a family of three or more names
+    with one stem is written once.
+
+    >>> names_text("download")
+    'dialsummeval, opinsummeval, koh2022-arxiv, koh2022-govreport, newsroom, multisummeval-{de,en,es,fr,id,ru,tr,zh}, \
+ffci-coherence, ffci-xsum'
+    """
+    names = list(atlas_datasets(distribution))
+    stems: dict[str, list[str]] = {}
+    for name in names:
+        stems.setdefault(name.rpartition("-")[0] or name, []).append(name)
+    out = []
+    for stem, family in stems.items():
+        if len(family) >= 3 and stem != family[0]:
+            out.append(f"{stem}-{{{','.join(n[len(stem) + 1:] for n in family)}}}")
+        else:
+            out += family
+    return ", ".join(out)

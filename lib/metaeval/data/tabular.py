@@ -44,7 +44,7 @@ import metaeval._outputs as _outputs
 from metaeval.data.formats import DataError
 
 __all__ = ["ROLE_NAMES", "TABLE_SUFFIXES", "ColumnMap", "ColumnRoles", "ImportResult", "frame_records", "import_table",
-           "infer_columns", "is_table", "read_table"]
+           "infer_columns", "is_table", "names_an_id", "read_table"]
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".parquet", ".pq", ".xlsx", ".xls", ".ods")
 
@@ -75,6 +75,15 @@ IMPORT_RUN = "import"
 
 def _norm(name: str) -> str:
     return re.sub(r"[\s\-]+", "_", str(name).strip().lower())
+
+
+def names_an_id(name: str) -> bool:
+    """True for a column name that names the document or the system of a row, as the table readers take it.
+
+    >>> names_an_id("Document ID"), names_an_id("summarizer"), names_an_id("expert relevance")
+    (True, True, False)
+    """
+    return _norm(name) in ROLE_NAMES["doc"] + ROLE_NAMES["system"]
 
 
 def is_table(path: str | os.PathLike[str]) -> bool:

@@ -478,6 +478,7 @@ def cmd_describe(args) -> int:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="metaeval", description=__doc__.split("\n")[0])
     from metaeval._version import __version__
+    from metaeval.data.atlas import PAPER_DATASETS, names_text
 
     parser.add_argument("--version", action="version", version=f"metaeval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -520,7 +521,7 @@ def main(argv=None) -> int:
 
     p = sub.add_parser("grouge-vectors", help="precompute the PPR vectors GRouge needs for datasets' texts "
                                               "(how data/wordnet30/ppr/ was written)")
-    p.add_argument("--dataset", nargs="+", default=["summeval", "realsumm"])
+    p.add_argument("--dataset", nargs="+", default=list(PAPER_DATASETS))
     p.add_argument("--n-inputs", type=int, default=None, help="first N inputs of each dataset (default: notebook "
                                                                "50's n_inputs)")
     p.add_argument("--topk", type=int, default=None, help="dimensions kept per vector (default: notebook 50's topk)")
@@ -578,8 +579,7 @@ def main(argv=None) -> int:
 
     p = sub.add_parser("download", help="fetch a dataset without a redistribution licence (pinned commit, "
                                         "sha256 checked) and convert it into a dataset folder")
-    p.add_argument("name", help="dialsummeval, opinsummeval, koh2022-arxiv, koh2022-govreport, newsroom, "
-                                "multisummeval-{de,en,es,fr,id,ru,tr,zh}, ffci-coherence, ffci-xsum")
+    p.add_argument("name", help=names_text("download"))
     p.add_argument("folder", nargs="?", help="where to write it (default: $METAEVAL_DATASETS/NAME or the user data "
                                              "folder, where load(NAME) looks)")
     p.add_argument("--force", action="store_true", help="download again, replacing an earlier download of NAME")

@@ -177,7 +177,7 @@ def check_matrices(
 _LARGE, _SMALL = 2.0**400, 2.0**-400
 
 
-def rescale(arr: np.ndarray, axis: int | None = None) -> np.ndarray:
+def rescale(arr: np.ndarray, axis: int | tuple[int, ...] | None = None) -> np.ndarray:
     """``arr`` times a power of 2 bringing its largest magnitude near 1, when squares or sums of its values
     would leave float64's range (a 1e308 cell; X * 1e300); otherwise ``arr`` itself.
 

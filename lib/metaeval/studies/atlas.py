@@ -37,7 +37,13 @@ from metaeval.metrics.variants import parse_variant
 from metaeval.stats.agreement import pairwise_accuracy, tie_calibrated_accuracy
 from metaeval.stats.correlation import correlate
 from metaeval.stats.multiplicity import fdr, partial_conjunction_test
-from metaeval.stats.reliability import krippendorff_alpha, noise_ceiling
+from metaeval.stats.reliability import (
+    CEILING_COEFFICIENTS,
+    MIN_SIZES,
+    disattenuate,
+    krippendorff_alpha,
+    noise_ceiling,
+)
 from metaeval.stats.resampling import bootstrap_ci, draw_indices, percentile_interval
 from metaeval.stats.significance import PairwiseResult, pairwise_tests
 from metaeval.studies.atlas_findings import (
@@ -66,6 +72,8 @@ __all__ = [
     "FindingOptions",
     "untestable",
     "rule_table",
+    "MIN_SIZES",
+    "Ceiling",
     "Ceilings",
     "support",
     "dataset_metrics",
@@ -90,8 +98,6 @@ ANALYSES = ("correlations", "system level", "text metrics", "noise ceiling")
 PREFERRED_OWN = ("bertscore.f1", "qa-eval.f1", "MoverScore", "s3.pyr", "METEOR", "bleurt", "bartscore",
                  "BertScore F1", "QAGS", "FactCC")  # the last three: FRANK's (else 3 of its 4 would be ROUGE)
 
-_MIN_SYSTEMS = 3  # a system-level correlation needs 3 points; Williams' test 4
-
 
 def support(entry: AtlasEntry, ds: Dataset | None = None) -> dict[str, str | None]:
     """Which of :data:`ANALYSES` a dataset supports: analysis -> None, or the reason it cannot run there.
@@ -103,10 +109,13 @@ def support(entry: AtlasEntry, ds: Dataset | None = None) -> dict[str, str | Non
     'the source publishes only aggregated human scores (no per-annotator ratings), so there are no annotators to split'
     """
     human = entry.default_human
-    n_systems = ds.shape[0] if ds is not None else entry.systems
+    n_systems, n_inputs = ds.shape if ds is not None else (entry.systems, entry.inputs)
     out: dict[str, str | None] = {a: None for a in ANALYSES}
-    if n_systems < _MIN_SYSTEMS:
-        out["system level"] = f"only {n_systems} systems: a system-level correlation needs at least {_MIN_SYSTEMS}"
+    # MIN_SIZES: below 5 systems a system-level correlation takes few values and its Boot-Both interval is an
+    # artefact of resampling 3 or 4 points (see metaeval.stats.reliability.MinimumSizes)
+    if n_systems < MIN_SIZES.systems:
+        out["system level"] = (f"cannot be tested: {n_systems} systems (at least {MIN_SIZES.systems} needed for a "
+                               "system-level correlation and its Boot-Both interval)")
     has_texts = ds.has_texts if ds is not None else entry.texts and entry.references
     if not has_texts:
         out["text metrics"] = "the dataset has no summaries and references, so ROUGE and BLEU cannot be computed"
@@ -116,6 +125,8 @@ def support(entry: AtlasEntry, ds: Dataset | None = None) -> dict[str, str | Non
                                 "so there are no annotators to split")
         if entry.annotators == 1:
             out["noise ceiling"] = "one rating per item: no second annotator to estimate reliability from"
+    elif MIN_SIZES.shortfall(n_systems, n_inputs):
+        out["noise ceiling"] = f"cannot be tested: {MIN_SIZES.shortfall(n_systems, n_inputs)}"
     return out
 
 
@@ -204,40 +215,90 @@ def dataset_metrics(
 
 
 @dataclass(frozen=True)
-class Ceilings:
-    """A dataset's reliability summary: the noise ceiling per level and Krippendorff's alpha (interval)."""
+class Ceiling:
+    """One level x coefficient's noise ceiling (:func:`metaeval.stats.reliability.noise_ceiling`), or why there
+    is none.
 
-    system: float
-    system_ci: tuple[float, float]
-    summary: float
-    summary_ci: tuple[float, float]
-    reliability_system: float
-    reliability_summary: float
+    Attributes
+    ----------
+    level, coefficient : str
+    value : float
+        What a perfect metric is expected to reach against the annotators' mean (NaN when ``reason``).
+    ci : tuple of float
+        Its 95% Boot-Both interval.
+    reliability : float
+        The split-half reliability r_kk it rests on (Pearson scale).
+    reason : str
+        "" when computed; else why not ("cannot be tested: 3 systems (at least 5 needed)").
+    """
+
+    level: str
+    coefficient: str
+    value: float
+    ci: tuple[float, float]
+    reliability: float
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    """A dataset's reliability summary: the noise ceiling per level and coefficient and Krippendorff's alpha
+    (interval; of single ratings over the cells, so it is computed below :data:`MIN_SIZES` too)."""
+
+    cells: tuple[Ceiling, ...]
     alpha_interval: float
     n_annotators: int
 
-    def at(self, level: str) -> float:
-        return self.system if level == "system" else self.summary
+    def at(self, level: str, coefficient: str = "pearson") -> Ceiling:
+        """The ceiling of ``level`` and ``coefficient``; one with a reason when it was not computed."""
+        for c in self.cells:
+            if c.level == level and c.coefficient == coefficient:
+                return c
+        return Ceiling(level, coefficient, np.nan, (np.nan, np.nan), np.nan,
+                       f"no noise ceiling for {coefficient} at {level} level")
 
 
-def ceilings(ratings, *, n_splits: int = 20, n_resamples: int = 200, rng=0) -> Ceilings:
-    """Noise ceilings at system and summary level and Krippendorff's interval alpha of ``ratings`` (N, M, A).
+def ceilings(
+    ratings,
+    *,
+    levels: Sequence[str] = ("system", "summary"),
+    coefficients: Sequence[str] = CEILING_COEFFICIENTS,
+    n_splits: int = 20,
+    n_resamples: int = 200,
+    rng=0,
+) -> Ceilings:
+    """Noise ceilings per level and coefficient and Krippendorff's interval alpha of ``ratings`` (N, M, A).
+
+    Below :data:`MIN_SIZES` (systems and inputs with ratings) every cell is "cannot be tested" with the
+    shortfall, not a number.
 
     Examples
     --------
     >>> g = np.random.default_rng(0)
     >>> c = ceilings(g.normal(size=(8, 40, 1)) + 0.5 * g.normal(size=(8, 40, 3)), n_resamples=0)
-    >>> c.n_annotators, c.system > c.summary
+    >>> c.n_annotators, c.at("system").value > c.at("summary").value > c.at("summary", "kendall").value
     (3, True)
+    >>> ceilings(g.normal(size=(3, 40, 3)), n_resamples=0).at("system").reason
+    'cannot be tested: 3 systems (at least 5 needed)'
     """
+    arr = np.asarray(ratings, dtype=float)
+    rated = ~np.all(np.isnan(arr), axis=2)
+    n_annotators = int((~np.all(np.isnan(arr), axis=(0, 1))).sum())
+    short = MIN_SIZES.shortfall(int(rated.any(axis=1).sum()), int(rated.any(axis=0).sum()))
+    if short:
+        cells = tuple(Ceiling(lv, cf, np.nan, (np.nan, np.nan), np.nan, f"cannot be tested: {short}")
+                      for lv in levels for cf in coefficients)
+        return Ceilings(cells, krippendorff_alpha(arr, level="interval").alpha, n_annotators)
     gen = np.random.default_rng(rng)
-    seeds = gen.integers(2**63 - 1, size=2)
-    sys_ = noise_ceiling(ratings, level="system", n_splits=n_splits, n_resamples=n_resamples, rng=seeds[0])
-    summ = noise_ceiling(ratings, level="summary", n_splits=n_splits, n_resamples=n_resamples, rng=seeds[1])
-    return Ceilings(sys_.ceiling, (sys_.confidence_interval.low, sys_.confidence_interval.high), summ.ceiling,
-                    (summ.confidence_interval.low, summ.confidence_interval.high),
-                    sys_.reliability.reliability, summ.reliability.reliability,
-                    krippendorff_alpha(ratings, level="interval").alpha, sys_.reliability.n_annotators)
+    seeds = gen.integers(2**63 - 1, size=len(levels) * len(coefficients))
+    cells_: list[Ceiling] = []
+    for i, (lv, cf) in enumerate((lv, cf) for lv in levels for cf in coefficients):
+        res = noise_ceiling(arr, level=lv, coefficient=cf, n_splits=n_splits, n_resamples=n_resamples,
+                            rng=seeds[i])
+        reason = "" if np.isfinite(res.ceiling) else "the annotators' halves do not agree (reliability <= 0)"
+        cells_.append(Ceiling(lv, cf, res.ceiling, (res.confidence_interval.low, res.confidence_interval.high),
+                              res.reliability.reliability, reason))
+    return Ceilings(tuple(cells_), krippendorff_alpha(arr, level="interval").alpha, n_annotators)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -269,9 +330,11 @@ def correlation_table(
     rng=0,
 ) -> pd.DataFrame:
     """One row per (metric, level, statistic): value and Boot-Both percentile CI (systems and inputs resampled
-    together; every metric shares the draws), the noise ceiling of that level next to each correlation, and
-    Spearman's disattenuated value r / ceiling as a separate column (``disattenuated``; an estimate of the
-    correlation with the true score, never an observed correlation). Accuracy rows: pairwise accuracy (Kocmi et
+    together; every metric shares the draws), the noise ceiling of that level and coefficient next to each
+    correlation (``noise_ceiling``: what a perfect metric is expected to reach, :func:`ceilings`), and on Pearson
+    rows Spearman's disattenuated value r / sqrt(r_kk) as a separate column (``disattenuated``; an estimate of the
+    Pearson correlation with the true score, never an observed correlation; NaN on rank rows, which have no
+    such correction). Accuracy rows: pairwise accuracy (Kocmi et
     al., 2021) and tie-calibrated accuracy acc_eq (Deutsch et al., 2023) at the same level (``n_resamples_accuracy``
     Boot-Both resamples; acc_eq re-optimises its tie threshold in every resample).
 
@@ -294,17 +357,22 @@ def correlation_table(
     for name, X in metrics.items():
         X = np.asarray(X, dtype=float)
         for level in levels:
-            ceil = ceiling.at(level) if ceiling is not None else np.nan
+            # the Pearson-scale reliability, for Spearman's correction of Pearson rows only
+            rkk = ceiling.at(level, "pearson").reliability if ceiling is not None else np.nan
             for coef in coefficients:
+                ceil = ceiling.at(level, coef).value if ceiling is not None else np.nan
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", RuntimeWarning)
                     value = float(correlate(X, Z, level=level, coefficient=coef))
                     res = bootstrap_ci(X, Z, level=level, coefficient=coef, resample="both",
                                        n_resamples=n_resamples, confidence_level=confidence_level, rng=seed)
                 lo, hi = res.confidence_interval
+                # Spearman's correction divides a covariance-based r by sqrt(r_kk); rank coefficients have no
+                # such correction (errors do not attenuate concordance by that factor): NaN on their rows
+                dis = (disattenuate(value, rkk) if coef == "pearson" and np.isfinite(value) and rkk > 0
+                       else np.nan)
                 rows_out.append({"metric": name, "level": level, "statistic": coef, "value": value,
-                                 "ci_low": lo, "ci_high": hi, "noise_ceiling": ceil,
-                                 "disattenuated": value / ceil if ceil and ceil > 0 else np.nan})
+                                 "ci_low": lo, "ci_high": hi, "noise_ceiling": ceil, "disattenuated": dis})
             if not accuracies:
                 continue
             stats_ = {
@@ -408,18 +476,24 @@ def findings(
     *,
     options: FindingOptions = FindingOptions(),
     pair_tests: PairwiseResult | None = None,
+    cache=True,
     rng=0,
 ) -> list[dict]:
     """One dataset's row of the finding matrix: every rule of :data:`RULES` (:mod:`metaeval.studies.atlas_findings`)
     on this dataset, each cell with its status, value, reason, the claim, the rule and the data size. An empty list
     where the dataset can test no rule (:func:`untestable`: list it apart). ``pair_tests``: the system-level
     Perm-Both tests between ``metrics`` if already run (:func:`pair_tests`), reused by Deutsch et al. (2021)'s
-    rule."""
+    rule; ``cache``: the ROUGE scoring cache (:mod:`metaeval.data.scoring`) for Lin's single-reference ROUGE-1."""
     if untestable(metrics):
         return []
     no_texts = support(entry, ds)["text metrics"]
     bleu = corpus_bleu(ds, tokenizer=_bleu_tokenizer(entry)) if not no_texts and "BLEU" in metrics else None
-    data = FindingData(name, metrics, np.asarray(Z, dtype=float), no_texts, bleu, pair_tests)
+    single = None
+    if not no_texts and "ROUGE-1 R" in metrics:
+        sig = _text_variants(entry.language, ["rouge-1"], ["R"])["ROUGE-1 R"]
+        single = rouge_matrices(ds, [parse_variant(sig)], n_refs=1, cache=cache)[sig] if ds.n_references > 1 \
+            else metrics["ROUGE-1 R"]
+    data = FindingData(name, metrics, np.asarray(Z, dtype=float), no_texts, bleu, pair_tests, single)
     seeds = np.random.default_rng(rng).integers(2**63 - 1, size=len(RULES))
     return [evaluate(rule, data, options, int(seed)) for rule, seed in zip(RULES.values(), seeds)]
 
@@ -541,18 +615,49 @@ def _fmt_ci(lo: float, hi: float) -> str:
     return f"[{lo:.2f}, {hi:.2f}]"
 
 
+_COEF_LABEL = {"pearson": "Pearson", "spearman": "Spearman", "kendall": "Kendall"}
+
+
 def ceiling_sentences(ceil: Mapping[str, Ceilings], skipped: Mapping[str, str]) -> list[str]:
-    """One generated sentence per dataset: its reliability and ceilings, or why it has none."""
+    """One generated sentence per dataset: what a perfect metric would be expected to reach at each level and
+    coefficient (its own ceiling per coefficient), or why there is none.
+
+    Examples
+    --------
+    >>> cell = Ceiling("system", "pearson", 0.97, (0.9, 0.99), 0.94)
+    >>> ceiling_sentences({"d": Ceilings((cell,), 0.5, 3)}, {"e": "no ratings"})[1]
+    '* **e**: no noise ceiling, no ratings.'
+    """
     lines = []
     for name, c in ceil.items():
-        lines.append(
-            f"* **{name}** ({c.n_annotators} annotators): noise ceiling {c.system:.3f} "
-            f"{_fmt_ci(*c.system_ci)} at system level and {c.summary:.3f} {_fmt_ci(*c.summary_ci)} at summary level "
-            f"(sqrt of the split-half reliability with Spearman-Brown, r_kk = {c.reliability_system:.3f} and "
-            f"{c.reliability_summary:.3f}; 95% Boot-Both CIs); Krippendorff's interval alpha of single ratings "
-            f"{c.alpha_interval:.3f}.")
+        levels = list(dict.fromkeys(x.level for x in c.cells))
+        parts, reasons = [], []
+        for lv in levels:
+            cells = [x for x in c.cells if x.level == lv]
+            done = [x for x in cells if not x.reason]
+            if done:
+                where = "averaged over inputs as the summary-level correlation is" if lv == "summary" else ""
+                parts.append(", ".join(f"{_COEF_LABEL.get(x.coefficient, x.coefficient)} {x.value:.3f} "
+                                       f"{_fmt_ci(*x.ci)}" for x in done)
+                             + f" at {lv} level" + (f" ({where})" if where else ""))
+            reasons += [f"{_COEF_LABEL.get(x.coefficient, x.coefficient)} at {lv} level: {x.reason}"
+                        for x in cells if x.reason]
+        if not parts:
+            why = "; ".join(dict.fromkeys(x.reason for x in c.cells)) or "no level computed"
+            lines.append(f"* **{md_text(name)}** ({c.n_annotators} annotators): no noise ceiling, {md_text(why)}.")
+            continue
+        rel = "; ".join(f"{x.level} {x.reliability:.3f}" for x in c.cells
+                        if x.coefficient == "pearson" and not x.reason)
+        text = (f"* **{md_text(name)}** ({c.n_annotators} annotators): a perfect metric (one equal to the true "
+                f"score) would be expected to reach, against the mean of the {c.n_annotators} annotators, "
+                + "; ".join(parts)
+                + " (noise ceilings: the expected coefficient at correlation sqrt(r_kk), r_kk the split-half "
+                f"reliability with Spearman-Brown{', ' + rel if rel else ''}; 95% Boot-Both CIs)")
+        if reasons:
+            text += "; not computed: " + "; ".join(reasons)
+        lines.append(text + f". Krippendorff's interval alpha of single ratings {c.alpha_interval:.3f}.")
     for name, why in skipped.items():
-        lines.append(f"* **{name}**: no noise ceiling, {why}.")
+        lines.append(f"* **{md_text(name)}**: no noise ceiling, {md_text(why)}.")
     return lines
 
 
@@ -562,15 +667,19 @@ def correlation_sentences(table: pd.DataFrame, *, statistic: str = "pearson") ->
     rows = table[table["statistic"] == statistic]
     for (name, level), g in rows.groupby(["dataset", "level"], sort=False):
         best = g.loc[g["value"].idxmax()]
-        text = (f"* **{name}, {level} level:** the highest {statistic} correlation is {best['metric']}'s, "
+        text = (f"* **{md_text(name)}, {level} level:** the highest {statistic} correlation is "
+                f"{md_text(best['metric'])}'s, "
                 f"{best['value']:.3f} {_fmt_ci(best['ci_low'], best['ci_high'])} (95% Boot-Both percentile CI, no "
                 "multiplicity correction across metrics)")
         if np.isfinite(best["noise_ceiling"]):
             # descriptive only: r and the ceiling are both estimates with their own uncertainty, and no test of
             # their difference is run here, so the sentence neither claims a gap nor its absence
-            text += (f"; the noise ceiling (what a perfect metric would be expected to reach with these annotators) "
-                     f"is {best['noise_ceiling']:.3f}; r / ceiling, a separate estimate of the correlation with the "
-                     f"true score (disattenuated), is {best['disattenuated']:.3f} (descriptive: no test of the gap)")
+            text += (f"; the noise ceiling (what a perfect metric would be expected to reach with these annotators, "
+                     f"{statistic} at {level} level) is {best['noise_ceiling']:.3f}")
+            if np.isfinite(best["disattenuated"]):
+                text += (f"; r / sqrt(r_kk), a separate estimate of the correlation with the true score "
+                         f"(disattenuated), is {best['disattenuated']:.3f}")
+            text += " (descriptive: no test of the gap)"
         else:
             text += "; no noise ceiling (no per-annotator scores)"
         lines.append(text + ".")
@@ -588,7 +697,7 @@ def replication_sentences(pc: pd.DataFrame, *, alpha: float = 0.05, top: int = 8
                  f"combination, one-sided Perm-Both tests per dataset; Benjamini-Hochberg FDR {alpha} over the "
                  "pairs at each u).")
     for r in rep.head(top).itertuples():
-        lines.append(f"  * {r.metric_a} beats {r.metric_b} on at least {r.u_fdr} of {r.k} datasets "
+        lines.append(f"  * {md_text(r.metric_a)} beats {md_text(r.metric_b)} on at least {r.u_fdr} of {r.k} datasets "
                      f"(adjusted p at u = {r.u_fdr}: {getattr(r, f'q_u{r.u_fdr}'):.3g}).")
     full = pc[pc["u_fdr"] == pc["k"]]
     lines.append(f"* {len(full)} pairs replicate on every dataset that has both metrics; for the others the "

@@ -34,6 +34,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from metaeval._markup import md_text
 from metaeval.data.datasets import DataError, Dataset, known_datasets, load
 from metaeval.stats.agreement import (
     DEFAULT_DELTAS,
@@ -196,7 +197,8 @@ def delta_sentences(delta: pd.DataFrame, overall: Mapping[str, float], *, units:
     """The conclusions of :func:`delta_table`, one bullet per metric and a count, generated from the table:
     the closest bucket against the widest (percentile view: 10 % against 100 %; bands: the first against the
     last). A bucket without pairs says "no pairs" and carries no interval; the count is over the metrics whose
-    closest bucket has an interval. ``overall``: each metric's tau over all pairs.
+    closest bucket has an interval. ``overall``: each metric's tau over all pairs. Names are quoted as text
+    (:func:`metaeval._markup.md_text`).
 
     Examples
     --------
@@ -226,7 +228,8 @@ def delta_sentences(delta: pd.DataFrame, overall: Mapping[str, float], *, units:
             far = (f"no pairs {where(last)}" if last["n_pairs"] == 0
                    else f"{_tau(last)} over the {int(last['n_pairs'])} pairs {where(last)}")
         # the percentile view's last bucket is all pairs already
-        text = f"* **{name}**: {near}, {far}" + ("" if percentile else f" (all pairs: τ = {overall[name]:.2f})")
+        text = (f"* **{md_text(name)}**: {near}, {far}"
+                + ("" if percentile else f" (all pairs: τ = {overall[name]:.2f})"))
         if _ci(first):
             with_ci += 1
             inside = first["ci_low"] <= 0 <= first["ci_high"]

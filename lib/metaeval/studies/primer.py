@@ -376,9 +376,10 @@ def plot_bootstrap_distributions(frame: pd.DataFrame, *, statistic: float, title
 
 def reliability_table(ds, scores, metric: str, *, n_resamples: int = 200, rng=None) -> pd.DataFrame:
     """For each human score with per-annotator ratings: annotators, Krippendorff's interval alpha, the
-    split-half reliability r_kk of the annotators' mean and the noise ceiling sqrt(r_kk) at system and summary
-    level (:mod:`metaeval.stats.reliability`), next to ``metric``'s Pearson correlation with that mean and
-    Spearman's disattenuated value (a separate estimate, not an observed correlation). A score without
+    split-half reliability r_kk of the annotators' mean and the noise ceiling (what a perfect metric is expected
+    to reach, about sqrt(r_kk); :func:`metaeval.stats.reliability.noise_ceiling`) at system and summary level,
+    next to ``metric``'s Pearson correlation with that mean and Spearman's disattenuated value r / sqrt(r_kk) (a
+    separate estimate, not an observed correlation). A score without
     per-annotator ratings gets a row with the reason in ``note``.
 
     Examples
@@ -391,7 +392,7 @@ def reliability_table(ds, scores, metric: str, *, n_resamples: int = 200, rng=No
     >>> t["note"].iloc[-1]
     'not a score of this dataset'
     """
-    from metaeval.stats.reliability import krippendorff_alpha, noise_ceiling
+    from metaeval.stats.reliability import MIN_SIZES, disattenuate, krippendorff_alpha, noise_ceiling
 
     gen = np.random.default_rng(rng)
     rows = []
@@ -404,6 +405,10 @@ def reliability_table(ds, scores, metric: str, *, n_resamples: int = 200, rng=No
             rows.append({"score": score, "note": "no per-annotator ratings (only their aggregate)"})
             continue
         ratings = ds.ratings(score)
+        short = MIN_SIZES.shortfall(*ratings.shape[:2])
+        if short:
+            rows.append({"score": score, "note": f"cannot be tested: {short}"})
+            continue
         alpha = krippendorff_alpha(ratings, level="interval").alpha
         Z = ds.matrix(score)
         for level in ("system", "summary"):
@@ -413,7 +418,8 @@ def reliability_table(ds, scores, metric: str, *, n_resamples: int = 200, rng=No
                          "alpha_interval": alpha, "reliability": res.reliability.reliability,
                          "ceiling": res.ceiling, "ceiling_low": res.confidence_interval.low,
                          "ceiling_high": res.confidence_interval.high, "metric_r": r,
-                         "disattenuated": r / res.ceiling if res.ceiling > 0 else np.nan, "note": ""})
+                         "disattenuated": disattenuate(r, res.reliability.reliability)
+                         if res.reliability.reliability > 0 else np.nan, "note": ""})
     return pd.DataFrame(rows)
 
 
@@ -429,8 +435,9 @@ def reliability_sentences(table: pd.DataFrame, metric_name: str) -> str:
             f"* **{score}** ({int(s['annotators'])} annotators, Krippendorff's interval alpha "
             f"{s['alpha_interval']:.2f}): a perfect metric would correlate about {m['ceiling']:.2f} "
             f"[{m['ceiling_low']:.2f}, {m['ceiling_high']:.2f}] with the annotators' mean at summary level and "
-            f"{s['ceiling']:.2f} [{s['ceiling_low']:.2f}, {s['ceiling_high']:.2f}] at system level (noise ceiling "
-            f"sqrt(r_kk), r_kk by split halves and Spearman-Brown; 95% Boot-Both CIs). {metric_name} reaches "
+            f"{s['ceiling']:.2f} [{s['ceiling_low']:.2f}, {s['ceiling_high']:.2f}] at system level (noise ceiling: "
+            f"the expected r at correlation sqrt(r_kk), r_kk by split halves and Spearman-Brown; 95% Boot-Both CIs). "
+            f"{metric_name} reaches "
             f"r = {m['metric_r']:.2f} and {s['metric_r']:.2f}; Spearman's disattenuated values, estimates for a "
             f"noise-free human score and not observed correlations, are {m['disattenuated']:.2f} and "
             f"{s['disattenuated']:.2f}.")
