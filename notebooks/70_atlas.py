@@ -214,7 +214,7 @@ lines = ["**Findings** (each cell: holds / does not hold / not shown / not refut
          *atlas.replication_sentences(pc, alpha=alpha), "", "**Noise ceilings:**", "",
          *atlas.ceiling_sentences(ceil, no_ceiling), "", "**Best metric per dataset and level:**", "",
          *atlas.correlation_sentences(table, statistic=forest_statistic), "",
-         "**The finding matrix:**", "", matrix.fillna("").to_markdown()]
+         "**The finding matrix:**", "", matrix.fillna("").rename(index=nb.md, columns=nb.md).to_markdown()]
 if skipped:
-    lines += ["", "**Not analysed:** " + "; ".join(f"{k}: {v}" for k, v in skipped.items()) + "."]
+    lines += ["", "**Not analysed:** " + "; ".join(f"{nb.md(k)}: {nb.md(v)}" for k, v in skipped.items()) + "."]
 nb.report("\n".join(lines), "conclusions.md")

@@ -150,6 +150,11 @@ def load(
         raise DataError(f"columns= maps the columns of a table (.csv, .tsv, .parquet); {name_or_path!r} is not one")
     name, files, meta, description = _resolve(name_or_path)
     if verify:
+        if name in _known():  # an unlisted file beside the embedded ones is refused where the data are read
+            try:
+                _resources.refuse_unlisted({f.parent for f in files})
+            except _resources.ChecksumError as exc:
+                raise DataError(str(exc)) from None
         verify_checksums(files)
     policy = reference_records if reference_records is not None else meta.get("reference_records", "raise")
     if policy not in ("raise", "skip", "as-systems"):

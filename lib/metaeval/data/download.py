@@ -98,10 +98,21 @@ def _spec(name: str) -> _atlas_download.DownloadSpec:
 
 
 def datasets_dir() -> Path:
-    """``$METAEVAL_DATASETS`` if set, else the user data folder's ``metaeval/datasets`` (platformdirs)."""
+    """``$METAEVAL_DATASETS`` if set, else the user data folder's ``metaeval/datasets`` (platformdirs).
+
+    Raises
+    ------
+    DataError
+        ``$METAEVAL_DATASETS`` names something that is not a folder (a file: every dataset folder would be "inside"
+        a file, which the operating system reports only as "File exists" or "Not a directory").
+    """
     env = os.environ.get("METAEVAL_DATASETS")
     if env:
-        return Path(env).expanduser()
+        folder = Path(env).expanduser()
+        if folder.exists() and not folder.is_dir():
+            raise DataError(f"$METAEVAL_DATASETS={env} is a file, not a folder: set it to a folder for the downloaded "
+                            "datasets (created if missing), or unset it to use the user data folder")
+        return folder
     import platformdirs
 
     return Path(platformdirs.user_data_dir("metaeval", appauthor=False)) / "datasets"

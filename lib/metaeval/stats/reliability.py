@@ -322,7 +322,7 @@ def _expectation_grid(n: int, coefficient: str) -> tuple[np.ndarray, np.ndarray]
 
 def _population_correlation(r, n: int, coefficient: str):
     """The inverse of :func:`expected_correlation`: the rho whose expected sample coefficient is ``r``
-    (monotone in rho; interpolated on a grid of step 5e-4; |r| beyond E at rho = +-1 maps to +-1)."""
+    (monotone in rho; interpolated on a grid of step 5e-4; ``|r|`` beyond E at rho = +-1 maps to +-1)."""
     rho, expected = _expectation_grid(int(n), coefficient)
     r = np.asarray(r, dtype=float)
     return np.where(np.isnan(r), np.nan, np.interp(r, expected, rho))
@@ -632,11 +632,11 @@ def noise_ceiling(
     reaches against the annotators' mean, computed by :func:`metaeval.correlate` (the "true mean"); ``ceil``,
     the mean of this ceiling; ``bias`` = ceil - true mean; ``old``, the bias of the former estimator (sqrt of
     a split-half reliability pooled over the level's cells, summary level the cells minus their input's mean,
-    printed on every coefficient's row). Every |bias| is at most 0.030 (the largest: system-level Kendall over
+    printed on every coefficient's row). Every ``|bias|`` is at most 0.030 (the largest: system-level Kendall over
     5 systems, -0.030; summary level with h = 1, +0.025: averaging per-input coefficients across inputs of
     different reliability is a little below the coefficient at their mean reliability), against up to +0.136
     for the former estimator on Pearson rows at summary level and +0.28 on Kendall rows
-    (``tests/test_ceiling_simulation.py`` asserts |bias| < 0.035 at three designs and that the former
+    (``tests/test_ceiling_simulation.py`` asserts ``|bias| < 0.035`` at three designs and that the former
     estimator fails at the heterogeneous one). Rank ceilings assume continuous scores (no ties).
 
     === === = = ======= ===== ===== ====== ====== ===== ===== ====== ====== ===== ===== ====== ======

@@ -644,12 +644,12 @@ def ceiling_sentences(ceil: Mapping[str, Ceilings], skipped: Mapping[str, str]) 
                         for x in cells if x.reason]
         if not parts:
             why = "; ".join(dict.fromkeys(x.reason for x in c.cells)) or "no level computed"
-            lines.append(f"* **{name}** ({c.n_annotators} annotators): no noise ceiling, {why}.")
+            lines.append(f"* **{md_text(name)}** ({c.n_annotators} annotators): no noise ceiling, {md_text(why)}.")
             continue
         rel = "; ".join(f"{x.level} {x.reliability:.3f}" for x in c.cells
                         if x.coefficient == "pearson" and not x.reason)
-        text = (f"* **{name}** ({c.n_annotators} annotators): a perfect metric (one equal to the true score) would "
-                f"be expected to reach, against the mean of the {c.n_annotators} annotators, "
+        text = (f"* **{md_text(name)}** ({c.n_annotators} annotators): a perfect metric (one equal to the true "
+                f"score) would be expected to reach, against the mean of the {c.n_annotators} annotators, "
                 + "; ".join(parts)
                 + " (noise ceilings: the expected coefficient at correlation sqrt(r_kk), r_kk the split-half "
                 f"reliability with Spearman-Brown{', ' + rel if rel else ''}; 95% Boot-Both CIs)")
@@ -657,7 +657,7 @@ def ceiling_sentences(ceil: Mapping[str, Ceilings], skipped: Mapping[str, str]) 
             text += "; not computed: " + "; ".join(reasons)
         lines.append(text + f". Krippendorff's interval alpha of single ratings {c.alpha_interval:.3f}.")
     for name, why in skipped.items():
-        lines.append(f"* **{name}**: no noise ceiling, {why}.")
+        lines.append(f"* **{md_text(name)}**: no noise ceiling, {md_text(why)}.")
     return lines
 
 
@@ -667,7 +667,8 @@ def correlation_sentences(table: pd.DataFrame, *, statistic: str = "pearson") ->
     rows = table[table["statistic"] == statistic]
     for (name, level), g in rows.groupby(["dataset", "level"], sort=False):
         best = g.loc[g["value"].idxmax()]
-        text = (f"* **{name}, {level} level:** the highest {statistic} correlation is {best['metric']}'s, "
+        text = (f"* **{md_text(name)}, {level} level:** the highest {statistic} correlation is "
+                f"{md_text(best['metric'])}'s, "
                 f"{best['value']:.3f} {_fmt_ci(best['ci_low'], best['ci_high'])} (95% Boot-Both percentile CI, no "
                 "multiplicity correction across metrics)")
         if np.isfinite(best["noise_ceiling"]):
@@ -696,7 +697,7 @@ def replication_sentences(pc: pd.DataFrame, *, alpha: float = 0.05, top: int = 8
                  f"combination, one-sided Perm-Both tests per dataset; Benjamini-Hochberg FDR {alpha} over the "
                  "pairs at each u).")
     for r in rep.head(top).itertuples():
-        lines.append(f"  * {r.metric_a} beats {r.metric_b} on at least {r.u_fdr} of {r.k} datasets "
+        lines.append(f"  * {md_text(r.metric_a)} beats {md_text(r.metric_b)} on at least {r.u_fdr} of {r.k} datasets "
                      f"(adjusted p at u = {r.u_fdr}: {getattr(r, f'q_u{r.u_fdr}'):.3g}).")
     full = pc[pc["u_fdr"] == pc["k"]]
     lines.append(f"* {len(full)} pairs replicate on every dataset that has both metrics; for the others the "
