@@ -241,6 +241,15 @@ def cmd_run(args) -> int:
         # a folder typed on the command line is where the user is, as for -p dataset and card --output (inside
         # a notebook, a relative output_dir is relative to the compendium root, where its kernel runs)
         params["output_dir"] = str(Path.cwd() / out)
+    listed = params.get("datasets")
+    if isinstance(listed, list) and listed:  # notebook 70: a dataset named that cannot be analysed stops here
+        from metaeval.studies.atlas import check_names
+
+        unusable = check_names([str(d) for d in listed])
+        if unusable:
+            print("metaeval run: -p datasets: " + "; ".join(f"{k}: {v}" for k, v in unusable.items()),
+                  file=sys.stderr)
+            return 2
     user_out = _user_output_dir(args.notebook, params)
     if user_out is not None:
         params["output_dir"] = str(user_out)
@@ -263,8 +272,9 @@ def _user_output_dir(notebook: str, params: dict) -> Path | None:
 
     if params.get("output_dir") is not None:
         return None
-    dataset = params.get("dataset", notebook_parameters(notebook).get("dataset"))
-    if not isinstance(dataset, str) or dataset in known_datasets() or not Path(dataset).expanduser().exists():
+    declared = notebook_parameters(notebook)
+    named = [params.get("dataset", declared.get("dataset"))] + list(params.get("datasets") or [])
+    if not any(isinstance(d, str) and d not in known_datasets() and Path(d).expanduser().exists() for d in named):
         return None
     cwd, root = Path.cwd().resolve(), project_root().resolve()
     if cwd == root or root in cwd.parents:
