@@ -48,7 +48,8 @@ def test_graham_does_not_hold_when_rouge_beats_corpus_bleu_and_gives_williams_p(
     truth = g.normal(size=12)
     rouge, bleu = truth + 0.1 * g.normal(size=12), g.normal(size=12)
     cell = _run("graham_bleu", _graham_data(rouge, bleu, truth))
-    expected = williams_test(rouge[:, None], bleu[:, None], truth[:, None]).pvalue  # the one-sided p, ROUGE better
+    # the one-sided p, ROUGE better (Graham's test; williams_test's default is two-sided)
+    expected = williams_test(rouge[:, None], bleu[:, None], truth[:, None], alternative="greater").pvalue
     assert cell["status"] == af.NOT_HOLDS and cell["value"] == pytest.approx(expected, rel=1e-12)
     assert expected < 1e-3 and "ROUGE-1 R is significantly better" in cell["reason"]
     # and in the other direction: corpus BLEU significantly better is not "on par" either
@@ -76,10 +77,12 @@ def test_graham_not_refuted_gives_the_power_calibrated_at_equal_correlations():
 def test_lin_holds_with_the_documents_needed():
     g = np.random.default_rng(0)
     Z = g.normal(size=(8, 1)) + 0.5 * g.normal(size=(8, 60))
-    # the metric equals the humans: r = 1 from the first size tried (lin_step = 5 documents) on
-    cell = _run("lin_documents", _data({"ROUGE-1 R": Z.copy()}, Z))
+    # single-reference ROUGE-1 (the claim's) equals the humans: r = 1 from the first size tried (lin_step = 5
+    # documents) on; the all-references ROUGE-1 R (noise here) is not the one tested
+    data = _data({"ROUGE-1 R": g.normal(size=(8, 60))}, Z, rouge1_single_ref=Z.copy())
+    cell = _run("lin_documents", data)
     assert cell["status"] == af.HOLDS and cell["value"] == 5.0
-    assert cell["reason"].startswith("5 documents needed, 60 available")
+    assert cell["reason"].startswith("5 documents needed, 60 available") and "with 1 reference" in cell["reason"]
 
 
 def test_lin_not_shown_when_all_documents_are_too_few():
@@ -88,6 +91,7 @@ def test_lin_not_shown_when_all_documents_are_too_few():
     cell = _run("lin_documents", _data({"ROUGE-1 R": g.normal(size=(8, 60))}, Z))
     assert cell["status"] == af.NOT_SHOWN and np.isnan(cell["value"])
     assert cell["reason"].startswith("more than the 60 available documents are needed")
+    assert "all its references" in cell["reason"]
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -480,18 +480,24 @@ def findings(
     *,
     options: FindingOptions = FindingOptions(),
     pair_tests: PairwiseResult | None = None,
+    cache=True,
     rng=0,
 ) -> list[dict]:
     """One dataset's row of the finding matrix: every rule of :data:`RULES` (:mod:`metaeval.studies.atlas_findings`)
     on this dataset, each cell with its status, value, reason, the claim, the rule and the data size. An empty list
     where the dataset can test no rule (:func:`untestable`: list it apart). ``pair_tests``: the system-level
     Perm-Both tests between ``metrics`` if already run (:func:`pair_tests`), reused by Deutsch et al. (2021)'s
-    rule."""
+    rule; ``cache``: the ROUGE scoring cache (:mod:`metaeval.data.scoring`) for Lin's single-reference ROUGE-1."""
     if untestable(metrics):
         return []
     no_texts = support(entry, ds)["text metrics"]
     bleu = corpus_bleu(ds, tokenizer=_bleu_tokenizer(entry)) if not no_texts and "BLEU" in metrics else None
-    data = FindingData(name, metrics, np.asarray(Z, dtype=float), no_texts, bleu, pair_tests)
+    single = None
+    if not no_texts and "ROUGE-1 R" in metrics:
+        sig = _text_variants(entry.language, ["rouge-1"], ["R"])["ROUGE-1 R"]
+        single = rouge_matrices(ds, [parse_variant(sig)], n_refs=1, cache=cache)[sig] if ds.n_references > 1 \
+            else metrics["ROUGE-1 R"]
+    data = FindingData(name, metrics, np.asarray(Z, dtype=float), no_texts, bleu, pair_tests, single)
     seeds = np.random.default_rng(rng).integers(2**63 - 1, size=len(RULES))
     return [evaluate(rule, data, options, int(seed)) for rule, seed in zip(RULES.values(), seeds)]
 
@@ -514,29 +520,37 @@ def finding_matrix(cells: Sequence[dict]) -> pd.DataFrame:
 
 
 def load_datasets(names: Sequence[str] = ()) -> tuple[dict[str, tuple[AtlasEntry, Dataset]], dict[str, str]]:
-    """The atlas datasets that load here (``names``; empty: every registered one) and, for the others, why not
-    (a download-only dataset not downloaded yet, an unknown name). Nothing is dropped silently."""
+    """The atlas datasets that load here (``names``: registered names, a user's dataset folders or imported names;
+    empty: every registered one) and, for the others, why not (a download-only dataset not downloaded yet, a
+    name that does not load). Nothing is dropped silently: the caller reports ``skipped``, and a name the user
+    gave that does not load is an error (:func:`check_names`)."""
     from metaeval.data import datasets as _datasets
-    from metaeval.data.atlas import atlas_datasets
+    from metaeval.data.atlas import atlas_datasets, user_entry
 
     registry = atlas_datasets()
     loaded: dict[str, tuple[AtlasEntry, Dataset]] = {}
     skipped: dict[str, str] = {}
     for name in (list(names) or list(registry)):
         if name not in registry:
-            skipped[name] = f"not an atlas dataset (registered: {', '.join(registry)})"
-            continue
-        entry = registry[name]
-        try:
-            ds = _datasets.load(name)
-        except Exception as exc:  # noqa: BLE001 - the reason is reported, the other datasets go on
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            if entry.distribution == "download":
-                # the reason without this machine's folders: it is written into committed pages
-                skipped[name] = f"not downloaded here (run `metaeval download {name}`)"
-            else:
-                skipped[name] = f"does not load here: {first}"
-            continue
+            try:
+                ds = _datasets.load(name)
+                entry = user_entry(ds, name)
+            except Exception as exc:  # noqa: BLE001 - the reason is reported, the other datasets go on
+                skipped[name] = f"not an atlas dataset and does not load as a dataset folder or name: {exc}"
+                continue
+            name = ds.name if ds.name not in loaded and ds.name not in registry else name
+        else:
+            entry = registry[name]
+            try:
+                ds = _datasets.load(name)
+            except Exception as exc:  # noqa: BLE001 - the reason is reported, the other datasets go on
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                if entry.distribution == "download":
+                    # the reason without this machine's folders: it is written into committed pages
+                    skipped[name] = f"not downloaded here (run `metaeval download {name}`)"
+                else:
+                    skipped[name] = f"does not load here: {first}"
+                continue
         human = entry.default_human
         if human not in ds.score_names:
             skipped[name] = f"its default human score {human!r} is not among the loaded scores"
@@ -553,6 +567,42 @@ def load_datasets(names: Sequence[str] = ()) -> tuple[dict[str, tuple[AtlasEntry
             continue
         loaded[name] = (entry, ds)
     return loaded, skipped
+
+
+def source_of(name: str, entry: AtlasEntry) -> str:
+    """What :func:`metaeval.datasets.load` takes for the loaded dataset ``name``: the registered name, or the
+    folder or imported name a user's dataset was loaded from (:func:`load_datasets` keys it by its own name)."""
+    return entry.source if entry.distribution == "user" else name
+
+
+def check_names(names: Sequence[str]) -> dict[str, str]:
+    """The datasets of ``names`` (the user's list; empty: every registered one) that cannot be analysed, with why:
+    a name that is neither registered nor a dataset folder or imported name, or a download-only dataset not
+    downloaded here. Cheap (nothing is loaded but the names' existence), for a check before the kernel starts.
+
+    Examples
+    --------
+    >>> check_names(["summeval", "no-such-study"])
+    {'no-such-study': "neither an atlas dataset nor a dataset folder or imported name (metaeval datasets lists \
+the names; a folder must exist)"}
+    """
+    from pathlib import Path
+
+    from metaeval.data.atlas import atlas_datasets
+    from metaeval.data.datasets import known_datasets
+    from metaeval.data.download import is_downloaded
+
+    registry, known = atlas_datasets(), known_datasets()
+    problems = {}
+    for name in names:
+        entry = registry.get(name)
+        if entry is not None:
+            if entry.distribution == "download" and not is_downloaded(name):
+                problems[name] = f"not downloaded here (run `metaeval download {name}`)"
+        elif name not in known and not Path(name).expanduser().exists():
+            problems[name] = ("neither an atlas dataset nor a dataset folder or imported name (metaeval datasets "
+                              "lists the names; a folder must exist)")
+    return problems
 
 
 def forest_plot(table: pd.DataFrame, metric: str, *, statistic: str = "pearson", ax=None):
@@ -642,12 +692,12 @@ def ceiling_sentences(ceil: Mapping[str, Ceilings], skipped: Mapping[str, str]) 
                         for x in cells if x.reason]
         if not parts:
             why = "; ".join(dict.fromkeys(x.reason for x in c.cells)) or "no level computed"
-            lines.append(f"* **{name}** ({c.n_annotators} annotators): no noise ceiling, {why}.")
+            lines.append(f"* **{md_text(name)}** ({c.n_annotators} annotators): no noise ceiling, {md_text(why)}.")
             continue
         rel = "; ".join(f"{x.level} {x.reliability:.3f}" for x in c.cells
                         if x.coefficient == "pearson" and not x.reason)
-        text = (f"* **{name}** ({c.n_annotators} annotators): a perfect metric (one equal to the true score) would "
-                f"be expected to reach, against the mean of the {c.n_annotators} annotators, "
+        text = (f"* **{md_text(name)}** ({c.n_annotators} annotators): a perfect metric (one equal to the true "
+                f"score) would be expected to reach, against the mean of the {c.n_annotators} annotators, "
                 + "; ".join(parts)
                 + " (noise ceilings: the expected coefficient at correlation sqrt(r_kk), r_kk the split-half "
                 f"reliability with Spearman-Brown{', ' + rel if rel else ''}; 95% Boot-Both CIs)")
@@ -657,7 +707,7 @@ def ceiling_sentences(ceil: Mapping[str, Ceilings], skipped: Mapping[str, str]) 
             text += f"; {c.note}"
         lines.append(text + f". Krippendorff's interval alpha of single ratings {c.alpha_interval:.3f}.")
     for name, why in skipped.items():
-        lines.append(f"* **{name}**: no noise ceiling, {why}.")
+        lines.append(f"* **{md_text(name)}**: no noise ceiling, {md_text(why)}.")
     return lines
 
 
@@ -667,7 +717,8 @@ def correlation_sentences(table: pd.DataFrame, *, statistic: str = "pearson") ->
     rows = table[table["statistic"] == statistic]
     for (name, level), g in rows.groupby(["dataset", "level"], sort=False):
         best = g.loc[g["value"].idxmax()]
-        text = (f"* **{name}, {level} level:** the highest {statistic} correlation is {best['metric']}'s, "
+        text = (f"* **{md_text(name)}, {level} level:** the highest {statistic} correlation is "
+                f"{md_text(best['metric'])}'s, "
                 f"{best['value']:.3f} {_fmt_ci(best['ci_low'], best['ci_high'])} (95% Boot-Both percentile CI, no "
                 "multiplicity correction across metrics)")
         if np.isfinite(best["noise_ceiling"]):
@@ -696,7 +747,7 @@ def replication_sentences(pc: pd.DataFrame, *, alpha: float = 0.05, top: int = 8
                  f"combination, one-sided Perm-Both tests per dataset; Benjamini-Hochberg FDR {alpha} over the "
                  "pairs at each u).")
     for r in rep.head(top).itertuples():
-        lines.append(f"  * {r.metric_a} beats {r.metric_b} on at least {r.u_fdr} of {r.k} datasets "
+        lines.append(f"  * {md_text(r.metric_a)} beats {md_text(r.metric_b)} on at least {r.u_fdr} of {r.k} datasets "
                      f"(adjusted p at u = {r.u_fdr}: {getattr(r, f'q_u{r.u_fdr}'):.3g}).")
     full = pc[pc["u_fdr"] == pc["k"]]
     lines.append(f"* {len(full)} pairs replicate on every dataset that has both metrics; for the others the "

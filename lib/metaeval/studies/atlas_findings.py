@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from metaeval.stats.multiplicity import adjust
+from metaeval.stats.reliability import MIN_SIZES, MinimumSizes
 from metaeval.stats.resampling import bootstrap_ci
 from metaeval.stats.significance import PairwiseResult, pairwise_tests, williams_matrix, williams_pvalue
 from metaeval.studies import lin
@@ -58,15 +59,19 @@ HOLDS, NOT_HOLDS, UNTESTABLE = "holds", "does not hold", "cannot be tested here"
 NOT_SHOWN, NOT_REFUTED = "not shown", "not refuted"
 STATUSES = (HOLDS, NOT_HOLDS, NOT_SHOWN, NOT_REFUTED, UNTESTABLE)
 
-#: No verdict below these sizes (every rule; a rule may ask for more): a Boot-Both resample of 3 systems draws
-#: 2.1 distinct systems on average and a bootstrap "interval" [1.00, 1.00] is an artefact, not evidence.
-MIN_SYSTEMS = 5
-MIN_INPUTS = 10
+#: No verdict below these sizes (every rule; a rule may ask for more): the one record of minimum sizes,
+#: :data:`metaeval.stats.reliability.MIN_SIZES` (a Boot-Both resample of 3 systems draws 2.1 distinct systems on
+#: average, and a bootstrap "interval" [1.00, 1.00] is an artefact, not evidence).
+MIN_SYSTEMS, MIN_INPUTS = MIN_SIZES.systems, MIN_SIZES.inputs
 
 
 def is_rouge(name: str) -> bool:
     """A ROUGE variant by its name: computed (``"ROUGE-2 F"``) or a dataset's own (``"Rouge 2"``,
-    ``"rouge-1.f1"``, ``"ROUGE-1 F-Score"``)."""
+    ``"rouge-1.f1"``, ``"ROUGE-1 F-Score"``).
+
+    >>> [is_rouge(n) for n in ("ROUGE-2 F", "Rouge 1", "rouge-1.f1", "BLEU", "maynez.R1")]
+    [True, True, True, False, False]
+    """
     return name.lower().startswith("rouge")
 
 
@@ -89,6 +94,9 @@ class FindingData:
     pair_tests : PairwiseResult or None
         System-level one-sided Perm-Both Pearson tests between the metrics if already run (notebook 70 runs them
         for the partial conjunction tests); None: a rule that needs them runs them.
+    rouge1_single_ref : array (N, M) or None
+        ROUGE-1 recall against the first reference only (Lin's claim is for a single reference); None: the
+        dataset's ``"ROUGE-1 R"`` is used (with all its references) and the cell says so.
     """
 
     dataset: str
@@ -97,6 +105,7 @@ class FindingData:
     no_texts: str | None = None
     corpus_bleu: np.ndarray | None = None
     pair_tests: PairwiseResult | None = None
+    rouge1_single_ref: np.ndarray | None = None
 
     @property
     def n_systems(self) -> int:
@@ -158,10 +167,9 @@ class FindingRule:
 
     def why_not(self, data: FindingData) -> str | None:
         """Why this rule cannot be tested on ``data`` (None: it can)."""
-        if data.n_systems < self.min_systems:
-            return f"cannot be tested: {data.n_systems} systems (this rule needs at least {self.min_systems})"
-        if data.n_inputs < self.min_inputs:
-            return f"cannot be tested: {data.n_inputs} inputs (this rule needs at least {self.min_inputs})"
+        short = MinimumSizes(self.min_systems, self.min_inputs).shortfall(data.n_systems, data.n_inputs)
+        if short:
+            return f"cannot be tested: {short}"
         missing = [m for m in self.needs if m not in data.metrics]
         if missing:
             return data.no_texts or f"{', '.join(missing)} not computed"
@@ -190,7 +198,18 @@ def untestable(metrics: Mapping[str, np.ndarray]) -> str | None:
 
 def evaluate(rule: FindingRule, data: FindingData, options: FindingOptions = FindingOptions(),
              rng: np.random.Generator | int | None = None) -> dict:
-    """One cell of the finding matrix: ``rule`` on ``data``, with the claim, the rule and the data size."""
+    """One cell of the finding matrix: ``rule`` on ``data``, with the claim, the rule and the data size.
+
+    Examples
+    --------
+    >>> g = np.random.default_rng(0)
+    >>> Z = g.normal(size=(8, 1)) + g.normal(size=(8, 20))
+    >>> cell = evaluate(RULES["deutsch2021_width"], FindingData("d", {"ROUGE-2 F": Z.copy()}, Z))
+    >>> cell["status"], cell["value"], cell["measure"]   # a perfect metric: tau = 1 in every resample
+    ('does not hold', 0.0, 'interval width')
+    >>> evaluate(RULES["deutsch2021_width"], FindingData("d", {"ROUGE-2 F": Z[:3]}, Z[:3]))["reason"]
+    'cannot be tested: 3 systems (at least 5 needed)'
+    """
     why = rule.why_not(data)
     if why is None:
         with warnings.catch_warnings():
@@ -277,23 +296,24 @@ def _graham(data: FindingData, o: FindingOptions, rng: np.random.Generator) -> V
           "reference was feasible if sample size was large enough.",
     where="Section 7 (Conclusions); the sample size is found as in Section 6 ('we reached significant level at "
           "sample size of 31 documents')",
-    rule="Lin's rule (studies.lin): the fewest documents at which ROUGE-1 recall's system-level Pearson r, mean "
-         "over document bootstraps minus half its 95% interval, exceeds the critical r (two-sided alpha, df = "
-         "systems - 2), against the documents available (with all the dataset's references): holds when reached "
-         "within them (value: documents needed); not shown when even all of them are too few",
+    rule="Lin's rule (studies.lin): the fewest documents at which ROUGE-1 recall's (against the first reference "
+         "only, as the claim) system-level Pearson r, mean over document bootstraps minus half its 95% interval, "
+         "exceeds the critical r (two-sided alpha, df = systems - 2), against the documents available: holds when "
+         "reached within them (value: documents needed); not shown when even all of them are too few",
     needs=("ROUGE-1 R",),
 )
 def _lin(data: FindingData, o: FindingOptions, rng: np.random.Generator) -> Verdict:
     M = data.n_inputs
     sizes = sorted({*range(o.lin_step, M + 1, o.lin_step), M})
-    summary, _ = lin.sample_size_curves(data.metrics["ROUGE-1 R"], data.human, sizes, n_resamples=o.n_resamples,
-                                        rng=rng)
+    X = data.rouge1_single_ref if data.rouge1_single_ref is not None else data.metrics["ROUGE-1 R"]
+    refs = "1 reference" if data.rouge1_single_ref is not None else "the dataset's ROUGE-1 R (all its references)"
+    summary, _ = lin.sample_size_curves(X, data.human, sizes, n_resamples=o.n_resamples, rng=rng)
     r_crit = lin.critical_r(data.n_systems, o.alpha)
     need = lin.critical_sample_size(summary, r_crit)
     last = summary[summary["size"] == M].iloc[0]
     at_all = float(last["pearson_M"] - last["pearson_dCI"] / 2)
-    how = (f"critical r {r_crit:.3f} (df = {data.n_systems - 2}, two-sided {o.alpha}); {o.n_resamples} document "
-           f"resamples per size, sizes every {o.lin_step}")
+    how = (f"critical r {r_crit:.3f} (df = {data.n_systems - 2}, two-sided {o.alpha}); ROUGE-1 recall with {refs}; "
+           f"{o.n_resamples} document resamples per size, sizes every {o.lin_step}")
     if np.isnan(need):
         return Verdict(NOT_SHOWN, np.nan, "documents needed",
                        f"more than the {M} available documents are needed: with all {M}, r - dCI/2 = {at_all:.3f} "
