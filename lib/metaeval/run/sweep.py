@@ -292,7 +292,9 @@ def collect(root: str | os.PathLike, notebook: str | os.PathLike) -> pd.DataFram
             continue
         table = pd.read_csv(status_file.parent / main_table)
         for name, value in sorted(status["params"].items(), reverse=True):
-            table.insert(0, name, json.dumps(value) if isinstance(value, (list, dict)) else value)
+            shown = json.dumps(value) if isinstance(value, (list, dict)) else value
+            # a table column of that name (notebook 00's "dataset") stays; the parameter is named apart
+            table.insert(0, f"{name} (parameter)" if name in table.columns else name, shown)
         table.insert(0, "run", status["folder"])
         frames.append(table)
     result = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

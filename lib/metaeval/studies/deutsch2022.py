@@ -3,7 +3,7 @@ Metrics", and the pairwise statistics of today's metric comparisons, as library 
 ``notebooks/24_deutsch2022_system_level.py``.
 
 * :func:`delta_table`: system-level agreement over the system pairs whose score difference is small (the
-  paper's Figure 6: cumulative deciles of each metric's own |difference|, the authors' tau), or in fixed bands
+  paper's Figure 6: cumulative deciles of each metric's own ``|difference|``, the authors' tau), or in fixed bands
   of one score's difference (the labelled alternative), with Boot-Both intervals; :func:`delta_sentences`
   says what the table shows;
 * :func:`ranking_stability`: how well the system ranking on k judged documents agrees with the ranking on all of
@@ -156,7 +156,7 @@ def delta_table(
     interval (:func:`metaeval.delta_correlations`).
 
     Default, the paper's Figure 6 as the authors compute it: for each metric, the cumulative deciles of *its
-    own* |difference of system scores| (column ``percent``; ``high`` is the bucket's largest |difference|, the
+    own* ``|difference of system scores|`` (column ``percent``; ``high`` is the bucket's largest ``|difference|``, the
     paper's ``u``) and the authors' tie-corrected tau. The alternative view: ``deltas`` fixed bands
     ``[low, high)`` of the differences of ``by`` (a score matrix in the bands' units, e.g. ROUGE-1 points, the
     same for every metric; or ``"human"``). Every metric uses the same resampling draws.
@@ -266,7 +266,7 @@ class ClosestPairs:
 def closest_pairs(X: np.ndarray, Z: np.ndarray, *, n_resamples: int = 1000, confidence_level: float = 0.95,
                   rng: np.random.Generator | int | None = None) -> ClosestPairs:
     """The paper's contrast as :func:`delta_table` and :func:`delta_sentences` state it for notebook 24: the
-    authors' tau over the 10 % of system pairs closest by the metric's *own* |difference| (the first of the
+    authors' tau over the 10 % of system pairs closest by the metric's *own* ``|difference|`` (the first of the
     percentile buckets, ``deltas="percentiles"``, ``by="metric"``) against tau over all pairs (the last bucket),
     with the Boot-Both percentile interval of ``close - every`` (each resample's own percentiles; resamples where
     either bucket's tau is undefined are left out and counted).
