@@ -18,7 +18,7 @@
 # ---
 
 # %% tags=["parameters"]
-datasets = []               # atlas datasets to compare ([]: every registered one that loads here; `metaeval datasets`)
+datasets = []               # atlas names, your dataset folders or imported names ([]: every registered one that loads)
 max_own = 4                 # the datasets' own metric scores taken besides ROUGE/BLEU (widely used ones first)
 levels = ["system", "summary"]  # correlation levels
 n_resamples = 1000          # Boot-Both resamples per correlation interval (Deutsch et al., 2021: 1000)
@@ -65,10 +65,14 @@ from metaeval.run.session import start
 from metaeval.studies import atlas
 from metaeval.studies.plotting import show_table
 
+unusable = atlas.check_names(datasets)  # a dataset you named that cannot be analysed is an error, not a skip
+if unusable:
+    raise SystemExit("datasets: " + "; ".join(f"{k}: {v}" for k, v in unusable.items()))
 loaded, skipped = atlas.load_datasets(datasets)
 if not loaded:
     raise SystemExit(f"no atlas dataset loads here: {skipped}")
-nb = start("atlas", next(iter(loaded)), output_dir=output_dir, seed=seed)
+first, (first_entry, _) = next(iter(loaded.items()))
+nb = start("atlas", atlas.source_of(first, first_entry), output_dir=output_dir, seed=seed)
 out = nb.out
 seeds = {name: int(s) for name, s in zip(loaded, nb.rng.integers(2**63 - 1, size=len(loaded)))}
 print(f"{len(loaded)} datasets: {', '.join(loaded)}")
@@ -141,7 +145,8 @@ show_table(table[table["statistic"] == forest_statistic].head(30))
 # ## Forest plots: each metric across datasets
 #
 # Dots are the correlation, bars its 95% Boot-Both interval (orange system level, blue summary level); the grey
-# tick is the noise ceiling of that dataset and level (absent where the dataset has no per-annotator scores).
+# tick is the noise ceiling of that dataset, level and coefficient (absent where the dataset has no per-annotator
+# scores or too few systems).
 
 # %%
 shared = table.groupby("metric")["dataset"].nunique()
@@ -208,13 +213,13 @@ cells_table[["dataset", "finding", "status", "reason"]]
 # Generated from the tables above (saved as `conclusions.md`).
 
 # %%
-lines = ["**Findings** (each cell: holds / does not hold / not shown / not refuted / cannot be tested here, with its "
+lines = ["**Not analysed:** " + "; ".join(f"{nb.md(k)}: {nb.md(v)}" for k, v in skipped.items()) + ".", ""] \
+    if skipped else []
+lines += ["**Findings** (each cell: holds / does not hold / not shown / not refuted / cannot be tested here, with its "
          "value and reason in `findings.csv`; the rules in `finding_rules.csv`):",
          "", *atlas.finding_sentences(cells, apart), "", "**Replication across datasets:**", "",
          *atlas.replication_sentences(pc, alpha=alpha), "", "**Noise ceilings:**", "",
          *atlas.ceiling_sentences(ceil, no_ceiling), "", "**Best metric per dataset and level:**", "",
          *atlas.correlation_sentences(table, statistic=forest_statistic), "",
          "**The finding matrix:**", "", matrix.fillna("").rename(index=nb.md, columns=nb.md).to_markdown()]
-if skipped:
-    lines += ["", "**Not analysed:** " + "; ".join(f"{nb.md(k)}: {nb.md(v)}" for k, v in skipped.items()) + "."]
 nb.report("\n".join(lines), "conclusions.md")

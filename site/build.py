@@ -30,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 from metaeval._markup import html_text, md_code
@@ -301,6 +302,47 @@ def _teaching_page() -> str:
     return "\n".join(lines) + "\n"
 
 
+def run_label(doc: str) -> str:
+    """The dataset (and what else tells a run apart) of a run's page ``results/FOLDER/RUN/...``: the run folder
+    itself (``summeval``), or for a sweep's run (``results/atlas/NN_name/dataset=faceval__06dd5221/...``) the
+    results folder and the value of its ``dataset`` parameter, so that no two entries of the contents read alike
+    (notebook 00 on SummEval is in ``results/dataset_check`` and in the atlas).
+
+    Examples
+    --------
+    >>> run_label("results/graham2015/summeval/10_graham2015")
+    'summeval'
+    >>> run_label("results/atlas/00_dataset_check/dataset=frank-cnndm__3a32a78b/00_dataset_check")
+    'atlas: frank-cnndm'
+    >>> run_label("results/atlas/30_lin2004/dataset=faceval__measures=-R-1-R-2-__size_step=50__160a6328/outputs")
+    'atlas: faceval, measures=-R-1-R-2-, size_step=50'
+    """
+    parts = doc.split("/")
+    if len(parts) < 5 or "=" not in parts[3]:
+        return parts[2]
+    fields = parts[3].split("__")[:-1]  # the last field is the parameters' hash
+    values = dict(f.split("=", 1) for f in fields if "=" in f)
+    rest = [f for f in fields if not f.startswith("dataset=")]
+    return f"{parts[1]}: " + (", ".join([values["dataset"]] * ("dataset" in values) + rest) or parts[3])
+
+
+def contents_labels(docs: list[str]) -> dict[str, str]:
+    """Each run page's label in the contents (:func:`run_label`), with its results folder before it where two
+    runs of one notebook would read alike (``results/miloulis`` and ``results/miloulis-paper`` on SummEval).
+
+    Examples
+    --------
+    >>> contents_labels(["results/miloulis/summeval/40_m", "results/miloulis-paper/summeval/40_m",
+    ...                  "results/lin2004/summeval/30_l"])
+    {'results/miloulis/summeval/40_m': 'miloulis: summeval', 'results/miloulis-paper/summeval/40_m': \
+'miloulis-paper: summeval', 'results/lin2004/summeval/30_l': 'summeval'}
+    """
+    plain = {doc: run_label(doc) for doc in docs}
+    seen = Counter((doc.rsplit("/", 1)[-1], label) for doc, label in plain.items())
+    return {doc: label if seen[(doc.rsplit("/", 1)[-1], label)] == 1 or label.startswith(doc.split("/")[1] + ":")
+            else f"{doc.split('/')[1]}: {label}" for doc, label in plain.items()}
+
+
 def _front_page(results: Path, pages: dict[str, list[str]], titles: dict[str, str]) -> str:
     """``results/README.md`` with each notebook name linked to its executed runs, then the site's contents."""
     text = (results / "README.md").read_text(encoding="utf-8")
@@ -316,8 +358,11 @@ def _front_page(results: Path, pages: dict[str, list[str]], titles: dict[str, st
     analyses = [doc for name in sorted(pages) for doc in pages[name]]
     outputs = sorted({doc.rsplit("/", 1)[0] + "/outputs" for doc in analyses})
     # one notebook runs on several datasets: the contents name the dataset of each run
-    analyses = [f"{titles.get(doc, doc)} ({doc.split('/')[2]}) <{doc}>" for doc in analyses]
-    outputs = [f"results/{doc.split('/')[1]}/{doc.split('/')[2]} <{doc}>" for doc in outputs]
+    labels = contents_labels(analyses)
+    analyses = [f"{titles.get(doc, doc)} ({labels[doc]}) <{doc}>" for doc in analyses]
+    outputs = [f"results/{doc.split('/')[1]}/{doc.split('/')[2]}"
+               + (f" ({run_label(doc)})" if run_label(doc) != doc.split('/')[2] else "") + f" <{doc}>"
+               for doc in outputs]
     toc = ["", "```{toctree}", ":caption: Reading", ":maxdepth: 1", "", "tour", "teaching", "glossary", "cards",
            "figures", "api", "```", "", "```{toctree}", ":caption: Analyses (executed notebooks)", ":maxdepth: 1", "",
            *analyses, "```", "", "```{toctree}", ":caption: Outputs by results folder", ":maxdepth: 1", "", *outputs,
@@ -433,7 +478,9 @@ def build(results: Path, out: Path, *, only: str | None = None, api: bool = True
     mine = user_runs(results, canonical) if user else []
     assemble(canonical, src, only=only, api=api, user=mine, user_root=results)
     _reset(html)
-    command = [sys.executable, "-m", "sphinx", "-b", "html", "-c", str(SITE), "-j", "1", "-E",
+    # -W --keep-going: a docutils error in a docstring (an undefined |substitution|) fails the build, after all of them
+    # are listed
+    command = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-c", str(SITE), "-j", "1", "-E",
                "-d", str(out / "doctrees"), str(src), str(html)]
     if quiet:
         command.insert(3, "-q")

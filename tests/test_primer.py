@@ -76,7 +76,7 @@ def test_notebook_answers_are_folded_and_one_per_exercise():
                     if c.cell_type == "markdown")
     answer_cells = [c for c in notebook.cells if "answer" in c.metadata.get("tags", [])]
     printed = sum(len(re.findall(r'print\(f?"Exercise \d', c.source)) for c in answer_cells)
-    assert exercises == printed == 5
+    assert exercises == printed == 6
     assert all("hide-input" in c.metadata["tags"] for c in answer_cells)
 
 
@@ -146,3 +146,12 @@ def test_reliability_section_numbers_and_reasons():
     assert summary["turker.relevance"] == pytest.approx(0.887, abs=5e-3)
     text = p.reliability_sentences(t, "QAEval-F1")
     assert "Spearman-Brown" in text and "not evidence that the ceilings are equal" in text
+
+
+def test_exercise_6_the_toy_alt_test_by_hand():
+    # leave annotator 1 out: the others' means 2.5, 4.5, 2, 2; judge distances .5, 0, 1, 1; annotator 1's 1.5, .5,
+    # 0, 3 -> the judge wins items 0, 1, 3, annotator 1 item 2 (no ties)
+    assert primer.exercise_answers().toy_alt_advantage == (0.75, 0.25)
+    assert primer.check(6, (0.75, 0.25)) == "Exercise 6: correct."
+    assert primer.check(6, (0.75, 0.5)).startswith("Exercise 6: not yet: rho_human")
+    assert primer.check(6, "0.75").startswith("Exercise 6: give")

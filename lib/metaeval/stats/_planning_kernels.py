@@ -39,6 +39,7 @@ from metaeval.stats._kernels import (
 from metaeval.stats._planning_pairs import _bootstrap_weights, _pair_tail_counts, _signflip_tail_counts
 from metaeval.stats._planning_perm import _perm_summary_null, _perm_system_null
 from metaeval.stats.correlation import (
+    check_bool,
     constant,
     constant_from_codes,
     dense_codes,
@@ -47,6 +48,7 @@ from metaeval.stats.correlation import (
     pearson_from_sums,
     system_corr,
 )
+from metaeval.stats import multiplicity
 from metaeval.stats.significance import williams_pvalue
 
 # Memory budget (float64 elements) of the largest temporary array of one chunk of trials.
@@ -63,8 +65,7 @@ def check_choice(name: str, value: object, allowed: Sequence[str]) -> None:
 
 
 def check_alpha(alpha: float) -> None:
-    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    multiplicity.check_alpha(alpha, allow_one=False)  # the one alpha rule; a power at level 1 is 1: nothing to plan
 
 
 def check_trials(n_trials: int) -> None:
@@ -105,7 +106,7 @@ def _chunks(n_trials: int, per_trial: float):
 
 
 def _progress(iterable, enabled: bool, **kwargs):
-    if not enabled:
+    if not check_bool(enabled, "progress"):
         return iterable
     from tqdm import tqdm
 

@@ -248,6 +248,7 @@ class Ceilings:
     cells: tuple[Ceiling, ...]
     alpha_interval: float
     n_annotators: int
+    note: str = ""
 
     def at(self, level: str, coefficient: str = "pearson") -> Ceiling:
         """The ceiling of ``level`` and ``coefficient``; one with a reason when it was not computed."""
@@ -298,7 +299,10 @@ def ceilings(
         reason = "" if np.isfinite(res.ceiling) else "the annotators' halves do not agree (reliability <= 0)"
         cells_.append(Ceiling(lv, cf, res.ceiling, (res.confidence_interval.low, res.confidence_interval.high),
                               res.reliability.reliability, reason))
-    return Ceilings(tuple(cells_), krippendorff_alpha(arr, level="interval").alpha, n_annotators)
+    values = np.unique(arr[~np.isnan(arr)])
+    note = ("the ratings take only two values, so the ceilings rest on a model of continuous scores whose bias "
+            "was simulated for continuous scores only: read them as approximate" if values.size <= 2 else "")
+    return Ceilings(tuple(cells_), krippendorff_alpha(arr, level="interval").alpha, n_annotators, note)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -516,29 +520,37 @@ def finding_matrix(cells: Sequence[dict]) -> pd.DataFrame:
 
 
 def load_datasets(names: Sequence[str] = ()) -> tuple[dict[str, tuple[AtlasEntry, Dataset]], dict[str, str]]:
-    """The atlas datasets that load here (``names``; empty: every registered one) and, for the others, why not
-    (a download-only dataset not downloaded yet, an unknown name). Nothing is dropped silently."""
+    """The atlas datasets that load here (``names``: registered names, a user's dataset folders or imported names;
+    empty: every registered one) and, for the others, why not (a download-only dataset not downloaded yet, a
+    name that does not load). Nothing is dropped silently: the caller reports ``skipped``, and a name the user
+    gave that does not load is an error (:func:`check_names`)."""
     from metaeval.data import datasets as _datasets
-    from metaeval.data.atlas import atlas_datasets
+    from metaeval.data.atlas import atlas_datasets, user_entry
 
     registry = atlas_datasets()
     loaded: dict[str, tuple[AtlasEntry, Dataset]] = {}
     skipped: dict[str, str] = {}
     for name in (list(names) or list(registry)):
         if name not in registry:
-            skipped[name] = f"not an atlas dataset (registered: {', '.join(registry)})"
-            continue
-        entry = registry[name]
-        try:
-            ds = _datasets.load(name)
-        except Exception as exc:  # noqa: BLE001 - the reason is reported, the other datasets go on
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            if entry.distribution == "download":
-                # the reason without this machine's folders: it is written into committed pages
-                skipped[name] = f"not downloaded here (run `metaeval download {name}`)"
-            else:
-                skipped[name] = f"does not load here: {first}"
-            continue
+            try:
+                ds = _datasets.load(name)
+                entry = user_entry(ds, name)
+            except Exception as exc:  # noqa: BLE001 - the reason is reported, the other datasets go on
+                skipped[name] = f"not an atlas dataset and does not load as a dataset folder or name: {exc}"
+                continue
+            name = ds.name if ds.name not in loaded and ds.name not in registry else name
+        else:
+            entry = registry[name]
+            try:
+                ds = _datasets.load(name)
+            except Exception as exc:  # noqa: BLE001 - the reason is reported, the other datasets go on
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                if entry.distribution == "download":
+                    # the reason without this machine's folders: it is written into committed pages
+                    skipped[name] = f"not downloaded here (run `metaeval download {name}`)"
+                else:
+                    skipped[name] = f"does not load here: {first}"
+                continue
         human = entry.default_human
         if human not in ds.score_names:
             skipped[name] = f"its default human score {human!r} is not among the loaded scores"
@@ -555,6 +567,42 @@ def load_datasets(names: Sequence[str] = ()) -> tuple[dict[str, tuple[AtlasEntry
             continue
         loaded[name] = (entry, ds)
     return loaded, skipped
+
+
+def source_of(name: str, entry: AtlasEntry) -> str:
+    """What :func:`metaeval.datasets.load` takes for the loaded dataset ``name``: the registered name, or the
+    folder or imported name a user's dataset was loaded from (:func:`load_datasets` keys it by its own name)."""
+    return entry.source if entry.distribution == "user" else name
+
+
+def check_names(names: Sequence[str]) -> dict[str, str]:
+    """The datasets of ``names`` (the user's list; empty: every registered one) that cannot be analysed, with why:
+    a name that is neither registered nor a dataset folder or imported name, or a download-only dataset not
+    downloaded here. Cheap (nothing is loaded but the names' existence), for a check before the kernel starts.
+
+    Examples
+    --------
+    >>> check_names(["summeval", "no-such-study"])
+    {'no-such-study': "neither an atlas dataset nor a dataset folder or imported name (metaeval datasets lists \
+the names; a folder must exist)"}
+    """
+    from pathlib import Path
+
+    from metaeval.data.atlas import atlas_datasets
+    from metaeval.data.datasets import known_datasets
+    from metaeval.data.download import is_downloaded
+
+    registry, known = atlas_datasets(), known_datasets()
+    problems = {}
+    for name in names:
+        entry = registry.get(name)
+        if entry is not None:
+            if entry.distribution == "download" and not is_downloaded(name):
+                problems[name] = f"not downloaded here (run `metaeval download {name}`)"
+        elif name not in known and not Path(name).expanduser().exists():
+            problems[name] = ("neither an atlas dataset nor a dataset folder or imported name (metaeval datasets "
+                              "lists the names; a folder must exist)")
+    return problems
 
 
 def forest_plot(table: pd.DataFrame, metric: str, *, statistic: str = "pearson", ax=None):
@@ -655,6 +703,8 @@ def ceiling_sentences(ceil: Mapping[str, Ceilings], skipped: Mapping[str, str]) 
                 f"reliability with Spearman-Brown{', ' + rel if rel else ''}; 95% Boot-Both CIs)")
         if reasons:
             text += "; not computed: " + "; ".join(reasons)
+        if c.note:
+            text += f"; {c.note}"
         lines.append(text + f". Krippendorff's interval alpha of single ratings {c.alpha_interval:.3f}.")
     for name, why in skipped.items():
         lines.append(f"* **{md_text(name)}**: no noise ceiling, {md_text(why)}.")

@@ -3,7 +3,7 @@ Metrics", and the pairwise statistics of today's metric comparisons, as library 
 ``notebooks/24_deutsch2022_system_level.py``.
 
 * :func:`delta_table`: system-level agreement over the system pairs whose score difference is small (the
-  paper's Figure 6: cumulative deciles of each metric's own |difference|, the authors' tau), or in fixed bands
+  paper's Figure 6: cumulative deciles of each metric's own ``|difference|``, the authors' tau), or in fixed bands
   of one score's difference (the labelled alternative), with Boot-Both intervals; :func:`delta_sentences`
   says what the table shows;
 * :func:`ranking_stability`: how well the system ranking on k judged documents agrees with the ranking on all of
@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from metaeval._markup import md_text
-from metaeval.data.datasets import DataError, Dataset, known_datasets, load
+from metaeval.data.datasets import INCOMPLETE_FIX, DataError, Dataset, known_datasets, load
 from metaeval.stats.agreement import (
     DEFAULT_DELTAS,
     PERCENTILES,
@@ -156,7 +156,7 @@ def delta_table(
     interval (:func:`metaeval.delta_correlations`).
 
     Default, the paper's Figure 6 as the authors compute it: for each metric, the cumulative deciles of *its
-    own* |difference of system scores| (column ``percent``; ``high`` is the bucket's largest |difference|, the
+    own* ``|difference of system scores|`` (column ``percent``; ``high`` is the bucket's largest ``|difference|``, the
     paper's ``u``) and the authors' tie-corrected tau. The alternative view: ``deltas`` fixed bands
     ``[low, high)`` of the differences of ``by`` (a score matrix in the bands' units, e.g. ROUGE-1 points, the
     same for every metric; or ``"human"``). Every metric uses the same resampling draws.
@@ -266,7 +266,7 @@ class ClosestPairs:
 def closest_pairs(X: np.ndarray, Z: np.ndarray, *, n_resamples: int = 1000, confidence_level: float = 0.95,
                   rng: np.random.Generator | int | None = None) -> ClosestPairs:
     """The paper's contrast as :func:`delta_table` and :func:`delta_sentences` state it for notebook 24: the
-    authors' tau over the 10 % of system pairs closest by the metric's *own* |difference| (the first of the
+    authors' tau over the 10 % of system pairs closest by the metric's *own* ``|difference|`` (the first of the
     percentile buckets, ``deltas="percentiles"``, ``by="metric"``) against tau over all pairs (the last bucket),
     with the Boot-Both percentile interval of ``close - every`` (each resample's own percentiles; resamples where
     either bucket's tau is undefined are left out and counted).
@@ -478,11 +478,6 @@ INCOMPLETE = ("raise", "drop-inputs", "drop-systems")
 _WHERE = "notebook 24"
 
 
-def _run_hint(name: str, value: str) -> str:
-    """How the user sets a parameter where they are: in the notebook, or on the command line."""
-    return f"{name} = {value!r} in the notebook, or metaeval run 24 -p {name} {value}"
-
-
 def is_embedded(dataset: str | os.PathLike[str], ds: Dataset) -> bool:
     """True when ``dataset`` named one of the embedded datasets (SummEval, REALSumm, ...), not a path.
 
@@ -674,9 +669,9 @@ def check_complete(ds: Dataset, scores: Sequence[str], incomplete: str) -> None:
     Traceback (most recent call last):
     ...
     metaeval.data.formats.DataError: dataset 'study': 'BERTScore' (1 cell) missing in 1 of 4 cells (e.g. (y, a));
-    notebook 24 needs them complete: set incomplete = 'drop-inputs' in the notebook, or metaeval run 24 -p
-    incomplete drop-inputs, or incomplete = 'drop-systems', or leave 'BERTScore' out of metrics (drop-inputs
-    leaves out 1 of 2 inputs, drop-systems 1 of 2 systems)
+    notebook 24 needs them complete: set the notebook's parameter `incomplete` to drop-inputs or drop-systems
+    (`-p incomplete drop-inputs` on the command line, or in its parameters cell), or leave 'BERTScore' out of
+    metrics (drop-inputs leaves out 1 of 2 inputs, drop-systems 1 of 2 systems)
     >>> check_complete(ds, ["BERTScore"], "keep-nan")
     Traceback (most recent call last):
     ...
@@ -689,8 +684,7 @@ def check_complete(ds: Dataset, scores: Sequence[str], incomplete: str) -> None:
     # the data layer's one rule and message (with what each choice drops), in this notebook's words
     masks = _missing(ds, scores)
     ds.require(scores=list(scores), incomplete="raise", purpose=_WHERE,
-               fix=f"set {_run_hint('incomplete', 'drop-inputs')}, or incomplete = 'drop-systems', or leave "
-                   f"{' and '.join(repr(s) for s in masks)} out of metrics")
+               fix=f"{INCOMPLETE_FIX}, or leave {' and '.join(repr(s) for s in masks)} out of metrics")
 
 
 def dropped_note(before: Dataset, after: Dataset, incomplete: str, scores: Sequence[str]) -> str | None:
