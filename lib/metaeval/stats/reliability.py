@@ -759,7 +759,17 @@ def noise_ceiling(
     different reliability is a little below the coefficient at their mean reliability), against up to +0.136
     for the former estimator on Pearson rows at summary level and +0.28 on Kendall rows
     (``tests/test_ceiling_simulation.py`` asserts ``|bias| < 0.035`` at three designs and that the former
-    estimator fails at the heterogeneous one). Rank ceilings assume continuous scores (no ties).
+    estimator fails at the heterogeneous one).
+
+    What "true score" means here: classical test theory's, the annotators' expected rating of the item. A
+    metric equal to a latent quality that the rating scale transforms nonlinearly (Likert rounding, clipping
+    at the ends of the scale) reaches less than the ceiling (same design rounded to 1-5 with h = 1: system
+    Pearson 0.942 against a ceiling of 0.991; against the expected rating 0.991). The maps assume continuous
+    scores: ties lower rank coefficients below them (rounded to 1-5, h = 1, 16 systems: summary-level Kendall
+    ceiling 0.738 against 0.693 reached by the expected rating, Pearson 0.868 against 0.842); binary ratings
+    (a dataset of 0/1 judgments) are further from the model, and the estimator sentence says so. With 5
+    systems the Boot-Both interval of a ceiling covered the true mean in 90-100 % of simulations (88 % at
+    summary-level Pearson with 16 systems and h = 1; 60 simulations each).
 
     === === = = ======= ===== ===== ====== ====== ===== ===== ====== ====== ===== ===== ====== ======
     N   M   k h level   r     ceil  bias   old    rs    ceil  bias   old    tau   ceil  bias   old
@@ -873,8 +883,13 @@ def noise_ceiling(
     def bound(x: float) -> float:
         return np.nan if np.isnan(x) else float(expected_correlation(np.sqrt(max(x, 0.0)), rel.n, coefficient))
 
-    return NoiseCeilingResult(ceiling, ConfidenceInterval(bound(low), bound(high)), rel, level,
-                              ESTIMATOR.format(coefficient=coefficient, n=rel.n, level=level), coefficient)
+    estimator = ESTIMATOR.format(coefficient=coefficient, n=rel.n, level=level)
+    values = np.unique(np.asarray(ratings, dtype=float))
+    if np.count_nonzero(~np.isnan(values)) <= 2:
+        estimator += ("; the ratings take only two values, far from the continuous scores the map assumes: an "
+                      "approximation whose bias was not simulated")
+    return NoiseCeilingResult(ceiling, ConfidenceInterval(bound(low), bound(high)), rel, level, estimator,
+                              coefficient)
 
 
 def disattenuate(r, reliability, metric_reliability=1.0):

@@ -248,6 +248,7 @@ class Ceilings:
     cells: tuple[Ceiling, ...]
     alpha_interval: float
     n_annotators: int
+    note: str = ""
 
     def at(self, level: str, coefficient: str = "pearson") -> Ceiling:
         """The ceiling of ``level`` and ``coefficient``; one with a reason when it was not computed."""
@@ -298,7 +299,10 @@ def ceilings(
         reason = "" if np.isfinite(res.ceiling) else "the annotators' halves do not agree (reliability <= 0)"
         cells_.append(Ceiling(lv, cf, res.ceiling, (res.confidence_interval.low, res.confidence_interval.high),
                               res.reliability.reliability, reason))
-    return Ceilings(tuple(cells_), krippendorff_alpha(arr, level="interval").alpha, n_annotators)
+    values = np.unique(arr[~np.isnan(arr)])
+    note = ("the ratings take only two values, so the ceilings rest on a model of continuous scores whose bias "
+            "was simulated for continuous scores only: read them as approximate" if values.size <= 2 else "")
+    return Ceilings(tuple(cells_), krippendorff_alpha(arr, level="interval").alpha, n_annotators, note)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -642,15 +646,25 @@ def finding_heatmap(matrix: pd.DataFrame, ax=None):
     cmap = ListedColormap(["#d9534f", "#f0ad4e", "#5cb85c"])
     cmap.set_bad("#cccccc")
     ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0, vmax=2, aspect="auto")
-    short = {HOLDS: "holds", NOT_HOLDS: "no", NOT_SHOWN: "not\nshown", NOT_REFUTED: "not\nrefuted",
-             UNTESTABLE: "n/a"}
+    # the cells in words, and a key below: no code a reader must look up ("no", "n/a")
+    words = {HOLDS: "holds", NOT_HOLDS: "does not\nhold", NOT_SHOWN: "not\nshown", NOT_REFUTED: "not\nrefuted",
+             UNTESTABLE: "cannot\nbe tested"}
     for i in range(values.shape[0]):
         for j in range(values.shape[1]):
-            ax.text(j, i, short.get(matrix.iat[i, j], "n/a"), ha="center", va="center", fontsize=7)
+            ax.text(j, i, words.get(matrix.iat[i, j], "cannot\nbe tested"), ha="center", va="center", fontsize=7)
     ax.set_xticks(range(matrix.shape[1]))
-    ax.set_xticklabels([c.replace("_", "\n") for c in matrix.columns], fontsize=8)
+    # each column by its paper and finding ("Graham\n(2015)\nbleu"), the rule itself in finding_rules.csv
+    ax.set_xticklabels([f"{RULES[c].paper.replace(' (', chr(10) + '(')}\n{c.split('_', 1)[-1].replace('_', ' ')}"
+                        for c in matrix.columns], fontsize=7)
     ax.set_yticks(range(matrix.shape[0]))
     ax.set_yticklabels(list(matrix.index), fontsize=8)
+    from matplotlib.patches import Patch
+
+    key = [Patch(color="#5cb85c", label="holds"), Patch(color="#d9534f", label="does not hold"),
+           Patch(color="#f0ad4e", label="not shown / not refuted: no evidence either way"),
+           Patch(color="#cccccc", label="cannot be tested (too little data, or no texts)")]
+    ax.legend(handles=key, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7, frameon=False, title="key",
+              title_fontsize=7)
     ax.grid(False)
     return ax
 
@@ -699,6 +713,8 @@ def ceiling_sentences(ceil: Mapping[str, Ceilings], skipped: Mapping[str, str]) 
                 f"reliability with Spearman-Brown{', ' + rel if rel else ''}; 95% Boot-Both CIs)")
         if reasons:
             text += "; not computed: " + "; ".join(reasons)
+        if c.note:
+            text += f"; {c.note}"
         lines.append(text + f". Krippendorff's interval alpha of single ratings {c.alpha_interval:.3f}.")
     for name, why in skipped.items():
         lines.append(f"* **{md_text(name)}**: no noise ceiling, {md_text(why)}.")
