@@ -30,7 +30,6 @@ from metaeval.stats._kernels import (
     bootstrap_indices,
     coins,
     draw_counts,
-    fair_bits,
     monte_carlo_pvalue,
     standardize,
     t_pvalue,
@@ -162,7 +161,6 @@ def _pair_pvalues(
     alternative: str,
     tol: float,
     rng: np.random.Generator,
-    fused: bool = True,
 ) -> np.ndarray:
     """p-values (T, P) of the paired tests of pairs (ia[p], ib[p]) on a chunk of trials.
 
@@ -187,53 +185,32 @@ def _pair_pvalues(
             t = np.where(sd > tol, t, np.where(np.abs(observed) > tol, np.sign(observed) * np.inf, 0.0))
         return t_pvalue(t, n - 1, alternative)
     B = n_resamples
-    if test == "paired-bootstrap" and fused:
+    if test == "paired-bootstrap":
         positions = rng.integers(0, n, size=(T, B, n), dtype=np.int32)
         weights = _bootstrap_weights(docs.astype(np.int64), positions, M)
-        # the same product as below: the floats of every system mean are those of the unfused path
         means = (weights @ S.T).reshape(T, B, K)
         code = TAIL_CODES[alternative]
         return _pair_tail_counts(means, ia, ib, float(n), observed, code, tol) / B
-    exact = test == "permutation" and 2**n <= n_resamples
-    if test == "permutation" and not exact and fused:
-        # the same coins as fair_bits(rng, (T * B, n)) below, read from their random bytes by one compiled pass
+    if 2**n > n_resamples:
+        # Monte-Carlo sign flips: the coins of fair_bits(rng, (T * B, n)), read from their random bytes by one
+        # compiled pass; p = (c + 1) / (B + 1), valid (size <= alpha) for any number of flips
         bits = rng.integers(0, 256, size=(T * B * n + 7) // 8, dtype=np.uint8)
         counts = _signflip_tail_counts(bits, B, S, docs.astype(np.int64), ia, ib, observed,
                                        TAIL_CODES[alternative], tol)
         return monte_carlo_pvalue(counts, B)
-    if exact:
-        # all 2^n sign flips, the same for every trial: the exact permutation distribution (no draws)
-        B = 2**n
-    offsets = M * np.arange(T * B)[:, None]
-    if test == "paired-bootstrap":
-        # int32 indices: gathering with them is several times faster than with int64 ones
-        positions = rng.integers(0, n, size=(T, B, n), dtype=np.int32)
-        positions += (n * np.arange(T, dtype=np.int32))[:, None, None]
-        drawn = docs.astype(np.int32).ravel()[positions]  # the pilot document behind each resampled position
-        weights = np.bincount((drawn.reshape(T * B, n) + offsets).ravel(), minlength=T * B * M)
-    else:
-        # permutation of a paired design: flip the sign of each drawn document's difference
-        if exact:
-            flips = (np.arange(B)[:, None] >> np.arange(n)) & 1
-            signs = np.tile(1.0 - 2.0 * flips, (T, 1))
-        else:
-            signs = 1.0 - 2.0 * fair_bits(rng, (T * B, n))
-        flat = (np.broadcast_to(docs[:, None, :], (T, B, n)).reshape(T * B, n) + offsets).ravel()
-        weights = np.bincount(flat, weights=signs.ravel(), minlength=T * B * M)
+    # all 2^n sign flips, the same for every trial: the exact permutation distribution (no draws); the identity is
+    # one of them, so p = c / 2^n
+    B = 2**n
+    flips = (np.arange(B)[:, None] >> np.arange(n)) & 1
+    signs = np.tile(1.0 - 2.0 * flips, (T, 1))
+    flat = (np.broadcast_to(docs[:, None, :], (T, B, n)).reshape(T * B, n) + M * np.arange(T * B)[:, None]).ravel()
+    weights = np.bincount(flat, weights=signs.ravel(), minlength=T * B * M)
     # pair differences through a contrast matrix: a second small product instead of a fancy-index gather
     contrast = np.zeros((K, len(ia)))
     contrast[ia, np.arange(len(ia))] = 1.0
     contrast[ib, np.arange(len(ia))] -= 1.0
-    null = ((weights.reshape(T * B, M).astype(float) @ S.T) @ contrast / n).reshape(T, B, len(ia))
-    if test == "paired-bootstrap":
-        # centring at the observed difference gives the null distribution (as metaeval.bootstrap_test)
-        null -= observed[:, None, :]
-        return _tail(null, observed, alternative, tol) / B
-    if exact:
-        # the identity is one of the 2^n flips: p = c / 2^n
-        return _tail(null, observed, alternative, tol) / B
-    # Monte-Carlo: p = (c + 1) / (B + 1), valid (size <= alpha) for any number of flips
-    return monte_carlo_pvalue(_tail(null, observed, alternative, tol), B)
+    null = ((weights.reshape(T * B, M) @ S.T) @ contrast / n).reshape(T, B, len(ia))
+    return _tail(null, observed, alternative, tol) / B
 
 
 def _check_sizes_1d(sizes) -> list[int]:
