@@ -8,6 +8,7 @@ import pytest
 from scipy import stats
 
 from metaeval.stats import _kernels as K
+from metaeval.stats import shared_draws
 from metaeval.stats import planning
 from metaeval.stats.correlation import level_corr, pearson_from_sums
 from metaeval.stats.resampling import bootstrap_ci
@@ -247,8 +248,8 @@ def test_perm_summary_shared_is_the_pearson_of_the_swapped_columns_for_every_met
     packed = rng.integers(0, 256, size=(M, B, (N + 7) // 8), dtype=np.uint8)
     packed[:, :, -1] &= np.uint8((1 << (N % 8)) - 1)
     bits = np.unpackbits(packed, axis=-1, count=N, bitorder="little")
-    means, r, _ = K.perm_summary_shared(Xs, Yss, np.ascontiguousarray(Z - Z.mean(0)), Z, np.ascontiguousarray(bits),
-                                        packed)
+    means, r, _ = shared_draws._perm_summary_shared(Xs, Yss, np.ascontiguousarray(Z - Z.mean(0)), Z,
+                                                    np.ascontiguousarray(bits), packed)
     for k in range(Kn):
         for b in range(B):
             swap = bits[:, b, :].T.astype(bool)  # (N, M)
