@@ -262,7 +262,7 @@ def fair_bits(rng: np.random.Generator, shape) -> np.ndarray:
 class PackedCoins:
     """Perm-Both's fair coins (T, B, N, M) kept packed, eight per random byte, as :func:`fair_bits` draws
     them (the same random stream; ``np.unpackbits`` order): the summary-level kernel reads the bits directly
-    instead of a boolean array eight times larger, and ``coins[t, b, :, m]`` unpacks single columns."""
+    instead of a boolean array eight times larger."""
 
     def __init__(self, rng: np.random.Generator, shape: tuple[int, int, int, int]):
         self.shape = shape
@@ -272,13 +272,6 @@ class PackedCoins:
     def unpacked(self) -> np.ndarray:
         n = int(np.prod(self.shape))
         return np.unpackbits(self.bits)[:n].reshape(self.shape).astype(bool)
-
-    def __getitem__(self, key) -> np.ndarray:
-        # only the (t, b, :, m) columns that pearson_from_sums refines, as index arrays of equal length
-        t, b, _, m = key
-        T, B, N, M = self.shape
-        flat = ((np.asarray(t)[:, None] * B + np.asarray(b)[:, None]) * N + np.arange(N)) * M + np.asarray(m)[:, None]
-        return ((self.bits[flat >> 3] >> (7 - (flat & 7))) & 1).astype(bool)
 
 
 def coins(rng: np.random.Generator, lead: tuple[int, ...], n_systems: int, n_inputs: int, method: str,
@@ -472,7 +465,7 @@ def pearson_rows(xs: np.ndarray, zs: np.ndarray) -> np.ndarray:
 
 @numba.njit(cache=True, error_model="numpy")
 def pearson_row(n, sx, sz, sxx, szz, sxz, defined, weights, r, weak):  # pragma: no cover - compiled
-    """Per-input r from sums over ``n`` pairs (as :func:`~metaeval.stats.correlation.pearson_from_sums`) for one
+    """Per-input r from sums over ``n`` pairs for one
     resample: fills ``r`` (NaN where not ``defined`` or a variance is not positive) and ``weak`` (the variance
     lost most of its digits, below 1e-6 of the mean square: the caller recomputes r from the values);
     returns the mean of the defined r with multiplicities ``weights`` (NaN if none).

@@ -37,15 +37,8 @@ from metaeval.stats._kernels import (
 )
 from metaeval.stats._planning_pairs import _bootstrap_weights, _pair_tail_counts, _signflip_tail_counts
 from metaeval.stats._planning_perm import _perm_summary_null, _perm_system_null
-from metaeval.stats.correlation import (
-    constant,
-    constant_from_codes,
-    dense_codes,
-    level_corr,
-    mean_of_defined,
-    pearson_from_sums,
-    system_corr,
-)
+from metaeval.stats.correlation import constant, level_corr, system_corr
+from metaeval.stats.resampling import auto_batch, resampled_corr
 from metaeval.stats.significance import williams_pvalue
 
 # Memory budget (float64 elements) of the largest temporary array of one chunk of trials.
@@ -305,49 +298,15 @@ def _perm_null(Xs, Ys, Z, coins, level, coefficient) -> np.ndarray:
 
 
 def _boot_deltas(X, Y, Z, rows, cols, level, coefficient) -> np.ndarray:
-    """Resampled r(X*, Z*) - r(Y*, Z*) for trials (T, N, M), rows (T, B, N), cols (T, B, M): array (T, B).
-
-    The batched form of :func:`metaeval.resampling.bootstrap_ci`'s kernels (same fast paths)."""
+    """Resampled r(X*, Z*) - r(Y*, Z*) for trials (T, N, M), rows (T, B, N), cols (T, B, M): array (T, B), by
+    :func:`metaeval.stats.resampling.resampled_corr` (the kernels of ``bootstrap_ci``), trial by trial."""
     T, N, M = X.shape
-    if level == "system":
-        counts = draw_counts(cols, M)  # (T, B, M)
-        zs = np.take_along_axis(np.einsum("tbm,tnm->tbn", counts, Z), rows, axis=-1) / M
-        out = []
-        for V in (X, Y):
-            vs = np.take_along_axis(np.einsum("tbm,tnm->tbn", counts, V), rows, axis=-1) / M
-            out.append(system_corr(vs, zs, coefficient))
-        return out[0] - out[1]
-    if level == "summary" and coefficient == "pearson":
-        counts = draw_counts(rows, N)  # (T, B, N)
-        icounts = counts.astype(np.int64)
-        Zc = Z - Z.mean(axis=-2, keepdims=True)
-        sz = np.einsum("tbn,tnm->tbm", counts, Zc)
-        szz = np.einsum("tbn,tnm->tbm", counts, Zc * Zc)
-        # constancy of a resampled column is decided exactly on integer codes of the values
-        cz = dense_codes(Z, axis=-2)
-        z_const = constant_from_codes(N, np.einsum("tbn,tnm->tbm", icounts, cz),
-                                      np.einsum("tbn,tnm->tbm", icounts, cz * cz))
-        out = []
-        for V in (X, Y):
-            Vc = V - V.mean(axis=-2, keepdims=True)
-            cv = dense_codes(V, axis=-2)
-            v_const = constant_from_codes(N, np.einsum("tbn,tnm->tbm", icounts, cv),
-                                          np.einsum("tbn,tnm->tbm", icounts, cv * cv))
-
-            def exact(t, b, m, V=V):
-                r = rows[t, b]  # (k, N)
-                return V[t[:, None], r, m[:, None]], Z[t[:, None], r, m[:, None]]
-
-            r = pearson_from_sums(N, np.einsum("tbn,tnm->tbm", counts, Vc), sz,
-                                  np.einsum("tbn,tnm->tbm", counts, Vc * Vc), szz,
-                                  np.einsum("tbn,tnm->tbm", counts, Vc * Zc), defined=~v_const & ~z_const,
-                                  refine=exact)
-            out.append(mean_of_defined(np.take_along_axis(r, cols, axis=-1)))
-        return out[0] - out[1]
-    t = np.arange(T)[:, None, None, None]
-    r, c = rows[:, :, :, None], cols[:, :, None, :]
-    return level_corr(X[t, r, c], Z[t, r, c], level, coefficient) - level_corr(Y[t, r, c], Z[t, r, c], level,
-                                                                                coefficient)
+    batch = auto_batch(N, M, level, coefficient)
+    out = np.empty(rows.shape[:2])
+    for t in range(T):
+        r = resampled_corr([X[t], Y[t]], Z[t], rows[t], cols[t], level, coefficient, batch)
+        out[t] = r[0] - r[1]
+    return out
 
 
 def _metric_draws(rng: np.random.Generator, test: str, level: str, coefficient, T: int, N: int, M: int,

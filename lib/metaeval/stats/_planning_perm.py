@@ -68,8 +68,8 @@ def _perm_summary_null(bits, first, B, D1, D2, D3, base, Xs, Ys, z_ok):  # pragm
       once into a (N, M) byte matrix.
     * Sums: every swapped cell's changes are added over n in order (0 or 1 times the change), the three sums
       side by side and two systems per pass (the running sums stay in registers).
-    * r: ``pearson_from_sums``'s formula (``n sxx - sx^2``, ``cov / sqrt(vx vz)``, clipped), one vectorized
-      loop per metric that also sums and counts the defined r and flags the weak cells.
+    * r: :func:`~metaeval.stats._kernels.pearson_row`'s formula (``n sxx - sx^2``, ``cov / sqrt(vx vz)``,
+      clipped), one vectorized loop per metric that also sums and counts the defined r and flags the weak cells.
     * Constancy: a permuted column is constant (r undefined) only if one value is in every system's pair
       (X, Y) of that input, so only such columns are checked, permutation by permutation, on the values."""
     T, N, M = D1.shape

@@ -327,7 +327,7 @@ def _varies_among_drawn(weights, V, first, out):  # pragma: no cover - compiled
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _boot_summary_pearson(mats, Xc, XX, XZ, Z, Zc, ZZ, rows, cols):  # pragma: no cover - compiled
     """Summary-level Pearson r of each matrix of ``mats`` (K, N, M) with Z on every resample: (K, B), and the
-    resamples to recompute (K, B): those with a cell that pearson_from_sums refines from the values.
+    resamples to recompute (K, B): those with a cell whose variance lost its digits in the sums.
 
     Per resample: the sums over the drawn systems (with multiplicity) of the column-centred Xc, XX = Xc Xc,
     XZ = Xc Zc and of Zc, ZZ, r by :func:`~metaeval.stats._kernels.pearson_row`, then the mean of defined r over
