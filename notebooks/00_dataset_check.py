@@ -76,19 +76,19 @@ nb.save_table(coverage, "score_coverage.csv", index=False)
 n_cells = ds.shape[0] * ds.shape[1]
 incomplete_scores = coverage[coverage["missing"] > 0]
 lines = [
-    f"* **{ds.name}**: {ds.shape[0]} systems × {ds.shape[1]} inputs = {n_cells} cells; "
+    f"* **{nb.md(ds.name)}**: {ds.shape[0]} systems × {ds.shape[1]} inputs = {n_cells} cells; "
     + (f"texts present, {ds.n_references} reference(s) per input (the minimum over inputs)."
        if ds.has_texts else
        "summaries present but no references: reference-based metrics (notebooks 10, 21, 30) cannot score them."
        if ds.texts is not None and ds.texts["summary"].notna().all() else
        "no texts (scores only): notebooks that score summaries (10, 21, 30) cannot run on it."),
     f"* {len(coverage)} scores, {int(coverage['human'].sum())} of them human judgments "
-    f"({', '.join(ds.display_name(s) for s in ds.human_scores) or 'none'}); "
-    + (f"the default human score is {ds.display_name(human)}." if human else
+    f"({', '.join(nb.md_name(s) for s in ds.human_scores) or 'none'}); "
+    + (f"the default human score is {nb.md_name(human)}." if human else
        "without a human score no metric can be evaluated on it (name one with default_human in dataset.yml)."),
     ("* Every score is complete." if incomplete_scores.empty else
      f"* {len(incomplete_scores)} score(s) miss cells: "
-     + ", ".join(f"{r.score} ({r.missing} of {n_cells})" for r in incomplete_scores.itertuples())
+     + ", ".join(f"{nb.md(r.score)} ({r.missing} of {n_cells})" for r in incomplete_scores.itertuples())
      + ". Analyses that use them need `incomplete='drop-inputs'`, `'drop-systems'` or `'keep-nan'`."),
 ]
 nb.report("\n".join(lines), "dataset_summary.md")
@@ -102,7 +102,7 @@ nb.report("\n".join(lines), "dataset_summary.md")
 # %%
 humans = [s for s in ds.human_scores if s in ds.score_names]
 if human is None:
-    nb.report(f"Skipped: {ds.name} has no human score, so there are no system-level human scores to show.")
+    nb.report(f"Skipped: {nb.md(ds.name)} has no human score, so there are no system-level human scores to show.")
     table = pd.DataFrame()
 else:
     table = pd.DataFrame({s: ds.system_scores(s) for s in humans}).sort_values(human, ascending=False)
@@ -126,8 +126,9 @@ if human is not None:
     plt.show()
     spread = table[human]
     nb.report(
-        f"The {len(spread)} systems' mean {ds.display_name(human)} ranges from {spread.min():.3f} "
-        f"({spread.idxmin()}) to {spread.max():.3f} ({spread.idxmax()}); the middle half of the systems lies within "
+        f"The {len(spread)} systems' mean {nb.md_name(human)} ranges from {spread.min():.3f} "
+        f"({nb.md(spread.idxmin())}) to {spread.max():.3f} ({nb.md(spread.idxmax())}); the middle half of the systems "
+        "lies within "
         f"{spread.quantile(0.75) - spread.quantile(0.25):.3f} of each other, so metrics must separate systems whose "
         "human scores are that close."
     )
@@ -157,10 +158,12 @@ if len(humans) > 1:
     nb.save_figure(fig, "human_score_correlations")
     plt.show()
     pairs = corr.where(~np.eye(len(corr), dtype=bool)).stack()
-    text = (f"Across systems, the human scores correlate between r = {pairs.min():.2f} ({' / '.join(pairs.idxmin())}) "
-            f"and r = {pairs.max():.2f} ({' / '.join(pairs.idxmax())}).")
+    text = (f"Across systems, the human scores correlate between r = {pairs.min():.2f} "
+            f"({nb.md(' / '.join(pairs.idxmin()))}) "
+            f"and r = {pairs.max():.2f} ({nb.md(' / '.join(pairs.idxmax()))}).")
 else:
-    text = (f"Skipped: {ds.name} has {len(humans)} human score ({', '.join(humans) or 'none'}), so there is no "
+    text = (f"Skipped: {nb.md(ds.name)} has {len(humans)} human score ({nb.md(', '.join(humans)) or 'none'}), so "
+            "there is no "
             "pair to compare.")
 nb.report(text)
 
@@ -186,7 +189,8 @@ if ds.name == "summeval" and "expert.relevance" in ds.score_names:
             f"{check.loc[worst, 'published']}).")
     display_table = check.round(4)
 else:
-    text = f"Skipped: published system means are only checked for the embedded `summeval` dataset (this is {ds.name})."
+    text = ("Skipped: published system means are only checked for the embedded `summeval` dataset "
+            f"(this is {nb.md(ds.name)}).")
     display_table = None
 nb.report(text)
 

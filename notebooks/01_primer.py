@@ -223,7 +223,7 @@ widths = distributions.groupby("scheme", sort=False).agg(low=("low", "first"), h
 widths["width"] = widths.high - widths.low
 nb.save_table(widths, "bootstrap_widths.csv", float_format="%.4f")
 narrow, wide = widths.width.idxmin(), widths.width.idxmax()
-nb.report(f"On {ds.name}, {ds.display_name(metric)}'s system-level r = {observed:.3f}. Its 95% interval is widest "
+nb.report(f"On {nb.md(ds.name)}, {nb.md_name(metric)}'s system-level r = {observed:.3f}. Its 95% interval is widest "
           f"under {wide} ({widths.width[wide]:.3f}) and narrowest under {narrow} ({widths.width[narrow]:.3f}): a "
           "scheme that holds one source of variation fixed leaves that source's uncertainty out (compare the "
           "coverage of each scheme in section 3).", "bootstrap_widths.md")
@@ -248,7 +248,8 @@ print(f"Exercise 4: {answers.widest_scheme}. Only Boot-Both resamples both sourc
 # Human scores are noisy too: two annotators rarely give a summary the same score. Classical test theory writes
 # an annotators' mean as a true score plus noise; its **reliability** r_kk is the share of its variance that is
 # true score. A perfect metric, one that measured the true score exactly, would still correlate only
-# sqrt(r_kk) with the noisy mean: the **noise ceiling**. We estimate r_kk by splitting the annotators into two
+# sqrt(r_kk) with the noisy mean (over few systems a little less on average: the expected r of a small sample),
+# the **noise ceiling**. We estimate r_kk by splitting the annotators into two
 # halves, correlating the halves' means and stepping the correlation up to all k annotators with the
 # Spearman-Brown formula (`metaeval.stats.reliability`); Krippendorff's alpha is the agreement of single
 # ratings. Below, the experts' and the crowd's ratings of the same summaries, with this notebook's metric.
@@ -275,3 +276,35 @@ print(f"Exercise 5: against the first human score (r / ceiling = {near:.2f} vs {
       "most of what a perfect metric could reach there. The disattenuated value estimates the correlation with a "
       "noise-free human score that nobody observed; it can exceed 1 and carries the uncertainty of both r and r_kk, "
       "so it is reported beside r, never instead of it.")
+
+# %% [markdown]
+# ## 6. May a judge replace an annotator? The alternative annotator test
+#
+# An LLM (or any metric) that rates items like a human is tempting to use *instead* of a human. Calderon,
+# Reichart & Dror (2025) ask a precise question: does the judge represent the other annotators at least about
+# as well as one of the humans does? Leave annotator j out; on each item, the judge *wins* if it lies at least
+# as close to the remaining annotators' mean rating as annotator j does (a tie counts for both). The share of
+# items the judge wins is its **advantage probability** rho_judge, the share annotator j wins rho_human. The
+# judge is not worse than j by more than a margin epsilon if H0: rho_judge <= rho_human - epsilon is rejected
+# (a one-sided paired t-test over the items); Benjamini-Yekutieli over the annotators; the judge **passes**
+# when it wins against at least half of them (`metaeval.stats.alt_test`, notebook 80 on real data). On four toy
+# items rated by three annotators:
+
+# %%
+show_table(pd.DataFrame(primer.TOY_RATINGS, columns=["annotator 1", "annotator 2", "annotator 3"])
+           .assign(judge=primer.TOY_JUDGE).rename_axis("item").reset_index())
+
+# %% [markdown]
+# **Exercise 6.** Leave annotator 1 out. On which items does the judge win, and on which does annotator 1?
+# Give (rho_judge, rho_human). Why can both be above 0.5 on other data?
+
+# %%
+print(primer.check(6, None))  # your (rho_judge, rho_human), e.g. primer.check(6, (0.5, 0.5))
+
+# %% tags=["answer", "hide-input"] jupyter={"outputs_hidden": true, "source_hidden": true}
+rho_judge, rho_human = primer.exercise_answers().toy_alt_advantage
+print(f"Exercise 6: rho_judge = {rho_judge:.2f}, rho_human = {rho_human:.2f}. The others' means are 2.5, 4.5, 2 and "
+      "2; the judge is closer on items 0, 1 and 3, annotator 1 on item 2. A tie (equal distances) counts for both, "
+      "so with many ties both shares can exceed 0.5. Four items are far too few to test anything: the test needs "
+      "50 items per annotator and 3 annotators, and a judge that rates every item with the mean rating can pass "
+      "at a generous epsilon (notebook 80's controls), so compare advantage probabilities as well.")

@@ -62,7 +62,7 @@ import seaborn as sns
 
 from metaeval import graham
 from metaeval.data.scoring import scoring_signature
-from metaeval.plotting import significance_heatmap
+from metaeval.plotting import html_cells, significance_heatmap
 from metaeval.run.session import start
 
 nb = start("graham2015", dataset, output_dir=output_dir, seed=seed, texts=True, human=human, incomplete=incomplete,
@@ -73,9 +73,10 @@ H = ds.matrix(human)
 scores = graham.metric_scores(ds, n_refs=k_refs, sentences="ptb")
 n_systems, n_inputs = ds.shape
 nb.report(
-    f"**Data.** {ds.name}: {n_systems} systems × {n_inputs} inputs, {k_refs} reference(s) per summary, human score "
-    f"**{nb.name(human)}** (`{human}`). {scores.system.shape[1]} metrics: 192 ROUGE variants computed exactly as "
-    f"ROUGE-1.5.5 does, and BLEU (`{scores.bleu_signature}`). (Graham: the DUC-2004 multi-document task, human "
+    f"**Data.** {nb.md(ds.name)}: {n_systems} systems × {n_inputs} inputs, {k_refs} reference(s) per summary, "
+    f"human score **{nb.md_name(human)}** ({nb.md_code(human)}). {scores.system.shape[1]} metrics: 192 ROUGE "
+    f"variants computed exactly as ROUGE-1.5.5 does, and BLEU (`{scores.bleu_signature}`). (Graham: the DUC-2004 "
+    "multi-document task, human "
     "score = mean of coverage and linguistic quality; Table 3 re-ranks the "
     f"{graham.PAPER['n_systems']} systems of Hong et al. 2014.)"
 )
@@ -112,7 +113,8 @@ table["label"] = [graham.short_label(v) for v in table["variant"]]
 nb.save_table(table, "table1_variants.csv", float_format="%.6f")
 hong = list(graham.HONG_VARIANTS)
 shown = table[(table.index <= 25) | table["variant"].isin(hong + [graham.BLEU, graham.GRAHAM_BEST_VARIANT])]
-(shown[["label", "method", "stemming", "stopwords", "aggregation", "statistic", "r", "optimal", "outperformed_by"]]
+(html_cells(shown[["label", "method", "stemming", "stopwords", "aggregation", "statistic", "r", "optimal",
+                   "outperformed_by"]])
  .style.set_uuid("table1").format({"r": "{:.3f}"})
  .apply(lambda row: ["font-weight: bold" if row["optimal"] else "" for _ in row], axis=1)
  .set_caption(f"Top 25 of {len(table)} metrics, plus BLEU, Graham's recommendation and Hong et al.'s variants "
@@ -124,7 +126,8 @@ optimal_rouge = rouge_rows[rouge_rows["optimal"]]
 bleu_row = table[table["variant"] == graham.BLEU].iloc[0]
 best_row = rouge_rows.iloc[0]
 nb.report("\n".join([
-    f"* The {len(rouge_rows)} ROUGE variants correlate with {nb.name(human)} between r = {rouge_rows['r'].min():.3f} "
+    f"* The {len(rouge_rows)} ROUGE variants correlate with {nb.md_name(human)} between "
+    f"r = {rouge_rows['r'].min():.3f} "
     f"and r = {rouge_rows['r'].max():.3f} (Graham: {graham.PAPER['worst_rouge_r']} to "
     f"{graham.PAPER['best_rouge_r']}): the choice of variant matters "
     + ("a lot here too." if rouge_rows['r'].max() - rouge_rows['r'].min() > 0.2 else "less here than in the paper."),
@@ -275,7 +278,7 @@ nb.report("\n".join([
     f"* The rankings by the best and by the conventional variant agree with Kendall tau = {tau:.3f} "
     f"(Graham's Table 3: tau = {graham.paper_ranking_tau():.3f}; there the top system had ranked fourth).",
     f"* {len(not_beaten)} of {len(order)} systems are not significantly outperformed by any other "
-    f"({', '.join(not_beaten)}); Graham: {len(graham.PAPER['systems_not_outperformed'])} of "
+    f"({nb.md(', '.join(not_beaten))}); Graham: {len(graham.PAPER['systems_not_outperformed'])} of "
     f"{graham.PAPER['n_systems']} ({', '.join(graham.PAPER['systems_not_outperformed'])}).",
     f"* Shapiro-Wilk rejects normality for {non_normal} of {len(order)} systems at alpha = {alpha} "
     "(Graham: none)" + ("; the t-test's assumption is questionable for those." if non_normal else "."),
@@ -293,8 +296,9 @@ nb.report("\n".join([
 # %%
 quality_scores = graham.quality_scores(ds, human) if quality is None else list(quality)
 reason = ("no quality score: the dataset has no other human score from the same annotators as "
-          f"{human}, and the `quality` parameter names none") if not quality_scores else \
+          f"{nb.md(human)}, and the `quality` parameter names none") if not quality_scores else \
     graham.missing_inputs(ds, quality_scores)
+reason = reason if reason is None or not quality_scores else nb.md(reason)  # names quoted as text
 if reason is None:
     names = [graham.BLEU] + top
     table4 = graham.combinations_table(scores, ds, names, coverage=human, quality=quality_scores,
@@ -304,15 +308,15 @@ if reason is None:
     nb.save_table(table4, "table4_human_combinations.csv", float_format="%.6f")
     r4 = table4.xs("r", axis=1, level=1)
     o4 = table4.xs("optimal", axis=1, level=1)
-    lines = [f"Coverage = {nb.name(human)}; quality = mean of {', '.join(nb.name(q) for q in quality_scores)}."]
+    lines = [f"Coverage = {nb.md_name(human)}; quality = mean of {', '.join(nb.md_name(q) for q in quality_scores)}."]
     for which in graham.COMBINATIONS:
         paper_bleu = graham.PAPER_TABLE4[graham.BLEU][which]
-        lines.append(f"* **{which}**: highest r = {r4[which].max():.3f} ({r4[which].idxmax()}); BLEU r = "
+        lines.append(f"* **{which}**: highest r = {r4[which].max():.3f} ({nb.md(r4[which].idxmax())}); BLEU r = "
                      f"{r4.loc['BLEU', which]:.3f} {'(optimal)' if o4.loc['BLEU', which] else '(outperformed)'}; "
                      f"{int(o4[which].sum())} of {len(o4)} shown metrics optimal. "
                      f"Graham: BLEU r = {paper_bleu}, highest.")
     text = "\n".join(lines)
-    shown4 = table4.style.set_uuid("table4").format(
+    shown4 = html_cells(table4).style.set_uuid("table4").format(
         lambda v: f"{v:.3f}" if isinstance(v, float) else ("•" if v is True else ""))
 else:
     text = f"**Table 4 skipped**: {reason}."

@@ -141,13 +141,14 @@ for level, block in cis.groupby("level", sort=False):
     widths = block["high"] - block["low"]
     w = block.assign(width=widths).sort_values("width")
     lines.append(f"* **{level.capitalize()} level:** CI widths range from {widths.min():.2f} "
-                 f"({w.iloc[0]['metric_name']}) to {widths.max():.2f} ({w.iloc[-1]['metric_name']}); median "
+                 f"({nb.md(w.iloc[0]['metric_name'])}) to {widths.max():.2f} "
+                 f"({nb.md(w.iloc[-1]['metric_name'])}); median "
                  f"{widths.median():.2f}. {int((block['low'] <= 0).sum())} of {len(block)} intervals include 0.")
 system = cis[cis["level"] == "system"].set_index("metric")
 rouge2 = next((k for k in system.index if k.startswith("rouge-2.")), None)
 if ci_coefficient == "kendall" and rouge2 is not None:
     lo, hi = system.loc[rouge2, ["low", "high"]]
-    lines.append(f"* {names[rouge2]}'s system-level CI [{lo:.2f}, {hi:.2f}] means it orders between "
+    lines.append(f"* {nb.md(names[rouge2])}'s system-level CI [{lo:.2f}, {hi:.2f}] means it orders between "
                  f"{discordant(hi):.0%} and {discordant(lo):.0%} of the system pairs differently from the humans "
                  "(discordant pairs = (1 − τ)/2).")
     if deutsch.paper_column(ds.name) == "summeval" and human == ds.default_human:
@@ -219,7 +220,7 @@ challengers = [m for m in ("qa-eval.f1", next((m for m in mats if m.startswith("
 for level, result in pairs.items():
     marks = deutsch.corrected(result.pvalues, alpha=alpha, by="row")
     wins = pd.Series(marks.sum(axis=1), index=labels).sort_values(ascending=False)
-    top = [f"{name} ({n})" for name, n in wins.items() if n > 0][:4]
+    top = [f"{nb.md(name)} ({n})" for name, n in wins.items() if n > 0][:4]
     lines.append(f"* **{level.capitalize()} level:** {int(np.nansum(result.pvalues < alpha))} of {tests_all} ordered "
                  f"pairs are significant at {alpha}, {int(marks.sum())} after the per-row Bonferroni correction, "
                  f"{int(deutsch.corrected(result.pvalues, alpha=alpha, by='all').sum())} after the all-pairs one. "
@@ -230,10 +231,10 @@ for level, result in pairs.items():
     for challenger in challengers:
         if rouge:
             i = list(mats).index(challenger)
-            beaten = [labels[j] for j in rouge if marks[i, j]]
-            lines.append(f"  {names[challenger]} beats {len(beaten)} of the {len(rouge)} stored ROUGE variants "
+            beaten = [nb.md(labels[j]) for j in rouge if marks[i, j]]
+            lines.append(f"  {nb.md(names[challenger])} beats {len(beaten)} of the {len(rouge)} stored ROUGE variants "
                          f"after correction{': ' + ', '.join(beaten) if beaten else ''}.")
 if deutsch.paper_column(ds.name) is not None and challengers:  # the paper has values for this dataset only
-    lines.append(f"* The paper: {' and '.join(names[c] for c in challengers)} beat ROUGE in some settings; most "
+    lines.append(f"* The paper: {' and '.join(nb.md(names[c]) for c in challengers)} beat ROUGE in some settings; most "
                  "other metrics never beat it significantly.")
 nb.report("\n".join(lines), "figure5_6_conclusions.md")

@@ -114,9 +114,10 @@ plt.show()
 lines = []
 rejected = table[table["system_pvalue"] < alpha]
 lines.append(f"* **System level:** {len(rejected)} of {len(table)} scores have a Shapiro-Wilk p-value below {alpha}"
-             + (f" ({', '.join(rejected['score_name'])}): normality is rejected for them, so Fisher's interval and "
+             + (f" ({nb.md(', '.join(rejected['score_name']))}): normality is rejected for them, so Fisher's "
+                "interval and "
                 "Williams' test rest on a violated assumption there." if len(rejected) else ".")
-             + f" The ground truth ({ds.display_name(human)}): p = {table.iloc[0]['system_pvalue']:.2f}.")
+             + f" The ground truth ({nb.md_name(human)}): p = {table.iloc[0]['system_pvalue']:.2f}.")
 pct = table["summary_percent_rejected"]
 # is each score's share of failing inputs above the alpha expected under normality? (exact binomial test)
 tested = table.dropna(subset=["summary_percent_rejected"])
@@ -142,7 +143,8 @@ if column is not None:
     source = "Fabbri et al." if column == "summeval" else "Bhandari et al."
     agreement = ("every summary-level percentage equals the paper's" if diff.max() < 0.5 else
                  f"summary-level percentages differ by {diff.median():.0f} points in the median and at most "
-                 f"{diff.max():.0f} ({worst['score_name']}: ours {worst['summary_percent_rejected']:.0f}%, paper "
+                 f"{diff.max():.0f} ({nb.md(worst['score_name'])}: ours {worst['summary_percent_rejected']:.0f}%, "
+                 "paper "
                  f"{worst['paper_summary_percent_rejected']:.0f}%)")
     p_diff = (both["system_pvalue"] - both["paper_system_pvalue"]).abs().max()
     lines.append(f"* **Against the paper** ({source} column, {len(both)} scores): {agreement}; the system-level "

@@ -147,7 +147,7 @@ show_table(delta)
 
 # %%
 overall = {name: metaeval.correlate(X, Z, level="system", coefficient="kendall") for name, X in mats.items()}
-lines = [f"* {n}" for n in notes] + d22.delta_sentences(delta, overall, units=units)
+lines = [f"* {nb.md(n)}" for n in notes] + d22.delta_sentences(delta, overall, units=units)
 lines.append("* The paper's finding on SummEval and REALSumm (Figure 6, systems scored on the full test set): "
              "system-level correlations over the closest pairs are far lower than over all pairs.")
 nb.report("\n".join(lines), "delta_conclusions.md")
@@ -252,7 +252,8 @@ show_table(table)
 top = table[table["rank"] == 1]
 lines = [f"* Cluster 1 (no metric of it is beaten at alpha = {alpha} after {correction} over "
          f"{len(mats) * (len(mats) - 1)} one-sided Perm-Both tests of pairwise accuracy, {n_permutations} "
-         f"permutations): {', '.join(f'{m} ({a:.3f})' for m, a in zip(top['metric'], top['pairwise_accuracy']))}."]
+         "permutations): "
+         f"{', '.join(f'{nb.md(m)} ({a:.3f})' for m, a in zip(top['metric'], top['pairwise_accuracy']))}."]
 ranks = int(table["rank"].max())
 lines.append(f"* {ranks} cluster(s) in all." + ("" if ranks > 1 else " With this many systems the tests separate "
                                                   "no metric from the best at this level."))
@@ -261,12 +262,12 @@ for k in range(1, ranks):
     upper = table[table["rank"] == k]["metric"].tolist()
     lower = table[table["rank"] == k + 1]["metric"].tolist()
     p = min(tests.pvalues[names_t.index(a), names_t.index(b)] for a in upper for b in lower)
-    lines.append(f"* Cluster {k + 1} starts because a metric of cluster {k} beats {lower[0]} (smallest adjusted "
+    lines.append(f"* Cluster {k + 1} starts because a metric of cluster {k} beats {nb.md(lower[0])} (smallest adjusted "
                  f"p = {p:.3g}).")
 best_spa = table.sort_values("soft_pairwise_accuracy", ascending=False).iloc[0]
 best_tie = table.sort_values("acc_eq_summary", ascending=False).iloc[0]
-lines.append(f"* Soft pairwise accuracy is highest for {best_spa['metric']} "
-             f"({best_spa['soft_pairwise_accuracy']:.3f}); summary-level acc_eq for {best_tie['metric']} "
+lines.append(f"* Soft pairwise accuracy is highest for {nb.md(best_spa['metric'])} "
+             f"({best_spa['soft_pairwise_accuracy']:.3f}); summary-level acc_eq for {nb.md(best_tie['metric'])} "
              f"({best_tie['acc_eq_summary']:.3f} at ε = {best_tie['epsilon_summary']:.3g}). These two are "
              "descriptive (not tested here).")
 nb.report("\n".join(lines), "agreement_conclusions.md")
@@ -293,8 +294,8 @@ if not replication.skipped:
              f"(partial conjunction, u = {len(per_dataset)}, Bonferroni combination, p ≤ {alpha}); "
              f"{int((replic['n_replicated'] >= 1).sum())} on at least one."]
     for _, row in both.head(5).iterrows():
-        ps = ", ".join(f"{d} p = {row[f'p_{d}']:.3g}" for d in per_dataset)
-        lines.append(f"  * {row['metric_a']} > {row['metric_b']}: {ps}; on all: p = {row['p_all']:.3g}.")
+        ps = ", ".join(f"{nb.md(d)} p = {row[f'p_{d}']:.3g}" for d in per_dataset)
+        lines.append(f"  * {nb.md(row['metric_a'])} > {nb.md(row['metric_b'])}: {ps}; on all: p = {row['p_all']:.3g}.")
     nb.report("\n".join(lines), "replicability_conclusions.md")
     display(show_table(replic.head(15), digits=4))  # noqa: F821 - IPython
 else:

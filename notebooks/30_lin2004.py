@@ -86,8 +86,9 @@ if example not in ds.systems:
     raise ValueError(f"example_system {example!r} is not a system of {ds.name}; systems: {', '.join(ds.systems)}")
 r_crit = lin.critical_r(n_systems, alpha)
 nb.report(
-    f"**Data.** {ds.name}: {n_systems} systems × {n_inputs} documents, {ds.n_references} reference(s) per document; "
-    f"human score **{nb.name(human)}**. Tables 1-3 use {' and '.join(map(str, ref_list))} reference(s); the "
+    f"**Data.** {nb.md(ds.name)}: {n_systems} systems × {n_inputs} documents, {ds.n_references} reference(s) per "
+    f"document; human score **{nb.md_name(human)}**. Tables 1-3 use {' and '.join(map(str, ref_list))} "
+    "reference(s); the "
     f"sample-size study uses {', '.join(map(str, counts))}. ROUGE-{statistic} throughout, sentences split at PTB "
     f"sentence-final tokens (`sent:ptb` in every signature). (Lin: DUC 2001-2003; DUC 2001 single-document task: "
     f"{lin.PAPER_N_SYSTEMS} systems, 1 and 3 references.)"
@@ -247,7 +248,7 @@ for measure in curve_measures:
                      f"(dCI {a['pearson_dCI']:.2f}); with all {n_inputs}: M = {b['pearson_M']:.2f} "
                      f"(dCI {b['pearson_dCI']:.2f})"
                      + (f" ({paper_curve[(measure, n_refs)]})." if (measure, n_refs) in paper_curve else "."))
-lines.append(f"* {example}'s mean {curve_measures[0]} settles from a 95% range of "
+lines.append(f"* {nb.md(example)}'s mean {curve_measures[0]} settles from a 95% range of "
              f"{first['system_metric_dCI'].iloc[0]:.3f} with one document to {first['system_metric_dCI'].iloc[-1]:.3f} "
              f"with {int(first['size'].iloc[-1])} (Lin's system R, R-1 with 1 reference: 0.557 with one document, "
              "0.070 with 66).")

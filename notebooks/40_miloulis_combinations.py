@@ -93,7 +93,7 @@ from metaeval import miloulis
 from metaeval.datasets import load as load_dataset
 from metaeval.run.paths import default_output_dir, project_root
 from metaeval.run.session import start
-from metaeval.studies.plotting import wrap_label
+from metaeval.studies.plotting import html_cells, wrap_label
 
 humans = [human] if isinstance(human, str) else list(human or miloulis.default_humans(load_dataset(dataset)))
 nb = start("miloulis", dataset, output_dir=output_dir, seed=seed, texts=True, incomplete=incomplete, scores=humans,
@@ -123,7 +123,7 @@ if ungrouped != "none":
         split="random", centroids=ungrouped == "all", multitask=ungrouped == "all")
     params = pd.concat([params, params_random], ignore_index=True)
 nb.save_table(params, "chosen_hyperparameters.csv", index=False)
-miloulis.chosen_configurations(params).style.set_uuid("params").hide(axis="index")
+html_cells(miloulis.chosen_configurations(params)).style.set_uuid("params").hide(axis="index")
 
 # %% [markdown]
 # ## Tables 3-8 analogue: every metric ranked by Spearman's ρ with each human score
@@ -148,9 +148,9 @@ for target, Z in targets.items():
     nb.save_table(stacked, f"ranking_{target}.csv", index=False, float_format="%.6f")
     first = tables[target][levels[0]]
     shown = first[(first.index < top_k) | first["signature"].isin(list(learned[target]) + ["bleu"])]
-    display(Markdown(f"**{display_name(target)}** ({levels[0]} level, n = {first.attrs['n']}): "
+    display(Markdown(f"**{nb.md(display_name(target))}** ({levels[0]} level, n = {first.attrs['n']}): "
                      f"{int(first['optimal'].sum())} of {len(first)} metrics marked •"))
-    display(shown.drop(columns="signature").assign(optimal=shown["optimal"].map({True: "•", False: ""}))
+    display(html_cells(shown.drop(columns="signature").assign(optimal=shown["optimal"].map({True: "•", False: ""})))
             .style.set_uuid(f"ranking-{target}").format(precision=3).hide(axis="index"))
 
 # %% [markdown]
@@ -207,7 +207,8 @@ plt.show()
 if ungrouped != "none":
     splits = miloulis.split_comparison(learned, learned_random, targets, levels=levels)
     nb.save_table(splits, "grouped_vs_random.csv", index=False, float_format="%.6f")
-    display(splits[splits["level"] == levels[0]].style.set_uuid("splits").format(precision=3).hide(axis="index"))
+    display(html_cells(splits[splits["level"] == levels[0]]).style.set_uuid("splits").format(precision=3)
+            .hide(axis="index"))
 else:
     splits = None
     print('ungrouped = "none": the random split was not run')
@@ -233,7 +234,7 @@ comparisons = pd.concat(comparisons, ignore_index=True)[
     ["target", "metric", "against", "alternative", "level", "r_x", "r_y", "delta", "perm_both_p", "boot_both_p",
      "ci_low", "ci_high"]]
 nb.save_table(comparisons, "perm_boot_comparisons.csv", index=False, float_format="%.6g")
-comparisons.style.set_uuid("comparisons").format(precision=3).hide(axis="index")
+html_cells(comparisons).style.set_uuid("comparisons").format(precision=3).hide(axis="index")
 
 # %% [markdown]
 # ## Summary per human score, and what the numbers say
@@ -292,17 +293,17 @@ def random_split(r, key):
 PAPER_COMMAND = ("nice -n 19 metaeval run 40 -p grid paper -p folds 5 -p ungrouped main -p n_jobs 1 "
                  f"-p output_dir results/miloulis-paper/{dataset}")
 lines = [f"* {miloulis.describe_searches(search, folds=folds, inner_folds=inner_folds)}"
-         + (" This is a much smaller search than the paper's (its networks: `" + PAPER_COMMAND + "`)."
+         + (f" This is a much smaller search than the paper's (its networks: {nb.md_code(PAPER_COMMAND)})."
             if grid != "paper" else "")]
 for _, r in summary.iterrows():
     lines.append(
-        f"* **{display_name(r['human'])}** ({r['level']} level, Spearman; grouped CV, with the random split of "
+        f"* **{nb.md(display_name(r['human']))}** ({r['level']} level, Spearman; grouped CV, with the random split of "
         f"summaries beside it): S-ROUGE ρ = {r['s_rouge']:.3f}{random_split(r, 's_rouge')} "
         f"(rank {r['s_rouge_rank']} of {r['n_metrics']}, "
         f"{'•: no' if r['s_rouge_optimal'] else 'no •: some'} metric significantly stronger, Williams one-sided "
         f"α = {alpha}), best-single {r['best_single']:.3f}{random_split(r, 'best_single')}, ridge "
         f"{r['ridge']:.3f}{random_split(r, 'ridge')}, best fixed variant {r['best_fixed']:.3f} "
-        f"({r['best_fixed_metric']}, chosen in-sample). "
+        f"({nb.md(r['best_fixed_metric'])}, chosen in-sample). "
         f"Perm-Both ({compare_coefficient}, one-sided H1: S-ROUGE > best-single): p = "
         f"{r['perm_p_vs_best_single_system']:.3f} at system level ({verdict(r['perm_p_vs_best_single_system'])}), "
         f"{r['perm_p_vs_best_single_summary']:.3f} at summary level "
@@ -340,7 +341,8 @@ if grid != "paper" and paper_summary.exists():
             continue
         q = paper.loc[r["human"]]
         lines.append(
-            f"* **{display_name(r['human'])}**, the paper's networks (`results/miloulis-paper/`, {q['level']} level, "
+            f"* **{nb.md(display_name(r['human']))}**, the paper's networks (`results/miloulis-paper/`, "
+            f"{q['level']} level, "
             f"Spearman, grouped CV): S-ROUGE ρ = {q['s_rouge']:.3f} (this run's smaller search: {r['s_rouge']:.3f}), "
             f"ridge {q['ridge']:.3f} ({r['ridge']:.3f}), best-single {q['best_single']:.3f} ({r['best_single']:.3f}); "
             f"there, Perm-Both ({compare_coefficient}, two-sided) S-ROUGE vs ridge: "
@@ -348,8 +350,9 @@ if grid != "paper" and paper_summary.exists():
             "runs' values are point estimates from different searches, not tested against each other."
         )
 elif grid != "paper":
-    lines.append(f"* The paper's networks (`-p grid paper`): not run for {ds.name} (no `results/miloulis-paper/"
-                 f"{dataset}/summary.csv`); command: `{PAPER_COMMAND}`.")
+    lines.append(f"* The paper's networks (`-p grid paper`): not run for {nb.md(ds.name)} (no "
+                 f"{nb.md_code(f'results/miloulis-paper/{dataset}/summary.csv')}); command: "
+                 f"{nb.md_code(PAPER_COMMAND)}.")
 if summary["s_cent"].notna().any():
     lines.append(
         f"* The centroid-difference networks (S-CENT / MEAN-CENT) have a lower point estimate of ρ than S-ROUGE "

@@ -232,7 +232,7 @@ lam_test.round(4)
 lines = []
 n_cells_level = {lv: len(c) for lv, c in cells.groupby("level", sort=False)}
 lines.append(
-    f"**The data against the paper's.** {ds.name}: {len(ds.systems)} systems x {len(ds.inputs)} inputs"
+    f"**The data against the paper's.** {nb.md(ds.name)}: {len(ds.systems)} systems x {len(ds.inputs)} inputs"
     + (f" (the first {n_inputs} of the dataset's {len(probe_inputs)})" if len(ds.inputs) < len(probe_inputs) else "")
     + f", {'/'.join(map(str, n_refs))} reference(s) per input; GRouge at top-{topk} PPR vectors (ADW: 5000). "
     f"The paper's TAC 2011 AESOP data: 51 systems, 44 "
@@ -256,7 +256,7 @@ for level, c in cells.groupby("level", sort=False):
             f"Holm's adjustment over all {len(cells)} cells of the table.")
         for _, row in adj.iterrows():
             lines.append(
-                f"  - {row['metric']} vs {row['baseline']}, {display_name(row['human'])}, {row['coefficient']}: "
+                f"  - {row['metric']} vs {row['baseline']}, {nb.md(display_name(row['human']))}, {row['coefficient']}: "
                 f"r = {row['r_metric']:.3f} vs {row['r_baseline']:.3f}, p = {row[f'p_{test}']:.3g} "
                 f"(Holm-adjusted {row[f'p_{test}_holm']:.3g}).")
 sys_cells = cells[cells["level"] == "system"]
@@ -279,7 +279,7 @@ for g, t in lam_test.groupby("metric", sort=False):
         best_text = (f"the best lam on this data is {best['lam']:.1f} (r = {best['r']:.3f}, Δ = {best['delta']:+.3f} "
                      "against ROUGE, lam = 1)")
     lines.append(
-        f"- {g} ({coefficient} with {display_name(human)}, system level): {best_text}; paired "
+        f"- {g} ({coefficient} with {nb.md(display_name(human))}, system level): {best_text}; paired "
         f"two-sided tests of that lam against lam = 1: Perm-Both p = {best['p_perm_both']:.3g}, Boot-Both p = "
         f"{best['p_boot_both']:.3g} (Holm over the {len(t)} lams tested: {best['p_perm_both_holm']:.3g} / "
         f"{best['p_boot_both_holm']:.3g}); at the paper's lam = {at_paper['lam']:.1f}: Δ = {at_paper['delta']:+.3f}, "

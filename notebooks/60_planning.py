@@ -91,8 +91,9 @@ out, rng = nb.out, nb.rng
 pilots = {pilot.name: (nb.dataset, nb.human)}
 designs = list(itertools.product(systems_grid, inputs_grid))
 nb.report("\n".join(
-    f"* pilot **{name}**: {ds.shape[0]} systems × {ds.shape[1]} documents; X = {ds.display_name(metric_x)}, "
-    f"Y = {ds.display_name(baseline_of(ds))}, human = {ds.display_name(h)}"
+    f"* pilot **{nb.md(name)}**: {ds.shape[0]} systems × {ds.shape[1]} documents; X = "
+    f"{nb.md(ds.display_name(metric_x))}, Y = {nb.md(ds.display_name(baseline_of(ds)))}, human = "
+    f"{nb.md(ds.display_name(h))}"
     for name, (ds, h) in pilots.items()))
 
 # %% [markdown]
@@ -179,8 +180,8 @@ for (dname, level), block in metric_power.groupby(["dataset", "level"], sort=Fal
     best = smallest_design(block)
     at_pilot = block[(block.n_systems == min(systems_grid, key=lambda s: abs(s - n0)))
                      & (block.n_inputs == min(inputs_grid, key=lambda s: abs(s - m0)))]
-    x_name, y_name = ds.display_name(block["x"].iloc[0]), ds.display_name(block["y"].iloc[0])
-    text = (f"* **{dname}, {level} level**, X = {x_name}, Y = {y_name} (pilot difference r(X) - r(Y) = "
+    x_name, y_name = nb.md(ds.display_name(block["x"].iloc[0])), nb.md(ds.display_name(block["y"].iloc[0]))
+    text = (f"* **{nb.md(dname)}, {level} level**, X = {x_name}, Y = {y_name} (pilot difference r(X) - r(Y) = "
             f"{diff:+.3f}): ")
     if diff <= 0:
         text += ("X does not correlate better than Y on this pilot, so its power stays near alpha or below "
@@ -310,7 +311,7 @@ for name, block in need.groupby("dataset", sort=False):
         lines.append(f"* The {pair_test} test rejects too often under equal means at "
                      f"{', '.join(str(v) for v in sorted(bad['size'].unique()))} documents (measured type-I error "
                      f"up to {bad['type1'].max():.3f} at alpha = {alpha}); its power there is not counted below.")
-    lines.append(f"* **{name}** ({total} pairs of {ds.shape[0]} systems, {ds.display_name(h)}): "
+    lines.append(f"* **{nb.md(name)}** ({total} pairs of {ds.shape[0]} systems, {nb.md(ds.display_name(h))}): "
                  f"{len(at_pilot)} pairs ({len(at_pilot) / total:.0%}) reach {target_power:.0%} power with at most "
                  f"{m0} documents (the pilot's number), {len(reached)} ({len(reached) / total:.0%}) with at most "
                  f"{max(pair_sizes)}.")
@@ -334,7 +335,8 @@ for (dname, level), block in metric_power.groupby(["dataset", "level"], sort=Fal
     best = smallest_design(block)
     diff = block["observed_difference"].iloc[0]
     show = pilots[dname][0].display_name
-    x_name, y_name = show(block["x"].iloc[0]), show(block["y"].iloc[0])
+    x_name, y_name = nb.md(show(block["x"].iloc[0])), nb.md(show(block["y"].iloc[0]))
+    dname = nb.md(dname)  # quoted in the sentences below
     if diff > 0 and best is not None:
         lines.append(f"* To show that {x_name} beats {y_name} at the {level} level with an effect like {dname}'s "
                      f"({diff:+.3f}), plan at least {int(best.n_systems)} systems × {int(best.n_inputs)} documents "
@@ -351,7 +353,8 @@ for name, block in need.groupby("dataset", sort=False):
     hard = block[~block.reached]
     easy = block[block.reached]
     if len(easy):
-        lines.append(f"* On {name}, {len(easy)} of {len(block)} system pairs reach {target_power:.0%} power with at "
+        lines.append(f"* On {nb.md(name)}, {len(easy)} of {len(block)} system pairs reach {target_power:.0%} power "
+                     "with at "
                      f"most {max(pair_sizes)} documents (if their pilot difference is the true one); every pair whose "
                      f"human scores differ by more than {hard.difference.max() if len(hard) else 0:.2f} is among "
                      f"them, the smallest such difference is {easy.difference.min():.2f}."
@@ -359,6 +362,6 @@ for name, block in need.groupby("dataset", sort=False):
                         f"{hard.difference.max():.2f}) need more documents, or less noise per document (e.g. more "
                         "annotators per summary)." if len(hard) else ""))
     else:
-        lines.append(f"* On {name}, no system pair reaches {target_power:.0%} power within {max(pair_sizes)} "
+        lines.append(f"* On {nb.md(name)}, no system pair reaches {target_power:.0%} power within {max(pair_sizes)} "
                      "documents.")
 nb.report("\n".join(lines), "design_advice.md")

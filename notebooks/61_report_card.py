@@ -25,6 +25,7 @@ dataset = "summeval"  # dataset with human judgments: summeval | realsumm, or a 
 metric = None  # which score of `scores` is the new metric (None: the only one)
 baselines = None  # scores of the dataset to compare with (None: its ROUGE-1/2/L and BERTScore)
 human = None  # human score (None: the dataset's default)
+judge = None  # a score on every input where humans rated some (None: no few-labels section)
 coefficient = "pearson"  # pearson | spearman | kendall
 n_resamples = 1000  # Boot-Both resamples per CI, Perm-Both permutations per test
 confidence_level = 0.95
@@ -58,6 +59,7 @@ from matplotlib.patches import Rectangle
 
 from metaeval import card as cards
 from metaeval.run.session import start
+from metaeval.studies.plotting import show_table
 
 nb = start("card", dataset, output_dir=output_dir, seed=seed)
 name = nb.dataset.display_name
@@ -65,7 +67,7 @@ card = cards.card_tables(
     scores, dataset=dataset, metric=metric, baselines=baselines, human=human, coefficient=coefficient,
     n_resamples=n_resamples, confidence_level=confidence_level, alpha=alpha, target_power=target_power,
     planner_inputs=planner_inputs, planner_trials=planner_trials, planner_resamples=planner_resamples, seed=seed,
-    incomplete=incomplete, called_from=called_from)
+    incomplete=incomplete, called_from=called_from, judge=judge)
 files = card.write(nb.out)
 nb.report(card.summary)
 
@@ -179,6 +181,19 @@ if len(planner):
 else:
     nb.report("Every comparison with a baseline is significant at this sample size: nothing left to plan.")
 planner.drop(columns="seed")
+
+# %% [markdown]
+# ## Few human labels (with `judge`)
+#
+# When humans rated only some inputs and a judge scored all of them (`judge`), the sections above use the
+# labelled inputs; this one uses every input: PPI++ intervals of the system means and the prediction-powered
+# bootstrap interval of the metric's system-level correlation (`metaeval.stats.ppi`), next to the humans-only
+# intervals from the labelled inputs.
+
+# %%
+if "few_labels" in card.tables:
+    nb.report("\n".join(line for line in card.summary.splitlines() if line.startswith("- Few labels")))
+    display(show_table(card.few_labels.drop(columns="seed"), digits=4))  # noqa: F821 - IPython
 
 # %% [markdown]
 # ## The one-page report

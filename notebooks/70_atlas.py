@@ -18,13 +18,16 @@
 # ---
 
 # %% tags=["parameters"]
-datasets = []               # atlas datasets to compare ([]: every registered one that loads here; `metaeval datasets`)
+datasets = []               # atlas names, your dataset folders or imported names ([]: every registered one that loads)
 max_own = 4                 # the datasets' own metric scores taken besides ROUGE/BLEU (widely used ones first)
 levels = ["system", "summary"]  # correlation levels
-n_resamples = 200           # Boot-Both resamples per correlation interval
-n_resamples_accuracy = 100  # Boot-Both resamples per pairwise/tie-calibrated accuracy interval
+n_resamples = 1000          # Boot-Both resamples per correlation interval (Deutsch et al., 2021: 1000)
+n_resamples_accuracy = 200  # Boot-Both resamples per accuracy interval (reduced: acc_eq re-fits in every one)
 n_permutations = 1000       # Perm-Both permutations per pair of metrics (partial conjunction, Deutsch 2021 finding)
 ceiling_resamples = 200     # Boot-Both resamples of the noise ceiling's interval
+finding_resamples = 1000    # Boot-Both / document resamples of the finding rules (the papers: 1000)
+power_trials = 2000         # normal simulations of Williams' power where Graham's finding is not refuted
+lin_step = 5                # Lin's finding: document counts tried every lin_step (Lin: 5)
 alpha = 0.05                # FDR level of the partial conjunction tests and level of every test
 forest_statistic = "pearson"  # correlation of the forest plots: pearson | spearman | kendall
 seed = 0                    # seed of the random generator (every resample derives from it)
@@ -43,9 +46,13 @@ output_dir = None           # None: results/runs/atlas/... (make atlas writes re
 # tokenizer for non-English texts); the datasets' own metric scores are added. For each metric: system- and
 # summary-level Pearson, Spearman and Kendall, pairwise accuracy and tie-calibrated accuracy, each with a 95%
 # Boot-Both percentile interval (systems and inputs resampled together; Deutsch et al., 2021). The noise ceiling
-# is sqrt(r_kk), r_kk the split-half reliability of the annotators' mean (Spearman-Brown, averaged over splits
-# of the annotators; `metaeval.stats.reliability`); Spearman's disattenuated correlation is shown only as a
-# separate, labelled column. Replication across datasets: for every ordered pair of metrics, the partial
+# of each level and coefficient is what a perfect metric (one equal to the true score) is expected to reach
+# against the annotators' mean: the expected coefficient at correlation sqrt(r_kk), r_kk the split-half
+# reliability of the annotators' mean computed the way that correlation is (summary level: averaged over inputs;
+# Spearman-Brown, averaged over splits of the annotators; its bias by simulation is tabulated in
+# `metaeval.stats.reliability.noise_ceiling`); no ceiling, reliability or system-level interval below 5 systems
+# and 5 inputs (`MIN_SIZES`). Spearman's disattenuated correlation r / sqrt(r_kk) is shown only on Pearson rows, as
+# a separate, labelled column. Replication across datasets: for every ordered pair of metrics, the partial
 # conjunction test (Benjamini & Heller, 2008) of "A beats B on at least u of the k datasets that have both", for
 # every u, with Benjamini-Hochberg FDR control over the pairs. A dataset that cannot support an analysis (no
 # texts, too few systems, no per-annotator scores, not downloaded) is listed with its reason.
@@ -58,10 +65,14 @@ from metaeval.run.session import start
 from metaeval.studies import atlas
 from metaeval.studies.plotting import show_table
 
+unusable = atlas.check_names(datasets)  # a dataset you named that cannot be analysed is an error, not a skip
+if unusable:
+    raise SystemExit("datasets: " + "; ".join(f"{k}: {v}" for k, v in unusable.items()))
 loaded, skipped = atlas.load_datasets(datasets)
 if not loaded:
     raise SystemExit(f"no atlas dataset loads here: {skipped}")
-nb = start("atlas", next(iter(loaded)), output_dir=output_dir, seed=seed)
+first, (first_entry, _) = next(iter(loaded.items()))
+nb = start("atlas", atlas.source_of(first, first_entry), output_dir=output_dir, seed=seed)
 out = nb.out
 seeds = {name: int(s) for name, s in zip(loaded, nb.rng.integers(2**63 - 1, size=len(loaded)))}
 print(f"{len(loaded)} datasets: {', '.join(loaded)}")
@@ -104,12 +115,12 @@ for name, (entry, ds) in loaded.items():
         continue
     c = atlas.ceilings(ds.ratings(entry.default_human), n_resamples=ceiling_resamples, rng=seeds[name])
     ceil[name] = c
-    alpha_rows.append({"dataset": name, "human": entry.default_human, "annotators": c.n_annotators,
-                       "krippendorff_alpha_interval": c.alpha_interval,
-                       "reliability_system": c.reliability_system, "ceiling_system": c.system,
-                       "ceiling_system_low": c.system_ci[0], "ceiling_system_high": c.system_ci[1],
-                       "reliability_summary": c.reliability_summary, "ceiling_summary": c.summary,
-                       "ceiling_summary_low": c.summary_ci[0], "ceiling_summary_high": c.summary_ci[1]})
+    for cell in c.cells:
+        alpha_rows.append({"dataset": name, "human": entry.default_human, "annotators": c.n_annotators,
+                           "krippendorff_alpha_interval": c.alpha_interval, "level": cell.level,
+                           "coefficient": cell.coefficient, "reliability": cell.reliability,
+                           "ceiling": cell.value, "ceiling_low": cell.ci[0], "ceiling_high": cell.ci[1],
+                           "reason": cell.reason})
 ceilings_table = pd.DataFrame(alpha_rows)
 nb.save_table(ceilings_table, "noise_ceilings.csv", index=False, float_format="%.4f")
 nb.report("\n".join(atlas.ceiling_sentences(ceil, no_ceiling)), "noise_ceilings.md")
@@ -162,12 +173,26 @@ pc.head(15)
 
 # %% [markdown]
 # ## The finding matrix: which headline findings hold where
+#
+# Each finding is one rule of `metaeval.studies.atlas_findings` (its claim quoted from the paper, the test, the
+# minimum data: `finding_rules.csv`). A cell *holds* or *does not hold* when the test says so; *not shown* (a
+# claimed difference the test does not detect) and *not refuted* (a claimed equality the test does not reject,
+# with the test's power) are no evidence either way; *cannot be tested here* names what is missing (too few
+# systems, no texts). Datasets with no metric at all are listed apart, not in the matrix.
 
 # %%
-cells = []
+options = atlas.FindingOptions(alpha=alpha, n_resamples=finding_resamples, n_permutations=n_permutations,
+                               power_trials=power_trials, lin_step=lin_step)
+cells, apart = [], {}
 for name, (entry, ds) in loaded.items():
-    cells += atlas.findings(name, ds, entry, metrics_by[name], humans[name], n_resamples=n_resamples, rng=seeds[name])
+    why = atlas.untestable(metrics_by[name])
+    if why:
+        apart[name] = why  # listed apart from the matrix
+        continue
+    cells += atlas.findings(name, ds, entry, metrics_by[name], humans[name], options=options,
+                            pair_tests=tests.get(name), rng=seeds[name])
 cells_table = pd.DataFrame(cells)
+nb.save_table(atlas.rule_table(), "finding_rules.csv", index=False)
 matrix = atlas.finding_matrix(cells)
 nb.save_table(cells_table, "findings.csv", index=False, float_format="%.4g")
 nb.save_table(matrix, "finding_matrix.csv")
@@ -177,6 +202,8 @@ ax.set_title("Seed papers' findings per dataset", fontsize=10)
 fig.tight_layout()
 nb.save_figure(fig, "finding_matrix")
 plt.show()
+for name, why in apart.items():
+    print(f"{name}: {why}")
 cells_table[["dataset", "finding", "status", "reason"]]
 
 # %% [markdown]
@@ -185,12 +212,13 @@ cells_table[["dataset", "finding", "status", "reason"]]
 # Generated from the tables above (saved as `conclusions.md`).
 
 # %%
-lines = ["**Findings** (each cell: holds / does not hold / cannot be tested here, with its reason in `findings.csv`):",
-         "", *atlas.finding_sentences(cells), "", "**Replication across datasets:**", "",
+lines = ["**Not analysed:** " + "; ".join(f"{nb.md(k)}: {nb.md(v)}" for k, v in skipped.items()) + ".", ""] \
+    if skipped else []
+lines += ["**Findings** (each cell: holds / does not hold / not shown / not refuted / cannot be tested here, with its "
+         "value and reason in `findings.csv`; the rules in `finding_rules.csv`):",
+         "", *atlas.finding_sentences(cells, apart), "", "**Replication across datasets:**", "",
          *atlas.replication_sentences(pc, alpha=alpha), "", "**Noise ceilings:**", "",
          *atlas.ceiling_sentences(ceil, no_ceiling), "", "**Best metric per dataset and level:**", "",
          *atlas.correlation_sentences(table, statistic=forest_statistic), "",
-         "**The finding matrix:**", "", matrix.fillna("").to_markdown()]
-if skipped:
-    lines += ["", "**Not analysed:** " + "; ".join(f"{k}: {v}" for k, v in skipped.items()) + "."]
+         "**The finding matrix:**", "", matrix.fillna("").rename(index=nb.md, columns=nb.md).to_markdown()]
 nb.report("\n".join(lines), "conclusions.md")

@@ -30,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 from metaeval._markup import html_text, md_code
@@ -250,8 +251,20 @@ def _library_tour() -> str:
     return "# The library in five minutes\n" + body.replace("\n### ", "\n## ")
 
 
+def _class_times() -> dict[str, dict]:
+    """The last ``make class`` run's times (``metaeval.run.presets.record_times``), or {} where none ran."""
+    from metaeval.run.presets import TIMES
+
+    path = ROOT / "results" / "runs" / "class" / TIMES
+    try:
+        return dict(json.loads(path.read_text(encoding="utf-8"))["runs"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
 def _teaching_page() -> str:
-    """The "class" preset (notebooks/class_parameters.yml) as a table of commands and measured run times."""
+    """The "class" preset (notebooks/class_parameters.yml) as a table of commands and the run times the last
+    ``make class`` measured."""
     from metaeval.run.presets import read_preset
 
     preset = read_preset("class")
@@ -263,19 +276,71 @@ def _teaching_page() -> str:
              "The **class preset** (`notebooks/class_parameters.yml`) runs every notebook with parameters small "
              "enough for a live session: `make class` runs them all, `metaeval run NN --preset class` one of them "
              "(`-p NAME VALUE` after it changes a value); outputs go to `results/runs/class/`, never over the "
-             "committed results. Seconds as measured by `metaeval class` on the 2-core machine that builds the "
-             "compendium: wall time, and in brackets the CPU time of the run and its kernel (the figure to compare "
-             "across machines), next to the default run's expected time.", "",
-             "| notebook | command | parameters | class preset: wall s (CPU s) | default run (s) |",
-             "|---|---|---|---|---|"]
+             "committed results."]
+    times = _class_times()
+    if times:
+        dates = sorted({t["measured"] for t in times.values()})
+        loads = sorted({t["load_average"] for t in times.values()})
+        lines += ["", f"Seconds as measured by the last `make class` on the machine that built this site "
+                  f"({dates[0]}{' to ' + dates[-1] if len(dates) > 1 else ''}, {next(iter(times.values()))['cores']} "
+                  f"cores, load average {loads[0]:g}{'-' + format(loads[-1], 'g') if len(loads) > 1 else ''}): "
+                  "wall time, and in brackets the CPU time of the run and its kernel (the figure to compare across "
+                  f"machines); all {len(times)} measured runs took "
+                  f"{sum(t['wall_seconds'] for t in times.values()):.0f} s wall in all. Beside them, the default "
+                  "run's expected time."]
+    else:
+        lines += ["", "No `make class` has run on the machine that built this site: run it, and this page shows "
+                  "each run's measured wall and CPU seconds."]
+    lines += ["", "| notebook | command | parameters | class preset: wall s (CPU s) | default run (s) |",
+              "|---|---|---|---|---|"]
     for name, entry in preset.items():
         params = ", ".join(f"{k} = {json.dumps(v)}" for k, v in (entry.get("parameters") or {}).items())
-        seconds, cpu = entry.get("seconds"), entry.get("cpu_seconds")
-        measured = (f"{seconds} ({cpu})" if seconds is not None and cpu is not None
-                    else f"({cpu} CPU)" if cpu is not None else "not measured")
+        t = times.get(name)
+        measured = f"{t['wall_seconds']:g} ({t['cpu_seconds']:g})" if t else "not measured"
         lines.append(f"| `{name}` | `metaeval run {name[:2]} --preset class` | {params or 'the defaults'} | "
                      f"{measured} | {entry.get('default_seconds', '')} |")
     return "\n".join(lines) + "\n"
+
+
+def run_label(doc: str) -> str:
+    """The dataset (and what else tells a run apart) of a run's page ``results/FOLDER/RUN/...``: the run folder
+    itself (``summeval``), or for a sweep's run (``results/atlas/NN_name/dataset=faceval__06dd5221/...``) the
+    results folder and the value of its ``dataset`` parameter, so that no two entries of the contents read alike
+    (notebook 00 on SummEval is in ``results/dataset_check`` and in the atlas).
+
+    Examples
+    --------
+    >>> run_label("results/graham2015/summeval/10_graham2015")
+    'summeval'
+    >>> run_label("results/atlas/00_dataset_check/dataset=frank-cnndm__3a32a78b/00_dataset_check")
+    'atlas: frank-cnndm'
+    >>> run_label("results/atlas/30_lin2004/dataset=faceval__measures=-R-1-R-2-__size_step=50__160a6328/outputs")
+    'atlas: faceval, measures=-R-1-R-2-, size_step=50'
+    """
+    parts = doc.split("/")
+    if len(parts) < 5 or "=" not in parts[3]:
+        return parts[2]
+    fields = parts[3].split("__")[:-1]  # the last field is the parameters' hash
+    values = dict(f.split("=", 1) for f in fields if "=" in f)
+    rest = [f for f in fields if not f.startswith("dataset=")]
+    return f"{parts[1]}: " + (", ".join([values["dataset"]] * ("dataset" in values) + rest) or parts[3])
+
+
+def contents_labels(docs: list[str]) -> dict[str, str]:
+    """Each run page's label in the contents (:func:`run_label`), with its results folder before it where two
+    runs of one notebook would read alike (``results/miloulis`` and ``results/miloulis-paper`` on SummEval).
+
+    Examples
+    --------
+    >>> contents_labels(["results/miloulis/summeval/40_m", "results/miloulis-paper/summeval/40_m",
+    ...                  "results/lin2004/summeval/30_l"])
+    {'results/miloulis/summeval/40_m': 'miloulis: summeval', 'results/miloulis-paper/summeval/40_m': \
+'miloulis-paper: summeval', 'results/lin2004/summeval/30_l': 'summeval'}
+    """
+    plain = {doc: run_label(doc) for doc in docs}
+    seen = Counter((doc.rsplit("/", 1)[-1], label) for doc, label in plain.items())
+    return {doc: label if seen[(doc.rsplit("/", 1)[-1], label)] == 1 or label.startswith(doc.split("/")[1] + ":")
+            else f"{doc.split('/')[1]}: {label}" for doc, label in plain.items()}
 
 
 def _front_page(results: Path, pages: dict[str, list[str]], titles: dict[str, str]) -> str:
@@ -293,8 +358,11 @@ def _front_page(results: Path, pages: dict[str, list[str]], titles: dict[str, st
     analyses = [doc for name in sorted(pages) for doc in pages[name]]
     outputs = sorted({doc.rsplit("/", 1)[0] + "/outputs" for doc in analyses})
     # one notebook runs on several datasets: the contents name the dataset of each run
-    analyses = [f"{titles.get(doc, doc)} ({doc.split('/')[2]}) <{doc}>" for doc in analyses]
-    outputs = [f"results/{doc.split('/')[1]}/{doc.split('/')[2]} <{doc}>" for doc in outputs]
+    labels = contents_labels(analyses)
+    analyses = [f"{titles.get(doc, doc)} ({labels[doc]}) <{doc}>" for doc in analyses]
+    outputs = [f"results/{doc.split('/')[1]}/{doc.split('/')[2]}"
+               + (f" ({run_label(doc)})" if run_label(doc) != doc.split('/')[2] else "") + f" <{doc}>"
+               for doc in outputs]
     toc = ["", "```{toctree}", ":caption: Reading", ":maxdepth: 1", "", "tour", "teaching", "glossary", "cards",
            "figures", "api", "```", "", "```{toctree}", ":caption: Analyses (executed notebooks)", ":maxdepth: 1", "",
            *analyses, "```", "", "```{toctree}", ":caption: Outputs by results folder", ":maxdepth: 1", "", *outputs,
@@ -410,7 +478,9 @@ def build(results: Path, out: Path, *, only: str | None = None, api: bool = True
     mine = user_runs(results, canonical) if user else []
     assemble(canonical, src, only=only, api=api, user=mine, user_root=results)
     _reset(html)
-    command = [sys.executable, "-m", "sphinx", "-b", "html", "-c", str(SITE), "-j", "1", "-E",
+    # -W --keep-going: a docutils error in a docstring (an undefined |substitution|) fails the build, after all of them
+    # are listed
+    command = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-c", str(SITE), "-j", "1", "-E",
                "-d", str(out / "doctrees"), str(src), str(html)]
     if quiet:
         command.insert(3, "-q")

@@ -264,3 +264,15 @@ def test_partial_conjunction_calibration():
             rej[method] += mu.partial_conjunction_test(p, u=u, method=method).pvalue <= 0.05
     for method, count in rej.items():
         assert stats.binomtest(count, reps, 0.05, alternative="greater").pvalue > 0.001, (method, count)
+
+
+def test_delta_percentile_buckets_include_every_pair_tied_with_the_threshold():
+    # system means 1, 0, 2, ..., 7: seven pairs are 1 apart; snapped means (0.9999999999999999, 1.9999999999999998,
+    # ...) differ in their last bits, so unsnapped differences split the tie and the first bucket held 3 pairs
+    from metaeval.stats.agreement import delta_correlations
+
+    Z = np.repeat(np.arange(8.0)[:, None], 3, axis=1)
+    X = Z.copy()
+    X[[0, 1]] = X[[1, 0]]
+    res = delta_correlations(X, Z, n_resamples=0)
+    assert res.n_pairs[0] == 7 and res.statistic[0] == pytest.approx(5 / 7)

@@ -100,7 +100,7 @@ def test_binary_alignments_agree():
 
 def test_boundary_design_is_exact():
     # E[W^h - W^f] = epsilon at the boundary: the mean difference over many simulated items
-    f, h = simulate_ratings(1, 200_000, 3, epsilon=0.2, levels=(1, 2, 3, 4, 5), rng=5)
+    f, h = simulate_ratings(1, 200_000, 3, lost=0.2, levels=(1, 2, 3, 4, 5), rng=5)
     w_f, w_h, _ = _indicators(f[0], h[0], "mean-distance")
     d = (w_h - w_f).mean(axis=0)
     se = (w_h - w_f).std(axis=0) / np.sqrt(200_000)

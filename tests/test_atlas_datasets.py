@@ -92,6 +92,9 @@ def test_atlas_dataset_loads_with_its_registered_facts(name):
     for human in entry.human_scores:
         if entry.annotators is None:
             assert human not in ds.ratings_table, (name, human)
+        elif human not in ds.ratings_table:
+            # a source's own aggregated human score beside per-annotator ones: the entry's notes must say so
+            assert human in entry.notes and "aggregated human scores" in entry.notes, (name, human)
         else:
             ratings = ds.ratings(human)
             assert ratings.shape[:2] == ds.shape and ratings.shape[2] == entry.annotators, (name, human)
@@ -266,3 +269,28 @@ def test_atlas_datasets_are_not_mistaken_for_the_deutsch_papers_data():
     assert paper == {} and "Rouge 1" in metrics and "QAGS" in metrics
     assert not deutsch2022.is_embedded("frank-cnndm", ds)
     assert deutsch2022.is_embedded("fabbri2020", load("fabbri2020"))
+
+
+def _named_in(text: str) -> set[str]:
+    """Dataset-like words of a text, ``stem-{a,b}`` expanded."""
+    import re
+
+    words = set(re.findall(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*", text))
+    for stem, tails in re.findall(r"([a-z][a-z0-9-]*)-\{([a-z0-9,]+)\}", text):
+        words |= {f"{stem}-{t}" for t in tails.split(",")}
+    return words
+
+
+def test_names_come_from_the_registry_for_the_cli_and_are_all_in_the_readme(capsys):
+    """One record per name (issue 45): ``metaeval download --help`` lists the registry's names, and the README
+    names every dataset there is to download (a dataset registered without documentation fails here)."""
+    from metaeval.data.atlas import atlas_datasets, names_text
+    from metaeval.run.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["download", "--help"])
+    shown = _named_in(" ".join(capsys.readouterr().out.split()).replace("- ", "-"))
+    to_download = set(atlas_datasets("download"))
+    assert to_download <= shown and to_download <= _named_in(names_text("download"))
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert to_download <= _named_in(readme)

@@ -69,3 +69,26 @@ def test_report_prints_on_one_a4_page(which, browser, request, tmp_path):  # noq
     path.write_text(page, encoding="utf-8")
     browser.get(path.as_uri())
     assert printed_pages(browser) == 1
+
+
+def test_planner_rows_say_what_the_summary_says(tmp_path):
+    """One rule (``_card_format.planner_case``) for the report's planner rows and the card's summary: a difference
+    that rounds to zero plans no study in both (the report once said "not reached up to 792" beside a summary
+    saying "no study size is planned"); the narrow cells hold the short bound, not the sentence."""
+    from metaeval.studies.card import PLANNER_COLUMNS
+
+    (tmp_path / "summary.md").write_text("**m** on **d**.\n")
+    (tmp_path / "provenance.json").write_text('{"metric": "mine", "dataset": "d"}')
+    rows = [["system", "rouge-2", "rouge-2", 0.0003, 12, float("nan"), float("nan"), float("nan"), False, 792,
+             "396: 0.05; 792: 0.06", "s"],
+            ["system", "rouge-1", "mine", 0.04, 12, 300.0, 250.0, 350.0, True, 792, "396: 0.5; 792: 0.9", "s"],
+            ["summary", "rouge-1", "rouge-1", 0.02, 12, float("nan"), float("nan"), float("nan"), False, 792,
+             "396: 0.2; 792: 0.4", "s"]]
+    pd.DataFrame(rows, columns=PLANNER_COLUMNS).to_csv(tmp_path / "planner.csv", index=False)
+    page = render_report(tmp_path)
+    cells = [re.sub(r"<[^>]+>", "|", row) for row in re.findall(r"<tr>(.*?)</tr>", page.split("Planner")[-1], re.S)]
+    assert any("rouge-2 vs mine" in c and "none planned" in c and "&lt; 0.0005" in c for c in cells), cells
+    assert not any("rouge-2" in c and "not reached" in c for c in cells)
+    assert any("mine beats rouge-1" in c and "|300|" in c for c in cells)
+    assert any("rouge-1 beats mine" in c and "not reached up to 792" in c for c in cells)
+    assert "no difference at this precision" not in page.split("Planner")[-1]

@@ -88,7 +88,8 @@ def test_missing_cell_names_the_cli_option_and_drop_inputs_states_what_it_droppe
     table = pd.read_csv(out / "correlations.csv")
     for _, row in table[table.level.isin(["system", "summary"])].iterrows():
         direct = metaeval.correlate(sub.matrix(row.metric), sub.matrix("LitePyramid"), level=row.level)
-        assert row.r == pytest.approx(direct, abs=1e-12), (row.metric, row.level)
+        # correlations.csv holds 10 significant digits (metaeval._io.write_table): equal at that precision
+        assert row.r == pytest.approx(direct, rel=5e-10, abs=1e-12), (row.metric, row.level)
 
 
 def test_drop_systems_leaves_out_the_system_and_says_so(study):

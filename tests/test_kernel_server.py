@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -222,3 +223,13 @@ def test_an_edited_library_module_gets_a_plain_kernel(tmp_path):
     assert not ks._library_unchanged(str(address))
     module.unlink()
     assert not ks._library_unchanged(str(address))
+
+
+def test_a_server_closed_before_it_is_ready_exits_without_a_traceback():
+    """A 3-test run printed ``BrokenPipeError`` at the server's ready signal: its owner (the pytest worker) had
+    closed the pipe before the server finished importing."""
+    # what close() does, without its 10 s limit (after which it kills a server that is still importing)
+    code = ("from metaeval.run._kernel_server import KernelServer\ns = KernelServer(wait=False)\n"
+            "s._ready.close(); s.process.stdin.close(); s.process.wait(200)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr

@@ -29,12 +29,11 @@ NOTEBOOKS = ("00", "10", "20", "21", "22", "23", "30", "40", "50", "60", "61")
 NEEDS_TEXTS = {"10", "21", "30", "40", "50"}
 SEED = 0
 
-# (format, notebook) pairs in the fast (not slow) set
-FAST = {("both", nb) for nb in NOTEBOOKS} | {
-    ("scores", "00"), ("scores", "23"), ("scores", "21"),
-    ("split", "22"), ("sacrerouge", "30"), ("rouge", "61"), ("rouge-fields", "00"),
-    ("summeval", "00"), ("realsumm", "20"), ("yml", "60"), ("texts", "00"), ("texts", "30"),
-}
+# (format, notebook) pairs in the fast (not slow) set: every notebook once on a user dataset, and the two that
+# must stop at their start (no texts, no human score). That each format loads the dataset it wrote is tested
+# through the library (tests/test_dataset_formats.py), so a notebook per format (the other 100 pairs, 10 of them
+# in the fast set until issue 45) runs only in `make test-slow`.
+FAST = {("both", nb) for nb in NOTEBOOKS} | {("scores", "21"), ("texts", "30")}
 
 # Real defects found by this matrix and not fixed here (too large for a local fix): (format, notebook) -> reason
 XFAIL: dict[tuple[str, str], str] = {}

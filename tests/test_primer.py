@@ -76,7 +76,7 @@ def test_notebook_answers_are_folded_and_one_per_exercise():
                     if c.cell_type == "markdown")
     answer_cells = [c for c in notebook.cells if "answer" in c.metadata.get("tags", [])]
     printed = sum(len(re.findall(r'print\(f?"Exercise \d', c.source)) for c in answer_cells)
-    assert exercises == printed == 5
+    assert exercises == printed == 6
     assert all("hide-input" in c.metadata["tags"] for c in answer_cells)
 
 
@@ -127,19 +127,31 @@ def test_check_accepts_the_answer_and_refuses_a_near_miss():
 
 
 def test_reliability_section_numbers_and_reasons():
-    # section 5: the ceilings are sqrt of the split-half reliabilities; a score without ratings gets its reason
+    # section 5: the ceilings are the expected r of 16 systems at correlation sqrt(r_kk); a score without ratings
+    # gets its reason
     from metaeval.data.datasets import load
+    from metaeval.stats.reliability import expected_correlation
     from metaeval.studies import primer as p
 
     t = p.reliability_table(load("summeval"), ["expert.relevance", "turker.relevance", "qa-eval.f1"], "qa-eval.f1",
                             n_resamples=0, rng=0)
     ok = t[t["note"] == ""]
-    assert np.allclose(ok["ceiling"], np.sqrt(ok["reliability"]))
-    assert np.allclose(ok["disattenuated"], ok["metric_r"] / ok["ceiling"])
+    assert np.allclose(ok["ceiling"], expected_correlation(np.sqrt(ok["reliability"].to_numpy()), 16))
+    assert np.allclose(ok["disattenuated"], ok["metric_r"] / np.sqrt(ok["reliability"]))
     assert t["note"].iloc[-1] == "no per-annotator ratings (only their aggregate)"
-    # printed by this code: expert summary-level ceiling 0.856 (3 experts), crowd 0.906 (5 workers)
+    # printed by this code: expert summary-level ceiling 0.827 (3 experts), crowd 0.887 (5 workers); the former
+    # pooled estimator gave 0.856 and 0.906
     summary = ok[ok["level"] == "summary"].set_index("score")["ceiling"]
-    assert summary["expert.relevance"] == pytest.approx(0.856, abs=2e-3)
-    assert summary["turker.relevance"] == pytest.approx(0.906, abs=5e-3)
+    assert summary["expert.relevance"] == pytest.approx(0.827, abs=2e-3)
+    assert summary["turker.relevance"] == pytest.approx(0.887, abs=5e-3)
     text = p.reliability_sentences(t, "QAEval-F1")
     assert "Spearman-Brown" in text and "not evidence that the ceilings are equal" in text
+
+
+def test_exercise_6_the_toy_alt_test_by_hand():
+    # leave annotator 1 out: the others' means 2.5, 4.5, 2, 2; judge distances .5, 0, 1, 1; annotator 1's 1.5, .5,
+    # 0, 3 -> the judge wins items 0, 1, 3, annotator 1 item 2 (no ties)
+    assert primer.exercise_answers().toy_alt_advantage == (0.75, 0.25)
+    assert primer.check(6, (0.75, 0.25)) == "Exercise 6: correct."
+    assert primer.check(6, (0.75, 0.5)).startswith("Exercise 6: not yet: rho_human")
+    assert primer.check(6, "0.75").startswith("Exercise 6: give")

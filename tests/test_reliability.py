@@ -138,14 +138,23 @@ def test_spearman_brown_hand_values():
 
 
 def test_split_half_two_annotators_by_hand():
-    # two annotators, global level: r_half is their Pearson r over the 6 cells, r_kk = 2r / (1 + r)
-    a = np.array([[1, 2, 3], [4, 5, 6.0]])
-    b = np.array([[1, 3, 2], [5, 4, 6.0]])
+    # two annotators, global level over 5 x 5 cells: r_half is their Pearson r over the 25 cells, taken to the
+    # population scale by inverting E[r] at n = 25 (root-found here with scipy, not the library's grid), then
+    # r_kk = 2 rho / (1 + rho)
+    from scipy.optimize import brentq
+
+    from metaeval.stats.reliability import expected_correlation
+
+    g = np.random.default_rng(4)
+    a = g.normal(size=(5, 5))
+    b = a + 0.8 * g.normal(size=(5, 5))
     r = np.corrcoef(a.ravel(), b.ravel())[0, 1]
+    rho = brentq(lambda x: expected_correlation(x, 25) - r, -0.999, 0.999, xtol=1e-12)
+    assert rho > r  # E[r] < rho: the sample r of 25 pairs is shrunk towards 0
     res = split_half_reliability(np.stack([a, b], axis=2), level="global", n_resamples=0)
     assert res.half_correlation == pytest.approx(r, abs=1e-12)
-    assert res.reliability == pytest.approx(2 * r / (1 + r), abs=1e-12)
-    assert res.n_splits == 1
+    assert res.reliability == pytest.approx(2 * rho / (1 + rho), abs=1e-3)  # the library's grid step is 5e-4
+    assert res.n_splits == 1 and res.n == 25
 
 
 def test_split_half_three_annotators_parallel_model_by_hand():
@@ -211,11 +220,21 @@ def test_disattenuate():
         assert np.isnan(disattenuate(0.6, 0.0))
 
 
-def test_summeval_expert_ceiling_golden(summeval):
-    # printed by: noise_ceiling(d.ratings('expert.relevance'), level=..., rng=0) on this code
-    res = noise_ceiling(summeval.ratings("expert.relevance"), level="summary", n_resamples=0, rng=0)
-    assert res.reliability.reliability == pytest.approx(0.733, abs=5e-4)
-    assert res.ceiling == pytest.approx(0.856, abs=5e-4)
+# printed by: noise_ceiling(d.ratings('expert.relevance'), level=lv, coefficient=c, n_resamples=0, rng=0) on this
+# code: (r_kk, ceiling). The former pooled summary-level estimator gave r_kk 0.733, ceiling 0.856 on every row.
+SUMMEVAL_CEILINGS = {("system", "pearson"): (0.9620, 0.9794), ("system", "spearman"): (0.9708, 0.9674),
+                     ("system", "kendall"): (0.9694, 0.8880), ("summary", "pearson"): (0.6991, 0.8270),
+                     ("summary", "spearman"): (0.7007, 0.7906), ("summary", "kendall"): (0.7699, 0.6815)}
+
+
+@pytest.mark.parametrize("level, coefficient", list(SUMMEVAL_CEILINGS))
+def test_summeval_expert_ceiling_golden(summeval, level, coefficient):
+    res = noise_ceiling(summeval.ratings("expert.relevance"), level=level, coefficient=coefficient, n_resamples=0,
+                        rng=0)
+    rel, ceiling = SUMMEVAL_CEILINGS[(level, coefficient)]
+    assert res.reliability.reliability == pytest.approx(rel, abs=5e-4)
+    assert res.ceiling == pytest.approx(ceiling, abs=5e-4)
+    assert res.coefficient == coefficient and "Spearman-Brown" in res.estimator
 
 
 def test_reliability_stays_in_range_when_halves_disagree():

@@ -33,7 +33,11 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any, Sequence
 
+from metaeval._io import use_numba_cache
 from metaeval._warnings import DegenerateResultWarning
+
+# before any compiled module: numba's cache in a folder named by the library's fingerprint, never stale code
+use_numba_cache()
 
 # The public functions and results load with their module on first use (PEP 562), so that ``import
 # metaeval`` (and every ``import metaeval.<module>``, which runs this file first) costs no scipy.stats, pandas
@@ -99,7 +103,8 @@ _ALIASES: dict[str, str] = {
     **{m: f"metaeval.metrics.{m}" for m in ("text", "variants", "rouge", "bleu", "wordnet", "grouge", "embeddings",
                                             "combination")},
     **{m: f"metaeval.stats.{m}" for m in ("correlation", "resampling", "significance", "planning", "agreement",
-                                          "multiplicity", "alt_test")},
+                                          "multiplicity", "alt_test",
+                                          "label_budget")},
     **{m: f"metaeval.data.{m}" for m in ("datasets", "synthetic", "scoring", "tabular", "defaults")},
     **{m: f"metaeval.studies.{m}" for m in ("graham", "deutsch", "lin", "miloulis", "shafieibavani", "plotting",
                                             "card", "deutsch2022", "few_labels")},

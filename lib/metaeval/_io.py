@@ -1,15 +1,18 @@
-"""Private file helpers: atomic writes, the user cache folder, removal of folders this program wrote, and cache
+"""Private file helpers: atomic writes, the user cache folder, numba's cache of the compiled kernels (in a folder
+named by the library's fingerprint: :func:`use_numba_cache`), removal of folders this program wrote, and cache
 entries that cannot execute code when read (:func:`save_cached`, :func:`load_cached`)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-__all__ = ["TABLE_FLOAT_FORMAT", "write_table",
+__all__ = ["TABLE_FLOAT_FORMAT", "write_table", "use_numba_cache", "numba_fingerprint",
            "atomic_write", "cache_dir", "remove_own_tree", "CacheWarning", "CacheEntry", "save_cached", "load_cached"]
 
 
@@ -38,6 +41,63 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], object]) 
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+#: The mark of a numba cache folder this program made (the only ones it prunes) and how many it keeps.
+NUMBA_CACHE_MARK = ".metaeval-numba-cache"
+NUMBA_CACHES_KEPT = 3
+
+
+def numba_fingerprint(package: Path | None = None) -> str:
+    """16 hex digits of the sha256 of the path and bytes of every module of the package whose source names numba
+    (every module with a compiled function, and so every module a compiled function can call)."""
+    package = package or Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        data = path.read_bytes()
+        if b"numba" in data:
+            digest.update(path.relative_to(package).as_posix().encode("utf-8") + b"\0" + data + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def use_numba_cache() -> Path | None:
+    """Keep numba's on-disk cache of the library's compiled kernels in a folder named by :func:`numba_fingerprint`
+    (``lib/metaeval/__pycache__/numba-<fingerprint>/``, else in the user cache folder), and return it.
+
+    numba keys a cached kernel on its own file's time stamp only: a kernel in ``resampling.py`` cached before
+    ``_kernels.tau_b`` (its callee, another file) was edited would come back compiled with the old ``tau_b``.
+    Here any edit of any compiled module names another folder, so nothing compiled from older code is found.
+    Runs before any compiled module is imported (``metaeval/__init__.py``) and sets ``NUMBA_CACHE_DIR``, which
+    the runner's kernels, the kernel server and every subprocess inherit. A new folder prunes the older ones this
+    program made (the mark :data:`NUMBA_CACHE_MARK`) beyond the :data:`NUMBA_CACHES_KEPT` newest. None (numba's
+    own default then) when no folder is writable.
+    """
+    name = f"numba-{numba_fingerprint()}"
+    for root in (lambda: Path(__file__).resolve().parent / "__pycache__", lambda: cache_dir() / "numba"):
+        folder = root() / name
+        try:
+            if not (folder / NUMBA_CACHE_MARK).is_file():
+                folder.mkdir(parents=True, exist_ok=True)
+                (folder / NUMBA_CACHE_MARK).touch()
+                _prune_numba_caches(folder.parent)
+            if not os.access(folder, os.W_OK):
+                continue
+        except OSError:
+            continue
+        os.environ["NUMBA_CACHE_DIR"] = str(folder)
+        if "numba" in sys.modules:  # numba read its environment at import: read it again
+            from numba.core import config
+
+            config.reload_config()
+        return folder
+    return None
+
+
+def _prune_numba_caches(root: Path) -> None:
+    ours = sorted((p for p in root.glob("numba-*") if (p / NUMBA_CACHE_MARK).is_file()),
+                  key=lambda p: (p / NUMBA_CACHE_MARK).stat().st_mtime, reverse=True)
+    for old in ours[NUMBA_CACHES_KEPT:]:
+        remove_own_tree(old, [NUMBA_CACHE_MARK])
 
 
 #: How every table the compendium writes prints a float unless its caller chose fewer digits: 10 significant

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterable
 
 __all__ = ["data_root", "notebooks_root", "project_root", "is_checkout", "sha256", "verify_checksums", "ChecksumError",
-           "data_files", "is_documentation"]
+           "data_files", "is_documentation", "refuse_unlisted"]
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -153,6 +153,43 @@ def data_files() -> dict[str, Path]:
     if missing:
         raise ChecksumError(f"embedded data file {missing[0]} is missing from {root}; restore it from the repository")
     return found
+
+
+def refuse_unlisted(folders: Iterable[str | os.PathLike[str]]) -> None:
+    """Refuse a data file in these folders of the data folder that ``SHA256SUMS`` does not list, and a file it
+    lists there that is missing.
+
+    An embedded dataset reads named files of its folders; a file dropped beside them (an edited copy, an extra
+    ``.jsonl``) would be ignored without a word, while ``run-all``'s fingerprint refuses it. Listing the folders
+    costs no hashing (the listed files are hashed by :func:`verify_checksums` when they are read).
+
+    Raises
+    ------
+    ChecksumError
+        The first unlisted data file (documentation files aside), with the two ways out; or the first listed
+        file of these folders that is missing (a deleted file would otherwise only show as a dataset without
+        some of its records).
+    """
+    root = data_root().resolve()
+    table = _read_checksums(root)
+    if not table:
+        return
+    for folder in folders:
+        folder = Path(folder).resolve()
+        try:
+            folder.relative_to(root)
+        except ValueError:
+            continue
+        for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+            rel = path.relative_to(root).as_posix()
+            if rel not in table and not is_documentation(rel):
+                raise _unlisted(rel, root)
+        prefix = folder.relative_to(root).as_posix().rstrip("/") + "/"
+        missing = sorted(rel for rel in table if rel.startswith(prefix) and "/" not in rel[len(prefix):]
+                         and not (root / rel).exists())
+        if missing:
+            raise ChecksumError(f"embedded data file {missing[0]} is missing from {root} (SHA256SUMS lists it); "
+                                f"restore it from the repository (`git checkout -- {missing[0]}` in the data folder)")
 
 
 def verify_checksums(paths: Iterable[str | os.PathLike[str]]) -> None:

@@ -17,9 +17,13 @@ ENTRIES: list[dict[str, Any]] = []
 def _add(**facts: Any) -> None:
     ENTRIES.append(facts)
 
+# the ablation fields are the human labels with one error category flipped: derived from the humans, not metrics
 _FRANK_HUMAN = ("human.Factuality", "human.Semantic_Frame_Errors", "human.Discourse_Errors",
                 "human.Content_Verifiability_Errors", "human.RelE", "human.EntE", "human.CircE", "human.OutE",
-                "human.GramE", "human.CorefE", "human.LinkE", "human.Other")
+                "human.GramE", "human.CorefE", "human.LinkE", "human.Other",
+                *(f"ablation.Flip_{c}" for c in ("CircE", "Content_Verifiability_Errors", "CorefE", "Discourse_Errors",
+                                                 "EntE", "GramE", "LinkE", "Other", "OutE", "RelE",
+                                                 "Semantic_Frame_Errors")))
 
 # Each folder's PROVENANCE.md gives the source files with their sha256, the licence, the conversion command and
 # every transformation; the facts below are what loads (tests/test_atlas_datasets.py checks them).
@@ -29,17 +33,18 @@ _add(
     citation="Maynez, Narayan, Bohnet & McDonald (2020), On Faithfulness and Factuality in Abstractive "
              "Summarization, ACL",
     domain="news", language="en", task="summarization", judgment="binary",
-    human_scores=("human.faithful", "human.factual"), annotators=3, systems=5, inputs=500, texts=True,
+    human_scores=("human.faithful", "human.factual", "human.hallucinated_spans", "maynez.Faithful", "maynez.Factual"),
+    annotators=3, systems=5, inputs=500, texts=True,
     references=True, licence="CC BY 4.0",
     source="google-research-datasets/xsum_hallucination_annotations@4abdbb2c807cb93c1df1188a1992d20a55cdcc34: "
            "hallucination_annotations_xsum_summaries.csv, factuality_annotations_xsum_summaries.csv, "
            "eval_scores_xsum_summaries.csv",
     distribution="embedded", folder="atlas/xsum-hallucinations",
-    source_metrics=("maynez.R1", "maynez.R2", "maynez.RL", "maynez.BERTScore", "maynez.Entailment",
-                    "maynez.Faithful", "maynez.Factual"),
+    source_metrics=("maynez.R1", "maynez.R2", "maynez.RL", "maynez.BERTScore", "maynez.Entailment"),
     notes="the reference (Gold) is also annotated as a system; faithful = the worker marked no hallucinated span; "
           "factual only for the 1,858 non-Gold summaries the source judged; the source's metric scores cover "
-          "4 systems x 498 inputs; no articles",
+          "4 systems x 498 inputs; maynez.Faithful and maynez.Factual are the source's aggregated human scores "
+          "(no per-worker ratings), human.hallucinated_spans the workers' span counts; no articles",
 )
 _add(
     name="frank-cnndm", title="FRANK, CNN/DM (Pagnoni et al., 2021)",
@@ -91,7 +96,9 @@ _add(
     citation="Wang, Pang, Chen, Phang & Bowman (2022), SQuALITY: Building a Long-Document Summarization Dataset "
              "the Hard Way, EMNLP",
     domain="long documents", language="en", task="summarization", judgment="likert",
-    human_scores=("human.overall", "human.correctness", "human.selection"), annotators=3, systems=3, inputs=100,
+    # rank.*: the same reviewers' rankings of the 3 responses (1 = best): human judgments, never metrics
+    human_scores=("human.overall", "human.correctness", "human.selection", "rank.overall", "rank.correctness",
+                  "rank.selection"), annotators=3, systems=3, inputs=100,
     texts=True, references=True, licence="CC BY 4.0",
     source="nyu-mll/SQuALITY@dc08d4f574639d773bc64ef3ab3527043108fb4e: data/human-eval/all-responses.jsonl, "
            "data/v1/test.jsonl",

@@ -12,7 +12,7 @@ from typing import Literal
 
 __all__ = ["AtlasEntry", "Distribution", "register"]
 
-Distribution = Literal["embedded", "download"]
+Distribution = Literal["embedded", "download", "user"]
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,9 @@ class AtlasEntry:
         The licence as read in the source repository (``"none found"`` when there is none).
     source : str
         ``owner/repo@commit: files``.
-    distribution : {"embedded", "download"}
+    distribution : {"embedded", "download", "user"}
+        ``"user"``: a dataset of the user's (a folder or an imported name), described from its own files by
+        :func:`metaeval.data.atlas.user_entry`.
     notes : str
         Caveats a user must know (e.g. "one rater per item", "reference summary included as a system").
     """

@@ -127,7 +127,15 @@ def _resolve(name_or_path: Any) -> tuple[str, list[Path], dict[str, Any], str]:
             path = data_dir() / rel
             if not path.exists():
                 raise DataError(f"dataset {key!r}: {path} does not exist (embedded data missing; see data/README.md)")
-            files.extend(sorted(path.glob("*.jsonl")) if path.is_dir() else [path])
+            found = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+            if not found:
+                try:  # a deleted file that SHA256SUMS lists: named, rather than a dataset without records
+                    _resources.refuse_unlisted([path])
+                except _resources.ChecksumError as exc:
+                    raise DataError(f"dataset {key!r}: {exc}") from None
+                raise DataError(f"dataset {key!r}: {path} holds no *.jsonl data file (embedded data missing; restore "
+                                "the folder from the repository, see data/README.md)")
+            files.extend(found)
             if path.is_dir() and (path / "dataset.yml").exists():  # an atlas folder carries its own metadata
                 meta = {**read_dataset_yml(path / "dataset.yml"), **meta}
         return key, files, meta, desc
@@ -137,9 +145,6 @@ def _resolve(name_or_path: Any) -> tuple[str, list[Path], dict[str, Any], str]:
         if isinstance(exc, DataError):
             raise
         raise DataError(f"{text!r}: cannot be read as a dataset ({exc})") from None
-
-
-# --- datasets fetched by `metaeval download NAME` (metaeval.data.download): found in their default folder ---
 
 
 def _resolve_downloaded(name: str) -> tuple[str, list[Path], dict[str, Any], str] | None:
@@ -155,9 +160,6 @@ def _resolve_downloaded(name: str) -> tuple[str, list[Path], dict[str, Any], str
                         f"{folder}; set $METAEVAL_DATASETS to look elsewhere)")
     _, files, meta, desc = _resolve_path(str(folder))
     return name, files, meta, desc
-
-
-# --- end of the downloaded datasets' hunk ---
 
 
 def _resolve_path(text: str) -> tuple[str, list[Path], dict[str, Any], str]:

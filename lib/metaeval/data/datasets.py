@@ -150,6 +150,11 @@ def load(
         raise DataError(f"columns= maps the columns of a table (.csv, .tsv, .parquet); {name_or_path!r} is not one")
     name, files, meta, description = _resolve(name_or_path)
     if verify:
+        if name in _known():  # an unlisted file beside the embedded ones is refused where the data are read
+            try:
+                _resources.refuse_unlisted({f.parent for f in files})
+            except _resources.ChecksumError as exc:
+                raise DataError(str(exc)) from None
         verify_checksums(files)
     policy = reference_records if reference_records is not None else meta.get("reference_records", "raise")
     if policy not in ("raise", "skip", "as-systems"):
@@ -199,7 +204,7 @@ def _index_as_columns(frame: pd.DataFrame, ids: Iterable[str | None] = ()) -> pd
     a level named otherwise) is not data and stays out, as before."""
     wanted = {i for i in ids if i is not None}
     names = [n for n in frame.index.names if n is not None
-             and (n in wanted or tabular._norm(n) in tabular.ROLE_NAMES["doc"] + tabular.ROLE_NAMES["system"])]
+             and (n in wanted or tabular.names_an_id(n))]
     if not names:
         return frame
     clash = [str(n) for n in names if n in frame.columns]

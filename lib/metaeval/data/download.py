@@ -12,9 +12,8 @@ Afterwards :func:`metaeval.datasets.load` takes the name::
     metaeval download dialsummeval            # -> $METAEVAL_DATASETS/dialsummeval (or the user data folder)
     python -c "import metaeval.datasets as d; print(d.load('dialsummeval').shape)"
 
-The datasets (see :func:`metaeval.data.atlas.atlas_datasets` with ``"download"``): ``dialsummeval``,
-``opinsummeval``, ``koh2022-arxiv``, ``koh2022-govreport``, ``newsroom``, ``multisummeval-{de,en,es,fr,id,ru,tr,zh}``,
-``ffci-coherence``, ``ffci-xsum``.
+The datasets are the atlas's with ``distribution="download"`` (:func:`metaeval.data.atlas.atlas_datasets`;
+``metaeval datasets`` lists them, ``metaeval.data.atlas.names_text("download")`` names them in one line).
 
 Where the data go: ``FOLDER`` if given, else ``$METAEVAL_DATASETS/<name>`` or the platformdirs user data folder
 (``~/.local/share/metaeval/datasets/<name>`` on Linux), which is where ``load(name)`` looks. The folder is
@@ -99,10 +98,21 @@ def _spec(name: str) -> _atlas_download.DownloadSpec:
 
 
 def datasets_dir() -> Path:
-    """``$METAEVAL_DATASETS`` if set, else the user data folder's ``metaeval/datasets`` (platformdirs)."""
+    """``$METAEVAL_DATASETS`` if set, else the user data folder's ``metaeval/datasets`` (platformdirs).
+
+    Raises
+    ------
+    DataError
+        ``$METAEVAL_DATASETS`` names something that is not a folder (a file: every dataset folder would be "inside"
+        a file, which the operating system reports only as "File exists" or "Not a directory").
+    """
     env = os.environ.get("METAEVAL_DATASETS")
     if env:
-        return Path(env).expanduser()
+        folder = Path(env).expanduser()
+        if folder.exists() and not folder.is_dir():
+            raise DataError(f"$METAEVAL_DATASETS={env} is a file, not a folder: set it to a folder for the downloaded "
+                            "datasets (created if missing), or unset it to use the user data folder")
+        return folder
     import platformdirs
 
     return Path(platformdirs.user_data_dir("metaeval", appauthor=False)) / "datasets"

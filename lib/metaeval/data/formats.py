@@ -118,6 +118,9 @@ def _tabular_hint(path: Path, first: bytes) -> str:
     return ""
 
 
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
 def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
     """``(line number, raw line)`` streamed from the file, each at most :data:`MAX_LINE_BYTES` long."""
     try:
@@ -135,6 +138,12 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
             if not raw:
                 return
             lineno += 1
+            if lineno == 1 and raw.startswith(_GZIP_MAGIC):
+                # compressed bytes are neither UTF-8 nor a table: say what the file is and how to read it
+                how = (f"`gunzip -k {path}`, which writes {path.name.removesuffix('.gz')}" if path.suffix == ".gz"
+                       else f"`mv {path} {path}.gz && gunzip {path}.gz`")
+                raise DataError(f"{path}: is gzip-compressed, not JSONL text; decompress it first ({how}) and load "
+                                "the decompressed file")
             if len(raw) > MAX_LINE_BYTES:
                 raise DataError(
                     f"{path}:{lineno}: line longer than {MAX_LINE_BYTES // 2**20} MiB; a JSONL dataset holds one "

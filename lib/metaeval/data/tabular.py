@@ -44,7 +44,7 @@ import metaeval._outputs as _outputs
 from metaeval.data.formats import DataError
 
 __all__ = ["ROLE_NAMES", "TABLE_SUFFIXES", "ColumnMap", "ColumnRoles", "ImportResult", "frame_records", "import_table",
-           "infer_columns", "is_table", "read_table"]
+           "infer_columns", "is_table", "names_an_id", "read_table"]
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".parquet", ".pq", ".xlsx", ".xls", ".ods")
 
@@ -75,6 +75,15 @@ IMPORT_RUN = "import"
 
 def _norm(name: str) -> str:
     return re.sub(r"[\s\-]+", "_", str(name).strip().lower())
+
+
+def names_an_id(name: str) -> bool:
+    """True for a column name that names the document or the system of a row, as the table readers take it.
+
+    >>> names_an_id("Document ID"), names_an_id("summarizer"), names_an_id("expert relevance")
+    (True, True, False)
+    """
+    return _norm(name) in ROLE_NAMES["doc"] + ROLE_NAMES["system"]
 
 
 def is_table(path: str | os.PathLike[str]) -> bool:
@@ -644,6 +653,31 @@ class ImportResult:
         return text
 
 
+_TRUE, _FALSE = ("1", "1.0", "true", "yes", "y"), ("0", "0.0", "false", "no", "n")
+
+
+def _blank_unlabelled(frame: pd.DataFrame, labelled: str, human: Sequence[str], name: str,
+                      header: int) -> pd.DataFrame:
+    """The frame with the human scores of the rows ``labelled`` marks as unlabelled set missing."""
+    if labelled not in frame.columns:
+        raise DataError(f"{name}: --labelled column {labelled!r} is not in the table (its columns: "
+                        f"{', '.join(map(str, frame.columns))})")
+    text = frame[labelled].map(lambda v: str(v).strip().lower())
+    bad = ~text.isin(_TRUE + _FALSE)
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise DataError(f"{name}, row {row + 1 + header}: column {labelled!r} holds {frame[labelled].iloc[row]!r}; "
+                        "it must say whether humans labelled the row: 1/0, true/false or yes/no")
+    if not human:
+        raise DataError(f"{name}: --labelled {labelled!r} needs a human score to blank; name it with --human")
+    out = frame.copy()
+    unlabelled = text.isin(_FALSE).to_numpy()
+    cols = [c for c in out.columns if c in human or str(c).split(WIDE_SEPARATOR)[0] in human]
+    out[cols] = out[cols].astype(object)
+    out.loc[unlabelled, cols] = np.nan
+    return out
+
+
 def import_table(
     source: str | os.PathLike[str] | pd.DataFrame,
     dest: str | os.PathLike[str],
@@ -655,6 +689,7 @@ def import_table(
     score: str | Iterable[str] | None = None,
     human: str | Iterable[str] | None = None,
     ignore: str | Iterable[str] | None = None,
+    labelled: str | None = None,
     dry_run: bool = False,
     show: Callable[[str], object] | None = None,
 ) -> ImportResult:
@@ -666,6 +701,11 @@ def import_table(
     only if it is empty or an earlier import wrote it and nobody changed its files since (its manifest
     ``.metaeval-run.import.json``), never a folder of the user nor a protected one (the compendium root, its
     ``data/``, ``lib/``, ``results/``, the home folder, ``/``).
+
+    ``labelled`` names a column saying which rows humans labelled (1/0, true/false, yes/no): the human scores of
+    the other rows are left out (missing), whatever their cells hold, and the column itself is not a score. A
+    judge scored on every row is one more score column; ``metaeval card METRIC --dataset DEST --judge JUDGE``
+    then gives the card with prediction-powered intervals.
 
     Raises
     ------
@@ -682,9 +722,13 @@ def import_table(
     else:
         frame, name = read_table(source), str(source)
         header = 0 if Path(source).suffix.lower() in (".parquet", ".pq") else 1
+    if labelled is not None:
+        ignore = [*([ignore] if isinstance(ignore, str) else list(ignore or ())), labelled]
     roles = ColumnRoles.of(doc=doc, system=system, summary=summary, reference=reference, score=score, human=human,
                            ignore=ignore)
     columns = infer_columns(frame, roles=roles, source=name)
+    if labelled is not None:
+        frame = _blank_unlabelled(frame, labelled, columns.human, name, header)
     if show is not None:
         show(columns.describe())
         if not columns.human and columns.scores:

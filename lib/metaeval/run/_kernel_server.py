@@ -268,8 +268,12 @@ def _serve(address: str, ready_fd: int) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(address)
     listener.listen(64)
-    os.write(ready_fd, b"ok")
-    os.close(ready_fd)
+    try:
+        os.write(ready_fd, b"ok")
+    except BrokenPipeError:  # the owner closed before the server was ready (KernelServer(wait=False)): done
+        return
+    finally:
+        os.close(ready_fd)
     sel = selectors.DefaultSelector()
     sel.register(listener, selectors.EVENT_READ, "accept")
     sel.register(sys.stdin.fileno(), selectors.EVENT_READ, "owner")

@@ -162,13 +162,15 @@ def write_index(root: Path, missing: Mapping[tuple[str, str], str], datasets: li
 def run_atlas(output: str | Path = "results/atlas", *, workers: int = 2, scheduler: str | None = None,
               force: bool = False, datasets=None, notebooks=None, cross: bool = True) -> Path:
     """Run the atlas (see the module docstring) and write its index; returns the index path."""
+    from metaeval.studies.atlas import source_of
+
     start = time.perf_counter()
     root = absolute_path(output)
     root.mkdir(parents=True, exist_ok=True)
     runs, missing, (loaded, not_loaded) = plan(datasets, notebooks)
     for stem, (names, fixed) in runs.items():
         grid: dict[str, list[Any]] = {k: [v] for k, v in fixed.items()}
-        grid["dataset"] = list(names)
+        grid["dataset"] = [source_of(n, loaded[n][0]) for n in names]  # a user's dataset: its folder
         print(f"atlas: {stem} on {', '.join(names)}", flush=True)
         try:
             run_sweep(find_notebook(stem).name, grid, root / stem, workers=workers, scheduler=scheduler,
@@ -180,7 +182,8 @@ def run_atlas(output: str | Path = "results/atlas", *, workers: int = 2, schedul
     if cross and (not notebooks or any(ATLAS_NOTEBOOK.startswith(n) for n in notebooks)):
         t0 = time.perf_counter()
         try:
-            run_notebook(ATLAS_NOTEBOOK, {"datasets": list(loaded), "output_dir": str(root / ATLAS_NOTEBOOK)})
+            run_notebook(ATLAS_NOTEBOOK, {"datasets": [source_of(n, e) for n, (e, _) in loaded.items()],
+                                          "output_dir": str(root / ATLAS_NOTEBOOK)})
             atlas_run = {"state": "done", "seconds": time.perf_counter() - t0}
         except Exception as exc:  # noqa: BLE001 - reported in the index; the per-dataset runs stay
             atlas_run = {"state": "failed", "error": f"{type(exc).__name__}: {str(exc).splitlines()[0]}",
@@ -196,7 +199,8 @@ def main(argv=None) -> None:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--scheduler", default=None)
     p.add_argument("--force", action="store_true", help="rerun finished combinations")
-    p.add_argument("--datasets", default="", help="comma-separated atlas datasets (default: all)")
+    p.add_argument("--datasets", default="", help="comma-separated atlas datasets, your dataset folders or imported "
+                                                  "names (default: every registered one)")
     p.add_argument("--notebooks", default="", help="comma-separated notebook prefixes (default: all)")
     args = p.parse_args(argv)
     split = [s for s in args.datasets.split(",") if s]

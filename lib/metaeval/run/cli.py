@@ -241,6 +241,15 @@ def cmd_run(args) -> int:
         # a folder typed on the command line is where the user is, as for -p dataset and card --output (inside
         # a notebook, a relative output_dir is relative to the compendium root, where its kernel runs)
         params["output_dir"] = str(Path.cwd() / out)
+    listed = params.get("datasets")
+    if isinstance(listed, list) and listed:  # notebook 70: a dataset named that cannot be analysed stops here
+        from metaeval.studies.atlas import check_names
+
+        unusable = check_names([str(d) for d in listed])
+        if unusable:
+            print("metaeval run: -p datasets: " + "; ".join(f"{k}: {v}" for k, v in unusable.items()),
+                  file=sys.stderr)
+            return 2
     user_out = _user_output_dir(args.notebook, params)
     if user_out is not None:
         params["output_dir"] = str(user_out)
@@ -263,8 +272,9 @@ def _user_output_dir(notebook: str, params: dict) -> Path | None:
 
     if params.get("output_dir") is not None:
         return None
-    dataset = params.get("dataset", notebook_parameters(notebook).get("dataset"))
-    if not isinstance(dataset, str) or dataset in known_datasets() or not Path(dataset).expanduser().exists():
+    declared = notebook_parameters(notebook)
+    named = [params.get("dataset", declared.get("dataset"))] + list(params.get("datasets") or [])
+    if not any(isinstance(d, str) and d not in known_datasets() and Path(d).expanduser().exists() for d in named):
         return None
     cwd, root = Path.cwd().resolve(), project_root().resolve()
     if cwd == root or root in cwd.parents:
@@ -381,7 +391,7 @@ def cmd_card(args) -> int:
 
     options = {k: v for k, v in (("metric", args.metric), ("human", args.human), ("coefficient", args.coefficient),
                                  ("n_resamples", args.n_resamples), ("planner_trials", args.planner_trials),
-                                 ("seed", args.seed)) if v is not None}
+                                 ("seed", args.seed), ("judge", args.judge)) if v is not None}
     # the card's errors then name --incomplete / --baselines (not a Python keyword or a notebook -p)
     options.update(incomplete=args.incomplete, called_from="cli")
     if args.baselines:
@@ -402,7 +412,7 @@ def cmd_import(args) -> int:
 
     result = import_table(args.source, args.dest, doc=args.doc, system=args.system, summary=args.summary,
                           reference=args.reference, score=args.score, human=args.human, ignore=args.ignore,
-                          dry_run=args.dry_run, show=print)
+                          labelled=args.labelled, dry_run=args.dry_run, show=print)
     if args.dry_run:
         print(f"{result.describe()} checked; nothing written (--dry-run)")
     else:
@@ -478,6 +488,7 @@ def cmd_describe(args) -> int:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="metaeval", description=__doc__.split("\n")[0])
     from metaeval._version import __version__
+    from metaeval.data.atlas import PAPER_DATASETS, names_text
 
     parser.add_argument("--version", action="version", version=f"metaeval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -520,7 +531,7 @@ def main(argv=None) -> int:
 
     p = sub.add_parser("grouge-vectors", help="precompute the PPR vectors GRouge needs for datasets' texts "
                                               "(how data/wordnet30/ppr/ was written)")
-    p.add_argument("--dataset", nargs="+", default=["summeval", "realsumm"])
+    p.add_argument("--dataset", nargs="+", default=list(PAPER_DATASETS))
     p.add_argument("--n-inputs", type=int, default=None, help="first N inputs of each dataset (default: notebook "
                                                                "50's n_inputs)")
     p.add_argument("--topk", type=int, default=None, help="dimensions kept per vector (default: notebook 50's topk)")
@@ -578,8 +589,7 @@ def main(argv=None) -> int:
 
     p = sub.add_parser("download", help="fetch a dataset without a redistribution licence (pinned commit, "
                                         "sha256 checked) and convert it into a dataset folder")
-    p.add_argument("name", help="dialsummeval, opinsummeval, koh2022-arxiv, koh2022-govreport, newsroom, "
-                                "multisummeval-{de,en,es,fr,id,ru,tr,zh}, ffci-coherence, ffci-xsum")
+    p.add_argument("name", help=names_text("download"))
     p.add_argument("folder", nargs="?", help="where to write it (default: $METAEVAL_DATASETS/NAME or the user data "
                                              "folder, where load(NAME) looks)")
     p.add_argument("--force", action="store_true", help="download again, replacing an earlier download of NAME")
@@ -598,6 +608,8 @@ def main(argv=None) -> int:
     p.add_argument("--score", nargs="+", help="score columns (default: every other column)")
     p.add_argument("--human", nargs="+", help="human scores (default: by name, e.g. relevance, expert.*)")
     p.add_argument("--ignore", nargs="+", help="columns to leave out")
+    p.add_argument("--labelled", help="column saying which rows humans labelled (1/0, true/false, yes/no): the "
+                                      "human scores of the other rows are left out (then: metaeval card ... --judge)")
     p.add_argument("--dry-run", action="store_true", help="show the column roles and check every row; write nothing")
     p.set_defaults(func=cmd_import)
 
@@ -615,6 +627,9 @@ def main(argv=None) -> int:
                                        "(default: its ROUGE-1/2/L and BERTScore)")
     p.add_argument("--metric", help="which score of SCORES is the new metric (when it holds several)")
     p.add_argument("--human", help="human score (default: the dataset's)")
+    p.add_argument("--judge", help="a score on every input (an LLM, a metric) where humans rated only some (their "
+                                   "missing cells): adds prediction-powered intervals from all inputs (section "
+                                   "few_labels); the other sections use the labelled inputs")
     # the coefficients Williams' test (which the card runs) applies to, from the one record of each (no scipy import)
     from metaeval.stats.coefficients import FISHER_COEFFICIENTS
 

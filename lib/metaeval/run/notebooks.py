@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any, Mapping
 
 import metaeval._resources as _resources
+from metaeval.data.atlas import PAPER_DATASETS
 from metaeval.run.outputs import (OutputDirError, check_target, failed_dir, keep_failed, read_manifest,
                                   remove_run_folder, staging_dir, swap_into_place, write_manifest)
 from metaeval.run.params import ParameterError, check_choices, check_parameters
@@ -684,8 +685,6 @@ class PlannedRun:
     expected: float = 0.0  # seconds, from the notebook's metadata: the order of a first run-all
 
 
-EMBEDDED_RUN_DATASETS = ("summeval", "realsumm")
-
 # What every kernel prints at start, and is not a problem of the run: left out of run-all's log.
 HARMLESS_KERNEL_NOTICES = ("Kernel is running over TCP without encryption",)
 
@@ -708,7 +707,7 @@ def plan_all(only: list[str] | None = None, workdir: str | os.PathLike = ".") ->
         elif listed:
             choices = [(str(d), False) for d in listed]
         else:
-            choices = [(default, False)] + [(d, True) for d in EMBEDDED_RUN_DATASETS if d != default]
+            choices = [(default, False)] + [(d, True) for d in PAPER_DATASETS if d != default]
         expected = notebook_metadata(path).get("expected_seconds", 0.0)
         for dataset, optional in choices:
             params: dict[str, Any] = {} if dataset is None or _same(dataset, default) else {"dataset": dataset}

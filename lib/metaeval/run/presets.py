@@ -13,6 +13,7 @@ reading keeps the last value silently, which is how measured times were once los
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import sys
@@ -24,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from metaeval._io import atomic_write
 from metaeval._resources import notebooks_root
 
 __all__ = ["PRESETS", "PresetError", "preset_parameters", "read_preset", "run_preset", "strict_yaml"]
@@ -75,7 +77,7 @@ def strict_yaml(text: str, name: str = "<yaml>") -> Any:
 
 
 def read_preset(preset: str) -> dict[str, Any]:
-    """The preset's table: notebook stem -> entry (for ``class``: ``{parameters, seconds, cpu_seconds, ...}``)."""
+    """The preset's table: notebook stem -> entry (for ``class``: ``{parameters, default_seconds}``)."""
     if preset not in PRESETS:
         raise PresetError(f"preset must be one of {', '.join(PRESETS)}, got {preset!r}")
     path = notebooks_root() / PRESETS[preset]
@@ -117,6 +119,29 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+#: The class preset's measured times (``metaeval class`` writes them beside its outputs; the site's Teaching
+#: page reads them): the last run of each notebook, with when, on how many cores and at what load.
+TIMES = "times.json"
+
+
+def record_times(timings: Sequence[Timing]) -> Path:
+    """Write ``timings`` into ``times.json`` of their outputs' folder (``results/runs/class/``), keeping the other
+    notebooks' last times; returns the file."""
+    folder = Path(timings[0].output_dir).parent
+    path = folder / TIMES
+    try:
+        known = json.loads(path.read_text(encoding="utf-8")).get("runs", {}) if path.is_file() else {}
+    except (OSError, ValueError):
+        known = {}  # a file this function wrote, unreadable: its times are remeasured, not trusted
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    for t in timings:
+        known[t.notebook] = {"wall_seconds": round(t.wall_seconds, 1), "cpu_seconds": round(t.cpu_seconds, 1),
+                             "measured": when, "cores": os.cpu_count(), "load_average": round(load, 1)}
+    atomic_write(path, lambda tmp: tmp.write_text(json.dumps({"runs": known}, indent=1) + "\n", encoding="utf-8"))
+    return path
+
+
 def run_preset(preset: str = "class", only: Sequence[str] | None = None) -> list[Timing]:
     """Run every notebook of ``preset`` (or ``only`` these) one after the other, printing wall and CPU seconds
     of each run and its kernel (the kernel is a child process, reaped before the run returns)."""
@@ -137,4 +162,6 @@ def run_preset(preset: str = "class", only: Sequence[str] | None = None) -> list
     if timings:
         print(f"{len(timings)} runs of the {preset} preset: {sum(t.wall_seconds for t in timings):.0f} s wall, "
               f"{sum(t.cpu_seconds for t in timings):.0f} s CPU on {os.cpu_count()} cores", file=sys.stderr)
+        if preset == "class":
+            record_times(timings)
     return timings

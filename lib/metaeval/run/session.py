@@ -76,6 +76,23 @@ class Session:
         display = getattr(self.dataset, "display_name", None)
         return display(score) if display is not None else score
 
+    def md(self, text: object) -> str:
+        """``text`` (a name from the user's data: the dataset, a system, a score) as literal text in generated
+        Markdown (:func:`metaeval._markup.md_text`): what :meth:`report` shows must quote names, never run them."""
+        from metaeval._markup import md_text
+
+        return md_text(text)
+
+    def md_name(self, score: str) -> str:
+        """The display name of a score as literal text in generated Markdown (``md(name(score))``)."""
+        return self.md(self.name(score))
+
+    def md_code(self, text: object) -> str:
+        """``text`` (a name from the user's data) as a Markdown code span (:func:`metaeval._markup.md_code`)."""
+        from metaeval._markup import md_code
+
+        return md_code(text)
+
     def save_table(self, frame, name: str, **to_csv: Any) -> Path:
         """Write ``frame`` as ``<out>/<name>`` (CSV, atomically; floats at 10 significant digits unless
         ``float_format`` says fewer); keyword arguments go to ``to_csv``."""
@@ -95,7 +112,8 @@ class Session:
 
     def report(self, text: str, name: str | None = None) -> None:
         """Show generated Markdown in the notebook (also from inside a loop) and, with ``name``, save it as
-        ``<out>/<name>``."""
+        ``<out>/<name>``. Names from the user's data enter ``text`` escaped (:meth:`md`, :meth:`md_name`, or
+        the library's sentence functions, which escape the names they quote)."""
         from IPython.display import Markdown, display
 
         if name is not None:

@@ -348,7 +348,7 @@ class TieCalibrationResult:
 
 
 def _pair_table(X: np.ndarray, Z: np.ndarray, level: str):
-    """Per valid pair: |metric difference|, human tie, concordance (metric and human order agree), group
+    """Per valid pair: the metric's absolute difference, human tie, concordance (metric and human order agree), group
     weight; and the number of groups with a pair."""
     x, z, w = level_groups(X, Z, level)
     n = x.shape[-1]
@@ -566,7 +566,7 @@ def pairwise_pvalues(X, signs: np.ndarray) -> np.ndarray:
 def soft_pairwise_accuracy(
     X, Z, *, n_resamples: int = 1000, rng: np.random.Generator | int | None = None
 ) -> SoftPairwiseResult:
-    """Soft pairwise accuracy, 1 - mean |p_metric - p_human| over system pairs (Thompson et al., 2024).
+    """Soft pairwise accuracy, 1 - mean ``|p_metric - p_human|`` over system pairs (Thompson et al., 2024).
 
     For every pair of systems, a paired permutation test over inputs gives the p-value of "i is better
     than j" once from the metric's scores and once from the humans'; the statistic rewards a metric whose
@@ -609,7 +609,7 @@ DEFAULT_DELTAS: tuple[tuple[float, float], ...] = ((0.0, 0.5), (0.5, 1.0), (1.0,
 (``deltas="percentiles"``, the default of :func:`delta_correlations`); pass your own in your score's units."""
 
 PERCENTILES = "percentiles"
-"""``deltas`` value of the paper's buckets: cumulative deciles of each metric's own |difference|."""
+"""``deltas`` value of the paper's buckets: cumulative deciles of each metric's own ``|difference|``."""
 
 
 @dataclass(frozen=True)
@@ -617,11 +617,13 @@ class DeltaCorrelationResult:
     """Result of :func:`delta_correlations`: one entry per bucket.
 
     Percentile buckets (``percent`` is an array): bucket k holds the pairs with ``|difference| <= high[k]``
-    (``low`` is 0), ``high[k]`` the |difference| of the pair at ``percent[k]`` % of the pairs sorted by it (the
+    (``low`` is 0), ``high[k]`` the ``|difference|`` of the pair at ``percent[k]`` % of the pairs sorted by it (the
     paper's ``u``). Fixed bands (``percent`` is None): ``low <= |difference| < high``. ``n_pairs`` counts the
     system pairs in the bucket on the original data; ``confidence_interval`` is the Boot-Both percentile
     interval over the resamples where the bucket's statistic is defined (``n_resamples_used``); NaN where the
-    statistic is.
+    statistic is. ``bootstrap_distribution`` holds every resample's statistic per bucket (None without
+    resamples), so that a contrast between buckets (e.g. the closest against all pairs) can be bootstrapped from
+    the same draws.
     """
 
     low: np.ndarray
@@ -632,6 +634,7 @@ class DeltaCorrelationResult:
     n_resamples_used: np.ndarray
     coefficient: str
     percent: np.ndarray | None = None
+    bootstrap_distribution: np.ndarray | None = None  # (n_resamples, K); NaN where a resample's bucket is undefined
 
     def to_frame(self):
         import pandas as pd
@@ -663,7 +666,7 @@ def _pair_tau(sx, sz, inside):
 
 def _percentile_thresholds(db, distinct):
     """The authors' ``get_percentile_deltas`` per row of ``db`` (B, P) over its ``distinct`` pairs: with
-    ``step = ceil(P' / 10)`` for the P' pairs, threshold k (k = 1, ..., 10) is the |difference| of the pair at
+    ``step = ceil(P' / 10)`` for the P' pairs, threshold k (k = 1, ..., 10) is the ``|difference|`` of the pair at
     position ``min(k * step, P') - 1`` in increasing order. Returns (B, 10) thresholds (NaN without pairs) and
     the number of buckets the authors' loop makes for each row, ``ceil(P' / step)``."""
     n = distinct.sum(axis=1)
@@ -684,7 +687,9 @@ def _bucket_stats(xs, zs, bs, distinct, edges, coefficient):
     iu, ju = np.triu_indices(N, k=1)
     sx = np.sign(xs[:, iu] - xs[:, ju])
     sz = np.sign(zs[:, iu] - zs[:, ju])
-    db = np.abs(bs[:, iu] - bs[:, ju])
+    # snapped like the means: equal differences of snapped means can differ in their last bits, and the
+    # percentile buckets include every pair tied with the threshold
+    db = snap(np.abs(bs[:, iu] - bs[:, ju]), axis=-1)
     if edges is None:
         thr, _ = _percentile_thresholds(db, distinct)
         masks = [distinct & (db <= thr[:, [k]]) for k in range(thr.shape[1])]
@@ -736,9 +741,9 @@ def delta_correlations(
     (2022), Section 5 and Figure 6, as the authors' code computes it.
 
     Default (``deltas="percentiles"``, ``by="metric"``), as ``syslevel/delta_correlations/plot_combined.py``
-    of CogComp/re-examining-correlations: the system pairs sorted by the *metric's own* |difference of system
-    scores| ``|b_i - b_j|``; with ``step = ceil(#pairs / 10)``, bucket k (10 %, 20 %, ..., 100 % of the pairs)
-    holds every pair whose |difference| is at most that of the pair at position ``k * step`` (cumulative, ties
+    of CogComp/re-examining-correlations: the system pairs sorted by the *metric's own* difference of system
+    scores ``|b_i - b_j|``; with ``step = ceil(#pairs / 10)``, bucket k (10 %, 20 %, ..., 100 % of the pairs)
+    holds every pair whose ``|difference|`` is at most that of the pair at position ``k * step`` (cumulative, ties
     included, so a bucket can hold more pairs than its share; fewer than 10 buckets when #pairs is small, as
     the authors' loop). Kendall's tau over the bucket's pairs is the authors' ``calculate_tau``,
     ``(P - Q) / sqrt((P + Q + T) * (P + Q + U))`` (P concordant, Q discordant, T tied by the metric only, U
@@ -821,6 +826,7 @@ def delta_correlations(
     ci_low = np.full(K, np.nan)
     ci_high = np.full(K, np.nan)
     used = np.zeros(K, dtype=np.int64)
+    distribution = None
     if n_resamples:
         rows, cols = draw_indices(N, M, n_resamples, "both", np.random.default_rng(rng))
         col_counts = np.zeros((n_resamples, M))
@@ -832,6 +838,7 @@ def delta_correlations(
         iu, ju = np.triu_indices(N, k=1)
         distinct = rows[:, iu] != rows[:, ju]
         boot, _, _ = _bucket_stats(res[0], res[1], res[2], distinct, edges, coefficient)
+        distribution = boot[:, :K]
         for k in range(K):
             if np.isnan(stat[0, k]):
                 continue  # no interval around an undefined statistic
@@ -852,4 +859,4 @@ def delta_correlations(
         warn_degenerate(f"delta_correlations: {'; '.join(why)}; their statistic and interval are NaN")
     # one interval per bucket: ConfidenceInterval holds arrays here (its fields are annotated as scalars)
     interval = ConfidenceInterval(ci_low, ci_high)  # type: ignore[arg-type]
-    return DeltaCorrelationResult(low, high, counts[0], stat[0], interval, used, coefficient, percent)
+    return DeltaCorrelationResult(low, high, counts[0], stat[0], interval, used, coefficient, percent, distribution)

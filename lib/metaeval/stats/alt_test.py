@@ -41,6 +41,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import math
+
 import numpy as np
 from scipy import stats
 
@@ -56,6 +58,9 @@ __all__ = [
     "alt_test_calibration",
     "equate",
     "simulate_ratings",
+    "RatingModel",
+    "fit_rating_model",
+    "alt_test_power",
 ]
 
 ALIGNMENTS = ("mean-distance", "rmse", "accuracy")
@@ -302,16 +307,17 @@ def equate(scores, ratings) -> np.ndarray:
 # Calibration: the level at the boundary of H0
 
 
-def simulate_ratings(n_trials: int, n_items: int, n_annotators: int, *, epsilon: float, levels=None,
+def simulate_ratings(n_trials: int, n_items: int, n_annotators: int, *, lost: float, levels=None,
                      noise: float = 1.0, judge_noise: float | None = None, rng=None) -> tuple[np.ndarray, np.ndarray]:
     """Human ratings and a judge for simulating the alt-test: (n_trials, n_items) judge, (.., n_annotators).
 
     Item i has a true score mu_i ~ N(0, 1); annotator k rates mu_i + noise * e_ik, rounded to the nearest of
     ``levels`` (None: left continuous). The judge rates like one more annotator (``judge_noise`` = ``noise``),
-    except on a random share ``epsilon`` of the items, where it gives a value far outside the scale that
+    except on a random share ``lost`` of the items, where it gives a value far outside the scale that
     loses to every annotator. With ``judge_noise`` None the judge is exchangeable with the annotators on the
-    other items, so E[W^h - W^f] = epsilon exactly for every annotator, ties included (by symmetry on the
-    exchangeable items, d = 1 on the others): the boundary of H0, where the t-test should reject at its level.
+    other items, so E[W^h - W^f] = lost exactly for every annotator, ties included (by symmetry on the
+    exchangeable items, d = 1 on the others): with lost = epsilon, the boundary of H0, where the t-test should
+    reject at its level.
     A ``judge_noise`` below ``noise`` gives a better judge (for power).
     """
     gen = check_rng(rng)
@@ -323,8 +329,8 @@ def simulate_ratings(n_trials: int, n_items: int, n_annotators: int, *, epsilon:
         edges = (grid[1:] + grid[:-1]) / 2
         human, judge = grid[np.searchsorted(edges, human)], grid[np.searchsorted(edges, judge)]
     span = float(np.ptp(human)) + 1.0
-    lost = gen.random((n_trials, n_items)) < epsilon
-    judge = np.where(lost, np.max(human) + 10 * span, judge)
+    gone = gen.random((n_trials, n_items)) < lost
+    judge = np.where(gone, np.max(human) + 10 * span, judge)
     return judge, human
 
 
@@ -377,7 +383,7 @@ def alt_test_calibration(n_items: int, n_annotators: int, *, epsilon: float = 0.
     rejected_share, passes = [], 0
     for start in range(0, n_trials, batch):
         size = min(batch, n_trials - start)
-        f, h = simulate_ratings(size, n_items, n_annotators, epsilon=epsilon, levels=levels, noise=noise, rng=gen)
+        f, h = simulate_ratings(size, n_items, n_annotators, lost=epsilon, levels=levels, noise=noise, rng=gen)
         w_f, w_h, valid = _indicators(f, h, alignment)
         _, _, _, _, p = _t_test(w_f, w_h, valid, epsilon)
         p = np.where(np.isnan(p), 1.0, p)
@@ -391,3 +397,72 @@ def alt_test_calibration(n_items: int, n_annotators: int, *, epsilon: float = 0.
         pass_se=float(np.sqrt(max(s * (1 - s), 1e-12) / n_trials)), n_trials=n_trials, n_items=n_items,
         n_annotators=n_annotators, epsilon=epsilon, q=q,
     )
+
+
+# ----------------------------------------------------------------------------------------------------
+# Power: how many items and annotators
+
+
+@dataclass(frozen=True)
+class RatingModel:
+    """A model of ratings for planning the alt-test: true item scores of mean ``mean`` and standard deviation
+    ``spread``, annotators adding noise of sd ``noise``, a judge adding noise of sd ``judge_noise``, ratings
+    rounded to ``levels`` (None: continuous)."""
+
+    mean: float
+    spread: float
+    noise: float
+    judge_noise: float
+    levels: tuple[float, ...] | None
+
+
+def fit_rating_model(ratings, judge) -> RatingModel:
+    """Fit :class:`RatingModel` to a pilot by the method of moments: the annotators' within-item variance,
+    the variance of the item means beyond it, and the judge's distance from the item means (minus the part
+    the mean of m annotators carries). Items with fewer than 2 ratings are not used."""
+    h = np.asarray(ratings, dtype=float).reshape(-1, np.shape(ratings)[-1])
+    f = np.asarray(judge, dtype=float).reshape(-1)
+    counts = (~np.isnan(h)).sum(axis=1)
+    ok = (counts >= 2) & ~np.isnan(f)
+    h, f, counts = h[ok], f[ok], counts[ok]
+    if h.shape[0] < 3:
+        raise ValueError("the pilot needs at least 3 items with 2 ratings and a judge score")
+    means = np.nanmean(h, axis=1)
+    within = float(np.nansum((h - means[:, None]) ** 2) / np.sum(counts - 1))
+    m = float(np.mean(counts))
+    spread2 = max(float(np.var(means, ddof=1)) - within / m, 1e-12)
+    judge2 = max(float(np.mean((f - means) ** 2)) - within / m, 0.0)
+    values = np.unique(h[~np.isnan(h)])
+    levels = tuple(float(v) for v in values) if values.size <= 10 else None
+    return RatingModel(mean=float(np.mean(means)), spread=math.sqrt(spread2), noise=math.sqrt(within),
+                       judge_noise=math.sqrt(judge2), levels=levels)
+
+
+def alt_test_power(model: RatingModel, n_items: int, n_annotators: int, *, epsilon: float = 0.2, q: float = 0.05,
+                   alignment: str = "mean-distance", n_trials: int = 500, rng=None) -> dict[str, float]:
+    """The probability that the alt-test passes the judge of ``model`` with ``n_items`` items rated by
+    ``n_annotators`` annotators (each rates every item), by simulation, with its Monte-Carlo SE.
+
+    Examples
+    --------
+    >>> good = RatingModel(mean=3.0, spread=1.0, noise=1.0, judge_noise=0.5, levels=(1, 2, 3, 4, 5))
+    >>> alt_test_power(good, 100, 3, n_trials=200, rng=0)["power"] > 0.9
+    True
+    """
+    gen = check_rng(rng)
+    scale = model.spread if model.spread > 0 else 1.0
+    levels = None if model.levels is None else np.asarray(model.levels)
+    # simulate on the true-score scale of N(0, 1): rescale the noises and move the levels to it
+    grid = None if levels is None else tuple((levels - model.mean) / scale)
+    passed: list[bool] = []
+    for start in range(0, n_trials, 100):
+        size = min(100, n_trials - start)
+        f, h = simulate_ratings(size, n_items, n_annotators, lost=0.0, levels=grid, noise=model.noise / scale,
+                                judge_noise=model.judge_noise / scale, rng=gen)
+        w_f, w_h, valid = _indicators(f, h, alignment)
+        _, _, _, _, p = _t_test(w_f, w_h, valid, epsilon)
+        p = np.where(np.isnan(p), 1.0, p)
+        passed.extend(bool((fdr(row, method="by") <= q).mean() >= 0.5) for row in p)
+    rate = float(np.mean(passed))
+    return {"power": rate, "se": math.sqrt(max(rate * (1 - rate), 1e-12) / n_trials), "n_items": n_items,
+            "n_annotators": n_annotators}

@@ -8,35 +8,46 @@ shape of :meth:`metaeval.datasets.Dataset.ratings`). :func:`krippendorff_alpha` 
 * :func:`krippendorff_alpha`: agreement among annotators corrected for chance, for nominal, ordinal,
   interval and ratio data, computed from the coincidence matrix as in Krippendorff (2011), "Computing
   Krippendorff's Alpha-Reliability", https://repository.upenn.edu/asc_papers/43.
-* :func:`split_half_reliability`: the reliability r_kk of the mean of the k annotators at a given level,
-  estimated by splitting the annotators into two halves, correlating the halves' means (Pearson) and stepping
-  the correlation up to k annotators with the Spearman-Brown prophecy formula (Spearman, 1910; Brown, 1910;
-  Lord & Novick, 1968, sec. 5.10), averaged over splits of the annotators, with a Boot-Both CI.
-* :func:`noise_ceiling`: sqrt(r_kk), the expected correlation of a perfect metric (one that measures the true
-  score without error) with the mean human score (classical test theory: the correlation of an observed score
-  with its true score is the square root of its reliability; Lord & Novick, 1968, eq. 3.7.3). Correlations of
-  metrics with the mean human score at the same level are bounded by it in expectation.
+* :func:`split_half_reliability`: the reliability r_kk of the mean of the k annotators at a level, estimated
+  by splitting the annotators into two halves, correlating the halves' means at that level with the
+  coefficient of interest exactly as a metric is correlated (summary level: the average of per-input
+  coefficients), taking that coefficient to the population Pearson scale through its bivariate-normal
+  expectation, and stepping it up to k annotators with the Spearman-Brown prophecy formula (Spearman, 1910;
+  Brown, 1910; Lord & Novick, 1968, sec. 5.10), averaged over splits of the annotators, with a Boot-Both CI.
+* :func:`noise_ceiling`: what a perfect metric (one equal to the true score) is expected to reach against
+  the k-annotator mean at a level, per coefficient: the expected coefficient at population correlation
+  sqrt(r_kk) (classical test theory: an observed score correlates sqrt(reliability) with its true score;
+  Lord & Novick, 1968, eq. 3.7.3) over the level's n pairs (:func:`expected_correlation`). Validated by
+  simulation (the table in its docstring; ``benchmarks/bench_ceiling.py``).
 * :func:`disattenuate`: Spearman's (1904) correction for attenuation, r / sqrt(r_kk) for an error-free metric;
-  an estimate of the correlation with the true score, reported only as a labelled, separate number.
+  an estimate of the Pearson correlation with the true score, reported only as a labelled, separate number
+  (a correction of covariances: there is none for rank coefficients here).
+* :data:`MIN_SIZES`: the smallest design (5 systems and 5 inputs) on which any of these is reported; below
+  it, "cannot be tested".
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import warnings
 from dataclasses import dataclass
 from math import comb
 
 import numpy as np
+from scipy.special import gammaln, hyp2f1
 
 from metaeval._warnings import warn_degenerate
-from metaeval.stats.correlation import ConfidenceInterval, check_confidence_level
+from metaeval.stats.correlation import ConfidenceInterval, check_confidence_level, level_corr
 from metaeval.stats.resampling import check_n_resamples, draw_indices, percentile_interval
 
 __all__ = [
     "AlphaResult",
     "SplitHalfResult",
     "NoiseCeilingResult",
+    "MinimumSizes",
+    "MIN_SIZES",
+    "expected_correlation",
     "krippendorff_alpha",
     "split_half_reliability",
     "noise_ceiling",
@@ -44,10 +55,13 @@ __all__ = [
     "spearman_brown",
     "ALPHA_LEVELS",
     "RELIABILITY_LEVELS",
+    "CEILING_COEFFICIENTS",
 ]
 
 ALPHA_LEVELS = ("nominal", "ordinal", "interval", "ratio")
 RELIABILITY_LEVELS = ("system", "summary", "global")
+#: the coefficients a noise ceiling is computed for (each its own: a Pearson ceiling is no bound on a rank row)
+CEILING_COEFFICIENTS = ("pearson", "spearman", "kendall")
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -217,16 +231,119 @@ def _single_from_halves(r, a: int, b: int):
     return np.where(r > 0, root, r / np.sqrt(a * b))
 
 
+# ----------------------------------------------------------------------------------------------------
+# Minimum sizes
+
+
+@dataclass(frozen=True)
+class MinimumSizes:
+    """The smallest design on which a reliability, a noise ceiling or a Boot-Both interval is reported.
+
+    Below it the statistic is not a number but "cannot be tested: <shortfall>". Why 5 of each: a correlation
+    of 2 points is always +-1 and one of 3 points takes few values; a bootstrap of n units draws
+    n (1 - (1 - 1/n)^n) distinct units on average (2.1 of 3, 3.4 of 5) and all draws are the same unit (an
+    undefined correlation) with probability n^(1 - n) (11 % of resamples at n = 3, 0.16 % at n = 5). Systems
+    and inputs are both resampled by Boot-Both, so both are required (a summary-level correlation is over
+    systems within each input, a system-level one over system means of the inputs).
+
+    Attributes
+    ----------
+    systems, inputs : int
+        The minimum numbers of systems and of inputs.
+    """
+
+    systems: int = 5
+    inputs: int = 5
+
+    def shortfall(self, n_systems: int, n_inputs: int) -> str | None:
+        """None if ``n_systems`` x ``n_inputs`` is large enough, else what is missing, for a "cannot be tested"
+        message.
+
+        >>> MIN_SIZES.shortfall(3, 100)
+        '3 systems (at least 5 needed)'
+        >>> MIN_SIZES.shortfall(16, 100) is None
+        True
+        """
+        short = []
+        if n_systems < self.systems:
+            short.append(f"{n_systems} systems (at least {self.systems} needed)")
+        if n_inputs < self.inputs:
+            short.append(f"{n_inputs} inputs (at least {self.inputs} needed)")
+        return " and ".join(short) or None
+
+
+#: the one record of minimum sizes (systems AND inputs) for reliability, ceilings and bootstrap-based verdicts
+MIN_SIZES = MinimumSizes()
+
+
+# ----------------------------------------------------------------------------------------------------
+# The expected sample coefficient of a bivariate normal, and its inverse
+
+
+def expected_correlation(rho, n: int, coefficient: str = "pearson"):
+    """The expected sample coefficient of ``n`` pairs from a bivariate normal with correlation ``rho``.
+
+    * Pearson: E[r] = rho (2 / (n-1)) (Gamma(n/2) / Gamma((n-1)/2))^2 2F1(1/2, 1/2; (n+1)/2; rho^2)
+      (Ghosh, 1966, "Asymptotic expansions for the moments of the distribution of correlation coefficient",
+      Biometrika 53; the bias Olkin & Pratt, 1958, correct); E[r] < rho for small n.
+    * Spearman: E[r_s] = 6 / (pi (n+1)) (asin(rho) + (n-2) asin(rho/2)) (Moran, 1948, Biometrika 35).
+    * Kendall: E[tau] = (2/pi) asin(rho) for every n (Greiner's relation; Kendall, 1949: tau is unbiased).
+
+    Continuous scores are assumed (no ties).
+
+    Examples
+    --------
+    >>> round(expected_correlation(0.9, 5), 4), round(expected_correlation(0.9, 10**6), 4)
+    (0.8687, 0.9)
+    >>> round(expected_correlation(0.5, 5, "kendall"), 4)  # (2/pi) asin(1/2) = 1/3
+    0.3333
+    """
+    if coefficient not in CEILING_COEFFICIENTS:
+        raise ValueError(f"coefficient must be one of {CEILING_COEFFICIENTS}, got {coefficient!r}")
+    rho = np.clip(np.asarray(rho, dtype=float), -1.0, 1.0)
+    if coefficient == "kendall":
+        out = 2 / np.pi * np.arcsin(rho)
+    elif coefficient == "spearman":
+        out = 6 / (np.pi * (n + 1)) * (np.arcsin(rho) + (n - 2) * np.arcsin(rho / 2))
+    else:
+        const = np.exp(2 * (gammaln(n / 2) - gammaln((n - 1) / 2))) * 2 / (n - 1)
+        with np.errstate(invalid="ignore"):
+            series = hyp2f1(0.5, 0.5, (n + 1) / 2, rho * rho)
+        # at |rho| = 1 every sample has r = rho (scipy's 2F1 at 1 is NaN for large n)
+        out = np.where(np.abs(rho) == 1.0, rho, rho * const * series)
+    return out if out.ndim else float(out)
+
+
+@functools.lru_cache(maxsize=64)
+def _expectation_grid(n: int, coefficient: str) -> tuple[np.ndarray, np.ndarray]:
+    rho = np.linspace(-1.0, 1.0, 4001)
+    return rho, np.asarray(expected_correlation(rho, n, coefficient))
+
+
+def _population_correlation(r, n: int, coefficient: str):
+    """The inverse of :func:`expected_correlation`: the rho whose expected sample coefficient is ``r``
+    (monotone in rho; interpolated on a grid of step 5e-4; ``|r|`` beyond E at rho = +-1 maps to +-1)."""
+    rho, expected = _expectation_grid(int(n), coefficient)
+    r = np.asarray(r, dtype=float)
+    return np.where(np.isnan(r), np.nan, np.interp(r, expected, rho))
+
+
+# ----------------------------------------------------------------------------------------------------
+# Split halves and the noise ceiling
+
+
 @dataclass(frozen=True)
 class SplitHalfResult:
-    """Split-half reliability of the mean of k annotators, stepped up with Spearman-Brown.
+    """Split-half reliability of the mean of k annotators at a level, stepped up with Spearman-Brown.
 
     Attributes
     ----------
     reliability : float
-        r_kk: the Spearman-Brown-corrected reliability of the k-annotator mean, averaged over the splits.
+        r_kk: the reliability of the k-annotator mean at this level (the squared correlation of the mean with
+        its true score, on the Pearson scale), averaged over the splits.
     half_correlation : float
-        The mean (uncorrected) Pearson correlation between the two halves' mean scores.
+        The mean over splits of the halves' observed coefficient at this level (``coefficient``, computed as
+        :func:`metaeval.correlate` computes it: at summary level the average of the per-input coefficients).
     single_reliability : float
         The reliability of one annotator implied by the halves (mean over splits).
     confidence_interval : ConfidenceInterval
@@ -236,6 +353,11 @@ class SplitHalfResult:
         k, the annotator slots with at least one rating.
     n_splits : int
         Splits of the annotators averaged (every split when there are at most ``n_splits`` of them).
+    coefficient : str
+        The coefficient the halves were correlated with.
+    n : int
+        The sample size of one coefficient (systems at system and summary level, cells at global level), the
+        n of the finite-sample map :func:`expected_correlation`.
     """
 
     reliability: float
@@ -245,22 +367,26 @@ class SplitHalfResult:
     level: str
     n_annotators: int
     n_splits: int
+    coefficient: str = "pearson"
+    n: int = 0
 
 
 @dataclass(frozen=True)
 class NoiseCeilingResult:
-    """The noise ceiling: the expected correlation of a perfect metric with the mean human score.
+    """The noise ceiling: the expected coefficient of a perfect metric with the mean human score.
 
     Attributes
     ----------
     ceiling : float
-        sqrt(r_kk) (NaN with a warning when r_kk <= 0: the annotators' means do not agree at this level).
+        E[coefficient] of n pairs at correlation sqrt(r_kk) (:func:`expected_correlation`); NaN with a warning
+        when r_kk <= 0 (the annotators' means do not agree at this level).
     confidence_interval : ConfidenceInterval
-        The square root of the reliability's Boot-Both percentile interval (percentiles commute with the
-        monotone square root; a bound <= 0 maps to 0).
+        The reliability's Boot-Both percentile interval mapped the same way (percentiles commute with the
+        monotone map; a bound <= 0 maps to 0).
     reliability : SplitHalfResult
         The split-half estimate it rests on.
     level : str
+    coefficient : str
     estimator : str
         A sentence naming the estimator and its source.
     """
@@ -270,6 +396,7 @@ class NoiseCeilingResult:
     reliability: SplitHalfResult
     level: str
     estimator: str
+    coefficient: str = "pearson"
 
 
 def _check_ratings(ratings) -> np.ndarray:
@@ -288,8 +415,10 @@ def _check_ratings(ratings) -> np.ndarray:
             f"ratings need at least 2 annotators with ratings to split, got {arr.shape[2]}; a dataset with one "
             "rating per item has no split-half reliability"
         )
-    if arr.shape[0] < 3 and arr.shape[1] < 3:
-        raise ValueError(f"ratings need at least 3 systems or 3 inputs, got shape {arr.shape}")
+    rated = ~np.all(np.isnan(arr), axis=2)
+    short = MIN_SIZES.shortfall(int(rated.any(axis=1).sum()), int(rated.any(axis=0).sum()))
+    if short:
+        raise ValueError(f"ratings: cannot be tested: {short} for a reliability (MIN_SIZES), got shape {arr.shape}")
     return arr
 
 
@@ -314,90 +443,97 @@ def _splits(k: int, n_splits: int, rng: np.random.Generator) -> list[np.ndarray]
 
 def _half_means(arr: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a cell without ratings in one half is NaN: dropped below
+        warnings.simplefilter("ignore", RuntimeWarning)  # a cell without ratings in one half is NaN: masked below
         return np.nanmean(arr[:, :, mask], axis=2), np.nanmean(arr[:, :, ~mask], axis=2)
 
 
-def _level_vectors(H: np.ndarray, level: str, ok: np.ndarray) -> np.ndarray:
-    """(..., N, M) half means -> (..., n) vectors whose correlation is the level's split-half correlation.
-
-    ``ok`` (..., N, M) marks cells both halves rated. system: per-system means over the rated inputs;
-    summary: the cells minus their input's mean over systems (the variation a per-input correlation across
-    systems sees); global: the cells.
-    """
-    Hm = np.where(ok, H, 0.0)
+def _sample_size(arr: np.ndarray, level: str) -> int:
+    """n of one coefficient at ``level``: systems (system level; summary level: the median number of systems
+    rated per input), or the rated cells (global level)."""
+    rated = ~np.all(np.isnan(arr), axis=2)
     if level == "system":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return Hm.sum(axis=-1) / ok.sum(axis=-1)
+        return int(rated.any(axis=1).sum())
     if level == "summary":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            col = Hm.sum(axis=-2, keepdims=True) / ok.sum(axis=-2, keepdims=True)
-        return np.where(ok, H - col, np.nan).reshape(*H.shape[:-2], -1)
-    return np.where(ok, H, np.nan).reshape(*H.shape[:-2], -1)
+        return int(np.median(rated.sum(axis=0)))
+    return int(rated.sum())
 
 
-def _pearson_rows(x: np.ndarray, z: np.ndarray) -> np.ndarray:
-    """Pearson correlation along the last axis, ignoring positions where either is NaN."""
-    ok = ~(np.isnan(x) | np.isnan(z))
-    n = ok.sum(axis=-1)
-    x = np.where(ok, x, 0.0)
-    z = np.where(ok, z, 0.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mx = x.sum(axis=-1, keepdims=True) / n[..., None]
-        mz = z.sum(axis=-1, keepdims=True) / n[..., None]
-        dx = np.where(ok, x - mx, 0.0)
-        dz = np.where(ok, z - mz, 0.0)
-        return (dx * dz).sum(axis=-1) / np.sqrt((dx * dx).sum(axis=-1) * (dz * dz).sum(axis=-1))
-
-
-def _split_reliabilities(arr: np.ndarray, masks, level: str, rows=None, cols=None):
-    """(n_splits, ...) half correlations and stepped-up reliabilities, optionally on resampled grids."""
+def _split_reliabilities(arr: np.ndarray, masks, level: str, coefficient: str, n: int, rows=None, cols=None):
+    """(n_splits, ...) half coefficients, single-annotator and stepped-up reliabilities, optionally on
+    resampled grids (``rows``, ``cols`` (B, N) and (B, M) indices)."""
     k = arr.shape[2]
-    halves, rels = [], []
+    halves, singles, rels = [], [], []
     for mask in masks:
         H1, H2 = _half_means(arr, mask)
         if rows is not None:
             H1 = H1[rows[:, :, None], cols[:, None, :]]
             H2 = H2[rows[:, :, None], cols[:, None, :]]
         ok = ~(np.isnan(H1) | np.isnan(H2))
-        r = _pearson_rows(_level_vectors(H1, level, ok), _level_vectors(H2, level, ok))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            # the level's coefficient as metaeval.correlate computes it (summary: mean of per-input coefficients)
+            r = level_corr(np.where(ok, H1, 0.0), np.where(ok, H2, 0.0), level, coefficient, ok.astype(float))
+        r = np.asarray(r, dtype=float)
+        rho_halves = _population_correlation(r, n, coefficient)
         a = int(mask.sum())
-        rho = _single_from_halves(r, a, k - a)
+        rho = _single_from_halves(rho_halves, a, k - a)
         halves.append(r)
+        singles.append(rho)
         # Spearman-Brown steps up a positive reliability; a non-positive one (halves that do not agree) is kept
         # as it is: stepping it up is undefined where 1 + (k-1) rho <= 0 and would leave [-1, 1]
-        rels.append((rho, np.where(rho > 0, spearman_brown(np.maximum(rho, 0.0), k), rho)))
-    return np.array(halves), np.array([x[0] for x in rels]), np.array([x[1] for x in rels])
+        rels.append(np.where(rho > 0, spearman_brown(np.maximum(rho, 0.0), k), rho))
+    return np.array(halves), np.array(singles), np.array(rels)
+
+
+def _check_options(level, coefficient, n_splits, n_resamples, confidence_level) -> None:
+    if level not in RELIABILITY_LEVELS:
+        raise ValueError(f"level must be one of {RELIABILITY_LEVELS}, got {level!r}")
+    if coefficient not in CEILING_COEFFICIENTS:
+        raise ValueError(f"coefficient must be one of {CEILING_COEFFICIENTS}, got {coefficient!r}")
+    if not isinstance(n_splits, (int, np.integer)) or n_splits < 1:
+        raise ValueError(f"n_splits must be a positive integer, got {n_splits!r}")
+    if n_resamples:
+        check_n_resamples(n_resamples)
+    check_confidence_level(confidence_level)
 
 
 def split_half_reliability(
     ratings,
     *,
     level: str = "summary",
+    coefficient: str = "pearson",
     n_splits: int = 20,
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
     rng: np.random.Generator | int | None = None,
 ) -> SplitHalfResult:
-    """Reliability r_kk of the k-annotator mean score by split halves and the Spearman-Brown correction.
+    """Reliability r_kk of the k-annotator mean score at a level, by split halves and Spearman-Brown.
 
-    For each split of the k annotators into halves of floor(k/2) and ceil(k/2), the halves' mean scores are
-    correlated (Pearson) at ``level``; the correlation r is converted to a single annotator's reliability
-    rho under the parallel-annotators model (for equal halves, rho_{k/2} = r and this is the classical
-    Spearman-Brown step 2r / (1 + r)), and stepped up to r_kk = k rho / (1 + (k-1) rho) (Spearman, 1910;
-    Brown, 1910; Lord & Novick, 1968, sec. 5.10); a split whose rho is <= 0 contributes rho itself (nothing to
-    step up). r_kk is averaged over splits (every split when there are at
-    most ``n_splits``, else a random sample of them). The CI resamples systems and inputs together (Boot-Both)
-    and recomputes the average over the same splits.
+    For each split of the k annotators into halves of floor(k/2) and ceil(k/2):
+
+    1. the halves' mean scores are correlated at ``level`` with ``coefficient`` exactly as
+       :func:`metaeval.correlate` correlates a metric with the humans (system: the system means; summary: the
+       equal-weight average of the per-input coefficients across systems; global: all cells);
+    2. that coefficient r is taken to the population Pearson correlation of the halves by inverting
+       :func:`expected_correlation` at the level's n (systems; cells at global level): the coefficient's
+       bivariate-normal expectation, so that the small-sample bias of r (E[r] < rho for few systems) and the
+       rank coefficients' scale do not enter the reliability;
+    3. the halves' correlation gives one annotator's reliability rho under the parallel-annotators model (for
+       equal halves rho_{k/2} is that correlation, the classical Spearman-Brown step 2r / (1 + r)), stepped up
+       to r_kk = k rho / (1 + (k-1) rho) (Spearman, 1910; Brown, 1910; Lord & Novick, 1968, sec. 5.10); a split
+       whose rho is <= 0 contributes rho itself (nothing to step up).
+
+    r_kk is averaged over splits (every split when there are at most ``n_splits``, else a random sample of
+    them). The CI resamples systems and inputs together (Boot-Both) and recomputes the average over the same
+    splits. Designs below :data:`MIN_SIZES` (5 systems and 5 inputs) are refused: "cannot be tested".
 
     Parameters
     ----------
     ratings : array_like (N, M, A)
         Systems x inputs x annotator slots, NaN = not rated (``Dataset.ratings(score)``).
     level : {"system", "summary", "global"}
-        ``"system"``: the reliability of the N system means (over inputs); ``"summary"``: of the scores
-        within an input (each input's mean over systems removed), what a summary-level correlation (per input,
-        across systems) sees; ``"global"``: of all cells.
+    coefficient : {"pearson", "spearman", "kendall"}
+        The coefficient of the correlation whose ceiling this reliability is for.
     n_splits : int
         Most splits of the annotators to average.
     n_resamples : int
@@ -422,17 +558,12 @@ def split_half_reliability(
     >>> round(res.reliability, 2)  # theory: 3 * 0.8 / (1 + 2 * 0.8) = 0.92
     0.92
     """
-    if level not in RELIABILITY_LEVELS:
-        raise ValueError(f"level must be one of {RELIABILITY_LEVELS}, got {level!r}")
-    if not isinstance(n_splits, (int, np.integer)) or n_splits < 1:
-        raise ValueError(f"n_splits must be a positive integer, got {n_splits!r}")
-    if n_resamples:
-        check_n_resamples(n_resamples)
-    check_confidence_level(confidence_level)
+    _check_options(level, coefficient, n_splits, n_resamples, confidence_level)
     arr = _check_ratings(ratings)
     gen = np.random.default_rng(rng)
     masks = _splits(arr.shape[2], int(n_splits), gen)
-    r, rho, rkk = _split_reliabilities(arr, masks, level)
+    n = _sample_size(arr, level)
+    r, rho, rkk = _split_reliabilities(arr, masks, level, coefficient, n)
     if np.isnan(rkk).any():
         warn_degenerate(
             f"split_half_reliability: {int(np.isnan(rkk).sum())} of {len(masks)} splits give no correlation "
@@ -447,7 +578,8 @@ def split_half_reliability(
         rows, cols = draw_indices(N, M, int(n_resamples), "both", gen)
         samples = []
         for start in range(0, int(n_resamples), 200):  # chunks keep the (B, N, M) copies small
-            _, _, rb = _split_reliabilities(arr, masks, level, rows[start:start + 200], cols[start:start + 200])
+            _, _, rb = _split_reliabilities(arr, masks, level, coefficient, n, rows[start:start + 200],
+                                            cols[start:start + 200])
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 samples.append(np.nanmean(rb, axis=0))
@@ -456,13 +588,17 @@ def split_half_reliability(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return SplitHalfResult(estimate, float(np.nanmean(r)), float(np.nanmean(rho)), ci, level,
-                               int(arr.shape[2]), len(masks))
+                               int(arr.shape[2]), len(masks), coefficient, n)
 
 
 ESTIMATOR = (
-    "noise ceiling = sqrt(r_kk), r_kk the split-half reliability of the k-annotator mean at this level, "
-    "stepped up with Spearman-Brown and averaged over annotator splits (classical test theory: an observed "
-    "score correlates sqrt(reliability) with its true score; Lord & Novick, 1968)"
+    "noise ceiling = the expected {coefficient} coefficient of n = {n} pairs at correlation sqrt(r_kk) "
+    "(bivariate normal: Ghosh 1966 for Pearson, Moran 1948 for Spearman, (2/pi) asin for Kendall), r_kk the "
+    "split-half reliability of the k-annotator mean at {level} level from the halves' {coefficient} coefficient "
+    "computed as the metric's correlation is (summary level: the average over inputs), stepped up with "
+    "Spearman-Brown and averaged over annotator splits (classical test theory: an observed score correlates "
+    "sqrt(reliability) with its true score; Lord & Novick, 1968); its bias by simulation is in the docstring "
+    "of metaeval.stats.reliability.noise_ceiling"
 )
 
 
@@ -470,21 +606,119 @@ def noise_ceiling(
     ratings,
     *,
     level: str = "summary",
+    coefficient: str = "pearson",
     n_splits: int = 20,
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
     rng: np.random.Generator | int | None = None,
 ) -> NoiseCeilingResult:
-    """The expected correlation of a perfect metric with the mean human score: sqrt(r_kk).
+    """What a perfect metric (one equal to the true score) is expected to reach against the k-annotator mean.
 
-    A metric that measured the true score exactly would correlate with the mean of k annotators as the mean
-    correlates with its own true score, sqrt(r_kk) (Lord & Novick, 1968, eq. 3.7.3); r_kk comes from
-    :func:`split_half_reliability` at the same ``level``. A metric's Pearson correlation with the mean human
-    score at that level is bounded by the ceiling in expectation (rank correlations approximately).
+    The ceiling is E[coefficient] over n pairs at population correlation sqrt(r_kk) (classical test theory:
+    the k-annotator mean correlates sqrt(r_kk) with its true score, Lord & Novick, 1968, eq. 3.7.3), mapped by
+    :func:`expected_correlation` (Pearson: the small-sample expectation of r, Ghosh 1966; Spearman: Moran
+    1948; Kendall: (2/pi) asin, Greiner's relation), with r_kk from :func:`split_half_reliability` at the same
+    ``level`` and ``coefficient``. So the halves' coefficient is computed the way the metric's is and is
+    mapped out and back through the same bivariate-normal model: at summary level the average of per-input
+    coefficients (not a reliability pooled over inputs, which overstates when inputs differ in spread), with
+    the expected shrinkage of a correlation over few systems; for rank coefficients a rank ceiling (never the
+    Pearson one).
+
+    Validation by simulation, N systems x M inputs x k annotators, 200 simulated datasets per design
+    (``python benchmarks/bench_ceiling.py --simulations 200 --docstring`` prints this table): true score
+    T = system effect N(0, 0.5^2) + s_j N(0, 1) + input effect N(0, 0.5^2) with per-input spread
+    s_j = exp(h N(0, 1)) (h = 1: inputs differ in spread), annotators T + N(0, 1). Per coefficient
+    (r Pearson, rs Spearman, tau Kendall): the mean over simulations of the coefficient a perfect metric (X = T)
+    reaches against the annotators' mean, computed by :func:`metaeval.correlate` (the "true mean"); ``ceil``,
+    the mean of this ceiling; ``bias`` = ceil - true mean; ``old``, the bias of the former estimator (sqrt of
+    a split-half reliability pooled over the level's cells, summary level the cells minus their input's mean,
+    printed on every coefficient's row). Every ``|bias|`` is at most 0.030 (the largest: system-level Kendall over
+    5 systems, -0.030; summary level with h = 1, +0.025: averaging per-input coefficients across inputs of
+    different reliability is a little below the coefficient at their mean reliability), against up to +0.136
+    for the former estimator on Pearson rows at summary level and +0.28 on Kendall rows
+    (``tests/test_ceiling_simulation.py`` asserts ``|bias| < 0.035`` at three designs and that the former
+    estimator fails at the heterogeneous one). Rank ceilings assume continuous scores (no ties).
+
+    === === = = ======= ===== ===== ====== ====== ===== ===== ====== ====== ===== ===== ====== ======
+    N   M   k h level   r     ceil  bias   old    rs    ceil  bias   old    tau   ceil  bias   old
+    === === = = ======= ===== ===== ====== ====== ===== ===== ====== ====== ===== ===== ====== ======
+    5   20  3 0 system  0.951 0.943 -0.007 -0.003 0.903 0.881 -0.022 +0.044 0.843 0.821 -0.022 +0.104
+    5   20  3 0 summary 0.856 0.853 -0.003 +0.029 0.787 0.786 -0.001 +0.098 0.695 0.695 +0.000 +0.190
+    5   20  3 0 global  0.899 0.898 -0.001 -0.001 0.886 0.885 -0.000 +0.013 0.713 0.712 -0.000 +0.186
+    5   20  3 1 system  0.976 0.972 -0.004 -0.002 0.935 0.922 -0.013 +0.039 0.888 0.858 -0.030 +0.086
+    5   20  3 1 summary 0.830 0.853 +0.022 +0.130 0.770 0.789 +0.018 +0.190 0.690 0.709 +0.018 +0.270
+    5   20  3 1 global  0.964 0.963 -0.000 -0.000 0.908 0.915 +0.007 +0.055 0.756 0.764 +0.007 +0.207
+    5   20  5 0 system  0.978 0.970 -0.007 -0.005 0.924 0.910 -0.013 +0.049 0.871 0.841 -0.030 +0.101
+    5   20  5 0 summary 0.902 0.899 -0.003 +0.023 0.833 0.833 +0.000 +0.092 0.750 0.749 -0.001 +0.175
+    5   20  5 0 global  0.935 0.934 -0.001 -0.001 0.925 0.923 -0.001 +0.010 0.770 0.768 -0.002 +0.164
+    5   20  5 1 system  0.989 0.986 -0.003 -0.002 0.957 0.951 -0.006 +0.030 0.926 0.903 -0.023 +0.061
+    5   20  5 1 summary 0.881 0.894 +0.012 +0.095 0.827 0.833 +0.007 +0.149 0.752 0.761 +0.008 +0.224
+    5   20  5 1 global  0.978 0.978 -0.000 -0.000 0.941 0.944 +0.004 +0.037 0.809 0.813 +0.004 +0.169
+    5   100 3 0 system  0.992 0.990 -0.001 -0.001 0.960 0.951 -0.008 +0.031 0.930 0.905 -0.025 +0.061
+    5   100 3 0 summary 0.853 0.854 +0.001 +0.034 0.784 0.786 +0.002 +0.103 0.694 0.695 +0.001 +0.194
+    5   100 3 0 global  0.900 0.901 +0.001 +0.001 0.891 0.891 -0.000 +0.009 0.714 0.714 -0.000 +0.186
+    5   100 3 1 system  0.994 0.992 -0.001 -0.001 0.976 0.968 -0.007 +0.017 0.952 0.935 -0.017 +0.041
+    5   100 3 1 summary 0.838 0.862 +0.024 +0.136 0.783 0.800 +0.017 +0.191 0.704 0.722 +0.018 +0.270
+    5   100 3 1 global  0.975 0.975 -0.000 -0.000 0.918 0.927 +0.009 +0.057 0.766 0.775 +0.010 +0.210
+    5   100 5 0 system  0.995 0.995 -0.000 -0.000 0.972 0.960 -0.012 +0.024 0.944 0.919 -0.025 +0.051
+    5   100 5 0 summary 0.904 0.904 +0.000 +0.024 0.841 0.840 -0.000 +0.087 0.758 0.758 +0.000 +0.169
+    5   100 5 0 global  0.937 0.937 +0.000 +0.000 0.930 0.931 +0.000 +0.007 0.773 0.774 +0.000 +0.164
+    5   100 5 1 system  0.995 0.995 +0.000 +0.001 0.970 0.969 -0.000 +0.026 0.945 0.937 -0.008 +0.051
+    5   100 5 1 summary 0.883 0.898 +0.015 +0.101 0.827 0.838 +0.011 +0.157 0.753 0.766 +0.013 +0.231
+    5   100 5 1 global  0.985 0.985 +0.000 +0.000 0.945 0.950 +0.004 +0.040 0.811 0.817 +0.005 +0.174
+    10  20  3 0 system  0.969 0.967 -0.003 -0.002 0.939 0.933 -0.006 +0.029 0.855 0.841 -0.014 +0.112
+    10  20  3 0 summary 0.875 0.875 +0.000 +0.012 0.827 0.827 +0.001 +0.060 0.694 0.694 +0.000 +0.193
+    10  20  3 0 global  0.902 0.901 -0.000 -0.000 0.890 0.890 -0.001 +0.011 0.716 0.714 -0.001 +0.185
+    10  20  3 1 system  0.981 0.980 -0.001 -0.001 0.959 0.952 -0.007 +0.022 0.890 0.876 -0.014 +0.091
+    10  20  3 1 summary 0.848 0.872 +0.025 +0.116 0.805 0.827 +0.022 +0.158 0.690 0.710 +0.020 +0.274
+    10  20  3 1 global  0.966 0.966 +0.000 +0.000 0.910 0.919 +0.009 +0.057 0.756 0.767 +0.011 +0.210
+    10  20  5 0 system  0.981 0.981 -0.001 -0.000 0.954 0.953 -0.001 +0.027 0.881 0.876 -0.006 +0.100
+    10  20  5 0 summary 0.919 0.919 -0.000 +0.008 0.875 0.876 +0.001 +0.052 0.757 0.757 -0.000 +0.171
+    10  20  5 0 global  0.938 0.937 -0.000 -0.000 0.929 0.930 +0.000 +0.008 0.774 0.774 -0.000 +0.163
+    10  20  5 1 system  0.989 0.989 -0.000 -0.000 0.969 0.967 -0.002 +0.020 0.913 0.905 -0.008 +0.076
+    10  20  5 1 summary 0.897 0.909 +0.012 +0.079 0.859 0.869 +0.010 +0.117 0.750 0.762 +0.012 +0.226
+    10  20  5 1 global  0.977 0.977 +0.000 +0.000 0.941 0.946 +0.005 +0.036 0.806 0.812 +0.006 +0.171
+    10  100 3 0 system  0.993 0.993 -0.000 -0.000 0.978 0.975 -0.003 +0.015 0.934 0.925 -0.010 +0.059
+    10  100 3 0 summary 0.877 0.876 -0.001 +0.011 0.830 0.829 -0.001 +0.057 0.697 0.696 -0.001 +0.190
+    10  100 3 0 global  0.902 0.902 -0.000 -0.000 0.894 0.893 -0.001 +0.008 0.717 0.716 -0.001 +0.185
+    10  100 3 1 system  0.994 0.994 -0.000 -0.000 0.976 0.977 +0.001 +0.017 0.932 0.929 -0.003 +0.062
+    10  100 3 1 summary 0.854 0.878 +0.024 +0.120 0.813 0.835 +0.022 +0.162 0.697 0.719 +0.022 +0.278
+    10  100 3 1 global  0.976 0.976 -0.000 -0.000 0.919 0.928 +0.008 +0.056 0.767 0.777 +0.009 +0.208
+    10  100 5 0 system  0.996 0.995 -0.000 -0.000 0.983 0.981 -0.002 +0.012 0.947 0.940 -0.007 +0.048
+    10  100 5 0 summary 0.920 0.920 -0.000 +0.008 0.877 0.877 +0.000 +0.051 0.757 0.757 +0.000 +0.171
+    10  100 5 0 global  0.938 0.938 +0.000 +0.000 0.932 0.932 +0.000 +0.006 0.775 0.775 +0.001 +0.163
+    10  100 5 1 system  0.996 0.996 +0.000 +0.000 0.982 0.983 +0.000 +0.014 0.948 0.943 -0.005 +0.048
+    10  100 5 1 summary 0.898 0.912 +0.013 +0.087 0.861 0.871 +0.011 +0.124 0.754 0.765 +0.012 +0.231
+    10  100 5 1 global  0.986 0.986 +0.000 +0.000 0.947 0.951 +0.004 +0.038 0.814 0.818 +0.005 +0.172
+    16  20  3 0 system  0.973 0.972 -0.001 -0.001 0.950 0.950 -0.000 +0.022 0.853 0.851 -0.003 +0.119
+    16  20  3 0 summary 0.883 0.882 -0.001 +0.005 0.848 0.847 -0.001 +0.040 0.697 0.697 -0.001 +0.191
+    16  20  3 0 global  0.903 0.902 -0.001 -0.001 0.894 0.893 -0.001 +0.008 0.718 0.717 -0.001 +0.184
+    16  20  3 1 system  0.984 0.983 -0.001 -0.001 0.968 0.965 -0.003 +0.016 0.890 0.886 -0.005 +0.093
+    16  20  3 1 summary 0.860 0.882 +0.022 +0.104 0.828 0.850 +0.021 +0.136 0.697 0.717 +0.020 +0.267
+    16  20  3 1 global  0.967 0.967 -0.000 -0.000 0.916 0.924 +0.008 +0.051 0.764 0.773 +0.009 +0.202
+    16  20  5 0 system  0.983 0.982 -0.001 -0.001 0.967 0.965 -0.002 +0.015 0.888 0.882 -0.007 +0.094
+    16  20  5 0 summary 0.923 0.924 +0.001 +0.005 0.892 0.893 +0.001 +0.036 0.757 0.758 +0.001 +0.171
+    16  20  5 0 global  0.938 0.938 +0.000 +0.000 0.930 0.931 +0.001 +0.008 0.774 0.775 +0.001 +0.164
+    16  20  5 1 system  0.989 0.989 -0.001 -0.000 0.976 0.975 -0.001 +0.013 0.914 0.909 -0.004 +0.075
+    16  20  5 1 summary 0.903 0.915 +0.012 +0.075 0.875 0.886 +0.012 +0.103 0.753 0.765 +0.012 +0.225
+    16  20  5 1 global  0.979 0.979 -0.000 -0.000 0.945 0.948 +0.004 +0.035 0.811 0.816 +0.005 +0.168
+    16  100 3 0 system  0.993 0.993 +0.000 +0.000 0.982 0.981 -0.000 +0.012 0.927 0.927 -0.001 +0.066
+    16  100 3 0 summary 0.881 0.881 +0.000 +0.007 0.846 0.846 -0.000 +0.042 0.696 0.696 +0.000 +0.192
+    16  100 3 0 global  0.903 0.903 +0.000 +0.000 0.894 0.895 +0.000 +0.009 0.717 0.718 +0.000 +0.186
+    16  100 3 1 system  0.995 0.995 -0.000 -0.000 0.985 0.985 -0.000 +0.010 0.938 0.936 -0.002 +0.057
+    16  100 3 1 summary 0.858 0.881 +0.023 +0.116 0.828 0.850 +0.022 +0.147 0.696 0.717 +0.020 +0.278
+    16  100 3 1 global  0.975 0.975 +0.000 +0.000 0.919 0.927 +0.008 +0.057 0.765 0.774 +0.009 +0.210
+    16  100 5 0 system  0.996 0.996 -0.000 -0.000 0.988 0.987 -0.001 +0.008 0.950 0.944 -0.005 +0.046
+    16  100 5 0 summary 0.924 0.924 +0.000 +0.005 0.893 0.893 -0.000 +0.035 0.758 0.758 -0.000 +0.170
+    16  100 5 0 global  0.938 0.939 +0.000 +0.000 0.933 0.933 +0.000 +0.006 0.776 0.776 +0.001 +0.163
+    16  100 5 1 system  0.997 0.997 +0.000 +0.000 0.988 0.988 -0.000 +0.008 0.949 0.948 -0.002 +0.047
+    16  100 5 1 summary 0.904 0.916 +0.012 +0.080 0.876 0.888 +0.011 +0.108 0.755 0.767 +0.012 +0.230
+    16  100 5 1 global  0.985 0.985 +0.000 +0.000 0.948 0.951 +0.004 +0.037 0.814 0.818 +0.005 +0.171
+    === === = = ======= ===== ===== ====== ====== ===== ===== ====== ====== ===== ===== ====== ======
 
     Parameters
     ----------
-    ratings, level, n_splits, n_resamples, confidence_level, rng
+    ratings, level, coefficient, n_splits, n_resamples, confidence_level, rng
         As :func:`split_half_reliability`.
 
     Returns
@@ -498,9 +732,11 @@ def noise_ceiling(
     >>> ratings = g.normal(size=(10, 50, 1)) + 0.5 * g.normal(size=(10, 50, 3))
     >>> round(noise_ceiling(ratings, level="global", n_resamples=0).ceiling, 2)  # sqrt(0.92)
     0.96
+    >>> round(noise_ceiling(ratings, level="global", coefficient="kendall", n_resamples=0).ceiling, 2)
+    0.82
     """
-    rel = split_half_reliability(ratings, level=level, n_splits=n_splits, n_resamples=n_resamples,
-                                 confidence_level=confidence_level, rng=rng)
+    rel = split_half_reliability(ratings, level=level, coefficient=coefficient, n_splits=n_splits,
+                                 n_resamples=n_resamples, confidence_level=confidence_level, rng=rng)
     if not rel.reliability > 0:
         warn_degenerate(
             f"noise_ceiling: the split-half reliability at level {level!r} is {rel.reliability:.3g} (<= 0 or "
@@ -509,11 +745,14 @@ def noise_ceiling(
         )
         ceiling = np.nan
     else:
-        ceiling = float(np.sqrt(rel.reliability))
+        ceiling = float(expected_correlation(np.sqrt(rel.reliability), rel.n, coefficient))
     low, high = rel.confidence_interval
-    ci = ConfidenceInterval(float(np.sqrt(max(low, 0.0))) if not np.isnan(low) else np.nan,
-                            float(np.sqrt(max(high, 0.0))) if not np.isnan(high) else np.nan)
-    return NoiseCeilingResult(ceiling, ci, rel, level, ESTIMATOR)
+
+    def bound(x: float) -> float:
+        return np.nan if np.isnan(x) else float(expected_correlation(np.sqrt(max(x, 0.0)), rel.n, coefficient))
+
+    return NoiseCeilingResult(ceiling, ConfidenceInterval(bound(low), bound(high)), rel, level,
+                              ESTIMATOR.format(coefficient=coefficient, n=rel.n, level=level), coefficient)
 
 
 def disattenuate(r, reliability, metric_reliability: float = 1.0):

@@ -11,20 +11,22 @@ import math
 NO_DIFFERENCE = "no difference at this precision"
 
 
-def fmt_difference(value: float, *, digits: int = 3, signed: bool = True) -> str:
-    """A difference in r at ``digits`` decimals; one that rounds to zero says so instead of ``-0.000``.
+def fmt_difference(value: float, *, digits: int = 3, signed: bool = True, short: bool = False) -> str:
+    """A difference in r at ``digits`` decimals; one that rounds to zero says so instead of ``-0.000``
+    (``short``: as a bound alone, for a narrow table cell).
 
     Examples
     --------
     >>> fmt_difference(0.0123), fmt_difference(-0.0123, signed=False), fmt_difference(-0.0004)
     ('+0.012', '0.012', 'no difference at this precision (|Δr| < 0.0005)')
-    >>> fmt_difference(float("nan"))
-    'nan'
+    >>> fmt_difference(float("nan")), fmt_difference(0.0004, short=True)
+    ('nan', '< 0.0005')
     """
     if math.isnan(value):
         return "nan"
     if round(abs(value), digits) == 0:
-        return f"{NO_DIFFERENCE} (|Δr| < {0.5 * 10 ** -digits:g})"
+        bound = f"< {0.5 * 10 ** -digits:g}"
+        return bound if short else f"{NO_DIFFERENCE} (|Δr| {bound})"
     shown = value if signed else abs(value)
     return f"{shown:+.{digits}f}" if signed else f"{shown:.{digits}f}"
 
@@ -32,3 +34,18 @@ def fmt_difference(value: float, *, digits: int = 3, signed: bool = True) -> str
 def rounds_to_zero(value: float, digits: int = 3) -> bool:
     """True when ``value`` shows as zero at ``digits`` decimals (the card then names no winner)."""
     return not math.isnan(value) and round(abs(value), digits) == 0
+
+
+def planner_case(difference: float, reached: bool) -> str:
+    """What the planner says of one undecided comparison, the one rule for the card's summary and its report:
+    ``"no difference"`` (it rounds to zero: no winner to plan a study for), ``"reached"`` (a size within the sizes
+    tried has the target power) or ``"not reached"``.
+
+    Examples
+    --------
+    >>> planner_case(0.0004, False), planner_case(0.02, True), planner_case(0.02, False)
+    ('no difference', 'reached', 'not reached')
+    """
+    if rounds_to_zero(difference):
+        return "no difference"
+    return "reached" if reached else "not reached"

@@ -14,9 +14,9 @@ on every dataset of :func:`metaeval.data.atlas.atlas_datasets`?
 * :func:`partial_conjunction_table`: for each ordered pair of metrics, "A beats B on at least u of the k
   datasets that have both" for every u (Benjamini & Heller, 2008), with Benjamini-Hochberg FDR control over
   the pairs at each u;
-* :func:`findings`: the dataset x finding matrix of the seed papers' headline findings, each cell "holds",
-  "does not hold" or "cannot be tested here" with its reason, computed by the studies' own functions
-  (:mod:`~metaeval.studies.lin`, :mod:`~metaeval.studies.deutsch2022`) and :mod:`metaeval.stats`.
+* :func:`findings`: one dataset's row of the finding matrix: every rule of
+  :mod:`metaeval.studies.atlas_findings` (the seed papers' claims quoted, each tested by one registered rule
+  with its minimum data), each cell with its status, value, reason and the data size.
 """
 
 from __future__ import annotations
@@ -28,26 +28,52 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from metaeval._markup import md_text
 from metaeval.data.atlas import AtlasEntry
 from metaeval.data.datasets import Dataset
 from metaeval.data.scoring import rouge_matrices
 from metaeval.metrics.bleu import sentence_bleu
 from metaeval.metrics.variants import parse_variant
-from metaeval.stats.agreement import delta_correlations, pairwise_accuracy, tie_calibrated_accuracy
+from metaeval.stats.agreement import pairwise_accuracy, tie_calibrated_accuracy
 from metaeval.stats.correlation import correlate
 from metaeval.stats.multiplicity import fdr, partial_conjunction_test
-from metaeval.stats.reliability import krippendorff_alpha, noise_ceiling
+from metaeval.stats.reliability import (
+    CEILING_COEFFICIENTS,
+    MIN_SIZES,
+    disattenuate,
+    krippendorff_alpha,
+    noise_ceiling,
+)
 from metaeval.stats.resampling import bootstrap_ci, draw_indices, percentile_interval
-from metaeval.stats.significance import PairwiseResult, pairwise_tests, williams_matrix
-from metaeval.studies import lin
-from metaeval.studies.deutsch2022 import rouge_points
+from metaeval.stats.significance import PairwiseResult, pairwise_tests
+from metaeval.studies.atlas_findings import (
+    HOLDS,
+    NOT_HOLDS,
+    NOT_REFUTED,
+    NOT_SHOWN,
+    RULES,
+    UNTESTABLE,
+    FindingData,
+    FindingOptions,
+    evaluate,
+    rule_table,
+    untestable,
+)
+from metaeval.studies.graham import corpus_bleu
 
 __all__ = [
     "ANALYSES",
-    "FINDINGS",
+    "RULES",
     "HOLDS",
     "NOT_HOLDS",
+    "NOT_SHOWN",
+    "NOT_REFUTED",
     "UNTESTABLE",
+    "FindingOptions",
+    "untestable",
+    "rule_table",
+    "MIN_SIZES",
+    "Ceiling",
     "Ceilings",
     "support",
     "dataset_metrics",
@@ -67,30 +93,10 @@ __all__ = [
 ]
 
 ANALYSES = ("correlations", "system level", "text metrics", "noise ceiling")
-HOLDS, NOT_HOLDS, UNTESTABLE = "holds", "does not hold", "cannot be tested here"
-
-#: finding id -> (paper, the finding as the atlas tests it)
-FINDINGS = {
-    "graham_bleu": ("Graham (2015)", "BLEU is not significantly outperformed by any ROUGE variant at system "
-                    "level (Williams test, one-sided, alpha = 0.05, no correction, as Graham)"),
-    "lin_documents": ("Lin (2004)", "the dataset has enough documents: ROUGE-1 recall's system-level Pearson r "
-                      "minus half its 95% document-bootstrap interval exceeds the critical r within the available "
-                      "documents (Lin's rule)"),
-    "deutsch2021_width": ("Deutsch et al. (2021)", "confidence intervals are wide: ROUGE-2's system-level Kendall "
-                          "tau has a 95% Boot-Both interval at least 0.25 wide (the narrowest the paper reports, "
-                          "TAC'08 [.49, .74])"),
-    "deutsch2021_pairs": ("Deutsch et al. (2021)", "tests separate few metrics: fewer than half of the metric pairs "
-                          "differ significantly at system level (Perm-Both, Pearson, two one-sided tests per pair, "
-                          "Benjamini-Hochberg FDR 0.05 over all ordered pairs)"),
-    "deutsch2022_close": ("Deutsch et al. (2022)", "on close system pairs (ROUGE-2 difference < 0.5 points) "
-                          "ROUGE-2's Kendall tau is below its all-pairs tau and its 95% Boot-Both interval "
-                          "includes 0"),
-}
 
 #: the dataset's own metrics taken first when it has them (widely used, and shared by several datasets)
-PREFERRED_OWN = ("bertscore.f1", "qa-eval.f1", "MoverScore", "s3.pyr", "METEOR", "bleurt", "bartscore")
-
-_MIN_SYSTEMS = 3  # a system-level correlation needs 3 points; Williams' test 4
+PREFERRED_OWN = ("bertscore.f1", "qa-eval.f1", "MoverScore", "s3.pyr", "METEOR", "bleurt", "bartscore",
+                 "BertScore F1", "QAGS", "FactCC")  # the last three: FRANK's (else 3 of its 4 would be ROUGE)
 
 
 def support(entry: AtlasEntry, ds: Dataset | None = None) -> dict[str, str | None]:
@@ -103,10 +109,13 @@ def support(entry: AtlasEntry, ds: Dataset | None = None) -> dict[str, str | Non
     'the source publishes only aggregated human scores (no per-annotator ratings), so there are no annotators to split'
     """
     human = entry.default_human
-    n_systems = ds.shape[0] if ds is not None else entry.systems
+    n_systems, n_inputs = ds.shape if ds is not None else (entry.systems, entry.inputs)
     out: dict[str, str | None] = {a: None for a in ANALYSES}
-    if n_systems < _MIN_SYSTEMS:
-        out["system level"] = f"only {n_systems} systems: a system-level correlation needs at least {_MIN_SYSTEMS}"
+    # MIN_SIZES: below 5 systems a system-level correlation takes few values and its Boot-Both interval is an
+    # artefact of resampling 3 or 4 points (see metaeval.stats.reliability.MinimumSizes)
+    if n_systems < MIN_SIZES.systems:
+        out["system level"] = (f"cannot be tested: {n_systems} systems (at least {MIN_SIZES.systems} needed for a "
+                               "system-level correlation and its Boot-Both interval)")
     has_texts = ds.has_texts if ds is not None else entry.texts and entry.references
     if not has_texts:
         out["text metrics"] = "the dataset has no summaries and references, so ROUGE and BLEU cannot be computed"
@@ -116,6 +125,8 @@ def support(entry: AtlasEntry, ds: Dataset | None = None) -> dict[str, str | Non
                                 "so there are no annotators to split")
         if entry.annotators == 1:
             out["noise ceiling"] = "one rating per item: no second annotator to estimate reliability from"
+    elif MIN_SIZES.shortfall(n_systems, n_inputs):
+        out["noise ceiling"] = f"cannot be tested: {MIN_SIZES.shortfall(n_systems, n_inputs)}"
     return out
 
 
@@ -204,40 +215,90 @@ def dataset_metrics(
 
 
 @dataclass(frozen=True)
-class Ceilings:
-    """A dataset's reliability summary: the noise ceiling per level and Krippendorff's alpha (interval)."""
+class Ceiling:
+    """One level x coefficient's noise ceiling (:func:`metaeval.stats.reliability.noise_ceiling`), or why there
+    is none.
 
-    system: float
-    system_ci: tuple[float, float]
-    summary: float
-    summary_ci: tuple[float, float]
-    reliability_system: float
-    reliability_summary: float
+    Attributes
+    ----------
+    level, coefficient : str
+    value : float
+        What a perfect metric is expected to reach against the annotators' mean (NaN when ``reason``).
+    ci : tuple of float
+        Its 95% Boot-Both interval.
+    reliability : float
+        The split-half reliability r_kk it rests on (Pearson scale).
+    reason : str
+        "" when computed; else why not ("cannot be tested: 3 systems (at least 5 needed)").
+    """
+
+    level: str
+    coefficient: str
+    value: float
+    ci: tuple[float, float]
+    reliability: float
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    """A dataset's reliability summary: the noise ceiling per level and coefficient and Krippendorff's alpha
+    (interval; of single ratings over the cells, so it is computed below :data:`MIN_SIZES` too)."""
+
+    cells: tuple[Ceiling, ...]
     alpha_interval: float
     n_annotators: int
 
-    def at(self, level: str) -> float:
-        return self.system if level == "system" else self.summary
+    def at(self, level: str, coefficient: str = "pearson") -> Ceiling:
+        """The ceiling of ``level`` and ``coefficient``; one with a reason when it was not computed."""
+        for c in self.cells:
+            if c.level == level and c.coefficient == coefficient:
+                return c
+        return Ceiling(level, coefficient, np.nan, (np.nan, np.nan), np.nan,
+                       f"no noise ceiling for {coefficient} at {level} level")
 
 
-def ceilings(ratings, *, n_splits: int = 20, n_resamples: int = 200, rng=0) -> Ceilings:
-    """Noise ceilings at system and summary level and Krippendorff's interval alpha of ``ratings`` (N, M, A).
+def ceilings(
+    ratings,
+    *,
+    levels: Sequence[str] = ("system", "summary"),
+    coefficients: Sequence[str] = CEILING_COEFFICIENTS,
+    n_splits: int = 20,
+    n_resamples: int = 200,
+    rng=0,
+) -> Ceilings:
+    """Noise ceilings per level and coefficient and Krippendorff's interval alpha of ``ratings`` (N, M, A).
+
+    Below :data:`MIN_SIZES` (systems and inputs with ratings) every cell is "cannot be tested" with the
+    shortfall, not a number.
 
     Examples
     --------
     >>> g = np.random.default_rng(0)
     >>> c = ceilings(g.normal(size=(8, 40, 1)) + 0.5 * g.normal(size=(8, 40, 3)), n_resamples=0)
-    >>> c.n_annotators, c.system > c.summary
+    >>> c.n_annotators, c.at("system").value > c.at("summary").value > c.at("summary", "kendall").value
     (3, True)
+    >>> ceilings(g.normal(size=(3, 40, 3)), n_resamples=0).at("system").reason
+    'cannot be tested: 3 systems (at least 5 needed)'
     """
+    arr = np.asarray(ratings, dtype=float)
+    rated = ~np.all(np.isnan(arr), axis=2)
+    n_annotators = int((~np.all(np.isnan(arr), axis=(0, 1))).sum())
+    short = MIN_SIZES.shortfall(int(rated.any(axis=1).sum()), int(rated.any(axis=0).sum()))
+    if short:
+        cells = tuple(Ceiling(lv, cf, np.nan, (np.nan, np.nan), np.nan, f"cannot be tested: {short}")
+                      for lv in levels for cf in coefficients)
+        return Ceilings(cells, krippendorff_alpha(arr, level="interval").alpha, n_annotators)
     gen = np.random.default_rng(rng)
-    seeds = gen.integers(2**63 - 1, size=2)
-    sys_ = noise_ceiling(ratings, level="system", n_splits=n_splits, n_resamples=n_resamples, rng=seeds[0])
-    summ = noise_ceiling(ratings, level="summary", n_splits=n_splits, n_resamples=n_resamples, rng=seeds[1])
-    return Ceilings(sys_.ceiling, (sys_.confidence_interval.low, sys_.confidence_interval.high), summ.ceiling,
-                    (summ.confidence_interval.low, summ.confidence_interval.high),
-                    sys_.reliability.reliability, summ.reliability.reliability,
-                    krippendorff_alpha(ratings, level="interval").alpha, sys_.reliability.n_annotators)
+    seeds = gen.integers(2**63 - 1, size=len(levels) * len(coefficients))
+    cells_: list[Ceiling] = []
+    for i, (lv, cf) in enumerate((lv, cf) for lv in levels for cf in coefficients):
+        res = noise_ceiling(arr, level=lv, coefficient=cf, n_splits=n_splits, n_resamples=n_resamples,
+                            rng=seeds[i])
+        reason = "" if np.isfinite(res.ceiling) else "the annotators' halves do not agree (reliability <= 0)"
+        cells_.append(Ceiling(lv, cf, res.ceiling, (res.confidence_interval.low, res.confidence_interval.high),
+                              res.reliability.reliability, reason))
+    return Ceilings(tuple(cells_), krippendorff_alpha(arr, level="interval").alpha, n_annotators)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -269,9 +330,11 @@ def correlation_table(
     rng=0,
 ) -> pd.DataFrame:
     """One row per (metric, level, statistic): value and Boot-Both percentile CI (systems and inputs resampled
-    together; every metric shares the draws), the noise ceiling of that level next to each correlation, and
-    Spearman's disattenuated value r / ceiling as a separate column (``disattenuated``; an estimate of the
-    correlation with the true score, never an observed correlation). Accuracy rows: pairwise accuracy (Kocmi et
+    together; every metric shares the draws), the noise ceiling of that level and coefficient next to each
+    correlation (``noise_ceiling``: what a perfect metric is expected to reach, :func:`ceilings`), and on Pearson
+    rows Spearman's disattenuated value r / sqrt(r_kk) as a separate column (``disattenuated``; an estimate of the
+    Pearson correlation with the true score, never an observed correlation; NaN on rank rows, which have no
+    such correction). Accuracy rows: pairwise accuracy (Kocmi et
     al., 2021) and tie-calibrated accuracy acc_eq (Deutsch et al., 2023) at the same level (``n_resamples_accuracy``
     Boot-Both resamples; acc_eq re-optimises its tie threshold in every resample).
 
@@ -294,17 +357,22 @@ def correlation_table(
     for name, X in metrics.items():
         X = np.asarray(X, dtype=float)
         for level in levels:
-            ceil = ceiling.at(level) if ceiling is not None else np.nan
+            # the Pearson-scale reliability, for Spearman's correction of Pearson rows only
+            rkk = ceiling.at(level, "pearson").reliability if ceiling is not None else np.nan
             for coef in coefficients:
+                ceil = ceiling.at(level, coef).value if ceiling is not None else np.nan
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", RuntimeWarning)
                     value = float(correlate(X, Z, level=level, coefficient=coef))
                     res = bootstrap_ci(X, Z, level=level, coefficient=coef, resample="both",
                                        n_resamples=n_resamples, confidence_level=confidence_level, rng=seed)
                 lo, hi = res.confidence_interval
+                # Spearman's correction divides a covariance-based r by sqrt(r_kk); rank coefficients have no
+                # such correction (errors do not attenuate concordance by that factor): NaN on their rows
+                dis = (disattenuate(value, rkk) if coef == "pearson" and np.isfinite(value) and rkk > 0
+                       else np.nan)
                 rows_out.append({"metric": name, "level": level, "statistic": coef, "value": value,
-                                 "ci_low": lo, "ci_high": hi, "noise_ceiling": ceil,
-                                 "disattenuated": value / ceil if ceil and ceil > 0 else np.nan})
+                                 "ci_low": lo, "ci_high": hi, "noise_ceiling": ceil, "disattenuated": dis})
             if not accuracies:
                 continue
             stats_ = {
@@ -395,9 +463,8 @@ def partial_conjunction_table(
 # The finding matrix
 
 
-def _cell(dataset: str, finding: str, status: str, value: float, reason: str) -> dict:
-    return {"dataset": dataset, "finding": finding, "paper": FINDINGS[finding][0], "status": status,
-            "value": value, "reason": reason}
+def _bleu_tokenizer(entry: AtlasEntry) -> str:
+    return "none" if entry.language.split("-")[-1].strip() == "en" else "unicode"
 
 
 def findings(
@@ -407,123 +474,41 @@ def findings(
     metrics: Mapping[str, np.ndarray],
     Z: np.ndarray,
     *,
-    n_resamples: int = 200,
-    lin_step: int = 10,
+    options: FindingOptions = FindingOptions(),
+    pair_tests: PairwiseResult | None = None,
+    cache=True,
     rng=0,
 ) -> list[dict]:
-    """The cells of one dataset's row of the finding matrix (see :data:`FINDINGS`), each with its reason."""
-    gen = np.random.default_rng(rng)
-    seeds = [int(s) for s in gen.integers(2**63 - 1, size=4)]
-    sup = support(entry, ds)
-    N, M = Z.shape
-    out = []
-    rouge = {k: v for k, v in metrics.items() if k.startswith("ROUGE-")}
-    no_text = sup["text metrics"]
-    # Graham: is BLEU outperformed?
-    if no_text or "BLEU" not in metrics:
-        out.append(_cell(name, "graham_bleu", UNTESTABLE, np.nan, no_text or "BLEU was not computed"))
-    elif N < 4:
-        out.append(_cell(name, "graham_bleu", UNTESTABLE, np.nan, f"only {N} systems; Williams' test needs 4"))
-    else:
-        names = [*rouge, "BLEU"]
-        S = np.column_stack([np.nanmean(metrics[k], axis=1) for k in names])
-        wres = williams_matrix(S, np.nanmean(Z, axis=1), names=names)
-        p = wres.pvalues[:, -1][:-1]
-        best = names[int(np.nanargmax(wres.correlations[:-1]))]
-        beaten = [names[i] for i in np.flatnonzero(p < 0.05)]
-        reason = (f"best ROUGE variant {best} (r = {np.nanmax(wres.correlations[:-1]):.3f}), BLEU r = "
-                  f"{wres.correlations[-1]:.3f}; " + (f"BLEU is significantly outperformed by {', '.join(beaten)} "
-                                                       f"(smallest p = {np.nanmin(p):.3g})" if beaten else
-                                                       f"no ROUGE variant significantly outperforms BLEU (smallest "
-                                                       f"p = {np.nanmin(p):.3g}; not significant is not equal)"))
-        out.append(_cell(name, "graham_bleu", NOT_HOLDS if beaten else HOLDS, float(np.nanmin(p)), reason))
-    # Lin: documents needed
-    key = "ROUGE-1 R"
-    if no_text or key not in metrics:
-        out.append(_cell(name, "lin_documents", UNTESTABLE, np.nan, no_text or f"{key} was not computed"))
-    elif N < 4:
-        out.append(_cell(name, "lin_documents", UNTESTABLE, np.nan, f"only {N} systems; the critical r needs df >= 2"))
-    else:
-        sizes = sorted({*range(lin_step, M + 1, lin_step), M})
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            summary, _ = lin.sample_size_curves(metrics[key], Z, sizes, n_resamples=n_resamples, rng=seeds[1])
-        r_crit = lin.critical_r(N)
-        need = lin.critical_sample_size(summary, r_crit)
-        if np.isnan(need):
-            out.append(_cell(name, "lin_documents", NOT_HOLDS, np.nan,
-                             f"even with all {M} documents r - dCI/2 does not exceed the critical r {r_crit:.3f} "
-                             f"(df = {N - 2}, two-sided 0.05)"))
-        else:
-            out.append(_cell(name, "lin_documents", HOLDS, need,
-                             f"{int(need)} of {M} documents reach r - dCI/2 > critical r {r_crit:.3f} (df = {N - 2}, "
-                             f"two-sided 0.05; {n_resamples} document resamples, step {lin_step})"))
-    # Deutsch 2021: CI width and separated pairs
-    key = "ROUGE-2 F"
-    if no_text or key not in metrics:
-        out.append(_cell(name, "deutsch2021_width", UNTESTABLE, np.nan, no_text or f"{key} was not computed"))
-    elif sup["system level"]:
-        out.append(_cell(name, "deutsch2021_width", UNTESTABLE, np.nan, sup["system level"]))
-    else:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            boot = bootstrap_ci(metrics[key], Z, level="system", coefficient="kendall", resample="both",
-                               n_resamples=n_resamples, rng=seeds[2])
-        lo, hi = boot.confidence_interval
-        width = hi - lo
-        out.append(_cell(name, "deutsch2021_width", HOLDS if width >= 0.25 else NOT_HOLDS, width,
-                         f"ROUGE-2 F system-level Kendall tau 95% Boot-Both CI [{lo:.2f}, {hi:.2f}], width "
-                         f"{width:.2f} ({n_resamples} resamples)"))
-    if len(metrics) < 2 or sup["system level"]:
-        out.append(_cell(name, "deutsch2021_pairs", UNTESTABLE, np.nan,
-                         sup["system level"] or "fewer than 2 metrics to compare"))
-    else:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            t = pair_tests(metrics, Z, n_resamples=n_resamples, rng=seeds[3])
-        P = t.pvalues
-        off = ~np.eye(len(t.names), dtype=bool)
-        q = np.full(P.shape, np.nan)
-        q[off] = fdr(P[off], method="bh")
-        iu = np.triu_indices(len(t.names), 1)
-        sep = (q[iu] <= 0.05) | (q.T[iu] <= 0.05)  # a pair is separated when either direction is significant
-        share = float(sep.mean())
-        out.append(_cell(name, "deutsch2021_pairs", HOLDS if share < 0.5 else NOT_HOLDS, share,
-                         f"{int(sep.sum())} of {sep.size} metric pairs separated ({share:.0%}; Perm-Both, "
-                         f"{n_resamples} permutations, BH-FDR 0.05)"))
-    # Deutsch 2022: tau on close pairs
-    key = "ROUGE-2 F"
-    if no_text or key not in metrics:
-        out.append(_cell(name, "deutsch2022_close", UNTESTABLE, np.nan, no_text or f"{key} was not computed"))
-    elif N < 5:
-        out.append(_cell(name, "deutsch2022_close", UNTESTABLE, np.nan, f"only {N} systems: too few close pairs"))
-    else:
-        X = metrics[key]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            dres = delta_correlations(X, Z, deltas=[(0.0, 0.5), (0.0, np.inf)], by=rouge_points(X),
-                                     n_resamples=n_resamples, rng=seeds[0])
-        close, every = float(dres.statistic[0]), float(dres.statistic[1])
-        lo, hi = np.asarray(dres.confidence_interval.low)[0], np.asarray(dres.confidence_interval.high)[0]
-        if dres.n_pairs[0] < 2:
-            out.append(_cell(name, "deutsch2022_close", UNTESTABLE, np.nan,
-                             f"{int(dres.n_pairs[0])} system pairs differ by less than 0.5 ROUGE-2 points"))
-        else:
-            ok = close < every and lo <= 0 <= hi
-            out.append(_cell(name, "deutsch2022_close", HOLDS if ok else NOT_HOLDS, close,
-                             f"tau on the {int(dres.n_pairs[0])} close pairs {close:.2f} [{lo:.2f}, {hi:.2f}] vs "
-                             f"{every:.2f} on all {int(dres.n_pairs[1])} pairs (95% Boot-Both, {n_resamples} "
-                             "resamples)"))
-    return out
+    """One dataset's row of the finding matrix: every rule of :data:`RULES` (:mod:`metaeval.studies.atlas_findings`)
+    on this dataset, each cell with its status, value, reason, the claim, the rule and the data size. An empty list
+    where the dataset can test no rule (:func:`untestable`: list it apart). ``pair_tests``: the system-level
+    Perm-Both tests between ``metrics`` if already run (:func:`pair_tests`), reused by Deutsch et al. (2021)'s
+    rule; ``cache``: the ROUGE scoring cache (:mod:`metaeval.data.scoring`) for Lin's single-reference ROUGE-1."""
+    if untestable(metrics):
+        return []
+    no_texts = support(entry, ds)["text metrics"]
+    bleu = corpus_bleu(ds, tokenizer=_bleu_tokenizer(entry)) if not no_texts and "BLEU" in metrics else None
+    single = None
+    if not no_texts and "ROUGE-1 R" in metrics:
+        sig = _text_variants(entry.language, ["rouge-1"], ["R"])["ROUGE-1 R"]
+        single = rouge_matrices(ds, [parse_variant(sig)], n_refs=1, cache=cache)[sig] if ds.n_references > 1 \
+            else metrics["ROUGE-1 R"]
+    data = FindingData(name, metrics, np.asarray(Z, dtype=float), no_texts, bleu, pair_tests, single)
+    seeds = np.random.default_rng(rng).integers(2**63 - 1, size=len(RULES))
+    return [evaluate(rule, data, options, int(seed)) for rule, seed in zip(RULES.values(), seeds)]
 
 
 def finding_matrix(cells: Sequence[dict]) -> pd.DataFrame:
-    """Dataset x finding table of statuses (from :func:`findings` cells of several datasets)."""
+    """Dataset x finding table of statuses (from :func:`findings` cells of several datasets), with each dataset's
+    systems and inputs first (every cell's claim, rule, value and reason: the cells' own table)."""
     frame = pd.DataFrame(list(cells))
     if frame.empty:
         return frame
-    return frame.pivot(index="dataset", columns="finding", values="status").reindex(
-        index=list(dict.fromkeys(frame["dataset"])), columns=[f for f in FINDINGS if f in set(frame["finding"])])
+    order = list(dict.fromkeys(frame["dataset"]))
+    status = frame.pivot(index="dataset", columns="finding", values="status").reindex(
+        index=order, columns=[f for f in RULES if f in set(frame["finding"])])
+    size = frame.drop_duplicates("dataset").set_index("dataset")[["systems", "inputs"]].reindex(order)
+    return pd.concat([size, status], axis=1)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -531,29 +516,37 @@ def finding_matrix(cells: Sequence[dict]) -> pd.DataFrame:
 
 
 def load_datasets(names: Sequence[str] = ()) -> tuple[dict[str, tuple[AtlasEntry, Dataset]], dict[str, str]]:
-    """The atlas datasets that load here (``names``; empty: every registered one) and, for the others, why not
-    (a download-only dataset not downloaded yet, an unknown name). Nothing is dropped silently."""
+    """The atlas datasets that load here (``names``: registered names, a user's dataset folders or imported names;
+    empty: every registered one) and, for the others, why not (a download-only dataset not downloaded yet, a
+    name that does not load). Nothing is dropped silently: the caller reports ``skipped``, and a name the user
+    gave that does not load is an error (:func:`check_names`)."""
     from metaeval.data import datasets as _datasets
-    from metaeval.data.atlas import atlas_datasets
+    from metaeval.data.atlas import atlas_datasets, user_entry
 
     registry = atlas_datasets()
     loaded: dict[str, tuple[AtlasEntry, Dataset]] = {}
     skipped: dict[str, str] = {}
     for name in (list(names) or list(registry)):
         if name not in registry:
-            skipped[name] = f"not an atlas dataset (registered: {', '.join(registry)})"
-            continue
-        entry = registry[name]
-        try:
-            ds = _datasets.load(name)
-        except Exception as exc:  # noqa: BLE001 - the reason is reported, the other datasets go on
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            if entry.distribution == "download":
-                # the reason without this machine's folders: it is written into committed pages
-                skipped[name] = f"not downloaded here (run `metaeval download {name}`)"
-            else:
-                skipped[name] = f"does not load here: {first}"
-            continue
+            try:
+                ds = _datasets.load(name)
+                entry = user_entry(ds, name)
+            except Exception as exc:  # noqa: BLE001 - the reason is reported, the other datasets go on
+                skipped[name] = f"not an atlas dataset and does not load as a dataset folder or name: {exc}"
+                continue
+            name = ds.name if ds.name not in loaded and ds.name not in registry else name
+        else:
+            entry = registry[name]
+            try:
+                ds = _datasets.load(name)
+            except Exception as exc:  # noqa: BLE001 - the reason is reported, the other datasets go on
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                if entry.distribution == "download":
+                    # the reason without this machine's folders: it is written into committed pages
+                    skipped[name] = f"not downloaded here (run `metaeval download {name}`)"
+                else:
+                    skipped[name] = f"does not load here: {first}"
+                continue
         human = entry.default_human
         if human not in ds.score_names:
             skipped[name] = f"its default human score {human!r} is not among the loaded scores"
@@ -570,6 +563,42 @@ def load_datasets(names: Sequence[str] = ()) -> tuple[dict[str, tuple[AtlasEntry
             continue
         loaded[name] = (entry, ds)
     return loaded, skipped
+
+
+def source_of(name: str, entry: AtlasEntry) -> str:
+    """What :func:`metaeval.datasets.load` takes for the loaded dataset ``name``: the registered name, or the
+    folder or imported name a user's dataset was loaded from (:func:`load_datasets` keys it by its own name)."""
+    return entry.source if entry.distribution == "user" else name
+
+
+def check_names(names: Sequence[str]) -> dict[str, str]:
+    """The datasets of ``names`` (the user's list; empty: every registered one) that cannot be analysed, with why:
+    a name that is neither registered nor a dataset folder or imported name, or a download-only dataset not
+    downloaded here. Cheap (nothing is loaded but the names' existence), for a check before the kernel starts.
+
+    Examples
+    --------
+    >>> check_names(["summeval", "no-such-study"])
+    {'no-such-study': "neither an atlas dataset nor a dataset folder or imported name (metaeval datasets lists \
+the names; a folder must exist)"}
+    """
+    from pathlib import Path
+
+    from metaeval.data.atlas import atlas_datasets
+    from metaeval.data.datasets import known_datasets
+    from metaeval.data.download import is_downloaded
+
+    registry, known = atlas_datasets(), known_datasets()
+    problems = {}
+    for name in names:
+        entry = registry.get(name)
+        if entry is not None:
+            if entry.distribution == "download" and not is_downloaded(name):
+                problems[name] = f"not downloaded here (run `metaeval download {name}`)"
+        elif name not in known and not Path(name).expanduser().exists():
+            problems[name] = ("neither an atlas dataset nor a dataset folder or imported name (metaeval datasets "
+                              "lists the names; a folder must exist)")
+    return problems
 
 
 def forest_plot(table: pd.DataFrame, metric: str, *, statistic: str = "pearson", ax=None):
@@ -597,24 +626,27 @@ def forest_plot(table: pd.DataFrame, metric: str, *, statistic: str = "pearson",
     return ax
 
 
-STATUS_CODES = {HOLDS: 1.0, NOT_HOLDS: 0.0, UNTESTABLE: np.nan}
+STATUS_CODES = {HOLDS: 2.0, NOT_SHOWN: 1.0, NOT_REFUTED: 1.0, NOT_HOLDS: 0.0, UNTESTABLE: np.nan}
 
 
 def finding_heatmap(matrix: pd.DataFrame, ax=None):
-    """Heatmap of the dataset x finding matrix: green holds, red does not hold, grey cannot be tested."""
+    """Heatmap of the dataset x finding matrix: green holds, amber not shown / not refuted (no evidence either
+    way), red does not hold, grey cannot be tested."""
     import matplotlib.pyplot as plt
     from matplotlib.colors import ListedColormap
 
+    matrix = matrix[[c for c in matrix.columns if c in RULES]]
     if ax is None:
         _, ax = plt.subplots(figsize=(1.3 * matrix.shape[1] + 2.5, 0.45 * matrix.shape[0] + 1.8))
     values = matrix.apply(lambda col: col.map(STATUS_CODES)).to_numpy(dtype=float)
-    cmap = ListedColormap(["#d9534f", "#5cb85c"])
+    cmap = ListedColormap(["#d9534f", "#f0ad4e", "#5cb85c"])
     cmap.set_bad("#cccccc")
-    ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0, vmax=1, aspect="auto")
-    short = {HOLDS: "holds", NOT_HOLDS: "no", UNTESTABLE: "n/a"}
+    ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0, vmax=2, aspect="auto")
+    short = {HOLDS: "holds", NOT_HOLDS: "no", NOT_SHOWN: "not\nshown", NOT_REFUTED: "not\nrefuted",
+             UNTESTABLE: "n/a"}
     for i in range(values.shape[0]):
         for j in range(values.shape[1]):
-            ax.text(j, i, short.get(matrix.iat[i, j], "n/a"), ha="center", va="center", fontsize=8)
+            ax.text(j, i, short.get(matrix.iat[i, j], "n/a"), ha="center", va="center", fontsize=7)
     ax.set_xticks(range(matrix.shape[1]))
     ax.set_xticklabels([c.replace("_", "\n") for c in matrix.columns], fontsize=8)
     ax.set_yticks(range(matrix.shape[0]))
@@ -627,18 +659,49 @@ def _fmt_ci(lo: float, hi: float) -> str:
     return f"[{lo:.2f}, {hi:.2f}]"
 
 
+_COEF_LABEL = {"pearson": "Pearson", "spearman": "Spearman", "kendall": "Kendall"}
+
+
 def ceiling_sentences(ceil: Mapping[str, Ceilings], skipped: Mapping[str, str]) -> list[str]:
-    """One generated sentence per dataset: its reliability and ceilings, or why it has none."""
+    """One generated sentence per dataset: what a perfect metric would be expected to reach at each level and
+    coefficient (its own ceiling per coefficient), or why there is none.
+
+    Examples
+    --------
+    >>> cell = Ceiling("system", "pearson", 0.97, (0.9, 0.99), 0.94)
+    >>> ceiling_sentences({"d": Ceilings((cell,), 0.5, 3)}, {"e": "no ratings"})[1]
+    '* **e**: no noise ceiling, no ratings.'
+    """
     lines = []
     for name, c in ceil.items():
-        lines.append(
-            f"* **{name}** ({c.n_annotators} annotators): noise ceiling {c.system:.3f} "
-            f"{_fmt_ci(*c.system_ci)} at system level and {c.summary:.3f} {_fmt_ci(*c.summary_ci)} at summary level "
-            f"(sqrt of the split-half reliability with Spearman-Brown, r_kk = {c.reliability_system:.3f} and "
-            f"{c.reliability_summary:.3f}; 95% Boot-Both CIs); Krippendorff's interval alpha of single ratings "
-            f"{c.alpha_interval:.3f}.")
+        levels = list(dict.fromkeys(x.level for x in c.cells))
+        parts, reasons = [], []
+        for lv in levels:
+            cells = [x for x in c.cells if x.level == lv]
+            done = [x for x in cells if not x.reason]
+            if done:
+                where = "averaged over inputs as the summary-level correlation is" if lv == "summary" else ""
+                parts.append(", ".join(f"{_COEF_LABEL.get(x.coefficient, x.coefficient)} {x.value:.3f} "
+                                       f"{_fmt_ci(*x.ci)}" for x in done)
+                             + f" at {lv} level" + (f" ({where})" if where else ""))
+            reasons += [f"{_COEF_LABEL.get(x.coefficient, x.coefficient)} at {lv} level: {x.reason}"
+                        for x in cells if x.reason]
+        if not parts:
+            why = "; ".join(dict.fromkeys(x.reason for x in c.cells)) or "no level computed"
+            lines.append(f"* **{md_text(name)}** ({c.n_annotators} annotators): no noise ceiling, {md_text(why)}.")
+            continue
+        rel = "; ".join(f"{x.level} {x.reliability:.3f}" for x in c.cells
+                        if x.coefficient == "pearson" and not x.reason)
+        text = (f"* **{md_text(name)}** ({c.n_annotators} annotators): a perfect metric (one equal to the true "
+                f"score) would be expected to reach, against the mean of the {c.n_annotators} annotators, "
+                + "; ".join(parts)
+                + " (noise ceilings: the expected coefficient at correlation sqrt(r_kk), r_kk the split-half "
+                f"reliability with Spearman-Brown{', ' + rel if rel else ''}; 95% Boot-Both CIs)")
+        if reasons:
+            text += "; not computed: " + "; ".join(reasons)
+        lines.append(text + f". Krippendorff's interval alpha of single ratings {c.alpha_interval:.3f}.")
     for name, why in skipped.items():
-        lines.append(f"* **{name}**: no noise ceiling, {why}.")
+        lines.append(f"* **{md_text(name)}**: no noise ceiling, {md_text(why)}.")
     return lines
 
 
@@ -648,15 +711,19 @@ def correlation_sentences(table: pd.DataFrame, *, statistic: str = "pearson") ->
     rows = table[table["statistic"] == statistic]
     for (name, level), g in rows.groupby(["dataset", "level"], sort=False):
         best = g.loc[g["value"].idxmax()]
-        text = (f"* **{name}, {level} level:** the highest {statistic} correlation is {best['metric']}'s, "
+        text = (f"* **{md_text(name)}, {level} level:** the highest {statistic} correlation is "
+                f"{md_text(best['metric'])}'s, "
                 f"{best['value']:.3f} {_fmt_ci(best['ci_low'], best['ci_high'])} (95% Boot-Both percentile CI, no "
                 "multiplicity correction across metrics)")
         if np.isfinite(best["noise_ceiling"]):
             # descriptive only: r and the ceiling are both estimates with their own uncertainty, and no test of
             # their difference is run here, so the sentence neither claims a gap nor its absence
-            text += (f"; the noise ceiling (what a perfect metric would be expected to reach with these annotators) "
-                     f"is {best['noise_ceiling']:.3f}; r / ceiling, a separate estimate of the correlation with the "
-                     f"true score (disattenuated), is {best['disattenuated']:.3f} (descriptive: no test of the gap)")
+            text += (f"; the noise ceiling (what a perfect metric would be expected to reach with these annotators, "
+                     f"{statistic} at {level} level) is {best['noise_ceiling']:.3f}")
+            if np.isfinite(best["disattenuated"]):
+                text += (f"; r / sqrt(r_kk), a separate estimate of the correlation with the true score "
+                         f"(disattenuated), is {best['disattenuated']:.3f}")
+            text += " (descriptive: no test of the gap)"
         else:
             text += "; no noise ceiling (no per-annotator scores)"
         lines.append(text + ".")
@@ -674,7 +741,7 @@ def replication_sentences(pc: pd.DataFrame, *, alpha: float = 0.05, top: int = 8
                  f"combination, one-sided Perm-Both tests per dataset; Benjamini-Hochberg FDR {alpha} over the "
                  "pairs at each u).")
     for r in rep.head(top).itertuples():
-        lines.append(f"  * {r.metric_a} beats {r.metric_b} on at least {r.u_fdr} of {r.k} datasets "
+        lines.append(f"  * {md_text(r.metric_a)} beats {md_text(r.metric_b)} on at least {r.u_fdr} of {r.k} datasets "
                      f"(adjusted p at u = {r.u_fdr}: {getattr(r, f'q_u{r.u_fdr}'):.3g}).")
     full = pc[pc["u_fdr"] == pc["k"]]
     lines.append(f"* {len(full)} pairs replicate on every dataset that has both metrics; for the others the "
@@ -682,17 +749,27 @@ def replication_sentences(pc: pd.DataFrame, *, alpha: float = 0.05, top: int = 8
     return lines
 
 
-def finding_sentences(cells: Sequence[dict]) -> list[str]:
-    """One line per finding: on how many datasets it holds, does not hold, cannot be tested."""
+def finding_sentences(cells: Sequence[dict], apart: Mapping[str, str] | None = None) -> list[str]:
+    """Per finding: the paper's claim quoted, the rule, its minimum data, and the datasets under each status
+    with their size (systems x inputs) and value; then the datasets that can test no finding (``apart``)."""
     frame = pd.DataFrame(list(cells))
     lines = []
-    for fid, (paper, text) in FINDINGS.items():
-        g = frame[frame["finding"] == fid]
+    for fid, rule in RULES.items():
+        g = frame[frame["finding"] == fid] if not frame.empty else frame
         if g.empty:
             continue
-        counts = {s: g.loc[g["status"] == s, "dataset"].tolist() for s in (HOLDS, NOT_HOLDS, UNTESTABLE)}
-        lines.append(f"* **{paper}**: {text}. Holds on {len(counts[HOLDS])} "
-                     f"({', '.join(counts[HOLDS]) or 'none'}), does not hold on {len(counts[NOT_HOLDS])} "
-                     f"({', '.join(counts[NOT_HOLDS]) or 'none'}), cannot be tested on {len(counts[UNTESTABLE])}"
-                     + (f" ({', '.join(counts[UNTESTABLE])})" if counts[UNTESTABLE] else "") + ".")
+        lines.append(f"* **{rule.paper}**: \u201c{rule.claim}\u201d ({rule.where}). *Rule:* {rule.rule}. *Minimum:* "
+                     f"{rule.minimum}.")
+        for status in (HOLDS, NOT_HOLDS, NOT_SHOWN, NOT_REFUTED, UNTESTABLE):
+            rows = g[g["status"] == status]
+            if rows.empty:
+                continue
+            where = ", ".join(
+                f"{md_text(r.dataset)} ({r.systems} x {r.inputs}"
+                + (f"; {r.measure} {r.value:.3g}" if status != UNTESTABLE and pd.notna(r.value) else "") + ")"
+                for r in rows.itertuples())
+            lines.append(f"  * {status.capitalize()} on {len(rows)}: {where}.")
+    if apart:
+        lines.append("* Datasets that can test no finding (not in the matrix): "
+                     + "; ".join(f"{md_text(k)}: {md_text(v)}" for k, v in apart.items()) + ".")
     return lines

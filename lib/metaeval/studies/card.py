@@ -39,7 +39,8 @@ from metaeval._io import atomic_write, write_table
 from metaeval._markup import md_code, md_text  # noqa: F401 - md_code: notebook 61's code spans
 from metaeval._outputs import check_target, remove_run_folder, staging_dir, swap_into_place, write_manifest
 from metaeval.data import datasets as _datasets
-from metaeval.studies._card_format import fmt_difference, rounds_to_zero
+from metaeval.data.formats import DataError
+from metaeval.studies._card_format import fmt_difference, planner_case
 from metaeval.stats.agreement import pairwise_accuracy, tie_calibrated_accuracy
 from metaeval.stats.planning import metric_comparison_power, required_size
 from metaeval.stats.resampling import bootstrap_ci
@@ -143,6 +144,19 @@ class CardOptions:
 
 
 @dataclass(frozen=True)
+class FewLabels:
+    """A card with few human labels: the judge's name and the full N x M grids of the judge (``J``), the new
+    metric (``X``) and the human score (``Z``, NaN on the inputs no human rated), and which inputs humans
+    rated (``labelled``). The card's other sections use the labelled inputs; section ``few_labels`` all."""
+
+    judge: str
+    J: np.ndarray
+    X: np.ndarray
+    Z: np.ndarray
+    labelled: np.ndarray
+
+
+@dataclass(frozen=True)
 class CardData:
     """What every section of a card sees: the dataset on the grid the new metric covers, the N x M matrices
     of the new metric (``X``), the human score (``Z``) and every compared metric (``mats``, the new metric
@@ -162,6 +176,8 @@ class CardData:
     dropped: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: scores of the dataset (and of the scores file) the card does not analyse
     not_analysed: tuple[str, ...] = ()
+    #: with a judge (``judge=``): every input's scores before the unlabelled inputs were left out
+    few: FewLabels | None = None
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -201,6 +217,8 @@ class CardSection:
     compute: Compute
     summarize: Summarize
     doc: str = ""
+    #: whether the section belongs on this card (default: every card)
+    applies: Callable[[CardData], bool] = lambda data: True
 
 
 #: The card's sections in the order they are computed, written and summarised. Add one with
@@ -208,7 +226,8 @@ class CardSection:
 SECTIONS: dict[str, CardSection] = {}
 
 
-def card_section(name: str, summarize: Summarize) -> Callable[[Compute], Compute]:
+def card_section(name: str, summarize: Summarize,
+                 applies: Callable[[CardData], bool] | None = None) -> Callable[[Compute], Compute]:
     """Register ``compute`` as the card section ``name`` (appended after the sections registered before it).
 
     A section's ``compute(data, tables)`` returns one DataFrame from :class:`CardData` (and the tables of
@@ -221,7 +240,9 @@ def card_section(name: str, summarize: Summarize) -> Callable[[Compute], Compute
         raise ValueError(f"card section name {name!r} must be an identifier and not a Card field")
 
     def register(compute: Compute) -> Compute:
-        SECTIONS[name] = CardSection(name, compute, summarize, (compute.__doc__ or "").strip().split("\n")[0])
+        doc = (compute.__doc__ or "").strip().split("\n")[0]
+        SECTIONS[name] = (CardSection(name, compute, summarize, doc) if applies is None
+                          else CardSection(name, compute, summarize, doc, applies))
         return compute
 
     return register
@@ -341,7 +362,7 @@ class SignificanceGrid:
     #: sign of the difference in r (+: the new metric correlates better) x -log10 of the adjusted two-sided p,
     #: clipped to ``limit``: strong evidence either way is a strong colour, its side the direction
     evidence: pd.DataFrame
-    #: cell text: the difference in r and the adjusted p, with `` *`` where the test is significant
+    #: cell text: the difference in r and the adjusted p, followed by an asterisk (``*``) where the test is significant
     labels: pd.DataFrame
     #: adjusted two-sided p < alpha
     significant: pd.DataFrame
@@ -400,10 +421,11 @@ def _summarize_planner(data: CardData, planner: pd.DataFrame) -> list[str]:
     for _, p in planner.iterrows():
         who = data.md_name(p.better_here)
         other = data.md_name(p.baseline if p.better_here == data.metric else data.metric)
-        if rounds_to_zero(p.difference):
+        case = planner_case(p.difference, p.reached)
+        if case == "no difference":
             parts.append(f"{p.level} level, {who} and {other}: {fmt_difference(p.difference)}, so no study size "
                          "is planned for it")
-        elif p.reached:
+        elif case == "reached":
             parts.append(f"{p.level} level, {who} beats {other} (difference {p.difference:.3f}): about "
                          f"{_fmt_docs(p.documents_needed)} documents (Monte-Carlo interval {_fmt_docs(p.ci_low)}-"
                          f"{_fmt_docs(p.ci_high)})")
@@ -531,6 +553,60 @@ def agreement_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.Da
     return table
 
 
+def _summarize_few_labels(data: CardData, table: pd.DataFrame) -> list[str]:
+    few = data.few
+    assert few is not None
+    conf = f"{data.options.confidence_level:.0%}"
+    means = table[table.kind == "system mean"]
+    ratio = float(np.median(means.width / means.humans_width))
+    corr = table[table.kind == "correlation"].iloc[0]
+    return [
+        f"- Few labels: humans rated {int(corr.n_labelled)} of {int(corr.n_labelled + corr.n_unlabelled)} inputs, "
+        f"the judge {data.md_name(few.judge)} all of them. PPI++ {conf} intervals of the {len(means)} system means "
+        f"are {ratio:.2f} times as wide as the humans-only intervals (median over systems).",
+        f"- Few labels: system-level {data.options.coefficient} of {data.md_name(data.metric)} with "
+        f"{data.md_name(data.human)}: {corr.estimate:.3f}, {conf} prediction-powered bootstrap interval "
+        f"[{corr.low:.3f}, {corr.high:.3f}] (judge on all inputs), against {corr.humans_estimate:.3f} "
+        f"[{corr.humans_low:.3f}, {corr.humans_high:.3f}] from the labelled inputs alone (Boot-Inputs).",
+    ]
+
+
+@card_section("few_labels", _summarize_few_labels, applies=lambda data: data.few is not None)
+def few_labels_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """With a judge: PPI++ system means and the prediction-powered interval of the metric's correlation."""
+    from scipy import stats as _stats
+
+    from metaeval.stats.ppi import ppi_correlation, ppi_system_means
+
+    few = data.few
+    assert few is not None
+    opt, lab = data.options, few.labelled
+    Zl = few.Z[:, lab]
+    means = ppi_system_means(Zl, few.J[:, lab], few.J[:, ~lab], confidence_level=opt.confidence_level,
+                             rng=data.rng(6, 0))
+    z = float(_stats.norm.ppf(0.5 + opt.confidence_level / 2))
+    hum = Zl.mean(axis=1)
+    n, N = int(lab.sum()), int((~lab).sum())
+    rows = [{"kind": "system mean", "name": system, "estimate": est, "low": lo, "high": hi, "width": hi - lo,
+             "humans_estimate": h, "humans_low": h - z * se, "humans_high": h + z * se, "humans_width": 2 * z * se,
+             "lam": lam, "n_labelled": n, "n_unlabelled": N, "seed": data.seed_label(6, 0)}
+            for system, est, lo, hi, h, se, lam in zip(data.ds.systems, means.statistic,
+                                                       np.asarray(means.confidence_interval.low),
+                                                       np.asarray(means.confidence_interval.high), hum,
+                                                       means.classical_standard_error, means.lam)]
+    corr = ppi_correlation(few.X, few.Z, few.J, coefficient=opt.coefficient, n_resamples=opt.n_resamples,
+                           confidence_level=opt.confidence_level, rng=data.rng(6, 1))
+    alone = bootstrap_ci(few.X[:, lab], Zl, level="system", coefficient=opt.coefficient, resample="inputs",
+                         n_resamples=opt.n_resamples, confidence_level=opt.confidence_level, rng=data.rng(6, 2))
+    lo, hi = corr.confidence_interval.low, corr.confidence_interval.high
+    rows.append({"kind": "correlation", "name": f"system-level {opt.coefficient}", "estimate": corr.statistic,
+                 "low": lo, "high": hi, "width": hi - lo, "humans_estimate": alone.statistic,
+                 "humans_low": alone.confidence_interval.low, "humans_high": alone.confidence_interval.high,
+                 "humans_width": alone.confidence_interval.high - alone.confidence_interval.low, "lam": np.nan,
+                 "n_labelled": n, "n_unlabelled": N, "seed": f"{data.seed_label(6, 1)}; {data.seed_label(6, 2)}"})
+    return pd.DataFrame(rows)
+
+
 def _check_options(opt: CardOptions) -> None:
     seed = opt.seed
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
@@ -615,7 +691,7 @@ def _not_analysed_notes(ds, all_scores: Sequence[str], analysed: set[str], human
 
 def card_data(scores, *, dataset: str, metric: str | None = None, baselines: Sequence[str] | None = None,
               human: str | None = None, options: CardOptions = CardOptions(), incomplete: str = "raise",
-              called_from: str = "python") -> CardData:
+              called_from: str = "python", judge: str | None = None) -> CardData:
     """The checked inputs of a card: the new metric's scores on the grid it shares with ``dataset``, the
     human score and the baselines, complete (see :func:`card_tables` for the arguments).
 
@@ -630,7 +706,20 @@ def card_data(scores, *, dataset: str, metric: str | None = None, baselines: Seq
     metric, X, notes, systems, inputs, unused = _user_scores(scores, ds, metric)
     if (systems, inputs) != (ds.systems, ds.inputs):
         ds = ds.subset(systems, inputs)
+    if judge is not None and baselines is None and judge != metric:
+        try:
+            default_baselines(ds, exclude=(metric,))
+        except ValueError:  # no standard metric: the judge is what the new metric is compared with
+            baselines = [judge]
+            notes.append(f"no standard baseline in dataset {ds.name!r}: the judge {judge} is the baseline")
     chosen = _choose_baselines(ds, dataset, metric, baselines, called_from, notes)
+    few = None
+    if judge is not None:
+        few = _few_labels(ds, X, metric, human, judge, called_from)
+        if incomplete == "raise":
+            incomplete = "drop-inputs"  # the inputs no human rated: the other sections use the labelled ones
+        notes.append(f"few labels: humans rated {int(few.labelled.sum())} of {few.labelled.size} inputs; the "
+                     f"sections other than few_labels use those inputs, few_labels uses the judge {judge} on all")
     ds, X, dropped = _apply_incomplete(ds, X, metric, human, chosen, incomplete=incomplete, called_from=called_from,
                                        chosen_by_default=baselines is None, notes=notes)
     analysed = {metric, human, *chosen}
@@ -638,7 +727,29 @@ def card_data(scores, *, dataset: str, metric: str | None = None, baselines: Seq
     mats = {metric: X, **{b: ds.matrix(b) for b in chosen}}
     return CardData(ds=ds, metric=metric, human=human, baselines=tuple(chosen), X=X, Z=ds.matrix(human),
                     mats=mats, options=options, notes=tuple(notes), incomplete=incomplete, dropped=dropped,
-                    not_analysed=tuple(n for n in [*all_scores, *unused] if n not in analysed))
+                    not_analysed=tuple(n for n in [*all_scores, *unused] if n not in analysed and n != judge),
+                    few=few)
+
+
+def _few_labels(ds, X: np.ndarray, metric: str, human: str, judge: str, called_from: str) -> FewLabels:
+    """The full grids of a card with a judge; the labelled inputs are those where every system has a human
+    score (a missing human cell marks an input no human rated)."""
+    if judge not in ds.score_names:
+        raise ValueError(f"judge {judge!r} is not a score of dataset {ds.name!r} (its scores: "
+                         f"{', '.join(ds.score_names)}); choose it with {_setting(called_from, 'judge', 'NAME')}")
+    J = ds.matrix(judge, allow_nan=True)
+    Z = ds.matrix(human, allow_nan=True)
+    for name, V in ((f"judge {judge!r}", J), (f"metric {metric!r}", X)):
+        if np.isnan(V).any():
+            i, j = np.argwhere(np.isnan(V))[0]
+            raise DataError(f"dataset {ds.name!r}: the {name} misses {int(np.isnan(V).sum())} cells (e.g. "
+                            f"({ds.systems[i]}, {ds.inputs[j]})); with few human labels the judge and the metric "
+                            "must score every input")
+    labelled = ~np.isnan(Z).any(axis=0)
+    if labelled.sum() < 3:
+        raise DataError(f"dataset {ds.name!r}: humans rated every system on {int(labelled.sum())} inputs; the card "
+                        "needs at least 3")
+    return FewLabels(judge=judge, J=J, X=np.asarray(X, dtype=float), Z=Z, labelled=labelled)
 
 
 def card_tables(
@@ -661,6 +772,7 @@ def card_tables(
     seed: int = 0,
     incomplete: str = "raise",
     called_from: str = "python",
+    judge: str | None = None,
 ) -> Card:
     """Compute the report card of a new metric on an embedded dataset: every section of :data:`SECTIONS`
     in order, then the summary from their lines.
@@ -700,6 +812,11 @@ def card_tables(
     called_from : {"python", "notebook", "cli"}
         Where the card runs, so that an error names a setting in the form usable there
         (``incomplete='drop-inputs'``, ``-p incomplete drop-inputs``, ``--incomplete drop-inputs``).
+    judge : str, optional
+        A score of the dataset (an LLM, any metric) on every input, where humans rated only some inputs (the
+        human score's missing cells mark the others): the card's sections then use the labelled inputs, and
+        section ``few_labels`` adds prediction-powered (PPI++) intervals of the system means and of the
+        metric's system-level correlation from all inputs (:mod:`metaeval.stats.ppi`).
 
     Returns
     -------
@@ -717,13 +834,18 @@ def card_tables(
                           target_power=target_power, planner_inputs=tuple(planner_inputs),
                           planner_trials=planner_trials, planner_resamples=planner_resamples, seed=seed)
     data = card_data(scores, dataset=dataset, metric=metric, baselines=baselines, human=human, options=options,
-                     incomplete=incomplete, called_from=called_from)
+                     incomplete=incomplete, called_from=called_from, judge=judge)
     tables: dict[str, pd.DataFrame] = {}
-    for section in SECTIONS.values():
+    for section in _sections(data):
         tables[section.name] = section.compute(data, tables)
     return Card(dataset=data.ds.name, metric=data.metric, human=data.human, baselines=data.baselines,
                 shape=data.shape, tables=tables, summary=_summary(data, tables),
                 provenance=_provenance(data, scores, dataset))
+
+
+def _sections(data: CardData) -> list[CardSection]:
+    """The sections of this card, in order (a section may apply to some cards only, e.g. ``few_labels``)."""
+    return [section for section in SECTIONS.values() if section.applies(data)]
 
 
 def _signature(opt: CardOptions, n_baselines: int) -> str:
@@ -749,7 +871,7 @@ def _provenance(data: CardData, scores, dataset: str) -> dict:
         "score_signatures": score_signatures, "seed": data.options.seed,
         "seeding": "row k of stage s draws from numpy.random.default_rng([seed, s, k]); "
                    "stages: 1 = Boot-Both CIs, 2 = Perm-Both tests, 3 = planner",
-        "sections": list(SECTIONS),
+        "sections": [section.name for section in _sections(data)],
         "metaeval": __version__, "numpy": np.__version__, "notes": list(data.notes),
         "incomplete": data.incomplete, "dropped": {k: list(v) for k, v in data.dropped.items()},
         "not_analysed": list(data.not_analysed),
@@ -760,7 +882,7 @@ def _summary(data: CardData, tables: Mapping[str, pd.DataFrame]) -> str:
     N, M = data.shape
     lines = [f"**{data.md_name(data.metric)}** on **{md_text(data.ds.name)}** ({N} systems x {M} inputs), against "
              f"{data.md_name(data.human)}, {data.options.coefficient.capitalize()} correlation."]
-    for section in SECTIONS.values():
+    for section in _sections(data):
         lines.extend(section.summarize(data, tables[section.name]))
     lines.extend(f"- Note: {md_text(n)}." for n in data.notes)  # notes quote names
     return "\n".join(lines)

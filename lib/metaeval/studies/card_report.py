@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from metaeval.studies._card_format import fmt_difference
+from metaeval.studies._card_format import fmt_difference, planner_case
 
 __all__ = ["render_report", "write_report", "REPORT_NAME"]
 
@@ -140,7 +140,7 @@ def _tests_section(folder: Path) -> str:
         return ""
     shown = pd.DataFrame({
         "level": tests.level, "baseline": tests.display_name,
-        "\u0394r": [fmt_difference(d) for d in tests.difference],
+        "\u0394r": [fmt_difference(d, short=True) for d in tests.difference],
         # the card decides with one two-sided test per baseline (studies/card.py, tests_table);
         # a card written before the two-sided test existed has no such column: shown as "-"
         "p, two-sided": [_p(p) for p in tests.get("p_two_sided", pd.Series(float("nan"), index=tests.index))],
@@ -172,16 +172,22 @@ def _planner_section(folder: Path, names: dict[str, str], new_metric: str) -> st
         return ""
     if not len(planner):
         return "<h2>Planner</h2><p>Every comparison is significant: no larger study is needed.</p>"
+    cases = [planner_case(d, bool(r)) for d, r in zip(planner.difference, planner.reached)]
+    # better_here is the metric that correlated better here: the new one or the baseline; with no difference at
+    # the printed precision there is no winner, and no study size (the summary's rule: planner_case)
+    pairs = [(names.get(str(w), w), names.get(str(b if w != b else new_metric), b if w != b else new_metric))
+             for w, b in zip(planner.better_here, planner.baseline)]
+    documents = {"no difference": lambda n, m: "none planned", "reached": lambda n, m: f"{n:.0f}",
+                 "not reached": lambda n, m: f"not reached up to {int(m)}"}
     shown = pd.DataFrame({
         "level": planner.level,
-        # better_here is the metric that correlated better here: the new one or the baseline
-        "to show": [f"{names.get(str(w), w)} beats {names.get(str(o), o)}" for w, o in
-                    ((w, b if w != b else new_metric) for w, b in zip(planner.better_here, planner.baseline))],
-        "|\u0394r|": [fmt_difference(d, signed=False) for d in planner.difference],
-        "documents for 80% power": [f"not reached up to {int(m)}" if not bool(r) else f"{n:.0f}"
-                                    for n, r, m in zip(planner.documents_needed, planner.reached,
-                                                       planner.largest_size_tried)],
-        "power by documents": planner.power_curve.astype(str)})
+        "to show": [f"{w} vs {o}" if c == "no difference" else f"{w} beats {o}"
+                    for c, (w, o) in zip(cases, pairs)],
+        "|\u0394r|": [fmt_difference(d, signed=False, short=True) for d in planner.difference],
+        "documents for 80% power": [documents[c](n, m) for c, n, m in zip(cases, planner.documents_needed,
+                                                                          planner.largest_size_tried)],
+        "power by documents": [p if c != "no difference" else "" for c, p in zip(cases,
+                                                                               planner.power_curve.astype(str))]})
     return ("<h2>Planner: documents for a study that decides</h2>"
             + _table(shown, numeric=("|\u0394r|",), widths=(14, 28, 11, 19, 28)))
 

@@ -3,7 +3,7 @@ Metrics", and the pairwise statistics of today's metric comparisons, as library 
 ``notebooks/24_deutsch2022_system_level.py``.
 
 * :func:`delta_table`: system-level agreement over the system pairs whose score difference is small (the
-  paper's Figure 6: cumulative deciles of each metric's own |difference|, the authors' tau), or in fixed bands
+  paper's Figure 6: cumulative deciles of each metric's own ``|difference|``, the authors' tau), or in fixed bands
   of one score's difference (the labelled alternative), with Boot-Both intervals; :func:`delta_sentences`
   says what the table shows;
 * :func:`ranking_stability`: how well the system ranking on k judged documents agrees with the ranking on all of
@@ -34,6 +34,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from metaeval._markup import md_text
 from metaeval.data.datasets import DataError, Dataset, known_datasets, load
 from metaeval.stats.agreement import (
     DEFAULT_DELTAS,
@@ -57,6 +58,8 @@ __all__ = [
     "check_deltas",
     "delta_table",
     "delta_sentences",
+    "ClosestPairs",
+    "closest_pairs",
     "ranking_stability",
     "agreement_table",
     "accuracy_clusters",
@@ -153,7 +156,7 @@ def delta_table(
     interval (:func:`metaeval.delta_correlations`).
 
     Default, the paper's Figure 6 as the authors compute it: for each metric, the cumulative deciles of *its
-    own* |difference of system scores| (column ``percent``; ``high`` is the bucket's largest |difference|, the
+    own* ``|difference of system scores|`` (column ``percent``; ``high`` is the bucket's largest ``|difference|``, the
     paper's ``u``) and the authors' tie-corrected tau. The alternative view: ``deltas`` fixed bands
     ``[low, high)`` of the differences of ``by`` (a score matrix in the bands' units, e.g. ROUGE-1 points, the
     same for every metric; or ``"human"``). Every metric uses the same resampling draws.
@@ -194,7 +197,8 @@ def delta_sentences(delta: pd.DataFrame, overall: Mapping[str, float], *, units:
     """The conclusions of :func:`delta_table`, one bullet per metric and a count, generated from the table:
     the closest bucket against the widest (percentile view: 10 % against 100 %; bands: the first against the
     last). A bucket without pairs says "no pairs" and carries no interval; the count is over the metrics whose
-    closest bucket has an interval. ``overall``: each metric's tau over all pairs.
+    closest bucket has an interval. ``overall``: each metric's tau over all pairs. Names are quoted as text
+    (:func:`metaeval._markup.md_text`).
 
     Examples
     --------
@@ -224,7 +228,8 @@ def delta_sentences(delta: pd.DataFrame, overall: Mapping[str, float], *, units:
             far = (f"no pairs {where(last)}" if last["n_pairs"] == 0
                    else f"{_tau(last)} over the {int(last['n_pairs'])} pairs {where(last)}")
         # the percentile view's last bucket is all pairs already
-        text = f"* **{name}**: {near}, {far}" + ("" if percentile else f" (all pairs: τ = {overall[name]:.2f})")
+        text = (f"* **{md_text(name)}**: {near}, {far}"
+                + ("" if percentile else f" (all pairs: τ = {overall[name]:.2f})"))
         if _ci(first):
             with_ci += 1
             inside = first["ci_low"] <= 0 <= first["ci_high"]
@@ -241,6 +246,54 @@ def delta_sentences(delta: pd.DataFrame, overall: Mapping[str, float], *, units:
     else:
         lines.append("* No metric has an interval on its closest pairs.")
     return lines
+
+
+@dataclass(frozen=True)
+class ClosestPairs:
+    """:func:`closest_pairs`: tau on the closest bucket against tau on all pairs, and their difference's
+    Boot-Both percentile interval (both buckets from the same resamples)."""
+
+    close: float
+    every: float
+    n_close: int
+    n_every: int
+    difference: float
+    ci_low: float
+    ci_high: float
+    n_resamples_used: int
+
+
+def closest_pairs(X: np.ndarray, Z: np.ndarray, *, n_resamples: int = 1000, confidence_level: float = 0.95,
+                  rng: np.random.Generator | int | None = None) -> ClosestPairs:
+    """The paper's contrast as :func:`delta_table` and :func:`delta_sentences` state it for notebook 24: the
+    authors' tau over the 10 % of system pairs closest by the metric's *own* ``|difference|`` (the first of the
+    percentile buckets, ``deltas="percentiles"``, ``by="metric"``) against tau over all pairs (the last bucket),
+    with the Boot-Both percentile interval of ``close - every`` (each resample's own percentiles; resamples where
+    either bucket's tau is undefined are left out and counted).
+
+    Examples
+    --------
+    >>> Z = np.repeat(np.arange(8.0)[:, None], 3, axis=1)
+    >>> X = Z.copy(); X[[0, 1]] = X[[1, 0]]  # swaps systems 0 and 1: 7 pairs 1 apart (ties included), 1 discordant
+    >>> r = closest_pairs(X, Z, n_resamples=0)
+    >>> r.n_close, round(r.close, 3), round(r.every, 3), r.n_every
+    (7, 0.714, 0.929, 28)
+    """
+    from metaeval.stats.agreement import delta_correlations
+    from metaeval.stats.resampling import percentile_interval
+
+    res = delta_correlations(X, Z, deltas=PERCENTILES, by="metric", coefficient="kendall", n_resamples=n_resamples,
+                             confidence_level=confidence_level, rng=rng)
+    close, every = float(res.statistic[0]), float(res.statistic[-1])
+    lo = hi = np.nan
+    used = 0
+    if res.bootstrap_distribution is not None:
+        diff = res.bootstrap_distribution[:, 0] - res.bootstrap_distribution[:, -1]
+        diff = diff[~np.isnan(diff)]
+        used = int(diff.size)
+        lo, hi = percentile_interval(diff, confidence_level)
+    return ClosestPairs(close, every, int(res.n_pairs[0]), int(res.n_pairs[-1]), close - every, float(lo),
+                        float(hi), used)
 
 
 def ranking_stability(

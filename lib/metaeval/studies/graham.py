@@ -39,6 +39,7 @@ __all__ = [
     "human_scores",
     "MetricScores",
     "metric_scores",
+    "corpus_bleu",
     "variant_table",
     "option_proportions",
     "system_ranking",
@@ -140,16 +141,30 @@ def metric_scores(ds: Dataset, *, n_refs: int | None = None, sentences: str = "p
     N, M = ds.shape
     system = {v.signature: system_scores(matrices[v.rouge.signature], v.agg) for v in variants}
     summaries = ds.summaries()
-    refs = ds.references()
-    k = n_refs
-    refs_k = np.empty_like(refs)
-    for idx in np.ndindex(refs.shape):
-        refs_k[idx] = list(refs[idx])[:k] if k else list(refs[idx])
-    system[BLEU] = np.array([system_bleu(list(summaries[i]), list(refs_k[i])) for i in range(N)])
+    refs_k = _first_refs(ds, n_refs)
+    system[BLEU] = corpus_bleu(ds, n_refs=n_refs)
     matrices[BLEU] = sentence_bleu(summaries.ravel().tolist(), refs_k.ravel().tolist()).reshape(N, M)
     n_ref = len(refs_k[0, 0])
     frame = pd.DataFrame(system, index=list(ds.systems))
     return MetricScores(frame, matrices, {v.signature: v for v in variants}, bleu_signature(n_ref, sentence=False))
+
+
+def _first_refs(ds: Dataset, n_refs: int | None) -> np.ndarray:
+    refs = ds.references()
+    refs_k = np.empty_like(refs)
+    for idx in np.ndindex(refs.shape):
+        refs_k[idx] = list(refs[idx])[:n_refs] if n_refs else list(refs[idx])
+    return refs_k
+
+
+def corpus_bleu(ds: Dataset, *, n_refs: int | None = None, tokenizer: str = "none") -> np.ndarray:
+    """Graham's system-level BLEU: corpus BLEU over each system's summaries (n-gram counts pooled over the
+    inputs, as Moses' multi-bleu), against the first ``n_refs`` references (None: all), one value per system.
+    ``tokenizer="unicode"`` for texts that are not English (:func:`metaeval.metrics.bleu.system_bleu`)."""
+    summaries = ds.summaries()
+    refs_k = _first_refs(ds, n_refs)
+    return np.array([system_bleu(list(summaries[i]), list(refs_k[i]), tokenizer=tokenizer)
+                     for i in range(ds.shape[0])])
 
 
 def _options(name: str) -> dict:

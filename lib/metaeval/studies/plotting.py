@@ -12,7 +12,7 @@ from pathlib import Path
 
 import matplotlib
 
-__all__ = ["show_table", "interval_errorbar", "FigureLayoutError", "FigureLayoutWarning", "LayoutProblem",
+__all__ = ["show_table", "html_cells", "interval_errorbar", "FigureLayoutError", "FigureLayoutWarning", "LayoutProblem",
            "delta_figure", "layout_problems", "save_figure", "use_compendium_style", "wrap_label"]
 
 #: Extra room (inches) around the tight bounding box of a saved figure.
@@ -52,12 +52,39 @@ def wrap_label(text: str, width: int = 40) -> str:
     return "\n".join(textwrap.wrap(text, width)) if len(text) > width else text
 
 
+def html_cells(frame):
+    """``frame`` with every text cell and label HTML-escaped (:func:`metaeval._markup.html_text`), for a pandas
+    ``Styler``: unlike ``DataFrame.to_html``, a Styler writes its cells and headers into the HTML as they are, so a
+    system or score named ``<script>...`` would run in the executed notebook. Numbers are unchanged.
+
+    >>> import pandas as pd
+    >>> shown = html_cells(pd.DataFrame({"<b>x</b>": ["<img src=x>", 1.5]}, index=["a&b", "c"]))
+    >>> list(shown.columns), list(shown.index), shown.iloc[0, 0], shown.iloc[1, 0]
+    (['&lt;b&gt;x&lt;/b&gt;'], ['a&amp;b', 'c'], '&lt;img src=x&gt;', 1.5)
+    """
+    import pandas as pd
+
+    from metaeval._markup import html_text
+
+    def cell(value):
+        return html_text(value) if isinstance(value, str) else value
+
+    def labels(index):
+        if isinstance(index, pd.MultiIndex):
+            return index.set_levels([level.map(cell) for level in index.levels])
+        return index.map(cell)
+
+    shown = frame.map(cell)
+    shown.index, shown.columns = labels(frame.index), labels(frame.columns)
+    return shown
+
+
 def show_table(frame, *, digits: int = 3, index: bool | None = None, caption: str | None = None):
     """A DataFrame as a notebook shows it to a reader: numbers at ``digits`` decimals, headers in words
     (``tau_low`` -> "tau low"), no positional index column (a named index is kept), a caption if given.
 
-    Returns a pandas ``Styler`` (its HTML carries the ``dataframe`` class the site formats); the saved CSV
-    keeps the full precision and the column names.
+    Returns a pandas ``Styler`` (its HTML carries the ``dataframe`` class the site formats; names from the user's
+    data in it are escaped, :func:`html_cells`); the saved CSV keeps the full precision and the column names.
 
     Examples
     --------
@@ -78,7 +105,7 @@ def show_table(frame, *, digits: int = 3, index: bool | None = None, caption: st
     # pandas names a Styler's HTML ids from a random uuid: a reproducible id (from the table's content) keeps the
     # executed notebook byte-identical across reruns, and distinct tables get distinct ids
     uuid = hashlib.sha256(shown.to_csv().encode("utf-8")).hexdigest()[:8]
-    styler = shown.style.format(precision=digits, na_rep="–").set_table_attributes('class="dataframe"')
+    styler = html_cells(shown).style.format(precision=digits, na_rep="–").set_table_attributes('class="dataframe"')
     styler = styler.set_uuid(uuid)
     if not keep_index:
         styler = styler.hide(axis="index")

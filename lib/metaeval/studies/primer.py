@@ -21,7 +21,8 @@ from metaeval.data.synthetic import synthetic
 from metaeval.stats.correlation import correlate, fisher_ci
 from metaeval.stats.resampling import bootstrap_ci, draw_indices
 
-__all__ = ["TOY_METRIC", "TOY_HUMAN", "SCHEMES", "METHODS", "levels_by_hand", "sampling_distribution",
+__all__ = ["TOY_METRIC", "TOY_HUMAN", "TOY_RATINGS", "TOY_JUDGE",
+           "SCHEMES", "METHODS", "levels_by_hand", "sampling_distribution",
            "true_coverage", "coverage_summary", "coverage_sentences", "resampling_counts", "bootstrap_distributions",
            "ExerciseAnswers", "exercise_answers", "check", "plot_levels", "plot_sampling_distribution",
            "plot_coverage", "plot_resampling_schemes", "plot_bootstrap_distributions", "reliability_table",
@@ -33,6 +34,10 @@ TOY_METRIC = np.array([[0.30, 0.50, 0.40],
                        [0.35, 0.30, 0.50],
                        [0.10, 0.20, 0.30]])
 #: The human scores of the same 12 summaries (1-5 Likert-like).
+#: Section 6's toy alt-test: 4 items rated by 3 annotators (columns), and a judge's rating of each item
+TOY_RATINGS = np.array([[1.0, 2.0, 3.0], [4.0, 4.0, 5.0], [2.0, 2.0, 2.0], [5.0, 1.0, 3.0]])
+TOY_JUDGE = np.array([2.0, 4.5, 3.0, 3.0])
+
 TOY_HUMAN = np.array([[4.0, 2.0, 3.0],
                       [2.0, 3.0, 2.0],
                       [3.0, 5.0, 4.0],
@@ -176,6 +181,8 @@ class ExerciseAnswers:
     3. ``toy_fisher_interval``: the Fisher 95% interval of the toy matrix's system-level r (4 systems).
     4. ``widest_scheme``: the bootstrap scheme with the widest 95% interval for the real metric (None without
        the distributions of section 4).
+    6. ``toy_alt_advantage``: the judge's and annotator 1's advantage probabilities (rho_judge, rho_human)
+       when annotator 1 is left out of the toy alt-test (:data:`TOY_RATINGS`, :data:`TOY_JUDGE`).
     """
 
     toy_summary_kendall: float
@@ -185,6 +192,7 @@ class ExerciseAnswers:
     toy_global_after_swap: float
     toy_fisher_interval: tuple[float, float]
     widest_scheme: str | None
+    toy_alt_advantage: tuple[float, float]
 
 
 def exercise_answers(distributions: pd.DataFrame | None = None) -> ExerciseAnswers:
@@ -207,7 +215,15 @@ def exercise_answers(distributions: pd.DataFrame | None = None) -> ExerciseAnswe
         toy_summary_after_swap=correlate(TOY_METRIC, swapped, level="summary"),
         toy_global_after_swap=correlate(TOY_METRIC, swapped, level="global"),
         toy_fisher_interval=(float(low), float(high)),
-        widest_scheme=widest)
+        widest_scheme=widest,
+        toy_alt_advantage=_toy_alt_advantage())
+
+
+def _toy_alt_advantage() -> tuple[float, float]:
+    from metaeval.stats.alt_test import alt_test
+
+    res = alt_test(TOY_JUDGE, TOY_RATINGS, min_items=2)  # 4 items: far below the real minimum, for hand work
+    return float(res.judge_advantage[0]), float(res.human_advantage[0])
 
 
 def check(exercise: int, value, *, distributions: pd.DataFrame | None = None, tolerance: float = 0.005) -> str:
@@ -215,12 +231,12 @@ def check(exercise: int, value, *, distributions: pd.DataFrame | None = None, to
 
     Parameters
     ----------
-    exercise : {1, 2, 3, 4, 5}
+    exercise : {1, 2, 3, 4, 5, 6}
     value
         1: the summary-level Kendall tau (a number); 2: the correlations after the swap, a dict with any of the
         keys ``"system"``, ``"summary"``, ``"global"``; 3: the Fisher interval ``(low, high)``; 4: the scheme's
         name (e.g. ``"Boot-Systems"``), which needs ``distributions`` (:func:`bootstrap_distributions`); 5:
-        ``"first"`` or ``"second"``.
+        ``"first"`` or ``"second"``; 6: ``(rho_judge, rho_human)`` with annotator 1 left out.
     tolerance : float
         How far a number may be from the answer (hand computations round).
 
@@ -267,8 +283,16 @@ def check(exercise: int, value, *, distributions: pd.DataFrame | None = None, to
         ok = str(value).strip().lower() == a.widest_scheme.lower()
         return (f"Exercise 4: {'correct' if ok else 'not yet'}." + ("" if ok else
                 " Hint: look at the width (high - low) of each scheme's interval in the figure."))
+    elif exercise == 6:
+        expected = dict(zip(("rho_judge", "rho_human"), a.toy_alt_advantage))
+        try:
+            given = dict(zip(("rho_judge", "rho_human"), (float(value[0]), float(value[1]))))
+        except (TypeError, ValueError, IndexError):
+            return "Exercise 6: give (rho_judge, rho_human), e.g. (0.5, 0.5)."
+        hint = ("on each item compare |judge - mean of annotators 2 and 3| with |annotator 1 - that mean|; the "
+                "closer one wins, a tie counts for both.")
     else:
-        raise ValueError(f"exercise must be 1, 2, 3, 4 or 5, got {exercise!r}")
+        raise ValueError(f"exercise must be 1, 2, 3, 4, 5 or 6, got {exercise!r}")
     for key, want in expected.items():
         if key not in given:
             continue
@@ -376,9 +400,10 @@ def plot_bootstrap_distributions(frame: pd.DataFrame, *, statistic: float, title
 
 def reliability_table(ds, scores, metric: str, *, n_resamples: int = 200, rng=None) -> pd.DataFrame:
     """For each human score with per-annotator ratings: annotators, Krippendorff's interval alpha, the
-    split-half reliability r_kk of the annotators' mean and the noise ceiling sqrt(r_kk) at system and summary
-    level (:mod:`metaeval.stats.reliability`), next to ``metric``'s Pearson correlation with that mean and
-    Spearman's disattenuated value (a separate estimate, not an observed correlation). A score without
+    split-half reliability r_kk of the annotators' mean and the noise ceiling (what a perfect metric is expected
+    to reach, about sqrt(r_kk); :func:`metaeval.stats.reliability.noise_ceiling`) at system and summary level,
+    next to ``metric``'s Pearson correlation with that mean and Spearman's disattenuated value r / sqrt(r_kk) (a
+    separate estimate, not an observed correlation). A score without
     per-annotator ratings gets a row with the reason in ``note``.
 
     Examples
@@ -391,7 +416,7 @@ def reliability_table(ds, scores, metric: str, *, n_resamples: int = 200, rng=No
     >>> t["note"].iloc[-1]
     'not a score of this dataset'
     """
-    from metaeval.stats.reliability import krippendorff_alpha, noise_ceiling
+    from metaeval.stats.reliability import MIN_SIZES, disattenuate, krippendorff_alpha, noise_ceiling
 
     gen = np.random.default_rng(rng)
     rows = []
@@ -404,6 +429,10 @@ def reliability_table(ds, scores, metric: str, *, n_resamples: int = 200, rng=No
             rows.append({"score": score, "note": "no per-annotator ratings (only their aggregate)"})
             continue
         ratings = ds.ratings(score)
+        short = MIN_SIZES.shortfall(*ratings.shape[:2])
+        if short:
+            rows.append({"score": score, "note": f"cannot be tested: {short}"})
+            continue
         alpha = krippendorff_alpha(ratings, level="interval").alpha
         Z = ds.matrix(score)
         for level in ("system", "summary"):
@@ -413,7 +442,8 @@ def reliability_table(ds, scores, metric: str, *, n_resamples: int = 200, rng=No
                          "alpha_interval": alpha, "reliability": res.reliability.reliability,
                          "ceiling": res.ceiling, "ceiling_low": res.confidence_interval.low,
                          "ceiling_high": res.confidence_interval.high, "metric_r": r,
-                         "disattenuated": r / res.ceiling if res.ceiling > 0 else np.nan, "note": ""})
+                         "disattenuated": disattenuate(r, res.reliability.reliability)
+                         if res.reliability.reliability > 0 else np.nan, "note": ""})
     return pd.DataFrame(rows)
 
 
@@ -429,8 +459,9 @@ def reliability_sentences(table: pd.DataFrame, metric_name: str) -> str:
             f"* **{score}** ({int(s['annotators'])} annotators, Krippendorff's interval alpha "
             f"{s['alpha_interval']:.2f}): a perfect metric would correlate about {m['ceiling']:.2f} "
             f"[{m['ceiling_low']:.2f}, {m['ceiling_high']:.2f}] with the annotators' mean at summary level and "
-            f"{s['ceiling']:.2f} [{s['ceiling_low']:.2f}, {s['ceiling_high']:.2f}] at system level (noise ceiling "
-            f"sqrt(r_kk), r_kk by split halves and Spearman-Brown; 95% Boot-Both CIs). {metric_name} reaches "
+            f"{s['ceiling']:.2f} [{s['ceiling_low']:.2f}, {s['ceiling_high']:.2f}] at system level (noise ceiling: "
+            f"the expected r at correlation sqrt(r_kk), r_kk by split halves and Spearman-Brown; 95% Boot-Both CIs). "
+            f"{metric_name} reaches "
             f"r = {m['metric_r']:.2f} and {s['metric_r']:.2f}; Spearman's disattenuated values, estimates for a "
             f"noise-free human score and not observed correlations, are {m['disattenuated']:.2f} and "
             f"{s['disattenuated']:.2f}.")

@@ -216,7 +216,7 @@ def _ranks_in_peer(g_buf, n_g, acc, p_touched, n_p, oov_rank, n_oov_p, n_nodes, 
     ``p_touched[:n_p]``; its OOV dimensions ranked first) of the gram's dimension ``g_buf[q]`` (0: not in P).
 
     The ranks of the m queried dimensions are counted in one pass over P's dimensions, each placed among the
-    sorted queries by binary search: O(|P| log m), with no sort of P (its order is only needed at the
+    sorted queries by binary search: ``O(|P| log m)``, with no sort of P (its order is only needed at the
     queried dimensions). Ties rank the smaller dimension first, as everywhere."""
     m = 0
     for q in range(n_g):
