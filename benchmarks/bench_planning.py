@@ -8,10 +8,10 @@ relevance per document), 9 sizes, 1000 trials, paired bootstrap with 1000 resamp
 under two minutes on a 2-core machine).
 
 Then the planner's compiled passes (notebook 60's default tests) against the numpy paths they replace, on the
-same inputs in the same run (CPU seconds, best of ``--repeat``), each checked to give the same floats: Perm-Both's
-null at summary and system level (packed coins against boolean coins, one chunk of trials of the largest and
-the smallest default design) and the sign flips of every system pair (``fused=False``: bincount and matrix
-products).
+same inputs in the same run (CPU seconds, best of ``--repeat``), each checked to give the same values to rounding:
+Perm-Both's null at summary and system level (packed coins against boolean coins, one chunk of trials of the
+largest and the smallest default design) and the sign flips of every system pair (against the numpy reference
+``_common.numpy_pair_pvalues``).
 
     python benchmarks/bench_planning.py [--trials 1000] [--resamples 1000] [--skip-full] [--repeat 3]
 """
