@@ -145,7 +145,8 @@ show_table(table[table["statistic"] == forest_statistic].head(30))
 # ## Forest plots: each metric across datasets
 #
 # Dots are the correlation, bars its 95% Boot-Both interval (orange system level, blue summary level); the grey
-# tick is the noise ceiling of that dataset and level (absent where the dataset has no per-annotator scores).
+# tick is the noise ceiling of that dataset, level and coefficient (absent where the dataset has no per-annotator
+# scores or too few systems).
 
 # %%
 shared = table.groupby("metric")["dataset"].nunique()

@@ -233,3 +233,12 @@ def test_needs_name_what_a_dataset_lacks():
     many = S(has_texts=False, score_names=["h", *[f"m{i}" for i in range(72)]], human_scores=["h"], shape=(11, 96))
     assert "72 metric scores" in check_needs(["metric_scores<=40"], S(language="en"), many)
     assert check_needs(["metrics", "metric_scores<=72"], S(language="en"), many) is None
+
+
+def test_binary_ratings_ceilings_are_flagged_approximate():
+    # 0/1 judgments (xsum-hallucinations) are far from the continuous scores the ceiling's map assumes
+    g = np.random.default_rng(2)
+    ratings = (g.normal(size=(6, 40, 1)) + g.normal(size=(6, 40, 3)) > 0).astype(float)
+    c = atlas.ceilings(ratings, n_resamples=0)
+    assert "only two values" in c.note and "approximate" in atlas.ceiling_sentences({"d": c}, {})[0]
+    assert atlas.ceilings(ratings + g.normal(size=ratings.shape), n_resamples=0).note == ""

@@ -63,6 +63,9 @@ def test_card_with_a_judge_is_the_direct_ppi_calls(study):
     assert_allclose(rows.estimate, means.statistic, rtol=1e-13)
     assert_allclose(rows.low, means.confidence_interval.low, rtol=1e-13)
     assert_allclose(rows.humans_estimate, Z[:, lab].mean(axis=1), rtol=1e-13)
+    # humans only: the normal interval of the labelled mean, its standard error sd (ddof 0, as ppi_py) / sqrt(n)
+    se = Z[:, lab].std(axis=1) / np.sqrt(lab.sum())
+    assert_allclose(rows.humans_high - rows.humans_low, 2 * 1.959963984540054 * se, rtol=1e-10)
     corr = ppi_correlation(X, Z, J, coefficient="pearson", n_resamples=200, rng=np.random.default_rng([3, 6, 1]))
     row = table[table.kind == "correlation"].iloc[0]
     assert_allclose([row.estimate, row.low, row.high],

@@ -80,3 +80,26 @@ def test_alt_test_power_grows_with_items_and_is_small_for_a_bad_judge():
     assert small < large and large > 0.9
     bad = RatingModel(mean=3.0, spread=1.0, noise=1.0, judge_noise=3.0, levels=(1, 2, 3, 4, 5))
     assert alt_test_power(bad, 300, 3, epsilon=0.1, n_trials=300, rng=0)["power"] < 0.05
+
+
+def test_notebook_80_tables_are_the_direct_calls():
+    import metaeval
+    from metaeval.stats.ppi import ppi_system_means
+    from metaeval.studies import few_labels
+
+    ds = metaeval.datasets.load("hanna")
+    human, judge = "human.relevance", few_labels.default_judge(ds, "human.relevance")
+    assert judge == "ChatGPT RE 1"
+    lab = few_labels.labelled_mask(ds.shape[1], 0.25, 0)
+    assert lab.sum() == 24
+    Z, J = ds.matrix(human), ds.matrix(judge)
+    table = few_labels.ppi_interval_table(ds, human, judge, lab, rng=0)
+    direct = ppi_system_means(Z[:, lab], J[:, lab], J[:, ~lab], rng=0)
+    assert_allclose(table.ppi, direct.statistic, rtol=1e-13)
+    assert_allclose(table.truth, Z.mean(axis=1), rtol=1e-13)
+    budget = few_labels.label_budget_table(ds, human, judge, lab, [0.2], n_unlabelled=5000)
+    # the hardest system mean: the largest humans-only n over the systems, by labels_for_width
+    expected = max(labels_for_width(0.2, sd=float(np.std(Z[k, lab], ddof=1)),
+                                    rho=float(np.corrcoef(Z[k, lab], J[k, lab])[0, 1]), n_unlabelled=5000)["humans_only"]
+                   for k in range(ds.shape[0]))
+    assert budget[budget.target == "system mean"].humans_only.iloc[0] == int(np.ceil(expected))

@@ -44,7 +44,7 @@ def test_one_trial_equals_library_test(pilot, level, coefficient, test):
         ref = bootstrap_test(X, Y, Z, level=level, coefficient=coefficient, resample=method, n_resamples=200,
                              rng=5).pvalue
     else:
-        ref = williams_test(X, Y, Z, level=level, coefficient=coefficient).pvalue
+        ref = williams_test(X, Y, Z, level=level, coefficient=coefficient, alternative="greater").pvalue
     assert p == pytest.approx(ref, abs=1e-12)
 
 

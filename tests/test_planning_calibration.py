@@ -143,7 +143,7 @@ def _metric_null_rate(X, Y, Z, test, level, n_systems, n_inputs, rng):
         x, y, z = X[r, c], Y[r, c], Z[r, c]
         x, y = np.where(swap, y, x), np.where(swap, x, y)
         if test == "williams":
-            p = metaeval.williams_test(x, y, z, level=level, nan_policy="omit").pvalue
+            p = metaeval.williams_test(x, y, z, level=level, alternative="greater", nan_policy="omit").pvalue
         else:
             kind, resample = test.split("-")
             fn = metaeval.permutation_test if kind == "perm" else metaeval.bootstrap_test

@@ -40,7 +40,7 @@ def test_williams_match_reference(pair, metric, Z):
     for level in ["system", "summary"]:
         for coef in COEFS:
             g = spec[level][coef]
-            greater = metaeval.williams_test(X, Y, Z, level=level, coefficient=coef)
+            greater = metaeval.williams_test(X, Y, Z, level=level, coefficient=coef, alternative="greater")
             two = metaeval.williams_test(X, Y, Z, level=level, coefficient=coef, alternative="two-sided")
             assert greater.r_xz == pytest.approx(g["r_XZ"], abs=1e-10)
             assert greater.r_xy == pytest.approx(g["r_XY"], abs=1e-10)
@@ -63,7 +63,7 @@ def test_williams_by_hand():
     r12, r13, r23, n = 0.8, 0.6, 0.5, 20
     det = 1 - 0.64 - 0.36 - 0.25 + 2 * 0.8 * 0.6 * 0.5  # 0.23
     t = 0.2 * np.sqrt(19 * 1.5 / (2 * 19 / 17 * det + 0.49 * 0.125))
-    t_ours, p_ours = williams_pvalue(r12, r13, r23, n)
+    t_ours, p_ours = williams_pvalue(r12, r13, r23, n, "greater")
     assert float(t_ours) == pytest.approx(t, rel=1e-12)
     assert float(p_ours) == pytest.approx(stats.t.sf(t, 17), rel=1e-12)
     assert float(t_ours) == pytest.approx(1.40760, abs=1e-5)  # 0.2 * sqrt(28.5 / 0.575368)

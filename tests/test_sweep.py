@@ -121,3 +121,22 @@ def test_cli_from_another_folder_names_the_sweep_folder_and_reports_failures(tmp
     assert code == 1
     assert f"into {tmp_path / 'compendium' / 'grid' / 'sweep.csv'}" in out
     assert f"see {tmp_path / 'compendium' / 'grid' / 'failures.csv'}" in err
+
+
+def test_collect_keeps_a_table_column_named_like_a_parameter(tmp_path):
+    """Notebook 00's main table has a "dataset" column, as the sweep's parameter: collecting once failed with
+    pandas' "cannot insert dataset, already exists" (three make-atlas sweep errors). The table's column stays, and the
+    parameter's column is named apart."""
+    from metaeval.run.notebooks import find_notebook, notebook_metadata
+    from metaeval.run.sweep import STATUS, collect
+
+    main_table = notebook_metadata(find_notebook("00"))["main_table"]
+    for folder, dataset, column in (("a", "summeval", "summeval"), ("b", "./mine", "mine")):
+        (tmp_path / folder).mkdir()
+        pd.DataFrame({"dataset": [column], "systems": [16]}).to_csv(tmp_path / folder / main_table, index=False)
+        (tmp_path / folder / STATUS).write_text(json.dumps({"state": "done", "folder": folder,
+                                                            "params": {"dataset": dataset}}))
+    table = collect(tmp_path, "00")
+    assert list(table.columns) == ["run", "dataset (parameter)", "dataset", "systems"]
+    assert table.loc[table.run == "b", "dataset"].item() == "mine"
+    assert table.loc[table.run == "b", "dataset (parameter)"].item() == "./mine"

@@ -44,10 +44,9 @@ def _m(vect, num_sys: int) -> np.ndarray:
 
 
 def _pair(num_sys, gold, metric):
-    """(X, Z) with a metric cell left out wherever the gold score is missing (the peer's filter_nones)."""
-    Z = _m(gold, num_sys)
-    X = np.where(np.isnan(Z), np.nan, _m(metric, num_sys))
-    return X, Z
+    """(X, Z) as the peer takes them: every metric score, None (NaN) in the gold scores only; the peer's
+    filter_nones is ``nan_policy="omit"``, which leaves out a cell missing on either side."""
+    return _m(metric, num_sys), _m(gold, num_sys)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -548,8 +547,9 @@ def test_WilliamsSigDiffTest_testSigDiff():
     metric1 = [1.1, 2, 3.1, 4, 5.1]
     metric2 = [1.5, 2, 3.1, 4, 5.5]
     # Correlation(5, ...): 5 systems x 1 item, correlated as one vector of 5 (average_by "none")
-    res = significance.williams_test(_m(metric1, 5), _m(metric2, 5), _m(gold, 5), level="global")
-    assert res.pvalue == pytest.approx(0.019, abs=5e-4)  # one-sided, the peer's default too
+    res = significance.williams_test(_m(metric1, 5), _m(metric2, 5), _m(gold, 5), level="global",
+                                     alternative="greater")
+    assert res.pvalue == pytest.approx(0.019, abs=5e-4)  # one-sided, the peer's default (scipy's is two-sided)
     assert res.r_xz == pytest.approx(0.999, abs=5e-4)
     assert res.r_yz == pytest.approx(0.987, abs=5e-4)
 

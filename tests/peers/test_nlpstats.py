@@ -7,18 +7,20 @@ only the calls are translated. Each test is named ``test_<peer test>``.
 
 Translation: nlpstats' ``X`` (metric) and ``Z`` (human) are N systems x M inputs, as metaeval's; its levels
 "system" / "input" / "global" are metaeval's "system" / "summary" / "global"; NaN cells (the same in both
-matrices, which nlpstats requires too) need ``nan_policy="omit"`` in metaeval. The random inputs are drawn from
-the peer's legacy seeded stream (``np.random.seed(12)``), reproduced with a local ``RandomState(12)``.
+matrices, which nlpstats requires) need ``nan_policy="omit"`` in metaeval, which also accepts NaN in different
+cells (scipy's meaning: a cell missing on either side is left out of both, counted in a warning) where
+nlpstats refuses. The random inputs are drawn from the peer's legacy seeded stream (``np.random.seed(12)``),
+reproduced with a local ``RandomState(12)``.
 
-Documented deviations (each in its test): nlpstats' ``williams_test`` defaults to a two-sided test, metaeval's
-to one-sided ``alternative="greater"`` (the peer's two-sided cases pass ``alternative="two-sided"``);
-the input-validation cases raise ValueError as the peer does, with metaeval's own messages, which the tests
-name; nlpstats refuses a system or input of all-NaN scores where metaeval leaves it out.
+Documented deviations (each in its test): the input-validation cases raise ValueError as the peer does, with
+metaeval's own messages, which the tests name; nlpstats refuses a system or input of all-NaN scores where metaeval leaves it out.
 """
 
 from __future__ import annotations
 
 import math
+import re
+import warnings
 
 import numpy as np
 import pytest
@@ -99,13 +101,12 @@ def test_system_level_iv():
     _iv_rows(system_level)
 
     # Rows of all NaN. nlpstats: "`X` must not have a row of all NaN". Here X and Y also have their NaN in
-    # different cells, which metaeval refuses (it leaves out cells missing in both, not rows).
+    # different cells: metaeval's nan_policy="omit" is scipy's (a cell missing on either side is left out of
+    # both, counted in a warning), where nlpstats refuses; the value is that of the cells scored in both
     X = np.array([[1, 9, 2], [np.nan, np.nan, np.nan], [8, 2, 1]])
     Y = np.array([[11, 12, 13], [14, 15, np.nan], [17, np.nan, 19]])
-    with pytest.raises(ValueError, match="identical NaN patterns; Z differs from X"):
-        system_level(X, Y, "pearson")
-    with pytest.raises(ValueError, match="identical NaN patterns; Z differs from X"):
-        system_level(Y, X, "pearson")
+    _same_as_union(system_level, X, Y, "1 cell of X (NaN in Z), 2 cells of Z (NaN in X): 5 of 9 cells used")
+    _same_as_union(system_level, Y, X, "2 cells of X (NaN in Z), 1 cell of Z (NaN in X)")
 
     # Invalid correlation coefficient. nlpstats: "Unknown correlation coefficient"
     with pytest.raises(ValueError, match="coefficient must be one of"):
@@ -154,18 +155,16 @@ def test_input_level_iv():
     with pytest.raises(ValueError, match=r"Z has shape \(3, 2\) but X has shape \(3, 3\)"):
         input_level(Y, X, "pearson")
 
-    # Column of NaN. nlpstats: "`X` must not have a column of all NaN"; here the NaN cells also differ
+    # Column of NaN. nlpstats: "`X` must not have a column of all NaN"; here the NaN cells also differ: left out
+    # of both (scipy's omit), where nlpstats refuses
     X = np.array([[1, 9, np.nan], [4, 5, np.nan], [6, 7, np.nan]])
-    with pytest.raises(ValueError, match="identical NaN patterns"):
-        input_level(X, Y9, "pearson")
-    with pytest.raises(ValueError, match="identical NaN patterns"):
-        input_level(Y9, X, "pearson")
+    _same_as_union(input_level, X, Y9, "3 cells of Z (NaN in X)")
+    _same_as_union(input_level, Y9, X, "3 cells of X (NaN in Z)")
 
-    # Different NaN locations. nlpstats: "`X` and `Z` must have identical NaN locations"
+    # Different NaN locations. nlpstats: "`X` and `Z` must have identical NaN locations"; metaeval: scipy's omit
     X = np.array([[1, 9, np.nan], [4, 5, 4], [6, 7, 2]])
     Y = np.array([[11, 12, 13], [np.nan, 15, 16], [17, 18, 19]])
-    with pytest.raises(ValueError, match="identical NaN patterns"):
-        input_level(X, Y, "pearson")
+    _same_as_union(input_level, X, Y, "1 cell of X (NaN in Z), 1 cell of Z (NaN in X)")
 
 
 def test_global_level():
@@ -194,17 +193,27 @@ def test_global_level_iv():
 
     X = np.array([[1, 9, np.nan], [4, 5, 4], [6, 7, 2]])
     Y = np.array([[11, 12, 13], [np.nan, 15, 16], [17, 18, 19]])
-    with pytest.raises(ValueError, match="identical NaN patterns"):
-        global_level(X, Y, "pearson")
+    _same_as_union(global_level, X, Y, "1 cell of X (NaN in Z), 1 cell of Z (NaN in X)")
 
-    # Not enough non-NaN values. nlpstats: "`X` must have at least 2 non-NaN values"; here the NaN cells of
-    # X and Y also differ, which metaeval refuses first
+    # Not enough non-NaN values. nlpstats: "`X` must have at least 2 non-NaN values"; one cell scored in both
+    # is no correlation: NaN with a warning saying why
     X = np.array([[1, np.nan, np.nan], [np.nan, np.nan, np.nan], [np.nan, np.nan, np.nan]])
     Y = np.array([[11, 12, 13], [np.nan, 15, 16], [17, 18, 19]])
-    with pytest.raises(ValueError, match="identical NaN patterns"):
-        global_level(X, Y, "pearson")
-    with pytest.raises(ValueError, match="identical NaN patterns"):
-        global_level(Y, X, "pearson")
+    for a, b in ((X, Y), (Y, X)):
+        with pytest.warns(DegenerateResultWarning, match="correlation is undefined"):
+            assert math.isnan(global_level(a, b, "pearson"))
+
+
+def _same_as_union(fn, X, Z, counted: str):
+    """scipy's nan_policy="omit": the value of the cells scored in both, and a warning counting the cells left
+    out on one side only."""
+    missing = np.isnan(X) | np.isnan(Z)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateResultWarning)
+        expected = fn(np.where(missing, np.nan, X), np.where(missing, np.nan, Z), "pearson")
+    with pytest.warns(DegenerateResultWarning, match=re.escape(counted)):
+        got = fn(X, Z, "pearson")
+    assert got == expected or (math.isnan(got) and math.isnan(expected))
 
 
 def test_global_level_one_value_is_nan():
@@ -282,7 +291,7 @@ def test_fisher_iv():
 
 # ------------------------------------------------------------------------------------------------
 # williams_test.py (psych's r.test values). nlpstats: williams_test(X, Y, Z, level, coefficient,
-# alternative="two-sided"); metaeval's default is alternative="greater", so every call names it.
+# alternative="two-sided"), metaeval's default too (scipy's convention); the one-sided calls name it.
 
 
 def test_williams_test():
@@ -306,8 +315,8 @@ def test_williams_test():
         0.5433956, abs=5e-6)
     assert williams_test(Y, X, Z, level="global", alternative="two-sided").pvalue == pytest.approx(
         0.5433956, abs=5e-6)
-    # deviation, documented in williams_test's docstring: metaeval's default is one-sided
-    assert williams_test(X, Y, Z, level="global").pvalue == pytest.approx(0.2716978, abs=5e-6)
+    # the default is two-sided, as scipy's and the peer's: 2 x 0.2716978
+    assert williams_test(X, Y, Z, level="global").pvalue == pytest.approx(0.5433956, abs=5e-6)
 
     X = rs.random((n, m))
     Y = rs.random((n, m))

@@ -8,18 +8,24 @@ come from one of two implementations of the same definition: all pairs of a batc
 vector (:func:`~metaeval.stats._kernels.kendall_counts`; global level, 64 x 5,000 cells, in O(n) memory).
 Both give the same integers, so the choice never changes a number (``tests/test_kendall_large.py``).
 
+The pair statistics of :mod:`~metaeval.stats.agreement` that count pairs by a threshold on one variable and
+the order of the other (pairwise accuracy, WMT's Kendall-like tau, acc_eq at a fixed epsilon) get their counts
+from :func:`beyond_counts_rows`, a sort and a Fenwick tree per vector (O(n log n) time, O(n) memory: 10^5
+cells take 10^5 entries, not the 5 x 10^9 pairs); the same integers as counting the pairs.
+
 Both take ``x, z`` of shape ``(..., n)`` and an optional 0/1 validity mask ``w`` of the same shape, like the
 kernels of :func:`metaeval.stats.correlation.batch_corr`, and return shape ``(...)``.
 """
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from metaeval.stats._kernels import kendall_counts_rows, snap, tau_b, tau_c
 
 __all__ = ["pair_signs", "kendall", "kendall_c", "pairwise_agreement", "n_distinct", "level_groups", "GROUPINGS",
-           "SORTED_FROM"]
+           "SORTED_FROM", "beyond_counts_rows"]
 
 #: vectors at least this long get their Kendall counts by sorting (O(n log n) time, O(n) memory) rather than
 #: from all n (n - 1) / 2 pairs of the batch at once: the two cost the same near n = 12 (benchmarks/bench_stats.py)
@@ -124,13 +130,126 @@ def kendall_c(x: np.ndarray, z: np.ndarray, w: np.ndarray | None = None) -> np.n
     return kendall(x, z, w, variant="c")
 
 
+@numba.njit(cache=True)
+def _fenwick_prefix(tree, r):  # pragma: no cover - compiled
+    total = 0
+    while r > 0:
+        total += tree[r]
+        r &= r - 1
+    return total
+
+
+@numba.njit(cache=True)
+def _beyond_counts(a, b, t, inclusive):  # pragma: no cover - compiled
+    """(greater, equal, tied_b) for two vectors without NaN: the ordered pairs (i, j) with ``a_j - a_i > t``
+    (``>= t`` if ``inclusive``, for t > 0) and ``b_j > b_i`` / ``b_j == b_i``, and the pairs tied in b.
+
+    Sorted by a, the j that pass the threshold for an i form a suffix, which only grows as a_i decreases
+    (the float difference a_j - a_i is monotone in both: rounding is); walking i down, the entries entering
+    the suffix go into a Fenwick tree over b's dense ranks, which counts those above and equal to b_i."""
+    n = a.shape[0]
+    order = np.argsort(a, kind="mergesort")
+    a_s = a[order]
+    b_s = b[order]
+    ob = np.argsort(b_s, kind="mergesort")
+    rank = np.empty(n, np.int64)
+    top = 0
+    tied_b = 0
+    run = 0
+    for idx in range(n):
+        if idx == 0 or b_s[ob[idx]] != b_s[ob[idx - 1]]:
+            top += 1
+            tied_b += run * (run - 1) // 2
+            run = 0
+        run += 1
+        rank[ob[idx]] = top
+    tied_b += run * (run - 1) // 2
+    tree = np.zeros(top + 1, np.int64)
+    inserted = 0
+    greater = 0
+    equal = 0
+    p = n
+    for i in range(n - 1, -1, -1):
+        while p > 0:
+            d = a_s[p - 1] - a_s[i]
+            if not ((d >= t) if inclusive else (d > t)):
+                break
+            p -= 1
+            j = rank[p]
+            while j <= top:
+                tree[j] += 1
+                j += j & -j
+            inserted += 1
+        r = rank[i]
+        upto = _fenwick_prefix(tree, r)
+        greater += inserted - upto
+        equal += upto - _fenwick_prefix(tree, r - 1)
+    return greater, equal, tied_b
+
+
+@numba.njit(cache=True)
+def _beyond_rows(a, b, valid, t, inclusive):  # pragma: no cover - compiled
+    R, n = a.shape
+    out = np.zeros((4, R), np.int64)
+    av = np.empty(n)
+    bv = np.empty(n)
+    for r in range(R):
+        k = 0
+        for i in range(n):
+            if valid[r, i]:
+                av[k] = a[r, i]
+                bv[k] = b[r, i]
+                k += 1
+        g, e, tb = _beyond_counts(av[:k], bv[:k], t, inclusive)
+        out[0, r] = g
+        out[1, r] = e
+        out[2, r] = tb
+        out[3, r] = k * (k - 1) // 2
+    return out
+
+
+def beyond_counts_rows(a: np.ndarray, b: np.ndarray, w: np.ndarray | None, t: float = 0.0,
+                       inclusive: bool = False) -> np.ndarray:
+    """Pair counts of every vector (last axis) of ``a``, ``b`` over its valid entries (``w > 0``; all if None):
+    int64 ``(4, ...)`` of the pairs with a difference in ``a`` beyond ``t`` (``|a_i - a_j| > t``, or ``>= t``
+    with ``inclusive`` and t > 0) that ``b`` orders the same way, those ``b`` ties, the pairs ``b`` ties,
+    and all pairs. O(n log n) per vector (:func:`_beyond_counts`); the entries must not be NaN.
+
+    By hand: of the 6 pairs, those 1 -> 2 and 1 -> 3 rise in both; 2 -> 3 rises by 1 > 0.5 in a, tied in b:
+
+    >>> beyond_counts_rows(np.array([1.0, 2, 3, 5]), np.array([1.0, 2, 2, 0]), None, t=0.5).tolist()
+    [2, 1, 1, 6]
+    """
+    if inclusive and not t > 0:
+        raise ValueError("inclusive thresholds need t > 0 (a_j - a_i >= 0 holds for every tie and for i = j)")
+    a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+    lead, n = a.shape[:-1], a.shape[-1]
+    valid = np.ones(a.shape, bool) if w is None else np.broadcast_to(np.asarray(w) > 0, a.shape)
+    rows = int(np.prod(lead))
+    out = _beyond_rows(np.ascontiguousarray(a.reshape(rows, n)), np.ascontiguousarray(b.reshape(rows, n)),
+                       np.ascontiguousarray(valid.reshape(rows, n)), float(t), bool(inclusive))
+    return out.reshape((4,) + lead)
+
+
 def pairwise_agreement(
     x: np.ndarray, z: np.ndarray, w: np.ndarray | None = None, skip_human_ties: bool = False
 ) -> np.ndarray:
     """Share of pairs i < j with ``sign(x_i - x_j) == sign(z_i - z_j)`` (mt-metrics-eval's ``Agreement``:
     a pair tied in both counts as agreement, a tie in one only as disagreement); NaN with fewer than 2
     valid entries. ``skip_human_ties`` leaves out the pairs ``z`` ties (the WMT convention); NaN where no
-    pair is left."""
+    pair is left.
+
+    Vectors of at least :data:`SORTED_FROM` entries are counted by sorting (:func:`beyond_counts_rows`:
+    concordant C, pairs z ties that x orders, pairs z ties; agreeing = C + tied in both), shorter ones over
+    all pairs of the batch at once; both give the same integers."""
+    if x.shape[-1] >= SORTED_FROM or z.shape[-1] >= SORTED_FROM:
+        concordant, z_tie_x_not, z_ties, pairs = beyond_counts_rows(x, z, w)
+        if skip_human_ties:
+            agree, pairs = concordant, pairs - z_ties
+        else:
+            agree = concordant + z_ties - z_tie_x_not
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(pairs > 0, agree / np.maximum(pairs, 1), np.nan)
     sx, sz, valid = pair_signs(x, z, w)
     same = sx == sz
     if skip_human_ties:

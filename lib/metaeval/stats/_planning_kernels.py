@@ -37,7 +37,8 @@ from metaeval.stats._kernels import (
 )
 from metaeval.stats._planning_pairs import _bootstrap_weights, _pair_tail_counts, _signflip_tail_counts
 from metaeval.stats._planning_perm import _perm_summary_null, _perm_system_null
-from metaeval.stats.correlation import constant, level_corr, system_corr
+from metaeval.stats import multiplicity
+from metaeval.stats.correlation import check_bool, constant, level_corr, system_corr
 from metaeval.stats.resampling import auto_batch, resampled_corr
 from metaeval.stats.significance import williams_pvalue
 
@@ -55,8 +56,7 @@ def check_choice(name: str, value: object, allowed: Sequence[str]) -> None:
 
 
 def check_alpha(alpha: float) -> None:
-    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    multiplicity.check_alpha(alpha, allow_one=False)  # the one alpha rule; a power at level 1 is 1: nothing to plan
 
 
 def check_trials(n_trials: int) -> None:
@@ -97,7 +97,7 @@ def _chunks(n_trials: int, per_trial: float):
 
 
 def _progress(iterable, enabled: bool, **kwargs):
-    if not enabled:
+    if not check_bool(enabled, "progress"):
         return iterable
     from tqdm import tqdm
 

@@ -34,13 +34,15 @@ import numpy as np
 
 from metaeval._warnings import warn_degenerate
 from metaeval.stats._kernels import snap
-from metaeval.stats._pairs import GROUPINGS, level_groups, pair_signs, pairwise_agreement
+from metaeval.stats._pairs import GROUPINGS, beyond_counts_rows, level_groups, pairwise_agreement
 from metaeval.stats.correlation import (
     ConfidenceInterval,
     batch_corr,
     check_coefficient,
     check_confidence_level,
+    check_bool,
     check_matrices,
+    check_rng,
 )
 from metaeval.stats.resampling import check_n_resamples, draw_indices, percentile_interval
 
@@ -123,7 +125,7 @@ def pairwise_accuracy(
     _check_grouping(level)
     if human_ties not in ("agree", "skip"):
         raise ValueError(f"human_ties must be 'agree' or 'skip', got {human_ties!r}")
-    X, Z = _matrices(X, Z, nan_policy)
+    X, Z = check_matrices(nan_policy, min_size=1, X=X, Z=Z)
     x, z, w = level_groups(X, Z, level)
     acc = _mean_defined(pairwise_agreement(x, z, w, human_ties == "skip"))
     if np.isnan(acc):
@@ -188,17 +190,16 @@ def kendall_like(
     if (isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating))
             or not threshold >= 0):
         raise ValueError(f"threshold must be a non-negative number, got {threshold!r}")
-    X, Z = _matrices(X, Z, nan_policy)
+    X, Z = check_matrices(nan_policy, min_size=1, X=X, Z=Z)
     x, z, w = level_groups(X, Z, level)
-    n = x.shape[-1]
-    iu, ju = np.triu_indices(n, k=1)
-    dx, dz = x[:, iu] - x[:, ju], z[:, iu] - z[:, ju]
-    counted = np.abs(dz) >= threshold
-    if w is not None:
-        counted &= (w[:, iu] > 0) & (w[:, ju] > 0)
-    concordant = counted & (((dz > 0) & (dx > 0)) | ((dz < 0) & (dx < 0)))
-    c = np.count_nonzero(concordant, axis=1)
-    d = np.count_nonzero(counted, axis=1) - c
+    # counts by sorting (O(n log n) per group): the pairs with |z_i - z_j| >= threshold that x orders alike;
+    # at threshold 0 every pair counts, a human tie too
+    if threshold > 0:
+        c = beyond_counts_rows(z, x, w, threshold, inclusive=True)[0]
+        counted = beyond_counts_rows(z, z, w, threshold, inclusive=True)[0]
+    else:
+        c, _, _, counted = beyond_counts_rows(z, x, w)
+    d = counted - c
     with np.errstate(invalid="ignore", divide="ignore"):
         tau = np.where(c + d > 0, (c - d) / np.maximum(c + d, 1), np.nan)
     stat = _mean_defined(tau)
@@ -259,7 +260,10 @@ def grouped_correlation(
     check_coefficient(coefficient)
     if average not in ("macro", "micro"):
         raise ValueError(f"average must be 'macro' or 'micro', got {average!r}")
-    X, Z = _matrices(X, Z, nan_policy)
+    replace_nans_with_zeros = check_bool(replace_nans_with_zeros, "replace_nans_with_zeros")
+    # each group's coefficient is scale-free: each input (system) on its own scale, as correlate() does, so
+    # that one cell of 1e200 does not push the other groups' values into float64's subnormal range
+    X, Z = check_matrices(nan_policy, level=level, min_size=1, X=X, Z=Z)
     x, z, w = level_groups(X, Z, level)
     size = np.full(x.shape[0], x.shape[1]) if w is None else np.count_nonzero(w > 0, axis=1)
     r = np.asarray(batch_corr(x, z, coefficient, w), dtype=float)
@@ -305,20 +309,31 @@ def pairwise_difference_pearson(X, Z, *, level: str = "summary", nan_policy: str
     0.926
     """
     _check_grouping(level)
-    X, Z = _matrices(X, Z, nan_policy)
+    X, Z = check_matrices(nan_policy, min_size=1, X=X, Z=Z)
     x, z, w = level_groups(X, Z, level)
-    iu, ju = np.triu_indices(x.shape[-1], k=1)
-    dx, dz = x[:, iu] - x[:, ju], z[:, iu] - z[:, ju]
-    if w is not None:
-        valid = (w[:, iu] > 0) & (w[:, ju] > 0)
-        dx, dz = np.where(valid, dx, 0.0), np.where(valid, dz, 0.0)
-    sxx, szz = float(np.sum(dx * dx)), float(np.sum(dz * dz))
+    # sum_{i<j} (x_i - x_j)(z_i - z_j) = n sum_i (x_i - mean x)(z_i - mean z) within a group of n entries: the
+    # sums over the n (n - 1) / 2 pairs from the entries (O(n) memory; 10^5 cells asked for 9.3 GiB of pairs)
+    valid = np.ones(x.shape, bool) if w is None else w > 0
+    n = valid.sum(axis=1)
+    xc, zc = _centred(x, valid, n), _centred(z, valid, n)
+    sxx, szz = float(np.sum(n * np.sum(xc * xc, axis=1))), float(np.sum(n * np.sum(zc * zc, axis=1)))
     if sxx == 0 or szz == 0:
         warn_degenerate(f"the {level}-level Pearson of pairwise differences is NaN: "
-                        + ("no group has two scored entries" if iu.size == 0 else
+                        + ("no group has two scored entries" if not (n >= 2).any() else
                            "every pairwise difference of " + ("X" if sxx == 0 else "Z") + " is zero"))
         return np.nan
-    return float(np.clip(np.sum(dx * dz) / np.sqrt(sxx) / np.sqrt(szz), -1.0, 1.0))
+    sxz = float(np.sum(n * np.sum(xc * zc, axis=1)))
+    return float(np.clip(sxz / np.sqrt(sxx) / np.sqrt(szz), -1.0, 1.0))
+
+
+def _centred(v: np.ndarray, valid: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Each group's valid entries minus their mean, 0 elsewhere and in a constant group (exactly: a mean of
+    equal values such as 0.1 need not equal them, and a difference of 1e-17 is not a difference)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(valid, v, 0.0).sum(axis=1, keepdims=True) / n[:, None]
+    low = np.where(valid, v, np.inf).min(axis=1, keepdims=True)
+    high = np.where(valid, v, -np.inf).max(axis=1, keepdims=True)
+    return np.where(valid & (high > low), v - mean, 0.0)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -347,21 +362,60 @@ class TieCalibrationResult:
     accuracies: np.ndarray
 
 
-def _pair_table(X: np.ndarray, Z: np.ndarray, level: str):
-    """Per valid pair: the metric's absolute difference, human tie, concordance (metric and human order agree), group
-    weight; and the number of groups with a pair."""
+#: the most pairs the threshold search of :func:`tie_calibrated_accuracy` tables (about 70 bytes each, 0.3 GB);
+#: beyond it the search is refused with the sample rate that fits (a fixed epsilon needs no table)
+PAIR_LIMIT = 4_000_000
+#: pairs built at once while the table is filled (or sampled)
+_PAIR_BLOCK = 1 << 21
+
+
+def _group_pairs(x: np.ndarray, z: np.ndarray, block: int = _PAIR_BLOCK):
+    """(the metric's absolute difference, human tie, concordance) of the pairs i < j of one group's entries, in
+    ``np.triu_indices`` order, a block of rows i at a time (each block about ``block`` pairs)."""
+    k = x.size
+    i0 = 0
+    while i0 < k - 1:
+        i1 = i0 + 1
+        count = k - 1 - i0
+        while i1 < k - 1 and count + (k - 1 - i1) <= block:
+            count += k - 1 - i1
+            i1 += 1
+        ii = np.repeat(np.arange(i0, i1), k - 1 - np.arange(i0, i1))
+        starts = np.cumsum(np.r_[0, k - 1 - np.arange(i0, i1)])[:-1]
+        jj = np.arange(ii.size) - np.repeat(starts, k - 1 - np.arange(i0, i1)) + ii + 1
+        dx, dz = x[ii] - x[jj], z[ii] - z[jj]
+        yield np.abs(dx), dz == 0, ((dx > 0) & (dz > 0)) | ((dx < 0) & (dz < 0))
+        i0 = i1
+
+
+def _pair_table(X: np.ndarray, Z: np.ndarray, level: str, sample_rate: float, rng: np.random.Generator):
+    """Per (sampled) pair: the metric's absolute difference, human tie, concordance (metric and human order
+    agree), group; and the pairs per group. Built a block at a time, each pair kept with probability
+    ``sample_rate`` (the draws in the order of the pairs, as one draw over all of them), so that the memory is
+    that of the kept pairs; refused when they would exceed :data:`PAIR_LIMIT`."""
     x, z, w = level_groups(X, Z, level)
-    n = x.shape[-1]
-    iu, ju = np.triu_indices(n, k=1)
-    dm = np.abs(x[:, iu] - x[:, ju])
-    dh = z[:, iu] - z[:, ju]
-    valid = np.ones(dm.shape, dtype=bool) if w is None else (w[:, iu] > 0) & (w[:, ju] > 0)
-    per_group = valid.sum(axis=1)
-    groups = np.count_nonzero(per_group)
-    sx, sz, _ = pair_signs(x, z, None)
-    concordant = (sx * sz > 0) & valid
-    human_tie = (dh == 0) & valid
-    return dm[valid], human_tie[valid], concordant[valid], per_group, valid, groups
+    valid = np.ones(x.shape, bool) if w is None else w > 0
+    n = valid.sum(axis=1).astype(np.int64)
+    total = int(np.sum(n * (n - 1) // 2))
+    if total * sample_rate > PAIR_LIMIT:
+        fits = PAIR_LIMIT / total
+        raise ValueError(
+            f"tie_calibrated_accuracy: searching epsilon at level {level!r} tables {total:,} pairs"
+            + (f" x sample_rate {sample_rate:g}" if sample_rate < 1 else "")
+            + f" (about {total * sample_rate * 70 / 2**30:.1f} GiB), more than the limit of {PAIR_LIMIT:,}: pass "
+            f"sample_rate={10 ** np.floor(np.log10(fits)) * np.floor(fits / 10 ** np.floor(np.log10(fits))):.2g} "
+            "or less (mt-metrics-eval samples 0.1 of the pairs) or a fixed epsilon (counted by sorting)")
+    parts: list[tuple[np.ndarray, ...]] = []
+    for g in range(x.shape[0]):
+        for dm, tie, conc in _group_pairs(x[g, valid[g]], z[g, valid[g]]):
+            if sample_rate < 1:
+                keep = rng.random(dm.size) < sample_rate
+                dm, tie, conc = dm[keep], tie[keep], conc[keep]
+            parts.append((dm, tie, conc, np.full(dm.size, g)))
+    if not parts:
+        return np.empty(0), np.empty(0, bool), np.empty(0, bool), np.empty(0, np.int64), np.zeros(x.shape[0], int)
+    dm, tie, conc, group_of = (np.concatenate(c) for c in zip(*parts))
+    return dm, tie, conc, group_of, np.bincount(group_of, minlength=x.shape[0])
 
 
 def tie_calibrated_accuracy(
@@ -422,20 +476,44 @@ def tie_calibrated_accuracy(
     if (isinstance(sample_rate, bool) or not isinstance(sample_rate, (int, float, np.integer, np.floating))
             or not 0 < sample_rate <= 1):
         raise ValueError(f"sample_rate must be in (0, 1], got {sample_rate!r}")
-    X, Z = _matrices(X, Z, nan_policy)
+    rng = check_rng(rng)  # checked even when sample_rate=1 leaves it unused: a bad seed is a bad argument
+    X, Z = check_matrices(nan_policy, min_size=1, X=X, Z=Z)
     return _tie_calibrated(X, Z, level, epsilon, sample_rate, rng, variant == "23")
+
+
+def _at_epsilon(X, Z, level: str, epsilon: float, tau: bool) -> TieCalibrationResult:
+    """acc_eq (tau_eq) at a fixed threshold from counts by sorting (O(n log n) per group, no pair table): a pair
+    is correct when the metric orders it as the humans do by more than epsilon, or the humans tie it and the
+    metric difference is at most epsilon (pairs the humans tie minus those the metric separates by more)."""
+    x, z, w = level_groups(X, Z, level)
+    beyond, human_tie_beyond, human_ties, pairs = beyond_counts_rows(x, z, w, epsilon)
+    correct = beyond + human_ties - human_tie_beyond
+    scored = pairs > 0
+    groups = int(np.count_nonzero(scored))
+    if groups == 0:
+        warn_degenerate(f"acc_eq at {level} level is NaN: no group has a pair")
+        return TieCalibrationResult(np.nan, np.nan, np.empty(0), np.empty(0))
+    if len(set(pairs[scored].tolist())) == 1:  # exact counts, as the reference's exact values
+        total = int(pairs.max()) * groups
+        n_correct = int(correct.sum())
+        value = (2 * n_correct - total) / total if tau else n_correct / total
+    else:
+        acc = float(np.sum(correct[scored] / (pairs[scored] * groups)))
+        value = 2 * acc - 1 if tau else acc
+    return TieCalibrationResult(float(value), epsilon, np.empty(0), np.empty(0))
 
 
 def _tie_calibrated(X, Z, level, epsilon, sample_rate, rng, tau: bool) -> TieCalibrationResult:
     """acc_eq, or with ``tau`` tau_eq = (correct - wrong) / pairs, from exact counts where the groups have
     equal numbers of pairs (so that the reference's exact values come out exactly)."""
-    dm, human_tie, concordant, per_group, valid, groups = _pair_table(X, Z, level)
-    group_of = np.broadcast_to(np.arange(valid.shape[0])[:, None], valid.shape)[valid]
-    if sample_rate < 1:
-        keep = np.random.default_rng(rng).random(dm.size) < sample_rate
-        dm, human_tie, concordant, group_of = dm[keep], human_tie[keep], concordant[keep], group_of[keep]
-        per_group = np.bincount(group_of, minlength=valid.shape[0])
-        groups = np.count_nonzero(per_group)
+    if epsilon is not None and (isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer,
+                                                                                       np.floating))
+                                or not epsilon >= 0):
+        raise ValueError(f"epsilon must be a non-negative number, got {epsilon!r}")
+    if epsilon is not None and sample_rate == 1:
+        return _at_epsilon(X, Z, level, float(epsilon), tau)
+    dm, human_tie, concordant, group_of, per_group = _pair_table(X, Z, level, sample_rate, rng)
+    groups = np.count_nonzero(per_group)
     if groups == 0:
         warn_degenerate(f"acc_eq at {level} level is NaN: no group has a pair")
         return TieCalibrationResult(np.nan, np.nan, np.empty(0), np.empty(0))
@@ -455,9 +533,6 @@ def _tie_calibrated(X, Z, level, epsilon, sample_rate, rng, tau: bool) -> TieCal
         return 2 * acc - 1 if tau else acc
 
     if epsilon is not None:
-        if (isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer, np.floating))
-                or not epsilon >= 0):
-            raise ValueError(f"epsilon must be a non-negative number, got {epsilon!r}")
         correct = (human_tie & (dm <= epsilon)) | (concordant & (dm > epsilon))
         return TieCalibrationResult(score(correct), float(epsilon), np.empty(0), np.empty(0))
     # At threshold 0 only exact metric ties are ties; raising it to a pair's (positive) difference turns the
@@ -499,23 +574,6 @@ def tau_23(X, Z, *, level: str = "global", epsilon: float = 0.0, nan_policy: str
             or not epsilon >= 0):
         raise ValueError(f"epsilon must be a non-negative number, got {epsilon!r}")
     return tie_calibrated_accuracy(X, Z, level=level, epsilon=epsilon, variant="23", nan_policy=nan_policy).statistic
-
-
-def _matrices(X, Z, nan_policy: str):
-    """:func:`check_matrices` for the pair statistics, which are defined on inputs of any size (a group
-    without a pair is left out, NaN where none has one). With ``nan_policy="omit"`` a cell missing (NaN,
-    None, masked) in X *or* in Z is left out of both, as mt-metrics-eval filters the pairs of missing
-    scores; ``check_matrices`` alone wants the same missing cells in both."""
-    if nan_policy == "omit" and not (hasattr(X, "columns") or hasattr(Z, "columns")):
-        try:
-            Xa, Za = (np.ma.masked_array(v, dtype=float).filled(np.nan) for v in (X, Z))
-        except (TypeError, ValueError):
-            pass  # check_matrices says what is wrong
-        else:
-            if Xa.shape == Za.shape:
-                missing = np.isnan(Xa) | np.isnan(Za)
-                X, Z = np.where(missing, np.nan, Xa), np.where(missing, np.nan, Za)
-    return check_matrices(nan_policy, min_size=1, X=X, Z=Z)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -595,7 +653,7 @@ def soft_pairwise_accuracy(
     """
     X, Z = check_matrices("raise", min_size=1, X=X, Z=Z)  # defined from two systems (one pair)
     check_n_resamples(n_resamples)
-    signs = _signs(np.random.default_rng(rng), n_resamples, X.shape[1])
+    signs = _signs(check_rng(rng), n_resamples, X.shape[1])
     pm, ph = pairwise_pvalues(X, signs), pairwise_pvalues(Z, signs)
     iu = np.triu_indices(X.shape[0], k=1)
     return SoftPairwiseResult(float(1.0 - np.mean(np.abs(pm[iu] - ph[iu]))), pm, ph)
@@ -828,7 +886,7 @@ def delta_correlations(
     used = np.zeros(K, dtype=np.int64)
     distribution = None
     if n_resamples:
-        rows, cols = draw_indices(N, M, n_resamples, "both", np.random.default_rng(rng))
+        rows, cols = draw_indices(N, M, n_resamples, "both", check_rng(rng))
         col_counts = np.zeros((n_resamples, M))
         np.add.at(col_counts, (np.arange(n_resamples)[:, None], cols), 1.0)
         res = []

@@ -110,7 +110,9 @@ def check_matrices(
     single scale for the whole matrix would push the other columns into float64's subnormal range, where their
     variances become 0 (one cell at 1e308 made every other input undefined).
 
-    With ``nan_policy="omit"``, NaN cells are allowed if every matrix has NaN in exactly the same cells.
+    With ``nan_policy="omit"``, a cell that is NaN in any matrix becomes NaN in all of them (scipy's meaning:
+    a pair is dropped when either side is missing), with a DegenerateResultWarning giving the number of cells
+    left out that some matrix had a score for.
     """
     if nan_policy not in ("raise", "omit"):
         raise ValueError(f"nan_policy must be 'raise' or 'omit', got {nan_policy!r}")
@@ -144,7 +146,7 @@ def check_matrices(
             raise ValueError(f"{name} has shape {arr.shape} but {first_name} has shape {first_shape}")
         if np.isinf(arr).any():
             raise ValueError(f"{name} contains infinite values")
-        arrays.append(_rescale(arr, axis={"summary": 0, "per-system": 1}.get(level or "")))
+        arrays.append(rescale(arr, axis={"summary": 0, "per-system": 1}.get(level or "")))
     nan_masks = [np.isnan(a) for a in arrays]
     if any(m.any() for m in nan_masks):
         names = list(named)
@@ -154,9 +156,19 @@ def check_matrices(
                 f"{', '.join(bad)} contain NaN (or masked cells); pass nan_policy='omit' if X and Z have NaN in "
                 "the same cells"
             )
-        for n, m in zip(names[1:], nan_masks[1:]):
-            if not np.array_equal(m, nan_masks[0]):
-                raise ValueError(f"nan_policy='omit' needs identical NaN patterns; {n} differs from {names[0]}")
+        # scipy's meaning of "omit": a cell missing in any matrix is left out of all of them (mt-metrics-eval
+        # drops the items a system has no human score for); the cells scored on one side only are counted
+        missing = np.logical_or.reduce(nan_masks)
+        dropped = [(n, int(np.count_nonzero(missing & ~m))) for n, m in zip(names, nan_masks)]
+        if any(k for _, k in dropped):
+            others = {n: "/".join(o for o in names if o != n) for n in names}
+            warn_degenerate(
+                "nan_policy='omit' left out " + ", ".join(f"{k} cell{'s' * (k > 1)} of {n} (NaN in {others[n]})"
+                                                          for n, k in dropped if k)
+                + f": {int(missing.size - np.count_nonzero(missing))} of {missing.size} cells used",
+                stacklevel=4,  # the caller of correlate(), agreement's statistics, the tests
+            )
+            arrays = [np.where(missing, np.nan, a) for a in arrays]
     return tuple(arrays)
 
 
@@ -164,7 +176,7 @@ def check_matrices(
 _LARGE, _SMALL = 2.0**400, 2.0**-400
 
 
-def _rescale(arr: np.ndarray, axis: int | None = None) -> np.ndarray:
+def rescale(arr: np.ndarray, axis: int | tuple[int, ...] | None = None) -> np.ndarray:
     """``arr`` times a power of 2 bringing its largest magnitude near 1, when squares or sums of its values
     would leave float64's range (a 1e308 cell; X * 1e300); otherwise ``arr`` itself.
 
@@ -386,8 +398,10 @@ def correlate(
         ``f(x, z) -> float`` is applied to every group (the system means, each input, each system, or all
         cells) over its scored entries, like the built-ins.
     nan_policy : {"raise", "omit"}
-        ``"omit"`` accepts NaN cells present in both X and Z at the same places, and leaves them out
-        (system means over the non-NaN cells, per-input correlations over the non-NaN systems).
+        ``"omit"`` leaves out every cell that is NaN in X or in Z (scipy's meaning), at every level: system
+        means over the cells scored in both, per-input (per-system) correlations over the systems (inputs)
+        scored in both, as mt-metrics-eval averages over the items each system has a human score for. Cells
+        left out on one side only are counted in a DegenerateResultWarning.
 
     Returns
     -------
@@ -446,6 +460,21 @@ def check_confidence_level(confidence_level: float) -> None:
     if not (isinstance(confidence_level, numbers.Real) and not isinstance(confidence_level, (bool, np.bool_))
             and 0 < confidence_level < 1):
         raise ValueError(f"confidence_level must be a number in (0, 1) such as 0.95, got {confidence_level!r}")
+
+
+def check_bool(value: object, name: str) -> bool:
+    """``value`` if it is True or False (numpy's too); anything else (the string "no", 0, None) is refused with a
+    message naming ``name``: a non-bool is truthy or falsy by accident, not by the caller's choice.
+
+    >>> check_bool(np.True_, "progress")
+    True
+    >>> check_bool("no", "replace_nans_with_zeros")
+    Traceback (most recent call last):
+    TypeError: replace_nans_with_zeros must be True or False, got 'no'
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r:.60}")
+    return bool(value)
 
 
 def check_rng(rng: object, name: str = "rng") -> np.random.Generator:

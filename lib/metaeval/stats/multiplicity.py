@@ -16,6 +16,7 @@ Freitag et al. (2021-2024), WMT metrics shared tasks (mt-metrics-eval, ``data.As
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,7 @@ __all__ = [
     "fdr",
     "significance_clusters",
     "partial_conjunction_test",
+    "check_alpha",
 ]
 
 CORRECTIONS = ("none", "bonferroni", "holm", "fdr_bh", "fdr_by")
@@ -55,6 +57,27 @@ def bonferroni(pvalues, *, n_tests: int | None = None) -> np.ndarray:
     else:
         m = int(n_tests)
     return np.minimum(1.0, p * m)
+
+
+def check_alpha(alpha: object, *, allow_one: bool = True) -> float:
+    """``alpha`` as a float: a real number (numpy scalars such as ``np.float32(0.05)`` too) in (0, 1], or in
+    (0, 1) with ``allow_one=False``; anything else is refused with one line saying what is wrong.
+
+    alpha = 1 is a legal level for the rules here: every p-value is <= 1, so every test rejects
+    (mt-metrics-eval's ``AssignRanks(pval=1.0)`` puts every metric in its own rank).
+
+    >>> round(check_alpha(np.float32(0.05)), 6)
+    0.05
+    >>> check_alpha(1.0)
+    1.0
+    >>> check_alpha("0.05")
+    Traceback (most recent call last):
+    ValueError: alpha must be in (0, 1] (a number such as 0.05), got '0.05'
+    """
+    ok = isinstance(alpha, numbers.Real) and not isinstance(alpha, (bool, np.bool_))
+    if not (ok and 0 < float(alpha) and (float(alpha) <= 1 if allow_one else float(alpha) < 1)):  # type: ignore[arg-type]
+        raise ValueError(f"alpha must be in (0, 1{']' if allow_one else ')'} (a number such as 0.05), got {alpha!r}")
+    return float(alpha)  # type: ignore[arg-type]
 
 
 def check_pvalues(pvalues) -> np.ndarray:
@@ -170,7 +193,9 @@ def significance_clusters(tests: Any, *, alpha: float = 0.05) -> ClusterResult:
         From :func:`metaeval.pairwise_tests` (``pvalues[i, j]`` for H1: metric i beats metric j), or any
         object with ``names``, ``correlations`` (the statistics) and ``pvalues``. Pass p-values adjusted for
         multiplicity (``pairwise_tests(..., correction=...)``) to control the error over all pairs.
-    alpha : float
+    alpha : float in (0, 1]
+        ``alpha=1`` counts every difference (mt-metrics-eval's ``pval=1.0``): K metrics with distinct
+        statistics and defined p-values get ranks 1..K.
 
     Examples
     --------
@@ -180,8 +205,7 @@ def significance_clusters(tests: Any, *, alpha: float = 0.05) -> ClusterResult:
     ...                                       pvalues=p), alpha=0.05).ranks.tolist()
     [1, 1, 2]
     """
-    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    alpha = check_alpha(alpha)
     try:
         names = tuple(str(n) for n in tests.names)
         statistics = np.asarray(tests.correlations, dtype=float)
@@ -244,6 +268,16 @@ class PartialConjunctionResult:
 
 PC_METHODS = ("bonferroni", "fisher", "stouffer")
 
+#: Stouffer's z of p = 0 or 1 is infinite, and a 0 with a 1 gives inf - inf (NaN); p-values are clipped to
+#: [2^-52, 1 - 2^-52] first, symmetric about 1/2 (float64 cannot hold a p-value nearer 1 than 2^-53, so no
+#: bound nearer 0 would be matched on the other side): a 0 and a 1 then cancel (z = 8.1 and -8.1), a 0 with
+#: moderate p-values gives a tiny combined p, and every p-value inside the bounds is unchanged
+STOUFFER_BOUND = 2.0**-52
+
+
+def _stouffer_clip(p: np.ndarray) -> np.ndarray:
+    return np.clip(p, STOUFFER_BOUND, 1.0 - STOUFFER_BOUND)
+
 
 def partial_conjunction_test(pvalues, *, u: int, method: str = "bonferroni", alpha: float = 0.05
                              ) -> PartialConjunctionResult:
@@ -260,8 +294,10 @@ def partial_conjunction_test(pvalues, *, u: int, method: str = "bonferroni", alp
         One p-value per dataset for the same one-sided hypothesis (e.g. "metric A beats metric B").
     u : int in 1..n
     method : {"bonferroni", "fisher", "stouffer"}
-        Dror et al. (2017) use Bonferroni and Fisher.
-    alpha : float
+        Dror et al. (2017) use Bonferroni and Fisher. p = 0 and p = 1 are legal p-values: Fisher's combination
+        with a p-value of 0 is 0 (exact); Stouffer's clips p-values to [2^-52, 1 - 2^-52] first
+        (:data:`STOUFFER_BOUND`), symmetric about 1/2, so that a 0 and a 1 cancel instead of giving inf - inf.
+    alpha : float in (0, 1]
         Level for ``n_replicated``.
 
     Examples
@@ -280,8 +316,7 @@ def partial_conjunction_test(pvalues, *, u: int, method: str = "bonferroni", alp
         raise ValueError(f"u must be an integer in 1..{n} (the number of datasets), got {u!r}")
     if method not in PC_METHODS:
         raise ValueError(f"method must be one of {PC_METHODS}, got {method!r}")
-    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    alpha = check_alpha(alpha)
     s = np.sort(p)
     raw = np.empty(n)
     for k in range(1, n + 1):
@@ -290,8 +325,11 @@ def partial_conjunction_test(pvalues, *, u: int, method: str = "bonferroni", alp
             raw[k - 1] = min(1.0, tail.size * tail[0])
         elif tail.size == 1:
             raw[k - 1] = tail[0]
+        elif method == "fisher" and tail[0] == 0:
+            raw[k - 1] = 0.0  # -2 log 0 = inf: exact, without numpy's divide-by-zero warning
         else:
-            raw[k - 1] = stats.combine_pvalues(tail, method=method).pvalue
+            raw[k - 1] = stats.combine_pvalues(_stouffer_clip(tail) if method == "stouffer" else tail,
+                                               method=method).pvalue
     monotone = np.maximum.accumulate(raw)
     n_rep = int(np.count_nonzero(monotone <= alpha))
     return PartialConjunctionResult(float(monotone[u - 1]), monotone, n_rep, float(alpha), method)

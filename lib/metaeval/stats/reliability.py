@@ -34,11 +34,12 @@ import warnings
 from dataclasses import dataclass
 from math import comb
 
+import numba
 import numpy as np
 from scipy.special import gammaln, hyp2f1
 
 from metaeval._warnings import warn_degenerate
-from metaeval.stats.correlation import ConfidenceInterval, check_confidence_level, level_corr
+from metaeval.stats.correlation import ConfidenceInterval, check_confidence_level, check_rng, level_corr, rescale
 from metaeval.stats.resampling import check_n_resamples, draw_indices, percentile_interval
 
 __all__ = [
@@ -94,8 +95,29 @@ class AlphaResult:
     n_values: int
 
 
-def _units_by_coders(ratings) -> np.ndarray:
-    arr = np.asarray(ratings, dtype=float)
+def _units_by_coders(ratings) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(values, labels)``: a float units x coders array (NaN = not rated) and, for labels that are not
+    numbers (strings: nominal data), the distinct labels whose codes 0, 1, ... the array holds instead."""
+    raw = np.asarray(ratings, dtype=object) if not isinstance(ratings, np.ndarray) else ratings
+    labels = None
+    if raw.dtype.kind in "OUS":
+        flat = raw.ravel()
+        missing = np.array([v is None or (isinstance(v, float) and v != v) for v in flat], dtype=bool)
+        try:
+            arr = np.asarray(np.where(missing, np.nan, flat).reshape(raw.shape), dtype=float)
+        except (TypeError, ValueError):
+            # labels (strings ...): only equality is defined, which is all the nominal level needs
+            names = np.array([str(v) for v in flat[~missing]], dtype=object)
+            labels, codes = np.unique(names, return_inverse=True) if names.size else (np.empty(0, object), [])
+            arr = np.full(flat.shape, np.nan)
+            arr[~missing] = codes
+            arr = arr.reshape(raw.shape)
+    else:
+        try:
+            arr = np.asarray(raw, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError("ratings must be numbers (or, at level='nominal', labels) with NaN or None for a "
+                            "missing rating") from None
     if arr.ndim == 3:
         arr = arr.reshape(-1, arr.shape[2])
     if arr.ndim != 2:
@@ -105,26 +127,81 @@ def _units_by_coders(ratings) -> np.ndarray:
         )
     if np.isinf(arr).any():
         raise ValueError("ratings contain infinite values; use NaN for a missing rating")
-    return arr
+    return arr, labels
 
 
-def _delta2(values: np.ndarray, counts: np.ndarray, level: str) -> np.ndarray:
-    """Squared difference delta^2_ck between every two distinct values (Krippendorff, 2011, sec. 'C')."""
-    c, k = values[:, None], values[None, :]
+def _sum_sq_dev(v: np.ndarray, axis=None) -> np.ndarray:
+    """Sum of squared deviations from the mean (two passes: no cancellation), NaN entries ignored."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows give NaN means, not used
+        mean = np.nanmean(v, axis=axis, keepdims=True)
+    return np.nansum((v - mean) ** 2, axis=axis)
+
+
+def _midranks(arr: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """Every pairable value replaced by its midrank among all pairable values (NaN stays NaN). The ordinal
+    delta^2_ck = (sum_{g=c}^{k} n_g - (n_c + n_k) / 2)^2 of Krippendorff (2011) is (a_k - a_c)^2 with a_c =
+    sum_{g<c} n_g + n_c / 2, the midrank of c: the ordinal alpha is the interval alpha of the midranks."""
+    values, inverse, counts = np.unique(present, return_inverse=True, return_counts=True)
+    cum = np.concatenate([[0.0], np.cumsum(counts, dtype=float)])
+    out = np.full(arr.shape, np.nan)
+    out[~np.isnan(arr)] = (cum[:-1] + counts / 2.0)[inverse]
+    return out
+
+
+def _ratio_delta2(c: np.ndarray, k: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        d = ((c - k) / (c + k)) ** 2
+    return np.where(c == k, 0.0, d)
+
+
+@numba.njit(cache=True)
+def _ratio_expected(values, counts):  # pragma: no cover - compiled
+    """sum_{c != k} n_c n_k ((c - k) / (c + k))^2 over the distinct (positive or zero) values: O(K^2) time in
+    O(1) memory (20,000 distinct values in about a second), where the matrix would take K^2 floats."""
+    total = 0.0
+    for i in range(values.shape[0]):
+        row = 0.0
+        for j in range(i + 1, values.shape[0]):
+            d = (values[i] - values[j]) / (values[i] + values[j])
+            row += counts[j] * d * d
+        total += 2.0 * counts[i] * row
+    return total
+
+
+def _disagreements(arr: np.ndarray, m_u: np.ndarray, level: str) -> tuple[float, float, float]:
+    """(D_o, D_e, n..) of Krippendorff (2011) without the coincidence matrix: interval and ordinal from sums of
+    squared deviations (O(n log n)), nominal from value counts, ratio by a compiled loop over distinct values."""
+    present = arr[~np.isnan(arr)]
+    n = float(present.size)
+    weight = 1.0 / (m_u - 1)
+    if level in ("interval", "ordinal"):
+        # sum_{i != j} (v_i - v_j)^2 = 2 m sum_i (v_i - mean)^2, within each unit and over all pairable values
+        t = arr if level == "interval" else _midranks(arr, present)
+        d_o = float(np.sum(weight * 2.0 * m_u * _sum_sq_dev(t, axis=1)) / n)
+        d_e = float(2.0 * _sum_sq_dev(t[~np.isnan(t)]) / (n - 1))
+        return d_o, d_e, n
+    values, inverse, n_c = np.unique(present, return_inverse=True, return_counts=True)
+    codes = np.full(arr.shape, -1)
+    codes[~np.isnan(arr)] = inverse
     if level == "nominal":
-        return (c != k).astype(float)
-    if level == "interval":
-        return (c - k) ** 2
-    if level == "ratio":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            d = ((c - k) / (c + k)) ** 2
-        return np.where(c == k, 0.0, d)
-    # ordinal: (sum_{g=c}^{k} n_g - (n_c + n_k) / 2)^2 over the ranks of the sorted distinct values
-    cum = np.concatenate([[0.0], np.cumsum(counts)])
-    i, j = np.arange(len(values))[:, None], np.arange(len(values))[None, :]
-    lo, hi = np.minimum(i, j), np.maximum(i, j)
-    between = cum[hi + 1] - cum[lo]
-    return (between - (counts[i] + counts[j]) / 2) ** 2
+        # ordered pairs of a unit with different values: m_u^2 - sum_c n_uc^2
+        rows = np.broadcast_to(np.arange(arr.shape[0])[:, None], arr.shape)[codes >= 0]
+        keys, n_uc = np.unique(rows * values.size + codes[codes >= 0], return_counts=True)
+        unit_of = keys // values.size
+        same = np.bincount(unit_of, weights=n_uc.astype(float) ** 2, minlength=arr.shape[0])
+        d_o = float(np.sum(weight * (m_u.astype(float) ** 2 - same)) / n)
+        d_e = float((n * n - np.sum(n_c.astype(float) ** 2)) / (n * (n - 1)))
+        return d_o, d_e, n
+    # ratio: the pairs within units (coders^2 per unit), then every two distinct values in blocks
+    d_o = 0.0
+    for i in range(arr.shape[1]):
+        for j in range(arr.shape[1]):
+            if i != j:
+                ok = ~np.isnan(arr[:, i]) & ~np.isnan(arr[:, j])
+                d_o += float(np.sum(weight[ok] * _ratio_delta2(arr[ok, i], arr[ok, j])))
+    d_e = float(_ratio_expected(values, n_c.astype(float)))
+    return d_o / n, d_e / (n * (n - 1)), n
 
 
 def krippendorff_alpha(ratings, *, level: str = "interval") -> AlphaResult:
@@ -133,7 +210,8 @@ def krippendorff_alpha(ratings, *, level: str = "interval") -> AlphaResult:
     Parameters
     ----------
     ratings : array_like
-        ``(units, coders)`` or ``(N, M, A)`` (every system x input cell is a unit); NaN = not rated.
+        ``(units, coders)`` or ``(N, M, A)`` (every system x input cell is a unit); NaN (or None) = not
+        rated. At ``level="nominal"`` the ratings may be labels (strings): only their equality counts.
     level : {"nominal", "ordinal", "interval", "ratio"}
         The level of measurement; Likert scores are ordinal or interval.
 
@@ -145,7 +223,13 @@ def krippendorff_alpha(ratings, *, level: str = "interval") -> AlphaResult:
     -----
     With the coincidence matrix o_ck = sum_u sum_{i != j} [v_ui = c][v_uj = k] / (m_u - 1) over units with
     m_u >= 2 values, n_c its margins and n.. their sum, alpha = 1 - (n.. - 1) sum o_ck d2_ck /
-    sum_{c,k} n_c n_k d2_ck. Units with one value cannot be paired and do not count.
+    sum_{c,k} n_c n_k d2_ck. Units with one value cannot be paired and do not count. The sums are not taken
+    over the matrix, whose size is the square of the number of distinct values (continuous ratings): for the
+    interval level d2_ck = (c - k)^2 and both sums are sums of squared deviations (within each unit, and over
+    all pairable values); the ordinal level is the interval level of the values' midranks; the nominal level
+    counts equal pairs; the ratio level sums its d2 over every two distinct values in a compiled loop (no
+    matrix). Ratings whose squares would leave float64's range (one of 1e308, all times 1e200) are scaled by a
+    power of 2 first, which alpha does not depend on (exact); D_o and D_e are reported in the ratings' units.
 
     Examples
     --------
@@ -159,38 +243,36 @@ def krippendorff_alpha(ratings, *, level: str = "interval") -> AlphaResult:
     ...                  [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, nan]]).T
     >>> [round(krippendorff_alpha(data, level=m).alpha, 3) for m in ("nominal", "ordinal", "interval")]
     [0.743, 0.815, 0.849]
+    >>> round(krippendorff_alpha([["a", "a"], ["b", "b"], ["a", "b"]], level="nominal").alpha, 3)
+    0.444
     """
     if level not in ALPHA_LEVELS:
         raise ValueError(f"level must be one of {ALPHA_LEVELS}, got {level!r}")
-    arr = _units_by_coders(ratings)
+    arr, labels = _units_by_coders(ratings)
+    if labels is not None and level != "nominal":
+        raise ValueError(f"ratings are labels ({', '.join(map(repr, labels[:3]))}, ...), which have no order or "
+                         f"distance: level={level!r} needs numbers; use level='nominal' for labels")
     if level == "ratio" and (arr[~np.isnan(arr)] < 0).any():
         raise ValueError("level='ratio' needs non-negative ratings; use level='interval' for signed scores")
     m_u = (~np.isnan(arr)).sum(axis=1)
     arr = arr[m_u >= 2]
     m_u = m_u[m_u >= 2]
-    present = arr[~np.isnan(arr)]
-    values = np.unique(present)
-    if values.size == 0:
+    if not arr.size:
         warn_degenerate("krippendorff_alpha: no unit has two ratings, so no pair of ratings can be compared; "
                         "alpha is NaN")
         return AlphaResult(np.nan, level, np.nan, np.nan, 0, 0)
-    # per-unit value counts n_uc (units x distinct values)
-    codes = np.searchsorted(values, np.where(np.isnan(arr), values[0], arr))
-    n_uc = np.zeros((arr.shape[0], values.size))
-    rows = np.repeat(np.arange(arr.shape[0]), arr.shape[1])
-    np.add.at(n_uc, (rows, codes.ravel()), (~np.isnan(arr)).ravel().astype(float))
-    weight = 1.0 / (m_u - 1)
-    o = (n_uc * weight[:, None]).T @ n_uc - np.diag((n_uc * weight[:, None]).sum(axis=0))
-    n_c = o.sum(axis=1)
-    n = n_c.sum()
-    d2 = _delta2(values, n_c, level)
-    d_o = float((o * d2).sum() / n)
-    d_e = float((np.outer(n_c, n_c) * d2).sum() / (n * (n - 1)))
-    if d_e == 0:
+    # a power of 2 keeps the squares in range (alpha is scale-free at every level; exact)
+    scaled = rescale(arr) if level in ("interval", "ratio") else arr
+    d_o, d_e, n = _disagreements(scaled, m_u, level)
+    alpha_value = 1.0 - d_o / d_e if d_e > 0 else np.nan
+    if level == "interval" and scaled is not arr:
+        exponent = 2 * int(np.frexp(np.nanmax(np.abs(arr)))[1])  # back to the ratings' units (inf if beyond)
+        with np.errstate(over="ignore"):
+            d_o, d_e = float(np.ldexp(d_o, exponent)), float(np.ldexp(d_e, exponent))
+    if not alpha_value == alpha_value:
         warn_degenerate("krippendorff_alpha: every pairable rating has the same value, so the expected "
                         "disagreement is 0 and alpha is undefined (NaN)")
-        return AlphaResult(np.nan, level, d_o, d_e, int(arr.shape[0]), int(n))
-    return AlphaResult(1.0 - d_o / d_e, level, d_o, d_e, int(arr.shape[0]), int(round(n)))
+    return AlphaResult(alpha_value, level, d_o, d_e, int(arr.shape[0]), int(round(n)))
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -458,6 +540,38 @@ def _sample_size(arr: np.ndarray, level: str) -> int:
     return int(rated.sum())
 
 
+def _why_undefined(arr: np.ndarray, mask: np.ndarray, level: str) -> str:
+    """Why one split's half coefficient is undefined, in words (the real reason, for the warning)."""
+    H1, H2 = _half_means(arr, mask)
+    ok = ~(np.isnan(H1) | np.isnan(H2))
+    if not ok.any():
+        return "no cell is rated by both halves: the two halves' annotators rated disjoint cells"
+    halves = (("first", H1), ("second", H2))
+    if level == "summary":
+        inputs = ok.sum(axis=0) >= 2
+        if not inputs.any():
+            return "no input has 2 systems rated by both halves"
+        const = [name for name, H in halves
+                 if all(np.ptp(H[ok[:, j], j]) == 0 for j in np.flatnonzero(inputs))]
+        if const:
+            return f"the {' and '.join(const)} half's scores are constant within every input"
+        return "every input's coefficient is undefined"
+    if level == "system":
+        rated = ok.any(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            vectors = [(name, (np.where(ok, H, 0.0).sum(axis=1) / ok.sum(axis=1))[rated]) for name, H in halves]
+        what = "systems"
+    else:
+        vectors = [(name, H[ok]) for name, H in halves]
+        what = "cells"
+    if vectors[0][1].size < 2:
+        return f"fewer than 2 {what} are rated by both halves"
+    const = [name for name, v in vectors if np.ptp(v) == 0]
+    if const:
+        return f"the {' and '.join(const)} half's scores are constant at this level"
+    return "the coefficient is undefined on the halves' scores"
+
+
 def _split_reliabilities(arr: np.ndarray, masks, level: str, coefficient: str, n: int, rows=None, cols=None):
     """(n_splits, ...) half coefficients, single-annotator and stepped-up reliabilities, optionally on
     resampled grids (``rows``, ``cols`` (B, N) and (B, M) indices)."""
@@ -469,6 +583,11 @@ def _split_reliabilities(arr: np.ndarray, masks, level: str, coefficient: str, n
             H1 = H1[rows[:, :, None], cols[:, None, :]]
             H2 = H2[rows[:, :, None], cols[:, None, :]]
         ok = ~(np.isnan(H1) | np.isnan(H2))
+        # each half on its own power-of-2 scale (each input's at summary level), as correlate() scales a metric:
+        # a rating of 1e308 would overflow the sums of squares, and one scale for both halves would push the other
+        # half's values into float64's subnormal range; the coefficient does not depend on it (exact)
+        axis = -2 if level == "summary" else (-2, -1)
+        H1, H2 = rescale(H1, axis=axis), rescale(H2, axis=axis)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             # the level's coefficient as metaeval.correlate computes it (summary: mean of per-input coefficients)
@@ -560,14 +679,17 @@ def split_half_reliability(
     """
     _check_options(level, coefficient, n_splits, n_resamples, confidence_level)
     arr = _check_ratings(ratings)
-    gen = np.random.default_rng(rng)
+    gen = check_rng(rng)
     masks = _splits(arr.shape[2], int(n_splits), gen)
     n = _sample_size(arr, level)
     r, rho, rkk = _split_reliabilities(arr, masks, level, coefficient, n)
     if np.isnan(rkk).any():
+        reasons = sorted({_why_undefined(arr, m, level) for m, v in zip(masks, rkk) if np.isnan(v)})
+        rest = ("the reliability averages the other splits" if not np.isnan(rkk).all()
+                else "no split is left: the reliability is NaN")
         warn_degenerate(
             f"split_half_reliability: {int(np.isnan(rkk).sum())} of {len(masks)} splits give no correlation "
-            f"at level {level!r} (a half's scores are constant); the reliability averages the other splits"
+            f"at level {level!r} ({'; '.join(reasons)}); {rest}"
         )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -637,7 +759,17 @@ def noise_ceiling(
     different reliability is a little below the coefficient at their mean reliability), against up to +0.136
     for the former estimator on Pearson rows at summary level and +0.28 on Kendall rows
     (``tests/test_ceiling_simulation.py`` asserts ``|bias| < 0.035`` at three designs and that the former
-    estimator fails at the heterogeneous one). Rank ceilings assume continuous scores (no ties).
+    estimator fails at the heterogeneous one).
+
+    What "true score" means here: classical test theory's, the annotators' expected rating of the item. A
+    metric equal to a latent quality that the rating scale transforms nonlinearly (Likert rounding, clipping
+    at the ends of the scale) reaches less than the ceiling (same design rounded to 1-5 with h = 1: system
+    Pearson 0.942 against a ceiling of 0.991; against the expected rating 0.991). The maps assume continuous
+    scores: ties lower rank coefficients below them (rounded to 1-5, h = 1, 16 systems: summary-level Kendall
+    ceiling 0.738 against 0.693 reached by the expected rating, Pearson 0.868 against 0.842); binary ratings
+    (a dataset of 0/1 judgments) are further from the model, and the estimator sentence says so. With 5
+    systems the Boot-Both interval of a ceiling covered the true mean in 90-100 % of simulations (88 % at
+    summary-level Pearson with 16 systems and h = 1; 60 simulations each).
 
     === === = = ======= ===== ===== ====== ====== ===== ===== ====== ====== ===== ===== ====== ======
     N   M   k h level   r     ceil  bias   old    rs    ceil  bias   old    tau   ceil  bias   old
@@ -751,24 +883,67 @@ def noise_ceiling(
     def bound(x: float) -> float:
         return np.nan if np.isnan(x) else float(expected_correlation(np.sqrt(max(x, 0.0)), rel.n, coefficient))
 
-    return NoiseCeilingResult(ceiling, ConfidenceInterval(bound(low), bound(high)), rel, level,
-                              ESTIMATOR.format(coefficient=coefficient, n=rel.n, level=level), coefficient)
+    estimator = ESTIMATOR.format(coefficient=coefficient, n=rel.n, level=level)
+    values = np.unique(np.asarray(ratings, dtype=float))
+    if np.count_nonzero(~np.isnan(values)) <= 2:
+        estimator += ("; the ratings take only two values, far from the continuous scores the map assumes: an "
+                      "approximation whose bias was not simulated")
+    return NoiseCeilingResult(ceiling, ConfidenceInterval(bound(low), bound(high)), rel, level, estimator,
+                              coefficient)
 
 
-def disattenuate(r, reliability, metric_reliability: float = 1.0):
+def disattenuate(r, reliability, metric_reliability=1.0):
     """Spearman's (1904) correction for attenuation: r / sqrt(r_kk * r_metric).
 
     An estimate of the correlation with the true human score; it can exceed 1 and is not a correlation
-    anyone observed, so report it only next to the observed r, labelled. NaN with a warning where the
-    reliability is not positive.
+    anyone observed, so report it only next to the observed r, labelled.
+
+    Parameters
+    ----------
+    r : float or array_like
+        Observed correlations, in [-1, 1] (NaN allowed: an undefined correlation stays undefined).
+    reliability, metric_reliability : float or array_like
+        Reliabilities in (0, 1] (1: an error-free metric); broadcast against ``r``. A reliability <= 0 (halves
+        that do not agree) or NaN leaves nothing to correct: NaN there, with a warning.
+
+    Returns
+    -------
+    float or ndarray
+        A float for scalar inputs, else an array of the broadcast shape.
 
     Examples
     --------
     >>> round(disattenuate(0.6, 0.81), 4)
     0.6667
+    >>> disattenuate([0.3, 0.6], [0.36, 0.81]).round(4).tolist()
+    [0.5, 0.6667]
     """
-    product = float(reliability) * float(metric_reliability)
-    if not product > 0:
-        warn_degenerate(f"disattenuate: reliability {product:.3g} is not positive; the corrected value is NaN")
-        return np.nan
-    return float(np.asarray(r, dtype=float) / np.sqrt(product))
+    arrays = {}
+    for name, value in (("r", r), ("reliability", reliability), ("metric_reliability", metric_reliability)):
+        try:
+            arrays[name] = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError(f"disattenuate: {name} must be a number or an array of numbers, got "
+                            f"{value!r:.60}") from None
+    rr, rel, met = arrays["r"], arrays["reliability"], arrays["metric_reliability"]
+    if (np.abs(rr) > 1).any():
+        raise ValueError("disattenuate: r must be a correlation in [-1, 1], got "
+                         f"{float(rr[np.abs(rr) > 1].ravel()[0])!r}")
+    for name, value in (("reliability", rel), ("metric_reliability", met)):
+        if (value > 1).any():
+            raise ValueError(f"disattenuate: {name} must be at most 1 (a reliability is a share of variance), got "
+                             f"{float(value[value > 1].ravel()[0])!r}")
+    try:
+        rr, product = np.broadcast_arrays(rr, rel * met)
+    except ValueError:
+        raise ValueError(f"disattenuate: r {rr.shape}, reliability {rel.shape} and metric_reliability {met.shape} "
+                         "cannot be broadcast together; give arrays of one shape (or scalars)") from None
+    undefined = ~(product > 0)
+    if undefined.any():
+        bad = product[undefined].ravel()[0]
+        warn_degenerate(f"disattenuate: {int(undefined.sum())} of {product.size} reliabilities (e.g. {bad:.3g}) "
+                        "are not positive or are NaN: there is no true-score variance to correct for, so the "
+                        "corrected value is NaN there")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(undefined, np.nan, rr / np.sqrt(np.where(undefined, 1.0, product)))
+    return float(out) if out.ndim == 0 else out

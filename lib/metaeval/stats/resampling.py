@@ -32,6 +32,7 @@ from metaeval.stats._kernels import (
 from metaeval.stats.correlation import (
     REGISTRY,
     ConfidenceInterval,
+    check_bool,
     check_coefficient,
     check_confidence_level,
     check_level,
@@ -584,6 +585,7 @@ def bootstrap_ci(
     check_n_resamples(n_resamples)
     check_confidence_level(confidence_level)
     check_batch(batch)
+    paired_inputs = check_bool(paired_inputs, "paired_inputs")
     if method not in ("percentile", "BCa"):
         raise ValueError(f"method must be 'percentile' or 'BCa', got {method!r}")
     if not paired_inputs or unjudged is not None:

@@ -36,6 +36,7 @@ from metaeval.stats._planning_perm import PERM_BLOCK, perm_system_pearson
 from metaeval.stats.correlation import (
     FISHER_COEFFICIENTS,
     batch_corr,
+    check_bool,
     check_coefficient,
     check_level,
     check_matrices,
@@ -561,8 +562,9 @@ def bootstrap_test(
     return BootstrapTestResult(observed, bootstrap_pvalue(valid, observed, alternative), valid, dropped)
 
 
-def williams_pvalue(r12, r13, r23, n, alternative: str = "greater"):
-    """Williams' test from the three correlations (vectorized). r12 = r(X,Z), r13 = r(Y,Z), r23 = r(X,Y)."""
+def williams_pvalue(r12, r13, r23, n, alternative: str):
+    """Williams' test from the three correlations (vectorized). r12 = r(X,Z), r13 = r(Y,Z), r23 = r(X,Y).
+    ``alternative`` has no default: every caller says which test it runs (the paper's is one-sided)."""
     r12, r13, r23 = (np.abs(np.asarray(v, dtype=float)) for v in (r12, r13, r23))
     n = np.asarray(n, dtype=float)  # floats: with n = 3 the formula is NaN (df = 0), not a ZeroDivisionError
     det = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
@@ -586,7 +588,7 @@ def williams_test(
     *,
     level: str = "system",
     coefficient: str = "pearson",
-    alternative: str = "greater",
+    alternative: str = "two-sided",
     nan_policy: str = "raise",
 ) -> WilliamsResult:
     """Williams' test for the difference of two dependent correlations r(X,Z) and r(Y,Z) (Graham, 2015).
@@ -596,17 +598,18 @@ def williams_test(
     code, the correlations enter as absolute values. ``n`` is :func:`metaeval.correlation.effective_n`
     (the number of systems at system *and* summary level). r(X, Y) is computed at the same level.
 
-    The default ``alternative="greater"`` is one-sided (r(X,Z) > r(Y,Z)), as Graham & Baldwin (2014) and
-    mt-metrics-eval's ``WilliamsSigDiff(one_sided=True)`` use it; nlpstats' ``williams_test`` defaults to
-    ``"two-sided"``: pass ``alternative="two-sided"`` to compare with it (the p-value is twice the smaller
-    one-sided one). Defined for n >= 4 (n - 3 degrees of freedom), NaN with a warning below.
+    The default ``alternative="two-sided"`` is scipy's convention and nlpstats' default (the p-value is twice
+    the smaller one-sided one). Graham (2015), Graham & Baldwin (2014) and mt-metrics-eval's
+    ``WilliamsSigDiff(one_sided=True)`` test one-sided, H1: r(X,Z) > r(Y,Z): pass ``alternative="greater"``
+    for theirs (the studies that reproduce them do). Defined for n >= 4 (n - 3 degrees of freedom), NaN with a
+    warning below.
 
     Examples
     --------
     >>> rng = np.random.default_rng(0)
     >>> Z = rng.normal(size=(20, 5))
     >>> X = Z + 0.3 * rng.normal(size=(20, 5)); Y = Z + 2 * rng.normal(size=(20, 5))
-    >>> williams_test(X, Y, Z).pvalue < 0.05
+    >>> williams_test(X, Y, Z, alternative="greater").pvalue < 0.05
     True
     """
     X, Y, Z, w = _two_metric_inputs(X, Y, Z, level, coefficient, alternative, nan_policy)
@@ -682,6 +685,7 @@ def pairwise_tests(
     PairwiseResult
         ``pvalues[i, j]`` for H1: r_i > r_j.
     """
+    check_bool(progress, "progress")
     names, mats, Z, aggs = _pairwise_inputs(metrics, Z, test, level, coefficient, n_resamples, batch, aggregates,
                                             correction)
     corr = np.array([float(level_corr(m, Z, level, coefficient, agg=a)) for m, a in zip(mats, aggs)])

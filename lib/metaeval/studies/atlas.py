@@ -248,6 +248,7 @@ class Ceilings:
     cells: tuple[Ceiling, ...]
     alpha_interval: float
     n_annotators: int
+    note: str = ""
 
     def at(self, level: str, coefficient: str = "pearson") -> Ceiling:
         """The ceiling of ``level`` and ``coefficient``; one with a reason when it was not computed."""
@@ -298,7 +299,10 @@ def ceilings(
         reason = "" if np.isfinite(res.ceiling) else "the annotators' halves do not agree (reliability <= 0)"
         cells_.append(Ceiling(lv, cf, res.ceiling, (res.confidence_interval.low, res.confidence_interval.high),
                               res.reliability.reliability, reason))
-    return Ceilings(tuple(cells_), krippendorff_alpha(arr, level="interval").alpha, n_annotators)
+    values = np.unique(arr[~np.isnan(arr)])
+    note = ("the ratings take only two values, so the ceilings rest on a model of continuous scores whose bias "
+            "was simulated for continuous scores only: read them as approximate" if values.size <= 2 else "")
+    return Ceilings(tuple(cells_), krippendorff_alpha(arr, level="interval").alpha, n_annotators, note)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -699,6 +703,8 @@ def ceiling_sentences(ceil: Mapping[str, Ceilings], skipped: Mapping[str, str]) 
                 f"reliability with Spearman-Brown{', ' + rel if rel else ''}; 95% Boot-Both CIs)")
         if reasons:
             text += "; not computed: " + "; ".join(reasons)
+        if c.note:
+            text += f"; {c.note}"
         lines.append(text + f". Krippendorff's interval alpha of single ratings {c.alpha_interval:.3f}.")
     for name, why in skipped.items():
         lines.append(f"* **{md_text(name)}**: no noise ceiling, {md_text(why)}.")

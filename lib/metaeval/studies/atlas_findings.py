@@ -67,7 +67,11 @@ MIN_SYSTEMS, MIN_INPUTS = MIN_SIZES.systems, MIN_SIZES.inputs
 
 def is_rouge(name: str) -> bool:
     """A ROUGE variant by its name: computed (``"ROUGE-2 F"``) or a dataset's own (``"Rouge 2"``,
-    ``"rouge-1.f1"``, ``"ROUGE-1 F-Score"``)."""
+    ``"rouge-1.f1"``, ``"ROUGE-1 F-Score"``).
+
+    >>> [is_rouge(n) for n in ("ROUGE-2 F", "Rouge 1", "rouge-1.f1", "BLEU", "maynez.R1")]
+    [True, True, True, False, False]
+    """
     return name.lower().startswith("rouge")
 
 
@@ -194,7 +198,18 @@ def untestable(metrics: Mapping[str, np.ndarray]) -> str | None:
 
 def evaluate(rule: FindingRule, data: FindingData, options: FindingOptions = FindingOptions(),
              rng: np.random.Generator | int | None = None) -> dict:
-    """One cell of the finding matrix: ``rule`` on ``data``, with the claim, the rule and the data size."""
+    """One cell of the finding matrix: ``rule`` on ``data``, with the claim, the rule and the data size.
+
+    Examples
+    --------
+    >>> g = np.random.default_rng(0)
+    >>> Z = g.normal(size=(8, 1)) + g.normal(size=(8, 20))
+    >>> cell = evaluate(RULES["deutsch2021_width"], FindingData("d", {"ROUGE-2 F": Z.copy()}, Z))
+    >>> cell["status"], cell["value"], cell["measure"]   # a perfect metric: tau = 1 in every resample
+    ('does not hold', 0.0, 'interval width')
+    >>> evaluate(RULES["deutsch2021_width"], FindingData("d", {"ROUGE-2 F": Z[:3]}, Z[:3]))["reason"]
+    'cannot be tested: 3 systems (at least 5 needed)'
+    """
     why = rule.why_not(data)
     if why is None:
         with warnings.catch_warnings():

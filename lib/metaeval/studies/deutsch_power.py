@@ -209,7 +209,7 @@ def power_simulation(
             for level in levels:
                 for test in tests:
                     if test == "williams":
-                        p = williams_test(X, Y, Z, level=level, coefficient=coefficient).pvalue
+                        p = williams_test(X, Y, Z, level=level, coefficient=coefficient, alternative="greater").pvalue
                     elif test.startswith("perm-"):
                         p = permutation_test(X, Y, Z, level=level, coefficient=coefficient, resample=test[5:],
                                              n_resamples=n_resamples, rng=child).pvalue
