@@ -75,8 +75,8 @@ ds, human = nb.dataset, nb.human
 judge = judge or few_labels.default_judge(ds, human)
 metric = metric or judge
 labelled = few_labels.labelled_mask(ds.shape[1], labelled_share, nb.rng)
-nb.report(f"**{ds.name}**: {ds.shape[0]} systems × {ds.shape[1]} inputs; human score {ds.display_name(human)}; "
-          f"judge {ds.display_name(judge)}; humans kept on {int(labelled.sum())} inputs "
+nb.report(f"**{nb.md(ds.name)}**: {ds.shape[0]} systems × {ds.shape[1]} inputs; human score {nb.md_name(human)}; "
+          f"judge {nb.md_name(judge)}; humans kept on {int(labelled.sum())} inputs "
           f"({labelled_share:.0%}), hidden on {int((~labelled).sum())}.")
 
 # %% [markdown]
@@ -221,7 +221,7 @@ plt.show()
 # ## Conclusions (generated from the numbers above)
 
 # %%
-lines = few_labels.few_label_sentences(intervals, budget, corr_widths, power, judge=ds.display_name(judge),
+lines = few_labels.few_label_sentences(intervals, budget, corr_widths, power, judge=nb.md_name(judge),
                                        target_power=target_power)
 lines += few_labels.coverage_sentences(coverage, confidence_level=confidence_level)
 lines += few_labels.alt_test_sentences(alt)
