@@ -69,3 +69,24 @@ def test_the_index_lists_only_the_runs_of_this_plan(tmp_path):
     index = write_index(tmp_path, {}, ["a"], ["00_dataset_check"], None, 60.0,
                         current={"00_dataset_check/dataset=a__1"}).read_text()
     assert "failed" not in index and "[00_dataset_check/dataset=a__1](00_dataset_check/dataset=a__1/)" in index
+
+
+def test_the_finding_matrix_picture_is_in_words_with_a_key():
+    """Each cell in words (no "no" / "n/a" codes), each column by its paper, and a key beside the matrix."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    statuses = [atlas.HOLDS, atlas.NOT_HOLDS, atlas.NOT_SHOWN, atlas.NOT_REFUTED, atlas.UNTESTABLE]
+    rules = list(atlas.RULES)
+    matrix = pd.DataFrame([[statuses[(i + j) % 5] for j in range(len(rules))] for i in range(2)],
+                          index=["a", "b"], columns=rules)
+    fig, ax = plt.subplots()
+    atlas.finding_heatmap(matrix, ax=ax)
+    cells = {t.get_text() for t in ax.texts}
+    assert cells == {"holds", "does not\nhold", "not\nshown", "not\nrefuted", "cannot\nbe tested"}
+    assert [t.get_text().split("\n")[0] for t in ax.get_xticklabels()][0] == atlas.RULES[rules[0]].paper.split(" (")[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()][0] == "holds"
+    plt.close(fig)
