@@ -583,8 +583,8 @@ def check_names(names: Sequence[str]) -> dict[str, str]:
     Examples
     --------
     >>> check_names(["summeval", "no-such-study"])
-    {'no-such-study': "neither an atlas dataset nor a dataset folder or imported name (metaeval datasets lists \
-the names; a folder must exist)"}
+    {'no-such-study': 'neither an atlas dataset nor a dataset folder or imported name (metaeval datasets lists \
+the names; a folder must exist)'}
     """
     from pathlib import Path
 
