@@ -37,10 +37,12 @@ reproduce: setup
 	$(BIN)/metaeval run-all --jobs 2 --log .cache/run-all.log --force --report
 
 # Every dataset-agnostic notebook on every atlas dataset (sweeps; notebooks/atlas_parameters.yml), then the
-# cross-dataset notebook 70, into results/atlas/ with the index results/atlas/README.md. ATLAS_ARGS: e.g.
-# --scheduler ADDRESS (a Dask cluster), --datasets summeval,realsumm, --notebooks 00,70, --force.
+# cross-dataset notebook 70, into results/atlas/ with the index results/atlas/README.md, then the reproduction
+# report against the committed files. Like make results, it skips only what this checkout ran with the same inputs
+# (a fresh clone reruns everything). ATLAS_ARGS: e.g. --scheduler ADDRESS (a Dask cluster), --datasets
+# summeval,realsumm,./my_study, --notebooks 00,70, --force.
 atlas: setup
-	$(BIN)/python -m metaeval.run.atlas --workers 2 $(ATLAS_ARGS)
+	$(BIN)/python -m metaeval.run.atlas --workers 2 --report $(ATLAS_ARGS)
 
 # Every notebook at the class preset (notebooks/class_parameters.yml) into results/runs/class/, with measured times.
 class: setup

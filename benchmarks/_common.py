@@ -52,3 +52,25 @@ def matrices(dataset: str, *scores: str) -> list[np.ndarray]:
     """The systems x inputs matrices of ``scores`` in an embedded dataset."""
     ds = metaeval.datasets.load(dataset)
     return [ds.matrix(name) for name in scores]
+
+
+def numpy_pair_pvalues(S, docs, ia, ib, test, B, alternative, tol, rng):
+    """The planner's Monte-Carlo paired tests (``_planning_kernels._pair_pvalues``) written out in numpy from the
+    same draws: the reference its compiled passes are timed against (tests/test_planning.py has its twin)."""
+    import numpy as np
+
+    from metaeval.stats._kernels import fair_bits, tail_hits
+
+    T, n = docs.shape
+    means = S[:, docs].mean(axis=-1)
+    observed = (means[ia] - means[ib]).T
+    if test == "paired-bootstrap":
+        positions = rng.integers(0, n, size=(T, B, n), dtype=np.int32)
+        drawn = np.take_along_axis(np.broadcast_to(docs[:, None, :], (T, B, n)), positions, axis=2)
+        resampled = S[:, drawn].mean(axis=-1)
+        null = (resampled[ia] - resampled[ib]).transpose(1, 2, 0) - observed[:, None, :]
+        return np.count_nonzero(tail_hits(null, observed[:, None, :], alternative, tol), axis=1) / B
+    signs = 1.0 - 2.0 * fair_bits(rng, (T * B, n)).reshape(T, B, n)
+    d = S[ia][:, docs] - S[ib][:, docs]
+    null = (signs[None] * d[:, :, None, :]).mean(axis=-1).transpose(1, 2, 0)
+    return (np.count_nonzero(tail_hits(null, observed[:, None, :], alternative, tol), axis=1) + 1) / (B + 1)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+import _common
 from _common import best_cpu
 
 import metaeval
@@ -52,15 +53,15 @@ def cases():
     docs = rng.integers(0, M, size=(25, 150))
     tol = 1e-9 * float(np.abs(S).max())
     yield ("planner paired bootstrap, all pairs (25 trials x 1000 x 150 docs)",
-           lambda: P._pair_pvalues(S, docs, ia, ib, "paired-bootstrap", 1000, "two-sided", tol,
-                                   np.random.default_rng(2), fused=False),
+           lambda: _common.numpy_pair_pvalues(S, docs, ia, ib, "paired-bootstrap", 1000, "two-sided", tol,
+                                              np.random.default_rng(2)),
            lambda: P._pair_pvalues(S, docs, ia, ib, "paired-bootstrap", 1000, "two-sided", tol,
                                    np.random.default_rng(2)))
 
     # 60: sign-flip permutation test of every system pair (the planner's default; Monte-Carlo at 150 documents)
     yield ("planner sign flips, all pairs (25 trials x 1000 x 150 docs)",
-           lambda: P._pair_pvalues(S, docs, ia, ib, "permutation", 1000, "two-sided", tol,
-                                   np.random.default_rng(4), fused=False),
+           lambda: _common.numpy_pair_pvalues(S, docs, ia, ib, "permutation", 1000, "two-sided", tol,
+                                              np.random.default_rng(4)),
            lambda: P._pair_pvalues(S, docs, ia, ib, "permutation", 1000, "two-sided", tol,
                                    np.random.default_rng(4)))
 

@@ -306,5 +306,5 @@ rho_judge, rho_human = primer.exercise_answers().toy_alt_advantage
 print(f"Exercise 6: rho_judge = {rho_judge:.2f}, rho_human = {rho_human:.2f}. The others' means are 2.5, 4.5, 2 and "
       "2; the judge is closer on items 0, 1 and 3, annotator 1 on item 2. A tie (equal distances) counts for both, "
       "so with many ties both shares can exceed 0.5. Four items are far too few to test anything: the test needs "
-      "50 items per annotator and 3 annotators, and a judge that rates every item with the mean rating can pass "
+      "100 items per annotator and 3 annotators, and a judge that rates every item with the mean rating can pass "
       "at a generous epsilon (notebook 80's controls), so compare advantage probabilities as well.")

@@ -30,7 +30,7 @@ coefficient = "kendall"  # system-level coefficient of the meta-evaluation: pear
 confidence_level = 0.95
 widths = [0.1, 0.2, 0.4]  # target interval widths of the label planner (on the human score's scale)
 judge_pool = 5000  # judge-scored inputs the planner assumes next to the labelled ones
-correlation_sizes = [10, 25, 50]  # labelled inputs at which the correlation's interval widths are measured
+correlation_sizes = [25, 50, 75]  # labelled inputs at which the correlation's interval widths are measured
 width_replicates = 2  # random labelled subsets per size of that curve
 n_resamples = 300  # bootstrap resamples per correlation interval
 coverage_replicates = 20  # random labelled subsets of the coverage simulation (the full table: results/few_labels)
@@ -75,8 +75,8 @@ ds, human = nb.dataset, nb.human
 judge = judge or few_labels.default_judge(ds, human)
 metric = metric or judge
 labelled = few_labels.labelled_mask(ds.shape[1], labelled_share, nb.rng)
-nb.report(f"**{ds.name}**: {ds.shape[0]} systems × {ds.shape[1]} inputs; human score {ds.display_name(human)}; "
-          f"judge {ds.display_name(judge)}; humans kept on {int(labelled.sum())} inputs "
+nb.report(f"**{nb.md(ds.name)}**: {ds.shape[0]} systems × {ds.shape[1]} inputs; human score {nb.md_name(human)}; "
+          f"judge {nb.md_name(judge)}; humans kept on {int(labelled.sum())} inputs "
           f"({labelled_share:.0%}), hidden on {int((~labelled).sum())}.")
 
 # %% [markdown]
@@ -146,8 +146,8 @@ show_table(alt[["judge", "kind", "items", "annotators", "advantage_probability",
 # %% [markdown]
 # **Its calibration at this dataset's size.** The judge is simulated as one more annotator (exchangeable with
 # the humans) who gives a value far off the scale on a random share `epsilon` of the items: exactly the
-# boundary of H0, where each annotator's t-test should reject at q = 0.05. Below 50 items per annotator or 3
-# annotators the test says "cannot be tested" (at 30 items the measured level was 0.06, at 10 items 0.15).
+# boundary of H0, where each annotator's t-test should reject at q = 0.05. Below 100 items per annotator or 3
+# annotators the test says "cannot be tested" (the measured level was 0.14 at 10 items, 0.066 at 30, 0.06 at 50).
 
 # %%
 n_items, n_annot, levels = few_labels.dataset_sizes(ds, human)
@@ -221,7 +221,7 @@ plt.show()
 # ## Conclusions (generated from the numbers above)
 
 # %%
-lines = few_labels.few_label_sentences(intervals, budget, corr_widths, power, judge=ds.display_name(judge),
+lines = few_labels.few_label_sentences(intervals, budget, corr_widths, power, judge=nb.md_name(judge),
                                        target_power=target_power)
 lines += few_labels.coverage_sentences(coverage, confidence_level=confidence_level)
 lines += few_labels.alt_test_sentences(alt)

@@ -45,8 +45,8 @@ def test_float_ties_are_ties():
 
 def test_pvalues_are_scipy_paired_t_test_and_by():
     rng = np.random.default_rng(3)
-    humans = np.clip(np.round(rng.normal(3, 1, (80, 1)) + rng.normal(0, 1, (80, 4))), 1, 5)
-    judge = np.clip(np.round(humans.mean(1) + rng.normal(0, 0.7, 80)), 1, 5)
+    humans = np.clip(np.round(rng.normal(3, 1, (120, 1)) + rng.normal(0, 1, (120, 4))), 1, 5)
+    judge = np.clip(np.round(humans.mean(1) + rng.normal(0, 0.7, 120)), 1, 5)
     res = alt_test(judge, humans, epsilon=0.1)
     w_f, w_h, _ = _indicators(judge, humans, "mean-distance")
     for j in range(4):
@@ -61,21 +61,21 @@ def test_pvalues_are_scipy_paired_t_test_and_by():
 def test_constant_differences_follow_scipy():
     # judge 3 against ratings 1, 3, 5 on every item: it beats annotators 0 and 2 (d = -1) and ties annotator 1
     # (d = 0) everywhere, so sd d = 0 and t = -inf, p = 0 (scipy's ttest_rel gives the same), with a warning
-    humans = np.tile([1.0, 3.0, 5.0], (60, 1))
+    humans = np.tile([1.0, 3.0, 5.0], (100, 1))
     with pytest.warns(metaeval.DegenerateResultWarning, match="same difference"):
-        res = alt_test(np.full(60, 3.0), humans, epsilon=0.2)
+        res = alt_test(np.full(100, 3.0), humans, epsilon=0.2)
     assert res.pvalue.tolist() == [0.0, 0.0, 0.0] and res.passed
     assert res.judge_advantage.tolist() == [1.0, 1.0, 1.0] and res.human_advantage.tolist() == [0.0, 1.0, 0.0]
 
 
 def test_cannot_be_tested_below_the_minimum():
     rng = np.random.default_rng(0)
-    humans = rng.integers(1, 6, (49, 3)).astype(float)
+    humans = rng.integers(1, 6, (99, 3)).astype(float)
     res = alt_test(humans[:, 0], humans, epsilon=0.2)
     assert res.reason.startswith("cannot be tested") and not res.passed and np.isnan(res.winning_rate)
     two = alt_test(rng.integers(1, 6, 100).astype(float), rng.integers(1, 6, (100, 2)).astype(float))
     assert "the test needs 3" in two.reason
-    ok = alt_test(rng.integers(1, 6, 50).astype(float), rng.integers(1, 6, (50, 3)).astype(float))
+    ok = alt_test(rng.integers(1, 6, 100).astype(float), rng.integers(1, 6, (100, 3)).astype(float))
     assert ok.reason is None
 
 

@@ -54,3 +54,39 @@ def test_notebook_70_on_a_users_folder_writes_beside_the_user(study, tmp_path, m
     assert "my_study" in table and "analysed" in table
     # a dataset that loads but cannot be analysed heads the conclusions, with why
     assert out.read_text().startswith("**Not analysed:** ") and "only 1 system" in out.read_text().splitlines()[0]
+
+
+def test_the_index_lists_only_the_runs_of_this_plan(tmp_path):
+    """A failure left by an older plan (other parameters, other code) is not listed as current: the committed
+    index once showed 22 failures, two of which succeeded by then."""
+    from metaeval.run.atlas import write_index
+    from metaeval.run.sweep import STATUS
+
+    for folder, state in (("dataset=a__1", "done"), ("dataset=a__0ld", "failed")):
+        (tmp_path / "00_dataset_check" / folder).mkdir(parents=True)
+        (tmp_path / "00_dataset_check" / folder / STATUS).write_text(json.dumps(
+            {"state": state, "params": {"dataset": "a"}, "seconds": 1, "error": "NotebookFailed: old\nValueError: x"}))
+    index = write_index(tmp_path, {}, ["a"], ["00_dataset_check"], None, 60.0,
+                        current={"00_dataset_check/dataset=a__1"}).read_text()
+    assert "failed" not in index and "[00_dataset_check/dataset=a__1](00_dataset_check/dataset=a__1/)" in index
+
+
+def test_the_finding_matrix_picture_is_in_words_with_a_key():
+    """Each cell in words (no "no" / "n/a" codes), each column by its paper, and a key beside the matrix."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    statuses = [atlas.HOLDS, atlas.NOT_HOLDS, atlas.NOT_SHOWN, atlas.NOT_REFUTED, atlas.UNTESTABLE]
+    rules = list(atlas.RULES)
+    matrix = pd.DataFrame([[statuses[(i + j) % 5] for j in range(len(rules))] for i in range(2)],
+                          index=["a", "b"], columns=rules)
+    fig, ax = plt.subplots()
+    atlas.finding_heatmap(matrix, ax=ax)
+    cells = {t.get_text() for t in ax.texts}
+    assert cells == {"holds", "does not\nhold", "not\nshown", "not\nrefuted", "cannot\nbe tested"}
+    assert [t.get_text().split("\n")[0] for t in ax.get_xticklabels()][0] == atlas.RULES[rules[0]].paper.split(" (")[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()][0] == "holds"
+    plt.close(fig)

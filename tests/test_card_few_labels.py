@@ -14,7 +14,7 @@ from metaeval.data.tabular import import_table
 from metaeval.stats.ppi import ppi_correlation, ppi_system_means
 from metaeval.studies import card as cards
 
-K, M, SHARE = 5, 200, 0.10  # 1,000 judge scores, humans on 20 documents (100 labels)
+K, M, SHARE = 5, 300, 0.10  # 1,500 judge scores, humans on 30 documents (150 labels)
 
 
 def _table(rng_seed: int = 0) -> pd.DataFrame:
@@ -71,7 +71,7 @@ def test_card_with_a_judge_is_the_direct_ppi_calls(study):
     assert_allclose([row.estimate, row.low, row.high],
                     [corr.statistic, corr.confidence_interval.low, corr.confidence_interval.high], rtol=1e-13)
     assert (rows.width < rows.humans_width).all()  # a good judge narrows every system's interval here
-    assert "Few labels: humans rated 20 of 200 inputs" in card.summary
+    assert "Few labels: humans rated 30 of 300 inputs" in card.summary
     assert "the judge llm_judge is the baseline" in card.summary
 
 
@@ -82,3 +82,15 @@ def test_a_judge_with_missing_cells_is_refused(tmp_path):
     with pytest.raises(DataError, match="judge 'llm_judge' misses 1 cells"):
         cards.card_tables("my_metric", dataset=str(tmp_path / "s"), judge="llm_judge", n_resamples=50,
                           planner_trials=2, planner_resamples=10, planner_inputs=[1])
+
+
+def test_too_few_labels_for_the_correlation_say_so(tmp_path):
+    frame = _table()
+    docs = sorted(frame.doc.unique())[:10]
+    frame["labelled"] = np.where(frame.doc.isin(docs), "yes", "no")
+    import_table(frame, tmp_path / "s10", human="relevance", labelled="labelled")
+    card = cards.card_tables("my_metric", dataset=str(tmp_path / "s10"), judge="llm_judge", n_resamples=50,
+                             planner_trials=2, planner_resamples=10, planner_inputs=[1])
+    row = card.few_labels[card.few_labels.kind == "correlation"].iloc[0]
+    assert row.reason.startswith("cannot be tested: 10 labelled inputs") and np.isnan(row.estimate)
+    assert "from all inputs: cannot be tested: 10 labelled inputs" in card.summary

@@ -19,7 +19,7 @@ import pytest
 from metaeval.stats import correlation as C
 from metaeval.stats import resampling as R
 from metaeval.stats import significance as S
-from metaeval.stats._kernels import mean_of_defined_row, pearson, pearson_vector
+from metaeval.stats._kernels import pearson, pearson_vector
 
 DIRECT = dict(rtol=1e-12, atol=1e-14)
 FROM_SUMS = dict(rtol=1e-9, atol=1e-9)
@@ -43,17 +43,6 @@ def _general(mats, Z, rows, cols, level):
 
 # ----------------------------------------------------------------------------------------------------
 # The compiled vector kernels against numpy's
-
-
-@pytest.mark.parametrize("n", [1, 5, 8, 50, 100, 300])
-def test_mean_of_defined_row_is_mean_of_defined(n):
-    rng = np.random.default_rng(n)
-    r = rng.uniform(-1, 1, size=(30, n))
-    r[rng.random(r.shape) < 0.2] = np.nan
-    r[0] = np.nan  # nothing defined: NaN
-    compiled = [mean_of_defined_row(row) for row in r]
-    np.testing.assert_allclose(compiled, C.mean_of_defined(r), **DIRECT)
-    assert np.isnan(compiled[0])
 
 
 @pytest.mark.parametrize("n", [2, 3, 5, 8, 16, 24, 129, 200])
@@ -166,6 +155,22 @@ def test_pair_null_is_the_correlation_of_the_permuted_matrices(level, method, N,
     assert np.isfinite(fast).all()
     # permutation_test's chunks take the same kernel
     np.testing.assert_array_equal(fast[:64], S._permutation_deltas(Xs, Ys, Z, coins[:64], level, "pearson", None))
+    if level == "summary":
+        # the kernel's own values, not only the permutations it leaves to the general path (Y's nearly constant
+        # column makes every permutation one of those): without that column it recomputes none
+        Ys = S._standardize(np.where(np.arange(M) == 2, X, Y))
+        null, redo = S._perm_summary_pearson(*_summary_kernel_args(Xs, Ys, Z, S._transposed_coins(coins)))
+        assert not redo.any()
+        np.testing.assert_allclose(null, S._swapped_deltas(Xs, Ys, Z, coins, "summary", "pearson", None), **FROM_SUMS)
+
+
+def _summary_kernel_args(Xs, Ys, Z, coins_t, block=128):
+    """The arguments _pair_null gives the summary-level kernel."""
+    centre = (Xs.mean(axis=0) + Ys.mean(axis=0)) / 2
+    Xc, Yc, Zc = Xs - centre, Ys - centre, Z - Z.mean(axis=0)
+    base = np.stack([Xc.sum(0), (Xc * Xc).sum(0), (Xc * Zc).sum(0), Yc.sum(0), (Yc * Yc).sum(0), (Yc * Zc).sum(0)])
+    return (coins_t, Xs, Ys, Yc - Xc, Yc * Yc - Xc * Xc, (Yc - Xc) * Zc, base, Zc.sum(0), (Zc * Zc).sum(0),
+            ~C.constant(Z.T), block)
 
 
 def test_perm_summary_kernel_recomputes_the_refined_permutations():
@@ -178,11 +183,7 @@ def test_perm_summary_kernel_recomputes_the_refined_permutations():
     Xs, Ys = S._standardize(X), S._standardize(Y)
     coins = S._coins(np.random.default_rng(0), 200, (N, M), "both")
     coins_t = S._transposed_coins(coins)
-    centre = (Xs.mean(axis=0) + Ys.mean(axis=0)) / 2
-    Xc, Yc, Zc = Xs - centre, Ys - centre, Z - Z.mean(axis=0)
-    base = np.stack([Xc.sum(0), (Xc * Xc).sum(0), (Xc * Zc).sum(0), Yc.sum(0), (Yc * Yc).sum(0), (Yc * Zc).sum(0)])
-    nulls = [S._perm_summary_pearson(coins_t, Xs, Ys, Yc - Xc, Yc * Yc - Xc * Xc, (Yc - Xc) * Zc, base,
-                                     Zc.sum(0), (Zc * Zc).sum(0), ~C.constant(Z.T), block) for block in (1, 7, 128)]
+    nulls = [S._perm_summary_pearson(*_summary_kernel_args(Xs, Ys, Z, coins_t, block)) for block in (1, 7, 128)]
     for null, redo in nulls[1:]:  # the block changes the memory, not a value: the same additions in the same order
         np.testing.assert_array_equal(null, nulls[0][0])
         np.testing.assert_array_equal(redo, nulls[0][1])

@@ -232,6 +232,110 @@ def test_newsroom_pickle_that_would_run_code_is_refused(tmp_path, monkeypatch):
     assert not (tmp_path / "pwned").exists() and not downloaded_path("newsroom").exists()
 
 
+def test_newsroom_pickle_bombs_and_malformed_pickles_are_one_clear_error():
+    """The converter is public: a 'billion laughs' pickle (280 bytes here, 10**9 leaves for any reader that walks
+    it) and malformed pickles raise one DataError, never a MemoryError or AttributeError."""
+    from metaeval.data._converters import newsroom, restricted_unpickle
+
+    laughs = ["lol"]
+    for _ in range(9):
+        laughs = [laughs] * 10
+    bomb = pickle.dumps({"2140": {"ref_summ": "r", "sys_summs": laughs}}, protocol=2)
+    assert len(bomb) < 484
+    with pytest.raises(DataError, match=r"data.pkl: the pickle refers to the same list twice .*billion laughs"):
+        newsroom({"SUM/Newsroom/data.pkl": bomb})
+    with pytest.raises(DataError, match=r"^t: not a readable pickle \(AttributeError: "):
+        restricted_unpickle(b"]q\x00}b.", "t")  # BUILD on a list: AttributeError from the unpickler
+    deep = []
+    for _ in range(100):
+        deep = [deep]
+    with pytest.raises(DataError, match=r"nests deeper than 64 levels"):
+        restricted_unpickle(pickle.dumps(deep), "t")
+    assert restricted_unpickle(pickle.dumps(NEWS), "t") == NEWS  # plain tree data still reads
+
+
+def _pinned_path(tmp_path, name):
+    spec = _atlas_download.SPECS[name]
+    return tmp_path / "mirror" / spec.files[0].repo / spec.files[0].commit / spec.files[0].path
+
+
+def test_a_pinned_file_that_never_ends_or_blocks_is_refused(tmp_path, monkeypatch):
+    """A mirror whose pinned file is a link to /dev/zero is read up to the pinned size + 1 byte, then refused; a
+    FIFO there is refused before it is opened (a read would block forever: file:// has no timeout)."""
+    import os
+    import signal
+
+    base = serve(tmp_path, monkeypatch, "newsroom", {"SUM/Newsroom/data.pkl": pickle.dumps(NEWS)})
+    pinned = _pinned_path(tmp_path, "newsroom")
+    size = _atlas_download.SPECS["newsroom"].files[0].size
+    pinned.unlink()
+    pinned.symlink_to("/dev/zero")
+    signal.signal(signal.SIGALRM, lambda *_: pytest.fail("the read did not stop"))
+    signal.alarm(20)
+    try:
+        with pytest.raises(DownloadError, match=r"data.pkl: /.* is a device, not a regular file"):
+            download("newsroom", base_url=base, show=None)
+        pinned.unlink()
+        os.mkfifo(pinned)
+        with pytest.raises(DownloadError, match=r"data.pkl: /.* is a FIFO, not a regular file"):
+            download("newsroom", base_url=base, show=None)
+        pinned.unlink()
+        pinned.write_bytes(pickle.dumps(NEWS) + b"\0" * 10**6)  # longer than pinned: read stops at size + 1
+        with pytest.raises(DownloadError, match=rf"holds more than the {size} bytes expected"):
+            download("newsroom", base_url=base, show=None)
+    finally:
+        signal.alarm(0)
+    assert not downloaded_path("newsroom").exists()
+
+    class Endless:  # a server that never stops sending: only a bounded read() returns
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def read(self, n=-1):
+            assert n is not None and n >= 0, "an unbounded read of an endless response"
+            return b"\0" * n
+
+    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout: Endless())
+    with pytest.raises(DownloadError, match=rf"https://.*data.pkl: it holds more than the {size} bytes expected"):
+        download("newsroom", show=None)
+
+
+def test_a_downloaded_folder_edited_after_download_is_refused_at_load(tmp_path, monkeypatch):
+    """As the embedded data/: a record appended, a score changed, an extra .jsonl (another system) are refused by
+    name, by load(name) and load(folder); the restored file loads again (the verification is never stale)."""
+    base = serve(tmp_path, monkeypatch, "newsroom", {"SUM/Newsroom/data.pkl": pickle.dumps(NEWS)})
+    folder = download("newsroom", base_url=base, show=None).folder
+    records = folder / "records.jsonl"
+    original = records.read_bytes()
+    assert load("newsroom").shape == (2, 2)
+    lines = original.decode().splitlines(keepends=True)
+    last = json.loads(lines[-1])
+    edits = {
+        "appended": original + lines[-1].replace(last["summarizer_id"], "extra_system").encode(),
+        "score +5": original.replace(b'"relevance": 1.5', b'"relevance": 6.5', 1),
+    }
+    assert edits["score +5"] != original
+    for what, data in edits.items():
+        records.write_bytes(data)
+        for target in ("newsroom", folder):
+            with pytest.raises(DataError, match=r"records\.jsonl: changed since metaeval download wrote it .*"
+                                                r"`metaeval download newsroom --force`"):
+                load(target)
+        records.write_bytes(original)
+        assert load("newsroom").shape == (2, 2), what  # restored: loads again
+    (folder / "extra.jsonl").write_text(json.dumps({"instance_id": "2140", "summarizer_id": "mine",
+                                                    "metrics": {"human": {"relevance": 5}}}) + "\n")
+    with pytest.raises(DataError, match=r"extra\.jsonl: not written by metaeval download"):
+        load("newsroom")
+    (folder / "extra.jsonl").unlink()
+    (folder / "dataset.yml").unlink()
+    with pytest.raises(DataError, match=r"dataset\.yml: written by metaeval download and now missing"):
+        load("newsroom")
+
+
 # ----------------------------------------------------------------------------------------------------
 # Multi_SummEval
 

@@ -221,7 +221,12 @@ def test_sentence_functions_and_tables_escape_the_names_they_quote():
                                       "inputs": 9, "measure": "r", "value": 0.5}], apart={SYSTEM: "no texts"})
     delta = pd.DataFrame([{"metric": SCRIPT, "low": 0.0, "high": 1.0, "n_pairs": 3, "statistic": 0.5,
                            "ci_low": 0.1, "ci_high": 0.9}])
-    lines = [*ceil, *corr, *rep, *found, *deutsch2022.delta_sentences(delta, {SCRIPT: 0.5})]
+    from metaeval.studies import primer
+
+    noted = primer.reliability_sentences(pd.DataFrame([{"score": SYSTEM, "level": "system", "note": "one rater"}]),
+                                         SCRIPT)
+    assert noted.startswith(f"* **{md_text(SYSTEM)}**: one rater")
+    lines = [noted, *ceil, *corr, *rep, *found, *deutsch2022.delta_sentences(delta, {SCRIPT: 0.5})]
     text = "\n".join(lines)
     assert not RAW.search(text), text
     assert md_text(FOLDER) in ceil[0] and md_text(SCRIPT) in corr[0] and md_text(FOLDER) in found[1] and md_text(SYSTEM) in found[-1]

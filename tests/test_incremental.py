@@ -72,6 +72,25 @@ def test_parameters_data_and_notebook_changes_are_seen(tmp_path):
     assert incremental.changed_inputs({"status": "failed", "inputs": fp}, fp)
 
 
+@pytest.mark.parametrize("name", ["study.jsonl", "study.csv"])
+def test_a_dataset_given_as_one_file_is_fingerprinted_by_its_bytes(tmp_path, name):
+    """A dataset given as a single file (JSONL or a table), not a folder (issue 47: no test covered it). A change of
+    one byte is a changed input, named by the path as given; the same bytes rewritten are not."""
+    path = NOTEBOOKS["23"]
+    params = notebook_parameters(path)
+    own = tmp_path / name
+    own.write_text('{"instance_id": "d", "summarizer_id": "s", "metrics": {"m": 0.5}}\n' if name.endswith("jsonl")
+                   else "doc,system,relevance\nd,s,0.5\n")
+    first = incremental.fingerprint(path, {**params, "dataset": str(own)})
+    assert str(own) in first["data"]
+    own.write_bytes(own.read_bytes())  # rewritten, same bytes: nothing changed
+    assert incremental.changed_inputs({"status": "done", "inputs": first},
+                                      incremental.fingerprint(path, {**params, "dataset": str(own)})) == []
+    own.write_bytes(own.read_bytes().replace(b"0.5", b"0.6"))
+    second = incremental.fingerprint(path, {**params, "dataset": str(own)})
+    assert incremental.changed_inputs({"status": "done", "inputs": first}, second) == [f"data {own}"]
+
+
 def test_second_run_all_skips_everything_and_a_changed_output_reruns(tmp_path, monkeypatch):
     from metaeval.run import pool
     from metaeval.run.notebooks import run_all

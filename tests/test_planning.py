@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from metaeval import bootstrap_test, permutation_test, planning, williams_test
 from metaeval.stats import _planning_kernels as P
-from metaeval.stats._kernels import bootstrap_indices, coins as draw_coins, fair_bits
+from metaeval.stats._kernels import bootstrap_indices, coins as draw_coins, fair_bits, tail_hits
 from metaeval.stats._planning_pairs import _quotient_at_least
 from scipy import stats
 
@@ -328,7 +328,7 @@ FROM_SUMS = dict(rtol=1e-9, atol=1e-9)
 
 def _tied_trials(seed, T, N, M):
     """Ratings in thirds and rounded metrics (ties, constant permuted columns), a constant column of X and of
-    Z and a nearly constant column (the cells pearson_from_sums refines)."""
+    Z and a nearly constant column (the cells the kernels recompute from the values)."""
     rng = np.random.default_rng(seed)
     Z = rng.integers(3, 16, size=(T, N, M)) / 3
     X = np.round(Z + rng.normal(size=Z.shape), 1)
@@ -349,9 +349,16 @@ def test_packed_perm_null_equals_boolean_path(shape):
     coins = draw_coins(np.random.default_rng(7), (T, B), N, M, "both")
     assert np.array_equal(packed.unpacked(), coins)  # the same random stream
     assert np.array_equal(coins, fair_bits(np.random.default_rng(7), (T, B, N, M)).astype(bool))
-    t, b, m = np.array([0, T - 1]), np.array([B - 1, 0]), np.array([M - 1, 3])
-    assert np.array_equal(packed[t, b, :, m], coins[t, b, :, m])
-    fast = P._perm_null(Xs, Ys, Z, packed, "summary", "pearson")
+    spy = []
+    kernel = P._perm_summary_null
+    try:
+        P._perm_summary_null = lambda *args: spy.append(kernel(*args)) or spy[-1]
+        fast = P._perm_null(Xs, Ys, Z, packed, "summary", "pearson")
+    finally:
+        P._perm_summary_null = kernel
+    # the kernel's own values: it leaves permutations to the general path only in the trial with a nearly constant
+    # column (the last), so the others test its sums, not the recomputation
+    assert not spy[0][1][:-1].any()
     ref = P._perm_null(Xs, Ys, Z, coins, "summary", "pearson")
     assert np.isnan(ref).sum() == np.isnan(fast).sum()
     np.testing.assert_allclose(fast, ref, **FROM_SUMS)
@@ -440,19 +447,38 @@ def test_power_does_not_depend_on_batching(level, monkeypatch):
     pd.testing.assert_frame_equal(batched, planning.planned_comparison_power(e, **kwargs))
 
 
+def _reference_pair_pvalues(S, docs, ia, ib, test, B, alternative, tol, rng):
+    """The planner's Monte-Carlo paired tests written out in numpy from the same draws: each resample's documents
+    (bootstrap: positions drawn into the trial's documents; sign flips: the coins of fair_bits), every pair's mean
+    difference, the tail counted with the same rule and tolerance."""
+    T, n = docs.shape
+    means = S[:, docs].mean(axis=-1)  # (K, T)
+    observed = (means[ia] - means[ib]).T  # (T, P)
+    if test == "paired-bootstrap":
+        positions = rng.integers(0, n, size=(T, B, n), dtype=np.int32)
+        drawn = np.take_along_axis(np.broadcast_to(docs[:, None, :], (T, B, n)), positions, axis=2)
+        resampled = S[:, drawn].mean(axis=-1)  # (K, T, B)
+        null = (resampled[ia] - resampled[ib]).transpose(1, 2, 0) - observed[:, None, :]
+        return np.count_nonzero(tail_hits(null, observed[:, None, :], alternative, tol), axis=1) / B
+    signs = 1.0 - 2.0 * fair_bits(rng, (T * B, n)).reshape(T, B, n)
+    d = S[ia][:, docs] - S[ib][:, docs]  # (P, T, n)
+    null = (signs[None] * d[:, :, None, :]).mean(axis=-1).transpose(1, 2, 0)  # (T, B, P)
+    return (np.count_nonzero(tail_hits(null, observed[:, None, :], alternative, tol), axis=1) + 1) / (B + 1)
+
+
 @pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
 @pytest.mark.parametrize("n", [7, 40])
-def test_fused_pair_pvalues_equal_reference(alternative, n):
-    # discrete ratings: many resampled differences tie with the observed one, where a changed rounding of
-    # the compiled path would change the counts
+def test_compiled_pair_pvalues_equal_reference(alternative, n):
+    # discrete ratings: many resampled differences tie with the observed one, where a wrong tail rule or a lost
+    # multiplicity of the compiled path would change the counts
     rng = np.random.default_rng(n)
     S = rng.integers(1, 6, size=(6, 30)) / 3
     ia, ib = np.triu_indices(6, 1)
     docs = rng.integers(0, 30, size=(4, n))
     tol = 1e-9 * float(np.abs(S).max())
     fast = P._pair_pvalues(S, docs, ia, ib, "paired-bootstrap", 300, alternative, tol, np.random.default_rng(1))
-    ref = P._pair_pvalues(S, docs, ia, ib, "paired-bootstrap", 300, alternative, tol, np.random.default_rng(1),
-                          fused=False)
+    ref = _reference_pair_pvalues(S, docs, ia, ib, "paired-bootstrap", 300, alternative, tol,
+                                  np.random.default_rng(1))
     np.testing.assert_array_equal(fast, ref)
     assert 0 < fast.mean() < 1
 
@@ -473,18 +499,17 @@ def test_quotient_threshold_is_exact():
 
 @pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
 @pytest.mark.parametrize("n", [12, 45])
-def test_fused_signflip_pvalues_equal_reference(alternative, n):
-    # the compiled sign-flip pass (the planner's default pair test) against the bincount + matrix product path:
-    # the same coins and the same counts, also with discrete ratings whose flipped means tie with the observed
-    # one, and with more drawn documents (45) than pilot documents (30: repeated documents fold together)
+def test_compiled_signflip_pvalues_equal_reference(alternative, n):
+    # the compiled sign-flip pass (the planner's default pair test) against the numpy reference: the same coins and
+    # the same counts, also with discrete ratings whose flipped means tie with the observed one, and with more
+    # drawn documents (45) than pilot documents (30: repeated documents fold together)
     rng = np.random.default_rng(n)
     S = rng.integers(1, 6, size=(6, 30)) / 3
     ia, ib = np.triu_indices(6, 1)
     docs = rng.integers(0, 30, size=(4, n))
     tol = 1e-9 * float(np.abs(S).max())
     fast = P._pair_pvalues(S, docs, ia, ib, "permutation", 301, alternative, tol, np.random.default_rng(1))
-    ref = P._pair_pvalues(S, docs, ia, ib, "permutation", 301, alternative, tol, np.random.default_rng(1),
-                          fused=False)
+    ref = _reference_pair_pvalues(S, docs, ia, ib, "permutation", 301, alternative, tol, np.random.default_rng(1))
     np.testing.assert_array_equal(fast, ref)
     assert 1 / 302 <= fast.min() and fast.max() <= 1 and 0 < fast.mean() < 1
 

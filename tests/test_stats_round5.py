@@ -416,3 +416,20 @@ def test_threshold_search_beyond_the_limit_is_refused_with_the_rate_that_fits(mo
     with pytest.raises(ValueError, match="190 pairs x sample_rate 0.9"):
         agreement.tie_calibrated_accuracy(X5, Z5, sample_rate=0.9, rng=0)
     assert agreement.tie_calibrated_accuracy(X5, Z5, sample_rate=0.4, rng=0).statistic > 0.5
+
+
+def test_pairwise_difference_pearson_of_constant_groups_is_nan():
+    # every input's metric scores are equal (0.1, whose mean over 3 systems is 0.1 + 1.4e-17): no pair differs,
+    # so the statistic is undefined, not a number made from rounding residues
+    X = np.full((3, 4), 0.1)
+    Z = np.arange(12.0).reshape(3, 4)
+    with pytest.warns(DegenerateResultWarning, match="every pairwise difference of X is zero"):
+        assert math.isnan(agreement.pairwise_difference_pearson(X, Z, level="summary"))
+    # a constant input among varying ones adds its human differences only (its metric differences are 0 exactly)
+    X2 = np.array([[0.7, 1.0, 2.0], [0.7, 3.0, 2.5], [0.7, 2.0, 1.0]])
+    Z2 = np.array([[1.0, 1, 2], [2, 2, 1], [3, 0, 3]])
+    pooled = [_all_pairs(X2[:, j], Z2[:, j]) for j in range(3)]
+    dx = np.concatenate([np.zeros(3)] + [p[0] for p in pooled[1:]])
+    dz = np.concatenate([p[1] for p in pooled])
+    expected = dx @ dz / np.sqrt((dx @ dx) * (dz @ dz))
+    assert agreement.pairwise_difference_pearson(X2, Z2, level="summary") == pytest.approx(expected, abs=1e-15)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterable
 
 __all__ = ["data_root", "notebooks_root", "project_root", "is_checkout", "sha256", "verify_checksums", "ChecksumError",
-           "data_files", "is_documentation", "refuse_unlisted"]
+           "data_files", "is_documentation", "refuse_unlisted", "has_sha256"]
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -88,6 +88,15 @@ def _verified(path: Path, mtime_ns: int, ctime_ns: int, inode: int, size: int, e
     # Keyed by the file's stat so that a file changed during a session is checked again: ctime changes on every
     # write even when the size is kept and the mtime is set back, and a replaced file has another inode.
     return sha256(path) == expected
+
+
+def has_sha256(path: str | os.PathLike[str], expected: str) -> bool:
+    """True if the file's sha256 is ``expected``; hashed once per state of the file in a process (the cache is
+    keyed by its size, mtime, ctime and inode, so an edited or replaced file is hashed again, never served a
+    stale "ok")."""
+    p = Path(path).resolve()
+    st = p.stat()
+    return _verified(p, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_size, expected)
 
 
 def expected_sha256(path: str | os.PathLike[str]) -> str | None:

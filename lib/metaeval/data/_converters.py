@@ -298,11 +298,51 @@ def restricted_unpickle(data: bytes, what: str) -> Any:
     metaeval.data.formats.DataError: t: the pickle asks for builtins.print; only plain data ... is read
     """
     try:
-        return _NoGlobals(io.BytesIO(data)).load()
+        value = _NoGlobals(io.BytesIO(data)).load()
     except DataError as exc:
         raise DataError(f"{what}: {exc}") from None
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError) as exc:
+    except (MemoryError, RecursionError) as exc:  # a declared length or nesting no plain data needs
+        raise DataError(f"{what}: not a readable pickle ({type(exc).__name__}: it asks for more memory or nesting "
+                        "than plain data of its size can); check the file's source") from None
+    except Exception as exc:  # noqa: BLE001 - a malformed pickle raises anything (AttributeError, IndexError, ...)
         raise DataError(f"{what}: not a readable pickle ({type(exc).__name__}: {exc})") from None
+    _check_plain_tree(value, what)
+    return value
+
+
+#: Nesting deeper than this is not a data file's (the Newsroom pickle is 5 deep).
+MAX_PICKLE_DEPTH = 64
+
+
+def _check_plain_tree(value: Any, what: str) -> None:
+    """Refuse a container reached twice or nested deeper than :data:`MAX_PICKLE_DEPTH`.
+
+    A pickle can refer again to an object it already built (its memo): ten references to a list of ten
+    references to ... take a few hundred bytes and unpickle into a few objects, but every reader that walks the
+    data (a converter, ``json.dumps``) sees 10**9 of them (the "billion laughs"). Plain data files are trees;
+    walking each object once, with its depth, bounds the work by the pickle's own size.
+
+    >>> shared = [1]
+    >>> restricted_unpickle(pickle.dumps([shared, shared]), "t")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    metaeval.data.formats.DataError: t: the pickle refers to the same list twice ...
+    """
+    seen: set[int] = set()
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if not isinstance(item, (list, tuple, dict, set, frozenset)):
+            continue
+        if id(item) in seen:
+            raise DataError(f"{what}: the pickle refers to the same {type(item).__name__} twice (shared objects "
+                            "can expand exponentially, a 'billion laughs' pickle); only plain tree data is read")
+        if depth > MAX_PICKLE_DEPTH:
+            raise DataError(f"{what}: the pickle nests deeper than {MAX_PICKLE_DEPTH} levels; only plain data "
+                            "is read")
+        seen.add(id(item))
+        children = [*item.keys(), *item.values()] if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children)
 
 
 NEWSROOM_DIMS = ("coherence", "fluency", "informativeness", "relevance")

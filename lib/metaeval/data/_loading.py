@@ -175,6 +175,9 @@ def _resolve_path(text: str) -> tuple[str, list[Path], dict[str, Any], str]:
         )
     meta: dict[str, Any] = {}
     if path.is_dir():
+        from metaeval.data import download
+
+        download.check_unchanged(path)  # a downloaded folder: its files as the download wrote them
         files = sorted(p for p in path.glob("*.jsonl") if p.is_file())
         if not files:
             nested = sorted(p.name for p in path.iterdir() if p.is_dir() and any(p.glob("*.jsonl")))

@@ -53,6 +53,8 @@ from metaeval.data._loading import (
 __all__ = [
     "DataError",
     "DataWarning",
+    "INCOMPLETE_FIX",
+    "NO_INCOMPLETE_FIX",
     "Dataset",
     "SyntheticDataset",
     "data_dir",
@@ -77,6 +79,15 @@ def known_datasets() -> dict[str, str]:
      'wmt21-mqm-ende', 'wmt21-mqm-zhen', 'xsum-hallucinations']
     """
     return {name: desc for name, (_, desc, _) in _known().items()}
+
+
+#: The one wording of the fix for a score with missing cells that a notebook needs complete: for a notebook with an
+#: ``incomplete`` parameter (the runner's check before the kernel, :func:`metaeval.run.session.start`, notebook 24)
+#: and for one without.
+INCOMPLETE_FIX = ("set the notebook's parameter `incomplete` to drop-inputs or drop-systems (`-p incomplete "
+                  "drop-inputs` on the command line, or in its parameters cell)")
+NO_INCOMPLETE_FIX = ("this notebook has no `incomplete` parameter: complete the missing cells or choose complete "
+                     "scores (`metaeval describe DATASET` lists the missing cells)")
 
 
 def verify_checksums(paths: Iterable[Path]) -> None:

@@ -46,6 +46,7 @@ from typing import Any
 from urllib.parse import quote
 
 import metaeval._outputs as _outputs
+import metaeval._resources as _resources
 from metaeval.data import _atlas_download
 from metaeval.data.formats import DataError
 
@@ -142,6 +143,41 @@ def is_downloaded(name: str, folder: str | os.PathLike[str] | None = None) -> bo
     return manifest is not None and manifest.get("parameters", {}).get("dataset") == name
 
 
+def check_unchanged(folder: str | os.PathLike[str]) -> None:
+    """Refuse a downloaded dataset folder whose files differ from what :func:`download` wrote there.
+
+    The download's manifest (``.metaeval-run.download.json``) holds the sha256 of every file it wrote, from the
+    pinned, checked source files; a record appended, a score edited or an extra ``.jsonl`` (which ``load`` would
+    merge in) is refused by name, as the embedded ``data/`` refuses the same edits. Each file is hashed once per
+    state in a process (:func:`metaeval._resources.has_sha256`).
+
+    Raises
+    ------
+    DataError
+        A file the download did not write, one it wrote that is missing, or one whose sha256 differs.
+    """
+    folder = Path(folder)
+    manifest = _manifest(folder)
+    if manifest is None:
+        return
+    own = manifest["files"]
+    mark = _outputs.manifest_name(DOWNLOAD_RUN)
+    present = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
+                     if (p.is_file() or p.is_symlink()) and p.name != mark)
+    fix = f"run `metaeval download {manifest.get('parameters', {}).get('dataset', 'NAME')} --force` to restore it"
+    extra = [f for f in present if f not in own and not _outputs.is_editor_artefact(f)]
+    if extra:
+        raise DataError(f"{folder / extra[0]}: not written by metaeval download (its manifest lists "
+                        f"{', '.join(sorted(own))}); move it out of the folder, or {fix}")
+    for rel, digest in sorted(own.items()):
+        path = folder / rel
+        if not path.is_file():
+            raise DataError(f"{path}: written by metaeval download and now missing; {fix}")
+        if not _resources.has_sha256(path, digest):
+            raise DataError(f"{path}: changed since metaeval download wrote it (sha256 differs from its manifest); "
+                            f"{fix}, or, to keep the edit, copy the folder without its {mark} as a dataset of your own")
+
+
 def _mirror(base: str) -> str:
     """``base`` as a URL: a folder path (relative, absolute or ``~``) becomes its ``file://`` URL.
 
@@ -159,16 +195,24 @@ def _mirror(base: str) -> str:
     return folder.resolve().as_uri()
 
 
-def _get(url: str, local: list[str], name: str, base: str) -> bytes:
+#: Read limit for a pinned file whose size is not pinned (the files of a pinned folder, each a small text).
+MAX_UNSIZED_BYTES = 256 * 2**20
+
+
+def _get(url: str, local: list[str], name: str, base: str, size: int | None = None) -> bytes:
     """The bytes of a pinned file at ``url`` (the mirror's layout); a local mirror may also hold it at one of
     ``local`` (paths under the folder: the repository's own path, as in a clone at the commit, or the file's
-    own name). A failure is one line naming the URL and how to supply the file without network."""
+    own name). A failure is one line naming the URL and how to supply the file without network. At most
+    ``size`` + 1 bytes are read (the pinned size; :data:`MAX_UNSIZED_BYTES` without one), so a mirror's file that
+    never ends (a link to ``/dev/zero``) is refused instead of filling memory."""
+    limit = (size if size is not None else MAX_UNSIZED_BYTES) + 1
     if base.startswith("file:"):
         for candidate in (url, *(f"{base.rstrip('/')}/{quote(p)}" for p in local)):
-            if Path(urllib.request.url2pathname(urllib.parse.urlsplit(candidate).path)).is_file():
-                return _fetch(candidate)
+            found = Path(urllib.request.url2pathname(urllib.parse.urlsplit(candidate).path))
+            if found.exists() and not found.is_dir():  # a FIFO or device there is refused by _fetch, not skipped
+                return _fetch(candidate, limit)
     try:
-        return _fetch(url)
+        return _fetch(url, limit)
     except DownloadError as exc:
         if base != _atlas_download.DEFAULT_BASE and not base.startswith("file:"):
             raise  # a mirror of the user's own: its error is the whole story
@@ -183,13 +227,32 @@ def _local_paths(path: str, others: list[str]) -> list[str]:
     return [path] + ([own] if sum(p.rsplit("/", 1)[-1] == own for p in others) == 1 else [])
 
 
-def _fetch(url: str) -> bytes:
+def _fetch(url: str, limit: int) -> bytes:
+    """At most ``limit`` bytes of ``url``; a local file must be a regular file (checked before it is opened: a
+    FIFO would block the read forever, and ``timeout`` does not apply to ``file://``)."""
+    if url.startswith("file:"):
+        import stat
+
+        path = urllib.request.url2pathname(urllib.parse.urlsplit(url).path)
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            mode = None  # urlopen reports the missing file below
+        if mode is not None and not stat.S_ISREG(mode):
+            kind = "a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) \
+                else "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+            raise DownloadError(f"cannot download {url}: {path} is {kind}, not a regular file; put the pinned file "
+                                "itself there")
     try:
         with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 - https or a file:// mirror
-            return bytes(response.read())
+            data = bytes(response.read(limit))
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", None) or exc
         raise DownloadError(f"cannot download {url}: {' '.join(str(reason).split())}") from None
+    if len(data) >= limit:
+        raise DownloadError(f"cannot download {url}: it holds more than the {limit - 1} bytes expected (read stopped "
+                            "there); the mirror's file is not the pinned one")
+    return data
 
 
 def _provenance(spec: _atlas_download.DownloadSpec, base: str, converted: Any) -> str:
@@ -273,7 +336,7 @@ def download(name: str, folder: str | os.PathLike[str] | None = None, *, base_ur
     payload: dict[str, bytes] = {}
     for f in spec.files:
         url = f.url(base)
-        data = _get(url, _local_paths(f.path, [g.path for g in spec.files]), name, base)
+        data = _get(url, _local_paths(f.path, [g.path for g in spec.files]), name, base, size=f.size)
         got = hashlib.sha256(data).hexdigest()
         if got != f.sha256:
             raise DownloadError(f"{f.path} ({url}): sha256 mismatch: expected {f.sha256}, got {got} "

@@ -22,7 +22,7 @@ from typing import Any, Mapping
 
 from metaeval._io import atomic_write
 from metaeval.run.notebooks import run_notebook
-from metaeval.run.paths import absolute_path, find_notebook, notebooks_dir
+from metaeval.run.paths import absolute_path, combination_dir, find_notebook, notebooks_dir
 from metaeval.run.sweep import STATUS, run_sweep
 
 __all__ = ["load_parameters", "check_needs", "plan", "run_atlas", "write_index", "main"]
@@ -116,14 +116,18 @@ def _statuses(root: Path) -> list[dict]:
 
 
 def write_index(root: Path, missing: Mapping[tuple[str, str], str], datasets: list[str], notebooks: list[str],
-                atlas_run: dict | None, wall_seconds: float) -> Path:
-    """``root/README.md``: per dataset, every notebook's folder or why it is missing; times per dataset."""
+                atlas_run: dict | None, wall_seconds: float, current: set[str] | None = None) -> Path:
+    """``root/README.md``: per dataset, every notebook's folder or why it is missing; times per dataset.
+    ``current``: the run folders (relative to ``root``) of this run's plan; a status left by another plan (older
+    parameters) is not reported, so a failure listed is a failure of the code as it is."""
     index = root / "README.md"
     if index.exists() and INDEX_MARK not in index.read_text(encoding="utf-8"):
         raise FileExistsError(f"{index} was not written by make atlas; move it away first")
     done: dict[tuple[str, str], dict] = {}
     for status in _statuses(root):
         name = status.get("params", {}).get("dataset")
+        if current is not None and not any(status["path"] == c or status["path"].startswith(c + ".") for c in current):
+            continue
         if name is not None and status["notebook"] in notebooks:
             done[(status["notebook"], name)] = status
     lines = [INDEX_MARK, "# The atlas: every notebook on every dataset", "",
@@ -151,7 +155,9 @@ def write_index(root: Path, missing: Mapping[tuple[str, str], str], datasets: li
             elif found is not None:
                 status = found
                 error = str(status.get("error", "")).strip().splitlines()
-                cell = f"failed: {error[-1] if error else 'no error recorded'} ([{status['path']}]({status['path']}/))"
+                reason = error[-1] if error else "no error recorded"
+                reason = reason if len(reason) <= 160 else reason[:157] + "..."  # one line: the folder has the rest
+                cell = f"failed: {reason} ([{status['path']}]({status['path']}/))"
             else:
                 cell = "not run: " + missing.get((nb, name), "not in this run (--notebooks / --datasets)")
             lines.append(f"| {nb} | {cell.replace('|', '/')} |")
@@ -160,17 +166,22 @@ def write_index(root: Path, missing: Mapping[tuple[str, str], str], datasets: li
 
 
 def run_atlas(output: str | Path = "results/atlas", *, workers: int = 2, scheduler: str | None = None,
-              force: bool = False, datasets=None, notebooks=None, cross: bool = True) -> Path:
-    """Run the atlas (see the module docstring) and write its index; returns the index path."""
+              force: bool = False, datasets=None, notebooks=None, cross: bool = True, report: bool = False) -> Path:
+    """Run the atlas (see the module docstring) and write its index; returns the index path. A run this checkout
+    made with the same notebook, library, data and parameters is not rerun (``force``: rerun everything), so a
+    fresh clone reruns all; ``report``: then compare every run of the plan with the committed files (the
+    reproduction report of ``make results``)."""
     from metaeval.studies.atlas import source_of
 
     start = time.perf_counter()
     root = absolute_path(output)
     root.mkdir(parents=True, exist_ok=True)
     runs, missing, (loaded, not_loaded) = plan(datasets, notebooks)
+    current: dict[str, str] = {}  # run folder (relative to root) -> notebook, for the index and the report
     for stem, (names, fixed) in runs.items():
         grid: dict[str, list[Any]] = {k: [v] for k, v in fixed.items()}
         grid["dataset"] = [source_of(n, loaded[n][0]) for n in names]  # a user's dataset: its folder
+        current.update({f"{stem}/{combination_dir({**fixed, 'dataset': d})}": stem for d in grid["dataset"]})
         print(f"atlas: {stem} on {', '.join(names)}", flush=True)
         try:
             run_sweep(find_notebook(stem).name, grid, root / stem, workers=workers, scheduler=scheduler,
@@ -190,7 +201,18 @@ def run_atlas(output: str | Path = "results/atlas", *, workers: int = 2, schedul
                          "seconds": time.perf_counter() - t0}
     # every notebook of the table is listed, those outside --notebooks as "not in this run"
     stems = [s for s in load_parameters() if s != ATLAS_NOTEBOOK]
-    return write_index(root, missing, [*loaded, *not_loaded], stems, atlas_run, time.perf_counter() - start)
+    index = write_index(root, missing, [*loaded, *not_loaded], stems, atlas_run, time.perf_counter() - start,
+                        current=set(current))
+    if report:
+        from metaeval.run.reproduction import reproduction_report
+
+        pairs = [(stem, root / rel) for rel, stem in current.items() if (root / rel / STATUS).is_file()
+                 and json.loads((root / rel / STATUS).read_text()).get("state") == "done"]
+        if atlas_run is not None and atlas_run.get("state") == "done":
+            pairs.append((ATLAS_NOTEBOOK, root / ATLAS_NOTEBOOK))
+        for line in reproduction_report(pairs).lines():
+            print(line, flush=True)
+    return index
 
 
 def main(argv=None) -> None:
@@ -202,11 +224,12 @@ def main(argv=None) -> None:
     p.add_argument("--datasets", default="", help="comma-separated atlas datasets, your dataset folders or imported "
                                                   "names (default: every registered one)")
     p.add_argument("--notebooks", default="", help="comma-separated notebook prefixes (default: all)")
+    p.add_argument("--report", action="store_true", help="end with the reproduction report against the committed files")
     args = p.parse_args(argv)
     split = [s for s in args.datasets.split(",") if s]
     nbs = [s for s in args.notebooks.split(",") if s]
     index = run_atlas(args.output, workers=args.workers, scheduler=args.scheduler, force=args.force,
-                      datasets=split, notebooks=nbs)
+                      datasets=split, notebooks=nbs, report=args.report)
     print(f"atlas index: {index}")
 
 

@@ -212,9 +212,10 @@ def start(
     needed: list[str] = [s for s in dict.fromkeys([resolved, *scores]) if s is not None]
     # the error names what the notebook's user can do where they are: its `incomplete` parameter (keep-nan
     # only where its comment lists it), or, without one, complete the data or choose complete scores
-    from metaeval.run.preflight import incomplete_fix
+    # (from the data layer, not run.preflight: a notebook's dependencies must not grow by the preflight's imports)
+    from metaeval.data.datasets import INCOMPLETE_FIX, NO_INCOMPLETE_FIX
 
-    fix = incomplete_fix(incomplete is not None)  # one wording with the runner's check before the kernel
+    fix = INCOMPLETE_FIX if incomplete is not None else NO_INCOMPLETE_FIX  # the runner's check's wording
     ds = ds.require(scores=needed, texts=texts, incomplete=incomplete or "raise",  # type: ignore[arg-type]
                     purpose=purpose, fix=fix)
     out = _resolve_output_dir(paper, dataset, output_dir) if resolve else Path(output_dir or ".")

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from metaeval._io import write_table
+from metaeval.run.incremental import unchanged
 from metaeval.run.notebooks import resolve_kernel, run_notebook
 from metaeval.run.outputs import OutputDirError, check_sweep_root
 from metaeval.run.params import ParameterError, check_choices, check_value, parse_cli_value, split_values
@@ -190,7 +191,10 @@ def run_sweep(
             run_params["seed"] = derive_seed(declared["seed"] or 0, params)
         folder = root / combination_dir(params)
         status_file = folder / STATUS
-        if not force and status_file.exists() and json.loads(status_file.read_text()).get("state") == "done":
+        if not force and status_file.exists() and json.loads(status_file.read_text()).get("state") == "done" \
+                and unchanged(path, {**declared, **run_params}, folder, path.stem):
+            # finished by this checkout with the same notebook, library, data and parameters (run-all's rule:
+            # a fresh clone, or an edit of the code a run imports, reruns it)
             skipped.append(params)
             continue
         tasks.append(_Task(str(path), params, run_params, str(folder)))

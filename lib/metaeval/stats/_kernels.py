@@ -1,5 +1,6 @@
 """Private: the one copy of each resampling kernel and rule that :mod:`~metaeval.stats.resampling`,
-:mod:`~metaeval.stats.significance`, :mod:`~metaeval.stats.planning` and :mod:`metaeval.studies.deutsch` share.
+:mod:`~metaeval.stats.significance`, :mod:`~metaeval.stats.planning` and :mod:`~metaeval.stats.shared_draws`
+share.
 
 A fix to any of these is made here once and reaches every test, CI and power simulation:
 
@@ -9,14 +10,14 @@ A fix to any of these is made here once and reaches every test, CI and power sim
   :func:`bootstrap_pvalue`, :func:`t_pvalue`);
 * the random draws: Boot-Both/-Systems/-Inputs indices (:func:`bootstrap_indices`), draw multiplicities
   (:func:`draw_counts`), the permutation coins (:func:`fair_bits`, :func:`coins`, :class:`PackedCoins`);
-* exact constancy (:func:`constant`, :func:`standardize`), the Pearson kernel on vectors (:func:`pearson`)
-  and on sums (:func:`pearson_row`, compiled), rank snapping (:func:`snap`);
+* exact constancy (:func:`constant`, :func:`standardize`), the Pearson kernel on vectors (:func:`pearson`; its
+  compiled form for short vectors inside kernels, :func:`pearson_vector`, :func:`pearson_rows`) and on sums
+  (:func:`pearson_row`, compiled), Spearman's (:func:`spearman`), rank snapping (:func:`snap`);
 * Kendall's tau from its pair counts, once (:func:`tau_b`, :func:`tau_c`: numba ufuncs, so numpy and the
   compiled resampling kernels use the same floats), the sign of a difference (:func:`sign`) and the
   O(n log n) counts of one long vector (:func:`kendall_counts`, scipy's sort-and-merge algorithm);
-* the summary-level Perm-Both Pearson kernel of K metrics sharing the coins (:func:`perm_summary_shared`,
-  the power study's batched trial), which sums the swapped cells through subset tables (8 systems per
-  look-up) and turns the sums into r with :func:`pearson_row`.
+* the rule every summary-level Perm-Both kernel uses to skip columns a swap cannot make constant
+  (:func:`swap_may_be_constant`).
 
 Compiled kernels add in their natural order (not numpy's pairwise order): their results agree with the
 numpy formulas to rounding, which the tests check with ``assert_allclose`` at a stated tolerance.
@@ -60,7 +61,6 @@ __all__ = [
     "pearson_vector",
     "spearman",
     "pearson_rows",
-    "mean_of_defined_row",
     "sign",
     "tau_b",
     "tau_c",
@@ -68,7 +68,7 @@ __all__ = [
     "kendall_counts_rows",
     "PAIR_TABLE_BUDGET",
     "pair_tables_fit",
-    "perm_summary_shared",
+    "swap_may_be_constant",
 ]
 
 # ----------------------------------------------------------------------------------------------------
@@ -262,7 +262,7 @@ def fair_bits(rng: np.random.Generator, shape) -> np.ndarray:
 class PackedCoins:
     """Perm-Both's fair coins (T, B, N, M) kept packed, eight per random byte, as :func:`fair_bits` draws
     them (the same random stream; ``np.unpackbits`` order): the summary-level kernel reads the bits directly
-    instead of a boolean array eight times larger, and ``coins[t, b, :, m]`` unpacks single columns."""
+    instead of a boolean array eight times larger."""
 
     def __init__(self, rng: np.random.Generator, shape: tuple[int, int, int, int]):
         self.shape = shape
@@ -272,13 +272,6 @@ class PackedCoins:
     def unpacked(self) -> np.ndarray:
         n = int(np.prod(self.shape))
         return np.unpackbits(self.bits)[:n].reshape(self.shape).astype(bool)
-
-    def __getitem__(self, key) -> np.ndarray:
-        # only the (t, b, :, m) columns that pearson_from_sums refines, as index arrays of equal length
-        t, b, _, m = key
-        T, B, N, M = self.shape
-        flat = ((np.asarray(t)[:, None] * B + np.asarray(b)[:, None]) * N + np.arange(N)) * M + np.asarray(m)[:, None]
-        return ((self.bits[flat >> 3] >> (7 - (flat & 7))) & 1).astype(bool)
 
 
 def coins(rng: np.random.Generator, lead: tuple[int, ...], n_systems: int, n_inputs: int, method: str,
@@ -471,21 +464,8 @@ def pearson_rows(xs: np.ndarray, zs: np.ndarray) -> np.ndarray:
 
 
 @numba.njit(cache=True, error_model="numpy")
-def mean_of_defined_row(r):  # pragma: no cover - compiled
-    """:func:`~metaeval.stats.correlation.mean_of_defined` of one vector, for compiled kernels: the mean of its
-    non-NaN entries (added in order), NaN if there is none."""
-    total = 0.0
-    count = 0
-    for m in range(r.shape[0]):
-        if r[m] == r[m]:
-            total += r[m]
-            count += 1
-    return total / count if count > 0 else np.nan
-
-
-@numba.njit(cache=True, error_model="numpy")
 def pearson_row(n, sx, sz, sxx, szz, sxz, defined, weights, r, weak):  # pragma: no cover - compiled
-    """Per-input r from sums over ``n`` pairs (as :func:`~metaeval.stats.correlation.pearson_from_sums`) for one
+    """Per-input r from sums over ``n`` pairs for one
     resample: fills ``r`` (NaN where not ``defined`` or a variance is not positive) and ``weak`` (the variance
     lost most of its digits, below 1e-6 of the mean square: the caller recomputes r from the values);
     returns the mean of the defined r with multiplicities ``weights`` (NaN if none).
@@ -701,125 +681,3 @@ def swap_may_be_constant(X, Y, m):  # pragma: no cover - compiled
             if a1 != b1 and a1 != b2 and a2 != b1 and a2 != b2:
                 return False
     return True
-
-
-@numba.njit(cache=True)
-def perm_summary_shared(Xs, Yss, Zc, Zraw, coins, packed):  # pragma: no cover - compiled
-    """Summary-level Pearson with Z of the two permuted matrices (X's standardized cells swapped with Y_k's
-    where ``coins[m, b, n]``) on every permutation, for every one of K metrics Y_k sharing the coins: means
-    (2, K, B), per-input r (2, K, B, M) and the weak cells. The sums of a permuted column are the original
-    sums plus the coins' changes (X and Y centred by one shift per column); ``packed[m, b, h]`` holds the
-    coins of systems 8h..8h+7 as one byte, and a table of the changes of all 256 subsets of those systems
-    turns the sum over N systems into N/8 look-ups (the "four Russians" trick; one column's table stays in
-    cache while its resamples are summed). r from the sums by :func:`pearson_row`, as
-    :func:`perm_summary_corr`. Constancy is decided exactly on the values; a column with two systems whose
-    four values all differ can never be constant, which skips the check. O(K M 256 N / 8 + K B M N / 8)."""
-    K, N, M = Yss.shape
-    B = coins.shape[1]
-    H = packed.shape[2]
-    means = np.empty((2, K, B))
-    r = np.empty((2, K, B, M))
-    weak = np.zeros((2, K, B, M), np.bool_)
-    sz = np.zeros(M)
-    szz = np.zeros(M)
-    ones = np.ones(M)
-    z_def = np.zeros(M, np.bool_)
-    for m in range(M):
-        for n in range(1, N):
-            if Zraw[n, m] != Zraw[0, m]:
-                z_def[m] = True
-                break
-        for n in range(N):
-            sz[m] += Zc[n, m]
-            szz[m] += Zc[n, m] * Zc[n, m]
-    for k in range(K):
-        Ys = Yss[k]
-        D = np.empty((N, M))
-        D2 = np.empty((N, M))
-        DZ = np.empty((N, M))
-        bx = np.zeros(M)
-        bxx = np.zeros(M)
-        bxz = np.zeros(M)
-        by = np.zeros(M)
-        byy = np.zeros(M)
-        byz = np.zeros(M)
-        px = np.zeros(M)
-        pxx = np.zeros(M)
-        pxz = np.zeros(M)
-        py = np.zeros(M)
-        pyy = np.zeros(M)
-        pyz = np.zeros(M)
-        table = np.zeros((H, 256, 3))
-        sums = np.empty((3, B, M))
-        may_be_constant = np.zeros(M, np.bool_)
-        x_def = np.zeros(M, np.bool_)
-        y_def = np.zeros(M, np.bool_)
-        for m in range(M):
-            # one shift per column for both metrics: a permuted column mixes cells of X and Y
-            mx = 0.0
-            my = 0.0
-            for n in range(N):
-                mx += Xs[n, m]
-                my += Ys[n, m]
-            centre = (mx / N + my / N) / 2
-            bx[m] = bxx[m] = bxz[m] = by[m] = byy[m] = byz[m] = 0.0
-            for n in range(N):
-                x = Xs[n, m] - centre
-                y = Ys[n, m] - centre
-                z = Zc[n, m]
-                bx[m] += x
-                bxx[m] += x * x
-                bxz[m] += x * z
-                by[m] += y
-                byy[m] += y * y
-                byz[m] += y * z
-                D[n, m] = y - x
-                D2[n, m] = y * y - x * x
-                DZ[n, m] = (y - x) * z
-            for h in range(H):
-                # subsets containing system 8h + i: the subsets of the systems before it, plus it
-                for i in range(8):
-                    n = 8 * h + i
-                    d, d2, dz = (D[n, m], D2[n, m], DZ[n, m]) if n < N else (0.0, 0.0, 0.0)
-                    for sub in range(1 << i):
-                        table[h, sub | (1 << i), 0] = table[h, sub, 0] + d
-                        table[h, sub | (1 << i), 1] = table[h, sub, 1] + d2
-                        table[h, sub | (1 << i), 2] = table[h, sub, 2] + dz
-            for b in range(B):
-                s0 = s1 = s2_ = 0.0
-                for h in range(H):
-                    t = packed[m, b, h]
-                    s0 += table[h, t, 0]
-                    s1 += table[h, t, 1]
-                    s2_ += table[h, t, 2]
-                sums[0, b, m] = s0
-                sums[1, b, m] = s1
-                sums[2, b, m] = s2_
-            may_be_constant[m] = swap_may_be_constant(Xs, Ys, m)
-        for b in range(B):
-            s, s2, sdz = sums[0, b], sums[1, b], sums[2, b]
-            for m in range(M):
-                px[m] = bx[m] + s[m]
-                pxx[m] = bxx[m] + s2[m]
-                pxz[m] = bxz[m] + sdz[m]
-                py[m] = by[m] - s[m]
-                pyy[m] = byy[m] - s2[m]
-                pyz[m] = byz[m] - sdz[m]
-                x_def[m] = z_def[m]
-                y_def[m] = z_def[m]
-                if z_def[m] and may_be_constant[m]:
-                    x0 = Ys[0, m] if coins[m, b, 0] else Xs[0, m]
-                    y0 = Xs[0, m] if coins[m, b, 0] else Ys[0, m]
-                    x_def[m] = False
-                    y_def[m] = False
-                    for n in range(1, N):
-                        if (Ys[n, m] if coins[m, b, n] else Xs[n, m]) != x0:
-                            x_def[m] = True
-                            break
-                    for n in range(1, N):
-                        if (Xs[n, m] if coins[m, b, n] else Ys[n, m]) != y0:
-                            y_def[m] = True
-                            break
-            means[0, k, b] = pearson_row(N, px, sz, pxx, szz, pxz, x_def, ones, r[0, k, b], weak[0, k, b])
-            means[1, k, b] = pearson_row(N, py, sz, pyy, szz, pyz, y_def, ones, r[1, k, b], weak[1, k, b])
-    return means, r, weak

@@ -30,7 +30,6 @@ from metaeval.stats._kernels import (
     bootstrap_indices,
     coins,
     draw_counts,
-    fair_bits,
     monte_carlo_pvalue,
     standardize,
     t_pvalue,
@@ -38,17 +37,9 @@ from metaeval.stats._kernels import (
 )
 from metaeval.stats._planning_pairs import _bootstrap_weights, _pair_tail_counts, _signflip_tail_counts
 from metaeval.stats._planning_perm import _perm_summary_null, _perm_system_null
-from metaeval.stats.correlation import (
-    check_bool,
-    constant,
-    constant_from_codes,
-    dense_codes,
-    level_corr,
-    mean_of_defined,
-    pearson_from_sums,
-    system_corr,
-)
 from metaeval.stats import multiplicity
+from metaeval.stats.correlation import check_bool, constant, level_corr, system_corr
+from metaeval.stats.resampling import auto_batch, resampled_corr
 from metaeval.stats.significance import williams_pvalue
 
 # Memory budget (float64 elements) of the largest temporary array of one chunk of trials.
@@ -163,7 +154,6 @@ def _pair_pvalues(
     alternative: str,
     tol: float,
     rng: np.random.Generator,
-    fused: bool = True,
 ) -> np.ndarray:
     """p-values (T, P) of the paired tests of pairs (ia[p], ib[p]) on a chunk of trials.
 
@@ -188,53 +178,32 @@ def _pair_pvalues(
             t = np.where(sd > tol, t, np.where(np.abs(observed) > tol, np.sign(observed) * np.inf, 0.0))
         return t_pvalue(t, n - 1, alternative)
     B = n_resamples
-    if test == "paired-bootstrap" and fused:
+    if test == "paired-bootstrap":
         positions = rng.integers(0, n, size=(T, B, n), dtype=np.int32)
         weights = _bootstrap_weights(docs.astype(np.int64), positions, M)
-        # the same product as below: the floats of every system mean are those of the unfused path
         means = (weights @ S.T).reshape(T, B, K)
         code = TAIL_CODES[alternative]
         return _pair_tail_counts(means, ia, ib, float(n), observed, code, tol) / B
-    exact = test == "permutation" and 2**n <= n_resamples
-    if test == "permutation" and not exact and fused:
-        # the same coins as fair_bits(rng, (T * B, n)) below, read from their random bytes by one compiled pass
+    if 2**n > n_resamples:
+        # Monte-Carlo sign flips: the coins of fair_bits(rng, (T * B, n)), read from their random bytes by one
+        # compiled pass; p = (c + 1) / (B + 1), valid (size <= alpha) for any number of flips
         bits = rng.integers(0, 256, size=(T * B * n + 7) // 8, dtype=np.uint8)
         counts = _signflip_tail_counts(bits, B, S, docs.astype(np.int64), ia, ib, observed,
                                        TAIL_CODES[alternative], tol)
         return monte_carlo_pvalue(counts, B)
-    if exact:
-        # all 2^n sign flips, the same for every trial: the exact permutation distribution (no draws)
-        B = 2**n
-    offsets = M * np.arange(T * B)[:, None]
-    if test == "paired-bootstrap":
-        # int32 indices: gathering with them is several times faster than with int64 ones
-        positions = rng.integers(0, n, size=(T, B, n), dtype=np.int32)
-        positions += (n * np.arange(T, dtype=np.int32))[:, None, None]
-        drawn = docs.astype(np.int32).ravel()[positions]  # the pilot document behind each resampled position
-        weights = np.bincount((drawn.reshape(T * B, n) + offsets).ravel(), minlength=T * B * M)
-    else:
-        # permutation of a paired design: flip the sign of each drawn document's difference
-        if exact:
-            flips = (np.arange(B)[:, None] >> np.arange(n)) & 1
-            signs = np.tile(1.0 - 2.0 * flips, (T, 1))
-        else:
-            signs = 1.0 - 2.0 * fair_bits(rng, (T * B, n))
-        flat = (np.broadcast_to(docs[:, None, :], (T, B, n)).reshape(T * B, n) + offsets).ravel()
-        weights = np.bincount(flat, weights=signs.ravel(), minlength=T * B * M)
+    # all 2^n sign flips, the same for every trial: the exact permutation distribution (no draws); the identity is
+    # one of them, so p = c / 2^n
+    B = 2**n
+    flips = (np.arange(B)[:, None] >> np.arange(n)) & 1
+    signs = np.tile(1.0 - 2.0 * flips, (T, 1))
+    flat = (np.broadcast_to(docs[:, None, :], (T, B, n)).reshape(T * B, n) + M * np.arange(T * B)[:, None]).ravel()
+    weights = np.bincount(flat, weights=signs.ravel(), minlength=T * B * M)
     # pair differences through a contrast matrix: a second small product instead of a fancy-index gather
     contrast = np.zeros((K, len(ia)))
     contrast[ia, np.arange(len(ia))] = 1.0
     contrast[ib, np.arange(len(ia))] -= 1.0
-    null = ((weights.reshape(T * B, M).astype(float) @ S.T) @ contrast / n).reshape(T, B, len(ia))
-    if test == "paired-bootstrap":
-        # centring at the observed difference gives the null distribution (as metaeval.bootstrap_test)
-        null -= observed[:, None, :]
-        return _tail(null, observed, alternative, tol) / B
-    if exact:
-        # the identity is one of the 2^n flips: p = c / 2^n
-        return _tail(null, observed, alternative, tol) / B
-    # Monte-Carlo: p = (c + 1) / (B + 1), valid (size <= alpha) for any number of flips
-    return monte_carlo_pvalue(_tail(null, observed, alternative, tol), B)
+    null = ((weights.reshape(T * B, M) @ S.T) @ contrast / n).reshape(T, B, len(ia))
+    return _tail(null, observed, alternative, tol) / B
 
 
 def _check_sizes_1d(sizes) -> list[int]:
@@ -329,49 +298,15 @@ def _perm_null(Xs, Ys, Z, coins, level, coefficient) -> np.ndarray:
 
 
 def _boot_deltas(X, Y, Z, rows, cols, level, coefficient) -> np.ndarray:
-    """Resampled r(X*, Z*) - r(Y*, Z*) for trials (T, N, M), rows (T, B, N), cols (T, B, M): array (T, B).
-
-    The batched form of :func:`metaeval.resampling.bootstrap_ci`'s kernels (same fast paths)."""
+    """Resampled r(X*, Z*) - r(Y*, Z*) for trials (T, N, M), rows (T, B, N), cols (T, B, M): array (T, B), by
+    :func:`metaeval.stats.resampling.resampled_corr` (the kernels of ``bootstrap_ci``), trial by trial."""
     T, N, M = X.shape
-    if level == "system":
-        counts = draw_counts(cols, M)  # (T, B, M)
-        zs = np.take_along_axis(np.einsum("tbm,tnm->tbn", counts, Z), rows, axis=-1) / M
-        out = []
-        for V in (X, Y):
-            vs = np.take_along_axis(np.einsum("tbm,tnm->tbn", counts, V), rows, axis=-1) / M
-            out.append(system_corr(vs, zs, coefficient))
-        return out[0] - out[1]
-    if level == "summary" and coefficient == "pearson":
-        counts = draw_counts(rows, N)  # (T, B, N)
-        icounts = counts.astype(np.int64)
-        Zc = Z - Z.mean(axis=-2, keepdims=True)
-        sz = np.einsum("tbn,tnm->tbm", counts, Zc)
-        szz = np.einsum("tbn,tnm->tbm", counts, Zc * Zc)
-        # constancy of a resampled column is decided exactly on integer codes of the values
-        cz = dense_codes(Z, axis=-2)
-        z_const = constant_from_codes(N, np.einsum("tbn,tnm->tbm", icounts, cz),
-                                      np.einsum("tbn,tnm->tbm", icounts, cz * cz))
-        out = []
-        for V in (X, Y):
-            Vc = V - V.mean(axis=-2, keepdims=True)
-            cv = dense_codes(V, axis=-2)
-            v_const = constant_from_codes(N, np.einsum("tbn,tnm->tbm", icounts, cv),
-                                          np.einsum("tbn,tnm->tbm", icounts, cv * cv))
-
-            def exact(t, b, m, V=V):
-                r = rows[t, b]  # (k, N)
-                return V[t[:, None], r, m[:, None]], Z[t[:, None], r, m[:, None]]
-
-            r = pearson_from_sums(N, np.einsum("tbn,tnm->tbm", counts, Vc), sz,
-                                  np.einsum("tbn,tnm->tbm", counts, Vc * Vc), szz,
-                                  np.einsum("tbn,tnm->tbm", counts, Vc * Zc), defined=~v_const & ~z_const,
-                                  refine=exact)
-            out.append(mean_of_defined(np.take_along_axis(r, cols, axis=-1)))
-        return out[0] - out[1]
-    t = np.arange(T)[:, None, None, None]
-    r, c = rows[:, :, :, None], cols[:, :, None, :]
-    return level_corr(X[t, r, c], Z[t, r, c], level, coefficient) - level_corr(Y[t, r, c], Z[t, r, c], level,
-                                                                                coefficient)
+    batch = auto_batch(N, M, level, coefficient)
+    out = np.empty(rows.shape[:2])
+    for t in range(T):
+        r = resampled_corr([X[t], Y[t]], Z[t], rows[t], cols[t], level, coefficient, batch)
+        out[t] = r[0] - r[1]
+    return out
 
 
 def _metric_draws(rng: np.random.Generator, test: str, level: str, coefficient, T: int, N: int, M: int,

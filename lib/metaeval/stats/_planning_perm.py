@@ -55,9 +55,7 @@ def _perm_summary_null(bits, first, B, D1, D2, D3, base, Xs, Ys, z_ok):  # pragm
     defined r(X', Z) minus that of r(Y', Z), (T, B), and the permutations with a cell whose r the caller must
     recompute from the values (``weak``, (T, B): a variance below 1e-6 of its mean square). The statistic of
     the general path of :func:`_perm_null` (the permuted matrices, then their correlations), without its
-    (T, B, N, M) arrays (:func:`_perm_null` at summary level 2.7x faster than through
-    :func:`~metaeval.stats._kernels.perm_summary_corr` over the planner's default designs, the coins' draw
-    included).
+    (T, B, N, M) arrays.
 
     Coin (b, n, m) of trial t is bit ``first[t] + (b N + n) M + m`` of ``bits`` (np.unpackbits order).
     D1..D3 (T, N, M) are the changes of the centred sums when a cell is swapped (Y - X, Y^2 - X^2, (Y - X) Z),
@@ -68,8 +66,8 @@ def _perm_summary_null(bits, first, B, D1, D2, D3, base, Xs, Ys, z_ok):  # pragm
       once into a (N, M) byte matrix.
     * Sums: every swapped cell's changes are added over n in order (0 or 1 times the change), the three sums
       side by side and two systems per pass (the running sums stay in registers).
-    * r: ``pearson_from_sums``'s formula (``n sxx - sx^2``, ``cov / sqrt(vx vz)``, clipped), one vectorized
-      loop per metric that also sums and counts the defined r and flags the weak cells.
+    * r: :func:`~metaeval.stats._kernels.pearson_row`'s formula (``n sxx - sx^2``, ``cov / sqrt(vx vz)``,
+      clipped), one vectorized loop per metric that also sums and counts the defined r and flags the weak cells.
     * Constancy: a permuted column is constant (r undefined) only if one value is in every system's pair
       (X, Y) of that input, so only such columns are checked, permutation by permutation, on the values."""
     T, N, M = D1.shape

@@ -22,14 +22,13 @@ import math
 import numbers
 import warnings
 from dataclasses import dataclass
-from collections.abc import Callable
 from typing import Any, Literal, NamedTuple, TypeGuard
 
 import numpy as np
 from scipy import special
 
 from metaeval._warnings import warn_degenerate
-from metaeval.stats._kernels import constant, pearson, snap
+from metaeval.stats._kernels import constant, snap
 from metaeval.stats.coefficients import COEFFICIENTS, FISHER_COEFFICIENTS, REGISTRY, CoefficientInfo, coefficient_label
 
 __all__ = [
@@ -302,65 +301,6 @@ def system_corr(xs: np.ndarray, zs: np.ndarray, coefficient: str) -> np.ndarray:
     if callable(coefficient) or REGISTRY[coefficient].rank_based:
         xs, zs = snap(xs, axis=-1), snap(zs, axis=-1)  # one scale per resample: batch-independent
     return batch_corr(xs, zs, coefficient)
-
-
-def pearson_from_sums(
-    n, sx, sz, sxx, szz, sxz, *, defined: np.ndarray, refine: Callable[..., tuple[np.ndarray, np.ndarray]] | None = None
-) -> np.ndarray:
-    """Pearson r from sums over n pairs (vectorized); NaN where ``defined`` is False.
-
-    ``defined`` must say, exactly, where neither variable is constant (see :func:`dense_codes` and
-    :func:`constant_from_codes`): the sums cannot tell a constant vector of values such as 0.1 (whose
-    centred sum of squares is ~1e-34, not 0) from a nearly constant one. Callers should centre the data
-    first (per column), which the correlation does not depend on and which keeps the cancellation small.
-
-    Where the variance is below 1e-6 of the mean square, ``n * sxx - sx**2`` has lost most of its digits;
-    ``refine(index)`` (given the ``np.nonzero`` index of those cells) returns their vectors ``(k, n)``,
-    and r is recomputed from them directly.
-    """
-    vx = n * sxx - sx * sx
-    vz = n * szz - sz * sz
-    cov = n * sxz - sx * sz
-    ok = defined & (vx > 0) & (vz > 0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = cov / np.sqrt(np.where(ok, vx * vz, 1.0))
-    r = np.where(ok, np.clip(r, -1.0, 1.0), np.nan)
-    if refine is not None:
-        weak = defined & ((vx <= 1e-6 * n * sxx) | (vz <= 1e-6 * n * szz))
-        if weak.any():
-            index = np.nonzero(weak)
-            x, z = refine(*index)
-            r[index] = pearson(x, z, None)
-    return r
-
-
-def dense_codes(X: np.ndarray, axis: int = 0) -> np.ndarray:
-    """Integer codes of the values of X along ``axis`` (equal values, equal codes; 0, 1, ... in order).
-
-    Weighted sums of codes are exact integers, so they decide exactly whether a resampled or permuted
-    vector is constant (:func:`constant_from_codes`), which sums of the float values cannot.
-
-    Examples
-    --------
-    >>> dense_codes(np.array([[0.1, 2.0], [0.3, 2.0], [0.1, 1.0]]))
-    array([[0, 1],
-           [1, 1],
-           [0, 0]])
-    """
-    X = np.moveaxis(np.asarray(X, dtype=float), axis, -1)
-    idx = np.argsort(X, axis=-1, kind="stable")
-    ordered = np.take_along_axis(X, idx, axis=-1)
-    step = np.zeros(X.shape, dtype=np.int64)
-    step[..., 1:] = ordered[..., 1:] != ordered[..., :-1]
-    codes = np.empty(X.shape, dtype=np.int64)
-    np.put_along_axis(codes, idx, np.cumsum(step, axis=-1), axis=-1)
-    return np.moveaxis(codes, -1, axis)
-
-
-def constant_from_codes(n: int, s1: np.ndarray, s2: np.ndarray) -> np.ndarray:
-    """Exact constancy from integer sums ``s1 = sum(c * code)``, ``s2 = sum(c * code**2)`` with weights
-    ``c`` summing to ``n``: the weighted variance ``n * s2 - s1**2`` is 0 iff all weighted codes are equal."""
-    return n * np.asarray(s2, dtype=np.int64) - np.asarray(s1, dtype=np.int64) ** 2 == 0
 
 
 def mean_of_defined(per_input: np.ndarray) -> np.ndarray:

@@ -22,7 +22,6 @@ from metaeval.stats._pairs import SORTED_FROM
 from metaeval.stats._kernels import (
     bootstrap_indices,
     draw_counts,
-    mean_of_defined_row,
     pearson_row,
     pearson_vector,
     pair_tables_fit,
@@ -259,35 +258,48 @@ def _kendall_summary_boot(X, Z, rows, cols):  # pragma: no cover - compiled
 # bootstrap on a few systems and inputs spent its time calling them); sums added in their natural order.
 
 
+#: resamples whose system sums _boot_system_pearson forms side by side (the loop over a block vectorizes; a loop over
+#: the N systems of one resample is short)
+_BOOT_BLOCK = 128
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _boot_system_pearson(mats, Z, rows, cols):  # pragma: no cover - compiled
     """System-level Pearson r of each matrix of ``mats`` (K, N, M) with Z on every resample: (K, B). A resample's
-    system means are the sums over its drawn inputs (with multiplicity) / M, taken at the drawn rows; r by
-    :func:`~metaeval.stats._kernels.pearson_vector`."""
+    system means are (column multiplicities . X[n]) / M, added over the inputs in order, taken at the drawn rows;
+    r by :func:`~metaeval.stats._kernels.pearson_vector`."""
     K, N, M = mats.shape
     B, R = rows.shape
     out = np.empty((K, B))
-    cells = np.empty((K + 1, M, N))  # an input's N cells side by side: the sums over n vectorize
-    for m in range(M):
-        for n in range(N):
-            cells[K, m, n] = Z[n, m]
-            for k in range(K):
-                cells[k, m, n] = mats[k, n, m]
-    sums = np.empty((K + 1, N))
+    counts = np.empty((M, _BOOT_BLOCK))  # the multiplicities of a block's resamples, input by input
+    acc = np.empty(_BOOT_BLOCK)
+    sums = np.empty((K + 1, _BOOT_BLOCK, N))  # sums[K]: Z's
     xs, zs = np.empty(R), np.empty(R)
-    for b in range(B):
-        sums[:] = 0.0
-        for i in range(cols.shape[1]):
-            c = cols[b, i]
-            for k in range(K + 1):
-                for n in range(N):
-                    sums[k, n] += cells[k, c, n]
-        for i in range(R):
-            zs[i] = sums[K, rows[b, i]] / M
-        for k in range(K):
+    for b0 in range(0, B, _BOOT_BLOCK):
+        L = min(_BOOT_BLOCK, B - b0)
+        counts[:, :L] = 0.0
+        for j in range(L):
+            for i in range(cols.shape[1]):
+                counts[cols[b0 + j, i], j] += 1.0
+        for k in range(K + 1):
+            V = Z if k == K else mats[k]
+            for n in range(N):
+                acc[:L] = 0.0
+                for m in range(M):
+                    v = V[n, m]
+                    c = counts[m]
+                    for j in range(L):
+                        acc[j] += c[j] * v
+                for j in range(L):
+                    sums[k, j, n] = acc[j] / M
+        for j in range(L):
+            b = b0 + j
             for i in range(R):
-                xs[i] = sums[k, rows[b, i]] / M
-            out[k, b] = pearson_vector(xs, zs)
+                zs[i] = sums[K, j, rows[b, i]]
+            for k in range(K):
+                for i in range(R):
+                    xs[i] = sums[k, j, rows[b, i]]
+                out[k, b] = pearson_vector(xs, zs)
     return out
 
 
@@ -316,7 +328,7 @@ def _varies_among_drawn(weights, V, first, out):  # pragma: no cover - compiled
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _boot_summary_pearson(mats, Xc, XX, XZ, Z, Zc, ZZ, rows, cols):  # pragma: no cover - compiled
     """Summary-level Pearson r of each matrix of ``mats`` (K, N, M) with Z on every resample: (K, B), and the
-    resamples to recompute (K, B): those with a cell that pearson_from_sums refines from the values.
+    resamples to recompute (K, B): those with a cell whose variance lost its digits in the sums.
 
     Per resample: the sums over the drawn systems (with multiplicity) of the column-centred Xc, XX = Xc Xc,
     XZ = Xc Zc and of Zc, ZZ, r by :func:`~metaeval.stats._kernels.pearson_row`, then the mean of defined r over
@@ -331,12 +343,14 @@ def _boot_summary_pearson(mats, Xc, XX, XZ, Z, Zc, ZZ, rows, cols):  # pragma: n
     sx, sxx, sxz = np.empty(M), np.empty(M), np.empty(M)
     z_def, x_def = np.empty(M, np.bool_), np.empty(M, np.bool_)
     r, weak = np.empty(M), np.zeros(M, np.bool_)
-    ones = np.ones(M)
-    drawn_r = np.empty(cols.shape[1])
+    drawn = np.empty(M)  # how often each input was drawn: the weights of the mean over the drawn inputs
     for b in range(B):
         weights[:] = 0.0
         for i in range(rows.shape[1]):
             weights[rows[b, i]] += 1.0
+        drawn[:] = 0.0
+        for j in range(cols.shape[1]):
+            drawn[cols[b, j]] += 1.0
         first = rows[b, 0]
         _drawn_sum(weights, Zc, sz)
         _drawn_sum(weights, ZZ, szz)
@@ -349,17 +363,12 @@ def _boot_summary_pearson(mats, Xc, XX, XZ, Z, Zc, ZZ, rows, cols):  # pragma: n
             _varies_among_drawn(weights, X, first, x_def)
             for m in range(M):
                 x_def[m] = x_def[m] & z_def[m]
-            pearson_row(N, sx, sz, sxx, szz, sxz, x_def, ones, r, weak)
+            mean = pearson_row(N, sx, sz, sxx, szz, sxz, x_def, drawn, r, weak)
             refine = False
             for m in range(M):  # no early exit: a loop that vectorizes
                 refine = refine | weak[m]
-            if refine:
-                redo[k, b] = True
-                out[k, b] = np.nan
-                continue
-            for j in range(cols.shape[1]):
-                drawn_r[j] = r[cols[b, j]]
-            out[k, b] = mean_of_defined_row(drawn_r)
+            redo[k, b] = refine
+            out[k, b] = np.nan if refine else mean
     return out, redo
 
 

@@ -21,7 +21,6 @@ from metaeval.stats._kernels import (
     bootstrap_pvalue,
     coins as draw_coins,
     monte_carlo_pvalue,
-    mean_of_defined_row,
     pair_tables_fit,
     pearson_row,
     permutation_pvalue,
@@ -352,16 +351,13 @@ def _perm_summary_pearson(coins_t, Xs, Ys, D1, D2, D3, base, sz, szz, z_ok, bloc
                         swap = coins_t[n, m, b] != 0
                         x_def[m] = x_def[m] or (Ys[n, m] if swap else Xs[n, m]) != x0
                         y_def[m] = y_def[m] or (Xs[n, m] if swap else Ys[n, m]) != y0
-            pearson_row(N, px, sz, pxx, szz, pxz, x_def, ones, rx, wx)
-            pearson_row(N, py, sz, pyy, szz, pyz, y_def, ones, ry, wy)
+            mean_x = pearson_row(N, px, sz, pxx, szz, pxz, x_def, ones, rx, wx)
+            mean_y = pearson_row(N, py, sz, pyy, szz, pyz, y_def, ones, ry, wy)
             weak = False
             for m in range(M):  # no early exit: a loop that vectorizes
                 weak = weak | wx[m] | wy[m]
-            if weak:
-                redo[b] = True
-                out[b] = np.nan
-            else:
-                out[b] = mean_of_defined_row(rx) - mean_of_defined_row(ry)
+            redo[b] = weak
+            out[b] = np.nan if weak else mean_x - mean_y
     return out, redo
 
 

@@ -583,8 +583,8 @@ def check_names(names: Sequence[str]) -> dict[str, str]:
     Examples
     --------
     >>> check_names(["summeval", "no-such-study"])
-    {'no-such-study': "neither an atlas dataset nor a dataset folder or imported name (metaeval datasets lists \
-the names; a folder must exist)"}
+    {'no-such-study': 'neither an atlas dataset nor a dataset folder or imported name (metaeval datasets lists \
+the names; a folder must exist)'}
     """
     from pathlib import Path
 
@@ -646,15 +646,25 @@ def finding_heatmap(matrix: pd.DataFrame, ax=None):
     cmap = ListedColormap(["#d9534f", "#f0ad4e", "#5cb85c"])
     cmap.set_bad("#cccccc")
     ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0, vmax=2, aspect="auto")
-    short = {HOLDS: "holds", NOT_HOLDS: "no", NOT_SHOWN: "not\nshown", NOT_REFUTED: "not\nrefuted",
-             UNTESTABLE: "n/a"}
+    # the cells in words, and a key below: no code a reader must look up ("no", "n/a")
+    words = {HOLDS: "holds", NOT_HOLDS: "does not\nhold", NOT_SHOWN: "not\nshown", NOT_REFUTED: "not\nrefuted",
+             UNTESTABLE: "cannot\nbe tested"}
     for i in range(values.shape[0]):
         for j in range(values.shape[1]):
-            ax.text(j, i, short.get(matrix.iat[i, j], "n/a"), ha="center", va="center", fontsize=7)
+            ax.text(j, i, words.get(matrix.iat[i, j], "cannot\nbe tested"), ha="center", va="center", fontsize=7)
     ax.set_xticks(range(matrix.shape[1]))
-    ax.set_xticklabels([c.replace("_", "\n") for c in matrix.columns], fontsize=8)
+    # each column by its paper and finding ("Graham\n(2015)\nbleu"), the rule itself in finding_rules.csv
+    ax.set_xticklabels([f"{RULES[c].paper.replace(' (', chr(10) + '(')}\n{c.split('_', 1)[-1].replace('_', ' ')}"
+                        for c in matrix.columns], fontsize=7)
     ax.set_yticks(range(matrix.shape[0]))
     ax.set_yticklabels(list(matrix.index), fontsize=8)
+    from matplotlib.patches import Patch
+
+    key = [Patch(color="#5cb85c", label="holds"), Patch(color="#d9534f", label="does not hold"),
+           Patch(color="#f0ad4e", label="not shown / not refuted: no evidence either way"),
+           Patch(color="#cccccc", label="cannot be tested (too little data, or no texts)")]
+    ax.legend(handles=key, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7, frameon=False, title="key",
+              title_fontsize=7)
     ax.grid(False)
     return ax
 

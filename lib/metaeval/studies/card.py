@@ -560,14 +560,20 @@ def _summarize_few_labels(data: CardData, table: pd.DataFrame) -> list[str]:
     means = table[table.kind == "system mean"]
     ratio = float(np.median(means.width / means.humans_width))
     corr = table[table.kind == "correlation"].iloc[0]
+    if isinstance(corr.reason, str) and corr.reason:
+        correlation = (f"- Few labels: system-level {data.options.coefficient} of {data.md_name(data.metric)} with "
+                       f"{data.md_name(data.human)} from all inputs: {corr.reason}.")
+    else:
+        correlation = (
+            f"- Few labels: system-level {data.options.coefficient} of {data.md_name(data.metric)} with "
+            f"{data.md_name(data.human)}: {corr.estimate:.3f}, {conf} prediction-powered bootstrap interval "
+            f"[{corr.low:.3f}, {corr.high:.3f}] (judge on all inputs), against {corr.humans_estimate:.3f} "
+            f"[{corr.humans_low:.3f}, {corr.humans_high:.3f}] from the labelled inputs alone (Boot-Inputs).")
     return [
         f"- Few labels: humans rated {int(corr.n_labelled)} of {int(corr.n_labelled + corr.n_unlabelled)} inputs, "
         f"the judge {data.md_name(few.judge)} all of them. PPI++ {conf} intervals of the {len(means)} system means "
         f"are {ratio:.2f} times as wide as the humans-only intervals (median over systems).",
-        f"- Few labels: system-level {data.options.coefficient} of {data.md_name(data.metric)} with "
-        f"{data.md_name(data.human)}: {corr.estimate:.3f}, {conf} prediction-powered bootstrap interval "
-        f"[{corr.low:.3f}, {corr.high:.3f}] (judge on all inputs), against {corr.humans_estimate:.3f} "
-        f"[{corr.humans_low:.3f}, {corr.humans_high:.3f}] from the labelled inputs alone (Boot-Inputs).",
+        correlation,
     ]
 
 
@@ -576,7 +582,7 @@ def few_labels_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.D
     """With a judge: PPI++ system means and the prediction-powered interval of the metric's correlation."""
     from scipy import stats as _stats
 
-    from metaeval.stats.ppi import ppi_correlation, ppi_system_means
+    from metaeval.stats.ppi import MIN_LABELLED_CORRELATION, ppi_correlation, ppi_system_means
 
     few = data.few
     assert few is not None
@@ -594,17 +600,25 @@ def few_labels_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.D
                                                        np.asarray(means.confidence_interval.low),
                                                        np.asarray(means.confidence_interval.high), hum,
                                                        means.classical_standard_error, means.lam)]
-    corr = ppi_correlation(few.X, few.Z, few.J, coefficient=opt.coefficient, n_resamples=opt.n_resamples,
-                           confidence_level=opt.confidence_level, rng=data.rng(6, 1))
-    alone = bootstrap_ci(few.X[:, lab], Zl, level="system", coefficient=opt.coefficient, resample="inputs",
-                         n_resamples=opt.n_resamples, confidence_level=opt.confidence_level, rng=data.rng(6, 2))
-    lo, hi = corr.confidence_interval.low, corr.confidence_interval.high
-    rows.append({"kind": "correlation", "name": f"system-level {opt.coefficient}", "estimate": corr.statistic,
-                 "low": lo, "high": hi, "width": hi - lo, "humans_estimate": alone.statistic,
-                 "humans_low": alone.confidence_interval.low, "humans_high": alone.confidence_interval.high,
-                 "humans_width": alone.confidence_interval.high - alone.confidence_interval.low, "lam": np.nan,
-                 "n_labelled": n, "n_unlabelled": N, "seed": f"{data.seed_label(6, 1)}; {data.seed_label(6, 2)}"})
-    return pd.DataFrame(rows)
+    nan = float("nan")
+    row = {"kind": "correlation", "name": f"system-level {opt.coefficient}", "estimate": nan, "low": nan,
+           "high": nan, "width": nan, "humans_estimate": nan, "humans_low": nan, "humans_high": nan,
+           "humans_width": nan, "lam": nan, "n_labelled": n, "n_unlabelled": N,
+           "seed": f"{data.seed_label(6, 1)}; {data.seed_label(6, 2)}", "reason": ""}
+    if n < MIN_LABELLED_CORRELATION:
+        row["reason"] = (f"cannot be tested: {n} labelled inputs, fewer than {MIN_LABELLED_CORRELATION}, where the "
+                         "prediction-powered interval's simulated coverage fell below its level")
+    else:
+        corr = ppi_correlation(few.X, few.Z, few.J, coefficient=opt.coefficient, n_resamples=opt.n_resamples,
+                               confidence_level=opt.confidence_level, rng=data.rng(6, 1))
+        alone = bootstrap_ci(few.X[:, lab], Zl, level="system", coefficient=opt.coefficient, resample="inputs",
+                             n_resamples=opt.n_resamples, confidence_level=opt.confidence_level, rng=data.rng(6, 2))
+        lo, hi = corr.confidence_interval.low, corr.confidence_interval.high
+        row.update(estimate=corr.statistic, low=lo, high=hi, width=hi - lo, humans_estimate=alone.statistic,
+                   humans_low=alone.confidence_interval.low, humans_high=alone.confidence_interval.high,
+                   humans_width=alone.confidence_interval.high - alone.confidence_interval.low)
+    rows.append(row)
+    return pd.DataFrame(rows).assign(reason=lambda t: t.reason.fillna(""))
 
 
 def _check_options(opt: CardOptions) -> None:

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from metaeval._markup import md_text
-from metaeval.data.datasets import DataError, Dataset, known_datasets, load
+from metaeval.data.datasets import INCOMPLETE_FIX, DataError, Dataset, known_datasets, load
 from metaeval.stats.agreement import (
     DEFAULT_DELTAS,
     PERCENTILES,
@@ -478,11 +478,6 @@ INCOMPLETE = ("raise", "drop-inputs", "drop-systems")
 _WHERE = "notebook 24"
 
 
-def _run_hint(name: str, value: str) -> str:
-    """How the user sets a parameter where they are: in the notebook, or on the command line."""
-    return f"{name} = {value!r} in the notebook, or metaeval run 24 -p {name} {value}"
-
-
 def is_embedded(dataset: str | os.PathLike[str], ds: Dataset) -> bool:
     """True when ``dataset`` named one of the embedded datasets (SummEval, REALSumm, ...), not a path.
 
@@ -674,9 +669,9 @@ def check_complete(ds: Dataset, scores: Sequence[str], incomplete: str) -> None:
     Traceback (most recent call last):
     ...
     metaeval.data.formats.DataError: dataset 'study': 'BERTScore' (1 cell) missing in 1 of 4 cells (e.g. (y, a));
-    notebook 24 needs them complete: set incomplete = 'drop-inputs' in the notebook, or metaeval run 24 -p
-    incomplete drop-inputs, or incomplete = 'drop-systems', or leave 'BERTScore' out of metrics (drop-inputs
-    leaves out 1 of 2 inputs, drop-systems 1 of 2 systems)
+    notebook 24 needs them complete: set the notebook's parameter `incomplete` to drop-inputs or drop-systems
+    (`-p incomplete drop-inputs` on the command line, or in its parameters cell), or leave 'BERTScore' out of
+    metrics (drop-inputs leaves out 1 of 2 inputs, drop-systems 1 of 2 systems)
     >>> check_complete(ds, ["BERTScore"], "keep-nan")
     Traceback (most recent call last):
     ...
@@ -689,8 +684,7 @@ def check_complete(ds: Dataset, scores: Sequence[str], incomplete: str) -> None:
     # the data layer's one rule and message (with what each choice drops), in this notebook's words
     masks = _missing(ds, scores)
     ds.require(scores=list(scores), incomplete="raise", purpose=_WHERE,
-               fix=f"set {_run_hint('incomplete', 'drop-inputs')}, or incomplete = 'drop-systems', or leave "
-                   f"{' and '.join(repr(s) for s in masks)} out of metrics")
+               fix=f"{INCOMPLETE_FIX}, or leave {' and '.join(repr(s) for s in masks)} out of metrics")
 
 
 def dropped_note(before: Dataset, after: Dataset, incomplete: str, scores: Sequence[str]) -> str | None:

@@ -316,13 +316,18 @@ def correlation_width_table(ds: Dataset, human: str, metric: str, judge: str, si
     against humans only (Boot-Inputs percentile interval on the labelled inputs), ``n_replicates`` random
     labelled subsets each. The planner's curve for a correlation: the smallest size whose mean width is
     below a target."""
-    from metaeval.stats.ppi import ppi_correlation
+    from metaeval.stats.ppi import MIN_LABELLED_CORRELATION, ppi_correlation
     from metaeval.stats.resampling import bootstrap_ci
 
     X, Z, J = ds.matrix(metric), ds.matrix(human), ds.matrix(judge)
     gen = np.random.default_rng(rng)
     rows = []
     for size in sizes:
+        if size < MIN_LABELLED_CORRELATION:
+            rows.append({"n_labelled": int(size), "coefficient": coefficient, "ppi_width": np.nan,
+                         "humans_width": np.nan, "n_replicates": 0,
+                         "reason": f"cannot be tested: fewer than {MIN_LABELLED_CORRELATION} labelled inputs"})
+            continue
         ppi_w, hum_w = [], []
         for _ in range(n_replicates):
             mask = labelled_mask(Z.shape[1], size / Z.shape[1], gen)
@@ -334,7 +339,7 @@ def correlation_width_table(ds: Dataset, human: str, metric: str, judge: str, si
                                n_resamples=n_resamples, confidence_level=confidence_level, rng=gen)
             hum_w.append(hum.confidence_interval.high - hum.confidence_interval.low)
         rows.append({"n_labelled": int(size), "coefficient": coefficient, "ppi_width": float(np.nanmean(ppi_w)),
-                     "humans_width": float(np.nanmean(hum_w)), "n_replicates": n_replicates})
+                     "humans_width": float(np.nanmean(hum_w)), "n_replicates": n_replicates, "reason": ""})
     return pd.DataFrame(rows)
 
 
@@ -371,8 +376,9 @@ def few_label_sentences(intervals: pd.DataFrame, budget: pd.DataFrame, widths: p
         out.append(f"- {target.capitalize()} to width {row.width:g} (the hardest: {row.hardest}; pilot sd "
                    f"{row.sd:.3g}, human-judge correlation {row.rho:.2f}): {row.humans_only} labelled inputs with "
                    f"humans only, {row.ppi} with PPI++ next to {row.n_unlabelled} judge-scored inputs.")
-    if len(widths):
-        last = widths.iloc[-1]
+    tested = widths[widths.n_replicates > 0] if len(widths) else widths
+    if len(tested):
+        last = tested.iloc[-1]
         out.append(f"- System-level {last.coefficient} at {int(last.n_labelled)} labelled inputs: mean interval "
                    f"width {last.ppi_width:.3f} with the prediction-powered bootstrap, {last.humans_width:.3f} with "
                    f"humans only ({int(last.n_replicates)} random labelled subsets).")

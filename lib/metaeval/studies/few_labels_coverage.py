@@ -11,7 +11,12 @@ are conservative when the labelled share is large (the labelled inputs are part 
 
 :data:`DESIGNS` names, per dataset, the human score, the metric whose correlation is estimated and judges of
 several qualities; ``results/few_labels/coverage.csv`` is ``coverage_table`` on SummEval and HANNA with the
-defaults (:func:`default_table`).
+defaults (:func:`default_table`, 300 replicates, 1000 resamples, seed 0: 20 minutes on a loaded 2-core
+machine); its summary, and the method's derivation, are in :func:`metaeval.stats.ppi.ppi_correlation`'s
+docstring. Regenerate with::
+
+    python -c "from metaeval.studies.few_labels_coverage import default_table; from metaeval._io import \
+    write_table; write_table(default_table(), 'results/few_labels/coverage.csv', index=False, float_format='%.4f')"
 
 Every replicate draws from its own child generator (``rng.spawn``), so results do not depend on scheduling;
 a replicate's labelled inputs are the same for every judge and for the humans-only interval.
@@ -27,13 +32,22 @@ import numpy as np
 import pandas as pd
 
 from metaeval.stats.correlation import check_confidence_level, check_rng, level_corr
-from metaeval.stats.ppi import BOOTSTRAP_METHODS, bootstrap_interval, ppi_correlation_samples
+from metaeval.stats.ppi import (
+    BOOTSTRAP_METHODS,
+    INTERVAL_METHOD,
+    MIN_LABELLED_CORRELATION,
+    bootstrap_interval,
+    ppi_correlation_samples,
+)
 from metaeval.stats.resampling import bootstrap_ci, check_n_resamples
 
-__all__ = ["HUMANS_ONLY", "Design", "DESIGNS", "SHARES", "COEFFICIENTS", "coverage_table", "default_table",
+__all__ = ["HUMANS_ONLY", "NO_JUDGE", "Design", "DESIGNS", "SHARES", "COEFFICIENTS", "coverage_table", "default_table",
            "below_nominal"]
 
 HUMANS_ONLY = "humans only"
+#: PPI with ``lam = 0``: the humans' own means on the labelled inputs, the metric's system scores on all inputs;
+#: what a judge adds is the difference between a judge's row and this one.
+NO_JUDGE = "no judge (lam = 0)"
 SHARES = (0.05, 0.10, 0.25, 0.50)
 COEFFICIENTS = ("pearson", "kendall", "pairwise-accuracy")
 
@@ -128,7 +142,10 @@ def coverage_table(
         One row per (share, coefficient, interval method, judge), the humans-only rows with ``judge = "humans
         only"``: ``dataset, metric, human, judge, judge_score, share, n_labelled, coefficient, interval, truth,
         coverage, mc_se, mean_width, n_undefined, n_replicates, below_nominal, human_only_width`` (the humans-only
-        mean width on the same subsets) and ``width_ratio``.
+        mean width on the same subsets), ``width_ratio`` and ``offered`` (the interval
+        :func:`~metaeval.stats.ppi.ppi_correlation` gives for the coefficient, at a size it accepts). The row
+        ``judge = "no judge (lam = 0)"`` is PPI without a judge (humans' means on the labelled inputs, the
+        metric on all inputs), so a judge's own contribution is its difference from that row.
 
     Examples
     --------
@@ -151,6 +168,7 @@ def coverage_table(
     Z = data.matrix(design.human)
     X = data.matrix(design.metric)
     judges = {label: data.matrix(score) for label, score in design.judges.items()}
+    judges[NO_JUDGE] = X
     K, M = Z.shape
     truths = {c: float(level_corr(X, Z, "system", c)) for c in coefficients}
     root = check_rng(rng)
@@ -182,6 +200,7 @@ def coverage_table(
                     record(HUMANS_ONLY, c, res.statistic, res.bootstrap_distribution)
                 for label, J in judges.items():
                     stat, samples, _, _ = ppi_correlation_samples(X, hidden, J, coefficients=coefficients,
+                                                                  lam=0.0 if label == NO_JUDGE else None,
                                                                   n_resamples=n_resamples, rng=child)
                     for c, st, s in zip(coefficients, stat, samples):
                         record(label, c, float(st), s[~np.isnan(s)])
@@ -202,10 +221,13 @@ def coverage_table(
     key = pd.MultiIndex.from_arrays([table["share"], table["coefficient"], table["interval"]])
     table["human_only_width"] = human_only.reindex(key).to_numpy()
     table["width_ratio"] = table["mean_width"] / table["human_only_width"]
+    # what ppi_correlation offers: its interval for the coefficient, from its minimum size on
+    table["offered"] = ((table["interval"] == table["coefficient"].map(INTERVAL_METHOD))
+                        & (table["n_labelled"] >= MIN_LABELLED_CORRELATION) & (table["judge"] != HUMANS_ONLY))
     return table.sort_values(["share", "coefficient", "interval", "judge"], kind="stable").reset_index(drop=True)
 
 
-def default_table(*, n_replicates: int = 400, n_resamples: int = 1000, rng: int = 0) -> pd.DataFrame:
+def default_table(*, n_replicates: int = 300, n_resamples: int = 1000, rng: int = 0) -> pd.DataFrame:
     """:func:`coverage_table` on every dataset of :data:`DESIGNS` with the defaults (``results/few_labels/
     coverage.csv``)."""
     return pd.concat([coverage_table(name, n_replicates=n_replicates, n_resamples=n_resamples, rng=rng)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from metaeval._markup import md_text
 from metaeval.data.synthetic import synthetic
 from metaeval.stats.correlation import correlate, fisher_ci
 from metaeval.stats.resampling import bootstrap_ci, draw_indices
@@ -448,9 +449,11 @@ def reliability_table(ds, scores, metric: str, *, n_resamples: int = 200, rng=No
 
 
 def reliability_sentences(table: pd.DataFrame, metric_name: str) -> str:
-    """The section's conclusion, generated from :func:`reliability_table`."""
+    """The section's conclusion, generated from :func:`reliability_table` (names quoted as text)."""
     lines = []
+    metric_name = md_text(metric_name)
     for score, g in table.groupby("score", sort=False):
+        score = md_text(score)
         if g["note"].iloc[0]:
             lines.append(f"* **{score}**: {g['note'].iloc[0]}; no ceiling.")
             continue
