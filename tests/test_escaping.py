@@ -244,3 +244,15 @@ def test_session_quotes_names_as_text():
     nb = start("demo", "fabbri2020", output_dir=None, seed=0, resolve=False)
     assert nb.md(FOLDER) == md_text(FOLDER) and nb.md_code(SCRIPT) == md_text(SCRIPT)
     assert nb.md_name("expert.relevance") == md_text(nb.name("expert.relevance"))
+
+
+def test_few_label_sentences_escape_the_system_they_name():
+    from metaeval.studies.few_labels import few_label_sentences
+
+    intervals = pd.DataFrame({"n_labelled": [10], "n_unlabelled": [90], "ppi_width": [1.0], "humans_width": [2.0],
+                              "ppi_covers": [True], "humans_covers": [True]})
+    budget = pd.DataFrame({"target": ["a system's mean"], "width": [0.1], "hardest": [SYSTEM], "sd": [1.0],
+                           "rho": [0.5], "humans_only": [10], "ppi": [8], "n_unlabelled": [90]})
+    text = "\n".join(few_label_sentences(intervals, budget, pd.DataFrame({"n_replicates": []}),
+                                         pd.DataFrame({"n_annotators": []}), judge=md_text(SCRIPT)))
+    assert not RAW.search(text) and f"the hardest: {md_text(SYSTEM)}" in text

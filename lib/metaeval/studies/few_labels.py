@@ -20,6 +20,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from metaeval._markup import md_text
 from metaeval.data.datasets import Dataset
 from metaeval.stats.alt_test import alt_test, alt_test_calibration, equate
 
@@ -363,7 +364,8 @@ def alt_power_table(ratings, judge, *, items: Sequence[int], annotators: Sequenc
 def few_label_sentences(intervals: pd.DataFrame, budget: pd.DataFrame, widths: pd.DataFrame,
                         power: pd.DataFrame, *, judge: str, target_power: float = 0.8) -> list[str]:
     """The notebook's generated conclusions: what the judge bought (interval widths), the label budget, the
-    alt-test's required size. Widths are compared as numbers, not as tests; nothing is inferred from overlap."""
+    alt-test's required size. Widths are compared as numbers, not as tests; nothing is inferred from overlap.
+    ``judge`` comes as Markdown (the notebook's ``nb.md_name``); the system names of ``budget`` are escaped here."""
     n, N = int(intervals.n_labelled.iloc[0]), int(intervals.n_unlabelled.iloc[0])
     ratio = float((intervals.ppi_width / intervals.humans_width).median())
     out = [f"- With humans on {n} inputs and the judge {judge} on {N} more, the PPI++ intervals of the "
@@ -373,7 +375,8 @@ def few_label_sentences(intervals: pd.DataFrame, budget: pd.DataFrame, widths: p
            "mean in this one draw (the coverage rate is the simulation's table)."]
     for target, block in budget.groupby("target", sort=False):
         row = block.iloc[len(block) // 2]
-        out.append(f"- {target.capitalize()} to width {row.width:g} (the hardest: {row.hardest}; pilot sd "
+        hardest = md_text(str(row.hardest))  # a system's name, from the user's data
+        out.append(f"- {target.capitalize()} to width {row.width:g} (the hardest: {hardest}; pilot sd "
                    f"{row.sd:.3g}, human-judge correlation {row.rho:.2f}): {row.humans_only} labelled inputs with "
                    f"humans only, {row.ppi} with PPI++ next to {row.n_unlabelled} judge-scored inputs.")
     tested = widths[widths.n_replicates > 0] if len(widths) else widths
