@@ -165,8 +165,10 @@ def test_a_system_missing_from_one_file_is_not_dropped(tmp_path):
     from metaeval.run.session import start
 
     with mpl.rc_context():  # start() sets the notebooks' plotting style: not for the tests after this one
-        with pytest.raises(DataError, match=r"needs them complete: set the notebook's parameter `incomplete`: "
-                                            r"`-p incomplete drop-inputs`"):
+        # the one wording of the fix (data.datasets), as the preflight says it too
+        with pytest.raises(DataError, match=r"needs them complete: set the notebook's parameter `incomplete` to "
+                                            r"drop-inputs or drop-systems \(`-p incomplete drop-inputs` on the "
+                                            r"command line"):
             start("demo", tmp_path, scores=["m"], incomplete="raise", resolve=False)
         with pytest.raises(DataError, match=r"needs them complete: this notebook has no `incomplete` parameter"):
             start("demo", tmp_path, scores=["m"], resolve=False)

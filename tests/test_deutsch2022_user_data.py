@@ -16,8 +16,9 @@ import pytest
 
 import metaeval
 from metaeval.data.formats import DataError, DataWarning
-from metaeval.notebooks import NotebookFailed, run_notebook
+from metaeval.notebooks import run_notebook
 from metaeval.run.cli import main
+from metaeval.run.paths import NotebookError
 from metaeval.run.params import ParameterError
 from metaeval.studies import deutsch2022 as d22
 
@@ -123,7 +124,7 @@ def test_bucket_default_is_a_users_rouge1(ds):
 def test_incomplete_checked_before_anything_runs(ds):
     used = ["LitePyramid", *METRICS]
     with pytest.raises(DataError, match=r"'BERTScore' \(1 cell\) missing in 1 of 240 cells \(e.g. \(sys3, doc07\)\).*"
-                                        r"-p incomplete drop-inputs.*'drop-systems'.*\(drop-inputs leaves out 1 of "
+                                        r"to drop-inputs or drop-systems \(`-p incomplete drop-inputs`.*\(drop-inputs leaves out 1 of "
                                         r"30 inputs, drop-systems 1 of 8 systems\)") as info:
         d22.check_complete(ds, used, "raise")
     assert "keep-nan" not in str(info.value)  # notebook 24 refuses it
@@ -169,13 +170,14 @@ def test_replication_plan_checks_the_other_datasets_cells(ds, folder, tmp_path):
 # -- the notebook on the user's dataset (each run about 6 s) -------------------------------------------------
 
 
-def test_notebook_defaults_stop_at_the_start_on_a_missing_cell(folder, tmp_path):
+def test_notebook_defaults_stop_before_the_kernel_on_a_missing_cell(folder, tmp_path):
+    # the preflight (metaeval.run.preflight) finds the missing cell of a score the run derives from the data
+    # before any kernel starts: nothing is written, not even a failed folder
     out = tmp_path / "out"
-    with pytest.raises(NotebookFailed, match=r"DataError: dataset 'my_study': 'BERTScore' \(1 cell\) missing in 1 of 240 cells.*"
-                                             r"-p incomplete drop-inputs"):
+    with pytest.raises(NotebookError, match=r"dataset 'my_study': 'BERTScore' \(1 cell\) missing in 1 of 240 cells.*"
+                                            r"-p incomplete drop-inputs"):
         run_notebook("24", {"dataset": str(folder), "output_dir": str(out), **SMALL})
-    failed = next(tmp_path.glob("out*.failed"))
-    assert not list(failed.glob("*.csv"))  # nothing was computed before the check
+    assert not out.exists() and not list(tmp_path.glob("out*.failed"))
 
 
 def test_notebook_defaults_with_drop_inputs(folder, ds, tmp_path):

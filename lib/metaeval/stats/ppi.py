@@ -494,7 +494,7 @@ def ppi_difference(
 
 def _max_t_critical(covariance: np.ndarray, confidence_level: float, n_simulations: int,
                     rng: np.random.Generator) -> tuple[float, np.ndarray]:
-    """The (1 - alpha) quantile of max |Z_p / se_p| for Z ~ N(0, covariance), by simulation, and the sorted
+    """The (1 - alpha) quantile of ``max |Z_p / se_p|`` for Z ~ N(0, covariance), by simulation, and the sorted
     simulated maxima (for adjusted p-values). Contrasts with a zero standard error are left out."""
     se = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
     keep = se > 0

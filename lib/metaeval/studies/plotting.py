@@ -434,7 +434,11 @@ def delta_figure(delta, *, title: str = "", xlabel: str = "", units: str = "", a
     ax.axhline(0, color="grey", linewidth=0.8)
     ax.set_ylabel("Kendall's τ over the pairs (95% Boot-Both CI)")
     if title:
-        ax.set_title(title, fontsize=10)
+        import textwrap
+
+        # a long dataset or score name (a user's folder) must not run the title over the y label: past 100
+        # characters (the embedded datasets' titles are 97-99) it goes on two lines
+        ax.set_title(title if len(title) <= 100 else textwrap.fill(title, 90), fontsize=10)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     ax.figure.tight_layout()
     return ax
