@@ -1,5 +1,5 @@
 """Number formats shared by the card's text (:mod:`metaeval.studies.card`) and its one-page report
-(:mod:`metaeval.studies.card_report`): one rule for a difference too small to show.
+(:mod:`metaeval.studies.card_report`): one rule for a difference too small to show, one for a p-value.
 
 Private: both card modules import it.
 """
@@ -49,3 +49,13 @@ def planner_case(difference: float, reached: bool) -> str:
     if rounds_to_zero(difference):
         return "no difference"
     return "reached" if reached else "not reached"
+
+
+def fmt_p(p: float, *, equals: bool = False) -> str:
+    """A p-value to 3 significant digits (``< 0.001`` below); ``equals=True`` prefixes ``= `` where needed.
+
+    >>> fmt_p(0.04567), fmt_p(0.0002), fmt_p(0.5, equals=True), fmt_p(0.0002, equals=True)
+    ('0.0457', '< 0.001', '= 0.5', '< 0.001')
+    """
+    text = "nan" if not math.isfinite(p) else f"{p:.3g}" if p >= 0.001 else "< 0.001"
+    return text if not equals or text.startswith("<") else "= " + text

@@ -41,6 +41,8 @@ from metaeval._outputs import check_target, remove_run_folder, staging_dir, swap
 from metaeval.data import datasets as _datasets
 from metaeval.data.formats import DataError
 from metaeval.studies._card_format import fmt_difference, planner_case
+from metaeval.studies._card_format import fmt_p as _fmt_p
+from metaeval.studies._card_grid import SignificanceGrid, significance_grid  # noqa: F401 - notebook 61's heatmap
 from metaeval.stats.agreement import pairwise_accuracy, tie_calibrated_accuracy
 from metaeval.stats.planning import metric_comparison_power, required_size
 from metaeval.stats.resampling import bootstrap_ci
@@ -308,16 +310,6 @@ def _summarize_tests(data: CardData, tests: pd.DataFrame) -> list[str]:
     return lines
 
 
-def _fmt_p(p: float, *, equals: bool = False) -> str:
-    """A p-value to 3 significant digits (``< 0.001`` below); ``equals=True`` prefixes ``= `` where needed.
-
-    >>> _fmt_p(0.04567), _fmt_p(0.0002), _fmt_p(0.5, equals=True), _fmt_p(0.0002, equals=True)
-    ('0.0457', '< 0.001', '= 0.5', '< 0.001')
-    """
-    text = "nan" if not np.isfinite(p) else f"{p:.3g}" if p >= 0.001 else "< 0.001"
-    return text if not equals or text.startswith("<") else "= " + text
-
-
 @card_section("tests", _summarize_tests)
 def tests_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """Perm-Both tests of the new metric against each baseline, both directions, Bonferroni over the
@@ -353,56 +345,6 @@ def tests_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.DataFr
 
 
 tests_table.__test__ = False  # type: ignore[attr-defined]  # not a test: pytest --doctest-modules collects "test*"
-
-
-@dataclass(frozen=True)
-class SignificanceGrid:
-    """The tests section as a baseline x level grid for a heatmap (:func:`significance_grid`)."""
-
-    #: sign of the difference in r (+: the new metric correlates better) x -log10 of the adjusted two-sided p,
-    #: clipped to ``limit``: strong evidence either way is a strong colour, its side the direction
-    evidence: pd.DataFrame
-    #: cell text: the difference in r and the adjusted p, followed by an asterisk (``*``) where the test is significant
-    labels: pd.DataFrame
-    #: adjusted two-sided p < alpha
-    significant: pd.DataFrame
-    #: -log10 of the smallest p the colour scale shows apart (p = 0.001)
-    limit: float
-    #: -log10(alpha): the colour scale's significance boundary
-    boundary: float
-
-
-def significance_grid(tests: pd.DataFrame, *, alpha: float, name: Callable[[str], str] = str,
-                      limit: float = 3.0) -> SignificanceGrid:
-    """The card's tests table as grids (rows: baselines by display name, columns: levels, both in the card's
-    order) of signed evidence, cell labels and significance after the card's Bonferroni adjustment.
-
-    Examples
-    --------
-    >>> t = pd.DataFrame({"level": ["system", "system"], "baseline": ["a", "b"], "difference": [0.05, -0.01],
-    ...                   "p_two_sided_bonferroni": [0.028, 0.07]})
-    >>> g = significance_grid(t, alpha=0.05)
-    >>> g.labels["system"].tolist(), g.significant["system"].tolist()
-    (['+0.050\\np = 0.028 *', '-0.010\\np = 0.07'], [True, False])
-    >>> [round(v, 2) for v in g.evidence["system"]], round(g.boundary, 2)
-    ([1.55, -1.15], 1.3)
-    """
-    limit = max(float(limit), float(-np.log10(alpha)) + 1)  # the alpha boundary always inside the scale
-    p = tests["p_two_sided_bonferroni"].astype(float).clip(lower=10.0 ** -limit, upper=1.0)
-    frame = tests.assign(
-        row=[name(b) for b in tests["baseline"]],
-        evidence=np.sign(tests["difference"].astype(float)) * -np.log10(p),
-        significant=tests["p_two_sided_bonferroni"] < alpha,
-        label=[f"{d:+.3f}\np {_fmt_p(q, equals=True)}{' *' if q < alpha else ''}"
-               for d, q in zip(tests["difference"], tests["p_two_sided_bonferroni"])])
-    rows, cols = list(dict.fromkeys(frame["row"])), list(dict.fromkeys(frame["level"]))
-
-    def grid(column: str) -> pd.DataFrame:
-        return frame.pivot(index="row", columns="level", values=column).reindex(index=rows, columns=cols)
-
-    return SignificanceGrid(evidence=grid("evidence").astype(float), labels=grid("label"),
-                            significant=grid("significant").astype(bool), limit=limit,
-                            boundary=float(-np.log10(alpha)))
 
 
 PLANNER_COLUMNS = ["level", "baseline", "better_here", "difference", "n_systems", "documents_needed", "ci_low",
