@@ -289,29 +289,22 @@ class Dataset:
         except (ValueError, KeyError, AttributeError):
             return False
 
-    def _scored(self, name: str) -> np.ndarray:
-        from metaeval.metrics.rouge import score
-
-        assert self.texts is not None
-        frame = score(self.texts["summary"].tolist(), [list(r) for r in self.texts["references"]], [name],
-                      columns="key", warn=False)
-        return frame.iloc[:, 0].to_numpy(dtype=float).reshape(self.shape)
-
     def _column(self, name: str) -> tuple[np.ndarray, int]:
-        cached = self._cache.get(name)
-        if cached is None and self.computable(name):
-            values = self._scored(name)
-            cached = (values, int(np.isnan(values).sum()))
-            self._cache[name] = cached
-        if cached is None:
-            if name not in self.scores.columns:
-                raise KeyError(
-                    f"unknown score {name!r} in dataset {self.name!r}; known: {', '.join(self.score_names)}"
-                )
-            values = self.scores[name].to_numpy(dtype=float).reshape(len(self.systems), len(self.inputs))
-            cached = (values, int(np.isnan(values).sum()))
-            self._cache[name] = cached
-        return cached
+        """The N x M values of a score (stored, or scored from the texts on first use) and its missing count."""
+        if name not in self._cache:
+            if self.computable(name):
+                from metaeval.metrics.rouge import score
+
+                assert self.texts is not None
+                frame = score(self.texts["summary"].tolist(), [list(r) for r in self.texts["references"]], [name],
+                              columns="key", warn=False)
+                values = frame.iloc[:, 0].to_numpy(dtype=float).reshape(self.shape)
+            elif name in self.scores.columns:
+                values = self.scores[name].to_numpy(dtype=float).reshape(self.shape)
+            else:
+                raise KeyError(f"unknown score {name!r} in dataset {self.name!r}; known: {', '.join(self.score_names)}")
+            self._cache[name] = (values, int(np.isnan(values).sum()))
+        return self._cache[name]
 
     def matrix(self, name: str, *, allow_nan: bool = False) -> np.ndarray:
         """The N x M matrix (systems x inputs) of one score (a fresh copy: callers may modify it).
@@ -372,12 +365,7 @@ class Dataset:
     def _text_grid(self, column: str) -> np.ndarray:
         if self.texts is None:
             raise DataError(f"dataset {self.name!r} has no texts; this analysis needs summaries and references")
-        grid = np.empty(self.shape, dtype=object)
-        flat = self.texts[column].to_list()
-        m = len(self.inputs)
-        for k, value in enumerate(flat):
-            grid[k // m, k % m] = value
-        return grid
+        return np.fromiter(self.texts[column], dtype=object, count=len(self.texts)).reshape(self.shape)
 
     # -- restriction ---------------------------------------------------------------------------------
 

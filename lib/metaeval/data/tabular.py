@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 import metaeval._outputs as _outputs
-from metaeval.data.formats import DataError
+from metaeval.data.formats import DataError, parse_record, write_dataset
 
 __all__ = ["ROLE_NAMES", "TABLE_SUFFIXES", "ColumnMap", "ColumnRoles", "ImportResult", "frame_records", "import_table",
            "infer_columns", "is_table", "names_an_id", "read_table"]
@@ -713,10 +713,6 @@ def import_table(
         A row or column the dataset reader rejects, or a ``dest`` this import may not replace (before anything
         is written).
     """
-    import yaml
-
-    from metaeval.data.formats import parse_record
-
     if isinstance(source, pd.DataFrame):
         frame, name, header = source, "DataFrame", 0
     else:
@@ -755,17 +751,5 @@ def import_table(
     blocking = next((p for p in reversed(target.parents) if p.exists() and not p.is_dir()), None)
     if blocking is not None:
         raise DataError(f"{dest}: cannot be created, {blocking} is a file, not a folder; choose a dest outside it")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = _outputs.staging_dir(target)  # marked as ours: the cleanup below can only remove what it created
-    try:
-        with open(staging / "records.jsonl", "w", encoding="utf-8") as out:
-            for _, record in records:
-                out.write(json.dumps(record, ensure_ascii=False) + "\n")
-        (staging / "dataset.yml").write_text(
-            yaml.safe_dump(dataset_meta(columns, name), sort_keys=False, allow_unicode=True), encoding="utf-8")
-        _outputs.write_manifest(staging, IMPORT_RUN, {"source": name}, paper=IMPORT_RUN)
-        _outputs.swap_into_place(staging, target, IMPORT_RUN, paper=IMPORT_RUN)
-    except BaseException:
-        _outputs.remove_run_folder(staging)
-        raise
+    write_dataset(target, IMPORT_RUN, [record for _, record in records], dataset_meta(columns, name), {"source": name})
     return result
