@@ -1,9 +1,6 @@
-"""The dataset itself: :class:`Dataset` (a systems x inputs grid of scores, with texts) and
-:class:`DatasetInfo`, with the display names of scores and the inference of human scores.
-
-Private: the public names are re-exported by :mod:`metaeval.data.datasets`, which loads datasets; this module
-sits below the loader (:mod:`metaeval.data._loading`) so both can build a :class:`Dataset` without an import
-cycle.
+"""The dataset itself: :class:`Dataset` (a systems x inputs grid of scores, with texts), :class:`DatasetInfo`,
+display names and the inference of human scores. Private: re-exported by :mod:`metaeval.data.datasets`; below
+the loader (:mod:`metaeval.data._loading`), so that both build a :class:`Dataset` without an import cycle.
 """
 
 from __future__ import annotations
@@ -210,18 +207,9 @@ class Dataset:
         >>> load("fabbri2020").describe().set_index("score").loc["qa-eval.f1", ["complete", "missing"]].tolist()
         [1600, 0]
         """
-        missing = self.scores.isna().sum()
-        human = set(self.info.human_scores)
-        rows = [
-            {
-                "score": name,
-                "display_name": self.display_name(name),
-                "human": name in human,
-                "complete": int(len(self.scores) - missing[name]),
-                "missing": int(missing[name]),
-            }
-            for name in self.score_names
-        ]
+        missing, human = self.scores.isna().sum(), set(self.info.human_scores)
+        rows = [(n, self.display_name(n), n in human, int(len(self.scores) - missing[n]), int(missing[n]))
+                for n in self.score_names]
         return pd.DataFrame(rows, columns=["score", "display_name", "human", "complete", "missing"])
 
     def summary_text(self) -> str:
@@ -480,8 +468,7 @@ class Dataset:
         mask = self._missing_mask(names, texts)
         if not mask.any():
             return self
-        parts = [f"{n!r} ({_cells(int(np.isnan(self._column(n)[0]).sum()))})" for n in names
-                 if np.isnan(self._column(n)[0]).any()]
+        parts = [f"{n!r} ({_cells(self._column(n)[1])})" for n in names if self._column(n)[1]]
         if texts and self.texts is not None and not self.has_texts:
             parts.append("texts")
         what = " and ".join(parts)
