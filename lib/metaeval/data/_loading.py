@@ -46,7 +46,8 @@ _REALSUMM_META: dict[str, Any] = {"human_scores": ["litepyramid.recall"], "defau
                                   "recall_oriented": True, "display_names": {"litepyramid.recall": "LitePyramid"}}
 
 # name -> (paths relative to data_dir(), description, metadata as in dataset.yml)
-_KNOWN: dict[str, tuple[tuple[str, ...], str, dict[str, Any]]] = {
+_Entry = tuple[tuple[str, ...], str, dict[str, Any]]
+_KNOWN: dict[str, _Entry] = {
     "summeval": (
         ("summeval/summeval_joined.jsonl", "deutsch2021/fabbri2020"),
         ("SummEval: 16 systems x 100 CNN/DM inputs, texts, 11 references, expert and crowd ratings, "
@@ -78,13 +79,14 @@ _ALIASES = {
 
 
 @functools.cache
-def _known() -> dict[str, tuple[tuple[str, ...], str, dict[str, Any]]]:
+def _known() -> dict[str, _Entry]:
     """The table of embedded names: the entries above, then every embedded atlas dataset (read from
     :mod:`metaeval.data.atlas` on first use, not at import: the registry's tables may import the data layer)."""
     from metaeval.data.atlas import atlas_datasets
 
-    atlas = {name: ((entry.folder,), _atlas_description(entry), {})
-             for name, entry in atlas_datasets("embedded").items() if name not in _KNOWN and entry.folder}
+    atlas: dict[str, _Entry] = {name: ((entry.folder,), _atlas_description(entry), {})
+                                for name, entry in atlas_datasets("embedded").items()
+                                if name not in _KNOWN and entry.folder}
     return {**_KNOWN, **atlas}
 
 
