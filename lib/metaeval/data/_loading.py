@@ -319,10 +319,8 @@ def _build(name: str, c: _Collector, info: DatasetInfo) -> Dataset:
         for (s, i), (text, _) in c.summary.items():
             summaries[s_index[s] * m + i_index[i]] = text
         refs: list[list[str] | None] = [None] * (n * m)
-        for inp, (shared, where) in c.input_refs.items():
-            j = i_index[inp]
-            for k in range(n):
-                refs[k * m + j] = shared
+        for inp, (shared, _) in c.input_refs.items():
+            refs[i_index[inp]::m] = [shared] * n  # every system's cell of the input
         for (s, i), (own, where) in c.refs.items():
             shared_entry = c.input_refs.get(i)
             if shared_entry is not None and shared_entry[0] != own:
@@ -377,12 +375,13 @@ _LOADED_MAX = 8
 
 
 def _load_cached(name: str, files: tuple[Path, ...], stat_key: tuple | None, policy: ReferenceRecords,
-                 ignore: frozenset[str], description: str, meta_key: str, meta: Mapping[str, Any]) -> Dataset:
+                 ignore: frozenset[str], description: str, meta: Mapping[str, Any]) -> Dataset:
     """Read and merge the files, reusing an identical earlier call's result (in this process, then on disk).
 
     Only embedded datasets whose sha256 was just verified are cached (``stat_key`` not None); user files are
     always read again (a rewrite within the file system's timestamp granularity could be missed).
     """
+    meta_key = repr(sorted(meta.items()))
     key = (name, stat_key, policy, ignore, description, meta_key)
     hit = _LOADED.get(key) if stat_key is not None else None
     if hit is not None:

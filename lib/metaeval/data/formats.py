@@ -121,8 +121,12 @@ def _tabular_hint(path: Path, first: bytes) -> str:
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
-def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    """``(line number, raw line)`` streamed from the file, each at most :data:`MAX_LINE_BYTES` long."""
+def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    """Yield ``(line number, record)`` for every non-blank line; errors name the file and the line.
+
+    The file is streamed line by line (a line longer than :data:`MAX_LINE_BYTES` is an error, not a
+    ``MemoryError``) and each line decoded alone, so that a non-UTF-8 byte is reported with its line number.
+    """
     try:
         fh = open(path, "rb")
     except IsADirectoryError:
@@ -132,12 +136,8 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
     except FileNotFoundError:
         raise DataError(f"{path}: does not exist") from None
     with fh:
-        lineno = 0
-        while True:
-            raw = fh.readline(MAX_LINE_BYTES + 1)
-            if not raw:
-                return
-            lineno += 1
+        for lineno, raw in enumerate(iter(lambda: fh.readline(MAX_LINE_BYTES + 1), b""), 1):
+            hint = _tabular_hint(path, raw[:4096]) if lineno == 1 else ""
             if lineno == 1 and raw.startswith(_GZIP_MAGIC):
                 # compressed bytes are neither UTF-8 nor a table: say what the file is and how to read it
                 how = (f"`gunzip -k {path}`, which writes {path.name.removesuffix('.gz')}" if path.suffix == ".gz"
@@ -145,47 +145,28 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
                 raise DataError(f"{path}: is gzip-compressed, not JSONL text; decompress it first ({how}) and load "
                                 "the decompressed file")
             if len(raw) > MAX_LINE_BYTES:
-                raise DataError(
-                    f"{path}:{lineno}: line longer than {MAX_LINE_BYTES // 2**20} MiB; a JSONL dataset holds one "
-                    f"record (one input x system) per line{_tabular_hint(path, raw[:4096]) or '; ' + FORMAT_HELP}"
-                )
-            yield lineno, raw
-
-
-def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
-    """Yield ``(line number, record)`` for every non-blank line; errors name the file and the line.
-
-    The file is streamed line by line (a line longer than :data:`MAX_LINE_BYTES` is an error, not a
-    ``MemoryError``) and each line decoded alone, so that a non-UTF-8 byte is reported with its line number.
-    """
-    for lineno, raw in _lines(path):
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            hint = _tabular_hint(path, raw[:4096]) if lineno == 1 else ""
-            raise DataError(
-                f"{path}:{lineno}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
-                + (hint or "; save the file as UTF-8")
-            ) from None
-        if lineno == 1:
-            line = line.removeprefix("\ufeff")  # a byte-order mark is not part of the data
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line, object_pairs_hook=_unique_keys)
-        except json.JSONDecodeError as exc:
-            hint = _tabular_hint(path, raw[:4096]) if lineno == 1 else ""
-            raise DataError(f"{path}:{lineno}: not valid JSON ({exc.msg}){hint or '; ' + FORMAT_HELP}") from None
-        except _DuplicateKey as exc:
-            raise DataError(
-                f"{path}:{lineno}: key {exc.args[0]!r} appears twice in one JSON object (JSON readers would keep "
-                "only the last value); remove or rename one"
-            ) from None
-        if not isinstance(record, dict):
-            raise DataError(
-                f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}; {FORMAT_HELP}"
-            )
-        yield lineno, record
+                raise DataError(f"{path}:{lineno}: line longer than {MAX_LINE_BYTES // 2**20} MiB; a JSONL dataset "
+                                "holds one record (one input x system) per line"
+                                f"{_tabular_hint(path, raw[:4096]) or '; ' + FORMAT_HELP}")
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(f"{path}:{lineno}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column "
+                                f"{exc.start + 1}){hint or '; save the file as UTF-8'}") from None
+            if lineno == 1:
+                line = line.removeprefix("\ufeff")  # a byte-order mark is not part of the data
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line, object_pairs_hook=_unique_keys)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"{path}:{lineno}: not valid JSON ({exc.msg}){hint or '; ' + FORMAT_HELP}") from None
+            except _DuplicateKey as exc:
+                raise DataError(f"{path}:{lineno}: key {exc.args[0]!r} appears twice in one JSON object (JSON "
+                                "readers would keep only the last value); remove or rename one") from None
+            if not isinstance(record, dict):
+                raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}; {FORMAT_HELP}")
+            yield lineno, record
 
 
 @dataclass
