@@ -186,25 +186,7 @@ def notebook_parameters(notebook: str | os.PathLike) -> dict[str, Any]:
     NotebookError
         No cell tagged ``parameters``, or a statement in it that is not ``name = <literal>``.
     """
-    import ast
-
-    path = find_notebook(notebook)
-    defaults: dict[str, Any] = {}
-    try:
-        body = ast.parse(_parameters_cell(path)).body
-    except SyntaxError as exc:
-        raise NotebookError(f"{path.name}: the parameters cell is not valid Python (line {exc.lineno}: "
-                            f"{exc.msg})") from None
-    for node in body:
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
-            raise NotebookError(f"{path.name}: the parameters cell may only hold `name = literal` lines "
-                                f"(line {node.lineno})")
-        try:
-            defaults[node.targets[0].id] = ast.literal_eval(node.value)
-        except ValueError:
-            raise NotebookError(f"{path.name}: parameter {node.targets[0].id!r} (line {node.lineno}) is not a "
-                                "literal; the parameters cell holds literals only") from None
-    return defaults
+    return {p.name: p.default for p in parameter_docs(notebook)}
 
 
 def parameter_docs(notebook: str | os.PathLike) -> list:
