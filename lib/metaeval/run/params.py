@@ -66,7 +66,7 @@ def type_name(default: Any) -> str:
     return type(default).__name__
 
 
-def parse_parameters_cell(source: str, where: str = "parameters cell") -> list[Parameter]:
+def parse_parameters_cell(source: str, where: str = "notebook") -> list[Parameter]:
     """The parameters of a cell's source, in order, with their defaults and the comments after them."""
     try:
         tree = ast.parse(source)
@@ -83,7 +83,8 @@ def parse_parameters_cell(source: str, where: str = "parameters cell") -> list[P
     params = []
     for node in tree.body:
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
-            raise ParameterError(f"{where}: the parameters cell may only hold `name = literal` lines (line {node.lineno})")
+            raise ParameterError(f"{where}: the parameters cell may only hold `name = literal` lines "
+                                 f"(line {node.lineno})")
         name = node.targets[0].id
         try:
             default = ast.literal_eval(node.value)
