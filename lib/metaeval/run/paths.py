@@ -205,14 +205,6 @@ def parameter_docs(notebook: str | os.PathLike) -> list:
 # Output-folder names
 
 
-def _is_embedded(text: str) -> bool:
-    # imported here, not at module level: `metaeval --help` and the runner's argument checks must not pay
-    # for pandas (data.datasets) before they need a dataset
-    from metaeval.data.datasets import known_datasets
-
-    return text in known_datasets()
-
-
 def dataset_folder_name(dataset: str | os.PathLike | None) -> str:
     """The readable, collision-free folder name of a dataset in ``results/``.
 
@@ -233,10 +225,13 @@ def dataset_folder_name(dataset: str | os.PathLike | None) -> str:
     >>> dataset_folder_name("/data/my study/scores.jsonl")[:-9]
     'scores'
     """
+    # imported here: `metaeval --help` and the runner's argument checks must not pay for pandas (data.datasets)
+    from metaeval.data.datasets import known_datasets
+
     if dataset is None:
         return "default"
     text = str(dataset)
-    if text == "default" or _is_embedded(text):
+    if text == "default" or text in known_datasets():
         return text
     resolved = Path(text).expanduser().resolve()
     name = resolved.name or "root"
