@@ -170,8 +170,7 @@ def delta_table(
          A        3   2.9   0.333333
          B        3   1.0   1.000000
     """
-    rng = np.random.default_rng(rng)
-    seed = int(rng.integers(2**63 - 1))
+    seed = int(np.random.default_rng(rng).integers(2**63 - 1))
     frames = []
     for name, X in mats.items():
         res = delta_correlations(X, Z, deltas=deltas, by=by, coefficient=coefficient, n_resamples=n_resamples,
@@ -335,8 +334,7 @@ def agreement_table(
     """Per metric: system-level pairwise accuracy, acc_eq and its epsilon (system level, the epsilon in the
     metric's units), acc_eq at the summary level, and soft pairwise accuracy (all metrics share the sign
     flips)."""
-    rng = np.random.default_rng(rng)
-    seed = int(rng.integers(2**63 - 1))
+    seed = int(np.random.default_rng(rng).integers(2**63 - 1))
     rows = []
     for name, X in mats.items():
         tie_sys = tie_calibrated_accuracy(X, Z, level="system")
@@ -450,8 +448,7 @@ def unjudged_cis(
     (``bootstrap_ci(..., paired_inputs=False)``), next to the judged-only correlation and interval."""
     from metaeval.stats.resampling import bootstrap_ci
 
-    rng = np.random.default_rng(rng)
-    seed = int(rng.integers(2**63 - 1))
+    seed = int(np.random.default_rng(rng).integers(2**63 - 1))
     rows = []
     for name, X in mats.items():
         if name not in unjudged:

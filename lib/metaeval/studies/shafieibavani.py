@@ -199,8 +199,7 @@ def lam_curve(parts: tuple[np.ndarray, np.ndarray], Z: np.ndarray, lams: Sequenc
     All lam values share the same bootstrap resamples (the generator is re-seeded from one draw), so
     the curve's shape is not resampling noise.
     """
-    rng = np.random.default_rng(rng)
-    seed = int(rng.integers(1 << 62))
+    seed = int(np.random.default_rng(rng).integers(1 << 62))
     rows = []
     for lam in lams:
         X = at_lam(parts, float(lam))
@@ -262,8 +261,7 @@ def lam_tests(parts: tuple[np.ndarray, np.ndarray], Z: np.ndarray, lams: Sequenc
     best lam on the same data and then testing it is a selection: the notebook reports the smallest p-value
     with a Holm adjustment over the lams tested.
     """
-    rng = np.random.default_rng(rng)
-    seed = int(rng.integers(1 << 62))
+    seed = int(np.random.default_rng(rng).integers(1 << 62))
     R = at_lam(parts, 1.0)
     rows = []
     for lam in lams:
