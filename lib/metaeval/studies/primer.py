@@ -16,10 +16,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.stats import binomtest, kendalltau
 
 from metaeval._markup import md_text
 from metaeval.data.synthetic import synthetic
+from metaeval.stats.alt_test import alt_test
 from metaeval.stats.correlation import correlate, fisher_ci
+from metaeval.stats.reliability import MIN_SIZES, disattenuate, krippendorff_alpha, noise_ceiling
 from metaeval.stats.resampling import bootstrap_ci, draw_indices
 
 __all__ = ["TOY_METRIC", "TOY_HUMAN", "TOY_RATINGS", "TOY_JUDGE",
@@ -120,8 +123,6 @@ def true_coverage(n_systems: int, n_inputs: int, *, system_correlation: float, s
 def coverage_summary(trials: pd.DataFrame, *, nominal: float = 0.95) -> pd.DataFrame:
     """Coverage per level and method with its exact (Clopper-Pearson) 95% interval and the two-sided exact
     binomial test of "true coverage = nominal"."""
-    from scipy.stats import binomtest
-
     rows = []
     for (level, method), group in trials.groupby(["level", "method"], sort=False):
         k, n = int(group.covered.sum()), len(group)
@@ -201,8 +202,6 @@ def exercise_answers(distributions: pd.DataFrame | None = None) -> ExerciseAnswe
     swapped = TOY_HUMAN.copy()
     swapped[[0, 3], 0] = swapped[[3, 0], 0]
     low, high = fisher_ci(TOY_METRIC, TOY_HUMAN, level="system").confidence_interval
-    from scipy.stats import kendalltau
-
     per_input = tuple(float(kendalltau(TOY_METRIC[:, j], TOY_HUMAN[:, j]).statistic)
                       for j in range(TOY_METRIC.shape[1]))
     widest = None
@@ -221,8 +220,6 @@ def exercise_answers(distributions: pd.DataFrame | None = None) -> ExerciseAnswe
 
 
 def _toy_alt_advantage() -> tuple[float, float]:
-    from metaeval.stats.alt_test import alt_test
-
     res = alt_test(TOY_JUDGE, TOY_RATINGS, min_items=2)  # 4 items: far below the real minimum, for hand work
     return float(res.judge_advantage[0]), float(res.human_advantage[0])
 
@@ -417,8 +414,6 @@ def reliability_table(ds, scores, metric: str, *, n_resamples: int = 200, rng=No
     >>> t["note"].iloc[-1]
     'not a score of this dataset'
     """
-    from metaeval.stats.reliability import MIN_SIZES, disattenuate, krippendorff_alpha, noise_ceiling
-
     gen = np.random.default_rng(rng)
     rows = []
     X = ds.matrix(metric)
