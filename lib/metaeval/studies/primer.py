@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from scipy.stats import binomtest, kendalltau
@@ -308,8 +309,6 @@ def check(exercise: int, value, *, distributions: pd.DataFrame | None = None, to
 
 def plot_levels(X, Z, steps: dict, *, title: str = "The toy matrix at three levels"):
     """Three panels: the system means, the per-input scatter, all cells."""
-    import matplotlib.pyplot as plt
-
     fig, axes = plt.subplots(1, 3, figsize=(10, 3.4), layout="constrained")
     means = steps["system_means"]
     axes[0].scatter(means.iloc[:, 0], means.iloc[:, 1], color="C0")
@@ -329,8 +328,6 @@ def plot_levels(X, Z, steps: dict, *, title: str = "The toy matrix at three leve
 
 def plot_sampling_distribution(frame: pd.DataFrame):
     """Histograms of r over the simulated studies, one panel per level, with the population value marked."""
-    import matplotlib.pyplot as plt
-
     levels = list(dict.fromkeys(frame.level))
     fig, axes = plt.subplots(1, len(levels), figsize=(9, 3.2), layout="constrained", squeeze=False)
     for ax, level in zip(axes[0], levels):
@@ -345,8 +342,6 @@ def plot_sampling_distribution(frame: pd.DataFrame):
 
 def plot_coverage(summary: pd.DataFrame, *, nominal: float = 0.95):
     """Coverage per method and level with exact binomial intervals; the nominal level dashed."""
-    import matplotlib.pyplot as plt
-
     levels = list(dict.fromkeys(summary.level))
     fig, axes = plt.subplots(1, len(levels), figsize=(9, 3.2), layout="constrained", sharey=True, squeeze=False)
     for ax, level in zip(axes[0], levels):
@@ -364,8 +359,6 @@ def plot_coverage(summary: pd.DataFrame, *, nominal: float = 0.95):
 
 def plot_resampling_schemes(counts: dict[str, np.ndarray]):
     """One bootstrap resample under each scheme: how often each (system, input) cell is drawn."""
-    import matplotlib.pyplot as plt
-
     fig, axes = plt.subplots(1, len(counts), figsize=(10, 3.4), layout="constrained")
     vmax = max(int(c.max()) for c in counts.values())
     for ax, (name, count) in zip(axes, counts.items()):
@@ -379,8 +372,6 @@ def plot_resampling_schemes(counts: dict[str, np.ndarray]):
 
 def plot_bootstrap_distributions(frame: pd.DataFrame, *, statistic: float, title: str):
     """The three bootstrap distributions of one metric's correlation, overlaid, with the observed value."""
-    import matplotlib.pyplot as plt
-
     fig, ax = plt.subplots(figsize=(7, 3.4), layout="constrained")
     bins = np.linspace(frame.r.min(), frame.r.max(), 40).tolist()
     for k, (name, part) in enumerate(frame.groupby("scheme", sort=False)):
