@@ -176,11 +176,8 @@ def dataset_metrics(
         for name, sig in variants.items():
             mats[name] = computed[sig]
         if bleu:
-            tok = "none" if entry.language.split("-")[-1].strip() == "en" else "unicode"
-            refs = ds.references()
-            summaries = ds.summaries()
-            mats["BLEU"] = sentence_bleu(summaries.ravel().tolist(), [list(r) for r in refs.ravel()],
-                                         tokenizer=tok).reshape(ds.shape)
+            mats["BLEU"] = sentence_bleu(ds.summaries().ravel().tolist(), [list(r) for r in ds.references().ravel()],
+                                         tokenizer=_bleu_tokenizer(entry)).reshape(ds.shape)
     humans = set(ds.human_scores) | set(entry.human_scores)
     if own is None:
         candidates = list(entry.source_metrics) or [

@@ -221,12 +221,11 @@ def delta_sentences(delta: pd.DataFrame, overall: Mapping[str, float], *, units:
                     f"({int(first['n_pairs'])} pairs, |difference| ≤ {first['high']:.3g})")
             far = f"{_tau(last)} over all {int(last['n_pairs'])} pairs"
         else:
-            def where(row):
-                return f"{row['low']:g}–{row['high']:g}{' ' + units if units else ''} apart"
-            near = (f"no pairs {where(first)}" if first["n_pairs"] == 0
-                    else f"{_tau(first)} over the {int(first['n_pairs'])} pairs {where(first)}")
-            far = (f"no pairs {where(last)}" if last["n_pairs"] == 0
-                   else f"{_tau(last)} over the {int(last['n_pairs'])} pairs {where(last)}")
+            def band(row):
+                where = f"{row['low']:g}–{row['high']:g}{' ' + units if units else ''} apart"
+                return (f"no pairs {where}" if row["n_pairs"] == 0
+                        else f"{_tau(row)} over the {int(row['n_pairs'])} pairs {where}")
+            near, far = band(first), band(last)
         # the percentile view's last bucket is all pairs already
         text = (f"* **{md_text(name)}**: {near}, {far}"
                 + ("" if percentile else f" (all pairs: τ = {overall[name]:.2f})"))
@@ -377,11 +376,8 @@ def replicability_table(
         for b in common:
             if a == b:
                 continue
-            ps = []
-            for d in names:
-                t = tests[d]
-                i, j = t.names.index(a), t.names.index(b)  # type: ignore[attr-defined]
-                ps.append(float(t.pvalues[i, j]))  # type: ignore[attr-defined]
+            ps = [float(t.pvalues[t.names.index(a), t.names.index(b)])  # type: ignore[attr-defined]
+                  for t in (tests[d] for d in names)]
             if any(np.isnan(ps)):
                 continue
             res = partial_conjunction_test(ps, u=len(ps), method=method, alpha=alpha)

@@ -36,7 +36,8 @@ def _progress(iterable, enabled: bool, **kwargs):
 
 @numba.njit(cache=True)
 def _subset_hits(tok, tok_off, ref_tok, ref_off, order, counts, out, n_vocab):  # pragma: no cover - compiled
-    """Clipped unigram hits of the first counts[q, s] tokens of each summary s in a random order."""
+    """Clipped unigram hits of the first counts[q, s] tokens of each summary s in the order ``order`` (token
+    indices, summary by summary)."""
     budget = np.zeros(n_vocab, np.int64)
     for s in range(tok_off.shape[0] - 1):
         a, b = tok_off[s], tok_off[s + 1]
@@ -46,7 +47,7 @@ def _subset_hits(tok, tok_off, ref_tok, ref_off, order, counts, out, n_vocab):  
             budget[ref_tok[i]] += 1
         cum = np.zeros(L + 1, np.int64)
         for p in range(L):
-            t = tok[a + order[a + p]]
+            t = tok[order[a + p]]
             hit = 0
             if budget[t] > 0:
                 budget[t] -= 1
@@ -56,17 +57,6 @@ def _subset_hits(tok, tok_off, ref_tok, ref_off, order, counts, out, n_vocab):  
             out[q, s] = cum[counts[q, s]]
         for i in range(ra, rb):
             budget[ref_tok[i]] = 0
-
-
-@numba.njit(cache=True)
-def _segment_order(keys, off):  # pragma: no cover - compiled
-    """Within each segment, the positions sorted by their keys (stable): ``np.lexsort((keys, segment))``
-    minus the segment starts, one small sort per segment."""
-    order = np.empty(keys.shape[0], np.int64)
-    for s in range(off.shape[0] - 1):
-        a, b = off[s], off[s + 1]
-        order[a:b] = np.argsort(keys[a:b], kind="mergesort")
-    return order
 
 
 @dataclass
@@ -105,7 +95,8 @@ class RougeOneSubsampler:
         self.tok_off = np.concatenate([[0], np.cumsum([len(p) for p in peer])]).astype(np.int64)
         self.ref_tok = np.array([t for r in ref for t in r], np.int64)
         self.ref_off = np.concatenate([[0], np.cumsum([len(r) for r in ref])]).astype(np.int64)
-        self.peer_len = np.diff(self.tok_off).astype(float)
+        # each token's summary: summary + key (key in [0, 1)) sorts by summary, then by key
+        self.summary_of = np.repeat(np.arange(len(peer)), np.diff(self.tok_off))
         self.ref_len = np.diff(self.ref_off).astype(float)
         self.n_vocab = max(len(vocab), 1)
 
@@ -118,11 +109,11 @@ class RougeOneSubsampler:
             raise ValueError("ks must be fractions in (0, 1]")
         rng = np.random.default_rng(rng)
         keys = rng.random(self.tok.shape[0])
-        order = _segment_order(keys, self.tok_off)  # position within its summary, in random order
+        order = np.argsort(self.summary_of + keys, kind="stable")  # each summary's tokens, in a random order
         # int(len * k) tokens, as the paper's code; computed once here so kernel and scores agree
         counts = (np.diff(self.tok_off)[None, :] * ks[:, None]).astype(np.int64)
         hits = np.zeros(counts.shape, np.int64)
-        _subset_hits(self.tok, self.tok_off, self.ref_tok, self.ref_off, order.astype(np.int64), counts, hits,
+        _subset_hits(self.tok, self.tok_off, self.ref_tok, self.ref_off, order, counts, hits,
                      self.n_vocab)
         return self._score(hits.astype(float), counts.astype(float))
 

@@ -480,12 +480,6 @@ def options(name: str) -> dict[str, str]:
     return {"ST": "-", "RSW": "-", "stat": "-"}
 
 
-def _ranks(x: np.ndarray, axis: int) -> np.ndarray:
-    from scipy.stats import rankdata
-
-    return rankdata(x, axis=axis)
-
-
 def _corr_rows(A: np.ndarray) -> np.ndarray:
     """Pearson correlation matrix of the rows of A (K, n); NaN for constant rows."""
     A = A - A.mean(axis=1, keepdims=True)
@@ -497,17 +491,18 @@ def _corr_rows(A: np.ndarray) -> np.ndarray:
 
 def _pairwise_corr(stack: np.ndarray, level: str, coefficient: str) -> np.ndarray:
     """Correlations between every pair of K metrics (K, N, M) at a level, as :func:`level_corr` computes them."""
+    from scipy.stats import rankdata
+
+    def corr(A: np.ndarray) -> np.ndarray:
+        return _corr_rows(rankdata(A, axis=1) if coefficient == "spearman" else A)
+
     K, N, M = stack.shape
-    spearman = coefficient == "spearman"
     if level == "global":
-        A = stack.reshape(K, N * M)
-        return _corr_rows(_ranks(A, 1) if spearman else A)
+        return corr(stack.reshape(K, N * M))
     if level == "system":
-        A = stack.mean(axis=2)
-        return _corr_rows(_ranks(A, 1) if spearman else A)
-    per = np.stack([_corr_rows(_ranks(stack[:, :, j], 1) if spearman else stack[:, :, j]) for j in range(M)])
+        return corr(stack.mean(axis=2))
     with np.errstate(invalid="ignore"):
-        return np.nanmean(per, axis=0)
+        return np.nanmean(np.stack([corr(stack[:, :, j]) for j in range(M)]), axis=0)
 
 
 def williams_pvalues(metrics: Mapping[str, np.ndarray], Z: np.ndarray, *, level: Level = "global",

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -89,8 +88,7 @@ def grouge_parts(ds, measures: Sequence[str] = ("grouge-1", "grouge-2", "grouge-
         lexical, semantic = grouge.score_parts(summaries, references, names, topk=topk, stem=stem, stop=stop,
                                                progress=progress)
         if key is not None:
-            path: Path = key
-            save_cached(path, frames={"lexical": lexical, "semantic": semantic})
+            save_cached(key, frames={"lexical": lexical, "semantic": semantic})
     return {m: (_grid(lexical[m], ds), _grid(semantic[m], ds)) for m in slugs}
 
 
