@@ -425,8 +425,7 @@ def multisummeval(files: Mapping[str, bytes], *, lang: str) -> Converted:
                 workers[(doc, model)][dim].append(float(value))
     records: list[dict[str, Any]] = []
     if workers:
-        by_int = {(str(int(d)), m): (d, m) for d, m in workers}
-        if set(by_int) != set(paper):
+        if {(str(int(d)), m) for d, m in workers} != set(paper):
             raise DataError(f"{apath} and {spath} do not cover the same summaries")
         for (doc, model), lists in workers.items():
             for dim, values in lists.items():
@@ -436,8 +435,8 @@ def multisummeval(files: Mapping[str, bytes], *, lang: str) -> Converted:
                                     f"{spath} says {paper[(str(int(doc)), model)][dim]!r} from 3")
             records.append({"instance_id": doc, "summarizer_id": model, "metrics": {"human": lists}})
     else:
-        for (doc, model), means in paper.items():
-            records.append({"instance_id": doc, "summarizer_id": model, "metrics": {"human": dict(means)}})
+        records = [{"instance_id": doc, "summarizer_id": model, "metrics": {"human": dict(means)}}
+                   for (doc, model), means in paper.items()]
     texts = f"resulting_data/{code}/gold/"
     has_texts = any(k.startswith(texts) for k in files)
     if has_texts:  # the texts, one file per document and folder, sentences by line

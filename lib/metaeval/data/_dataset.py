@@ -236,9 +236,7 @@ class Dataset:
         if table.empty:
             lines.append("scores: none")
         else:
-            table["coverage"] = [
-                "complete" if k == 0 else f"{_cells(k)} missing" for k in table["missing"]
-            ]
+            table["coverage"] = ["complete" if k == 0 else f"{_cells(k)} missing" for k in table["missing"]]
             table["human"] = table["human"].map({True: "yes", False: ""})
             lines.append(f"scores: {len(table)}")
             lines.append(table[["score", "display_name", "human", "coverage"]].to_string(index=False))

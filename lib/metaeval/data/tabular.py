@@ -329,13 +329,12 @@ class _Picker:
         if given is not None:
             self.taken.add(given)
             return given
-        for name in ROLE_NAMES[role]:
-            for c in self.columns:
-                if c not in self.taken and _norm(c) == name and WIDE_SEPARATOR not in c:
-                    self.taken.add(c)
-                    self.inferred.add(role)
-                    return c
-        return None
+        found = next((c for name in ROLE_NAMES[role] for c in self.free() if _norm(c) == name
+                      and WIDE_SEPARATOR not in c), None)
+        if found is not None:
+            self.taken.add(found)
+            self.inferred.add(role)
+        return found
 
     def references(self, given: tuple[str, ...] | None) -> list[str]:
         """The reference columns given, else every free column named like one (``reference``, ``ref_2``)."""
