@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterable
 
 __all__ = ["data_root", "notebooks_root", "project_root", "is_checkout", "sha256", "verify_checksums", "ChecksumError",
-           "data_files", "is_documentation", "refuse_unlisted", "has_sha256"]
+           "data_files", "is_documentation", "refuse_unlisted", "has_sha256", "cached_sha256"]
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -84,19 +84,23 @@ def _read_checksums(root: Path) -> dict[str, str]:
 
 
 @lru_cache(maxsize=4096)
-def _verified(path: Path, mtime_ns: int, ctime_ns: int, inode: int, size: int, expected: str) -> bool:
-    # Keyed by the file's stat so that a file changed during a session is checked again: ctime changes on every
-    # write even when the size is kept and the mtime is set back, and a replaced file has another inode.
-    return sha256(path) == expected
+def _sha256_at(path: Path, state: tuple[int, int, int, int]) -> str:
+    return sha256(path)
+
+
+def cached_sha256(path: str | os.PathLike[str]) -> str:
+    """:func:`sha256` of a file, hashed once per state of the file in a process: the cache is keyed by its
+    mtime, ctime, inode and size (ctime changes on every write even when the size is kept and the mtime is set
+    back, and a replaced file has another inode), so an edited or replaced file is hashed again, never served a
+    stale digest."""
+    p = Path(path).resolve()
+    st = p.stat()
+    return _sha256_at(p, (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_size))
 
 
 def has_sha256(path: str | os.PathLike[str], expected: str) -> bool:
-    """True if the file's sha256 is ``expected``; hashed once per state of the file in a process (the cache is
-    keyed by its size, mtime, ctime and inode, so an edited or replaced file is hashed again, never served a
-    stale "ok")."""
-    p = Path(path).resolve()
-    st = p.stat()
-    return _verified(p, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_size, expected)
+    """True if the file's sha256 is ``expected`` (:func:`cached_sha256`)."""
+    return cached_sha256(path) == expected
 
 
 def expected_sha256(path: str | os.PathLike[str]) -> str | None:
@@ -224,9 +228,8 @@ def verify_checksums(paths: Iterable[str | os.PathLike[str]]) -> None:
             continue
         if not path.exists():
             raise ChecksumError(f"embedded data file {rel} is missing from {root}")
-        st = path.stat()
-        if not _verified(path, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_size, table[rel]):
+        if not has_sha256(path, table[rel]):
             raise ChecksumError(
-                f"embedded data file {rel} has sha256 {sha256(path)}, expected {table[rel]} "
+                f"embedded data file {rel} has sha256 {cached_sha256(path)}, expected {table[rel]} "
                 "(data/SHA256SUMS): the file was modified or is corrupt; restore it from the repository"
             )

@@ -344,20 +344,16 @@ def cmd_prepare_ci(args) -> int:
 
 def cmd_sweep(args) -> int:
     from metaeval.run.notebooks import NotebookError, notebook_parameters
-    from metaeval.run.sweep import SweepError, load_grid, parse_flags, run_sweep
+    from metaeval.run.sweep import load_grid, parse_flags, run_sweep
 
+    grid = load_grid(args.grid) if args.grid else {}  # a SweepError is a user error of one line (_dispatch)
     try:
-        grid = load_grid(args.grid) if args.grid else {}
-        try:
-            declared = notebook_parameters(args.notebook)
-        except NotebookError:  # run_sweep names the problem with the notebook
-            declared = {}
-        grid.update(parse_flags(args.param, declared))
-        table = run_sweep(args.notebook, grid, args.output, workers=args.workers, scheduler=args.scheduler,
-                          force=args.force)
-    except SweepError as exc:
-        print(f"metaeval sweep: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 2
+        declared = notebook_parameters(args.notebook)
+    except NotebookError:  # run_sweep names the problem with the notebook
+        declared = {}
+    grid.update(parse_flags(args.param, declared))
+    table = run_sweep(args.notebook, grid, args.output, workers=args.workers, scheduler=args.scheduler,
+                      force=args.force)
     from metaeval.run.paths import absolute_path
 
     # where run_sweep wrote: a relative folder is relative to the compendium root, not to the current folder,
@@ -421,23 +417,19 @@ def cmd_import(args) -> int:
     return 0
 
 
-def _download_status(name: str) -> str:
-    """'present' when a downloaded atlas dataset is in its default folder, else 'absent'."""
-    from metaeval.data.download import downloaded_path
-
-    return "present" if downloaded_path(name).is_dir() else "absent"
-
-
 def cmd_datasets(args) -> int:
     from dataclasses import asdict
 
     from metaeval.data.atlas import atlas_datasets
     from metaeval.data.datasets import known_datasets
+    from metaeval.data.download import downloaded_path
 
     atlas = atlas_datasets()
     rows = []
     for entry in atlas.values():
-        where = "embedded" if entry.distribution == "embedded" else _download_status(entry.name)
+        # a downloaded dataset is present in its default folder, or absent
+        where = "embedded" if entry.distribution == "embedded" else (
+            "present" if downloaded_path(entry.name).is_dir() else "absent")
         rows.append({**asdict(entry), "available": where})
     others = {n: d for n, d in known_datasets().items() if n not in atlas}
     if args.json:

@@ -154,51 +154,32 @@ def _package_inits(path: Path) -> set[Path]:
     return inits
 
 
-@lru_cache(maxsize=None)
-def _direct_dependencies(path: Path) -> frozenset[Path]:
-    rel = path.relative_to(_PACKAGE_DIR.parent).with_suffix("")
-    package = ".".join(rel.parts[:-1]) if rel.name != "__init__" else ".".join(rel.parts[:-1])
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+def _dependencies(source: Path, package: str) -> set[Path]:
+    """The library modules (and their packages' ``__init__.py``) the file at ``source`` imports directly."""
     found = set()
-    for name in _imports(tree, package):
+    for name in _imports(ast.parse(source.read_text(encoding="utf-8"), filename=str(source)), package):
         file = _module_file(name)
         if file is not None and file.is_relative_to(_PACKAGE_DIR):
-            found.add(file)
-            found |= _package_inits(file)
-    return frozenset(found)
+            found |= {file, *_package_inits(file)}
+    return found
+
+
+@lru_cache(maxsize=None)
+def _direct_dependencies(path: Path) -> frozenset[Path]:
+    return frozenset(_dependencies(path, ".".join(path.relative_to(_PACKAGE_DIR.parent).parts[:-1])))
 
 
 def library_dependencies(source: str | os.PathLike) -> dict[str, str]:
     """``{module path: sha256}`` of every library module the notebook (or module) at ``source`` imports,
     transitively (including the packages' ``__init__.py``)."""
-    source = Path(source)
-    tree = ast.parse(source.read_text(encoding="utf-8"), filename=str(source))
-    todo = set()
-    for name in _imports(tree, ""):
-        file = _module_file(name)
-        if file is not None and file.is_relative_to(_PACKAGE_DIR):
-            todo.add(file)
-            todo |= _package_inits(file)
+    todo = _dependencies(Path(source), "")
     seen: set[Path] = set()
     while todo:
         path = todo.pop()
-        if path in seen:
-            continue
-        seen.add(path)
-        todo |= set(_direct_dependencies(path)) - seen
+        if path not in seen:
+            seen.add(path)
+            todo |= _direct_dependencies(path) - seen
     return {_relative(p): _file_digest(p) for p in sorted(seen)}
-
-
-@lru_cache(maxsize=4096)
-def _content_digest(path: Path, mtime_ns: int, ctime_ns: int, inode: int, size: int) -> str:
-    # keyed by the file's stat (ctime changes on every write, even when mtime is set back): hashed once per
-    # process for the 25 runs of a run-all, hashed again as soon as a byte may have changed
-    return _resources.sha256(path)
-
-
-def _digest(path: Path) -> str:
-    st = path.stat()
-    return _content_digest(path.resolve(), st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_size)
 
 
 def _data_checksums(dataset: Any) -> dict[str, str]:
@@ -211,14 +192,17 @@ def _data_checksums(dataset: Any) -> dict[str, str]:
     metaeval._resources.ChecksumError
         The data folder holds a file ``SHA256SUMS`` does not list (named), or a listed file is missing.
     """
-    out = {f"data/{rel}": _digest(path) for rel, path in _resources.data_files().items()}
+    digest = _resources.cached_sha256
+    out = {f"data/{rel}": digest(path) for rel, path in _resources.data_files().items()}
     if isinstance(dataset, (str, os.PathLike)) and str(dataset):
         path = Path(dataset)
         if not path.is_absolute():
             path = _resources.project_root() / path
-        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path] if path.is_file() else []
-        for file in files:
-            out[str(Path(dataset) / file.relative_to(path)) if path.is_dir() else str(dataset)] = _digest(file)
+        if path.is_dir():
+            out.update({str(Path(dataset) / f.relative_to(path)): digest(f) for f in sorted(path.rglob("*"))
+                        if f.is_file()})
+        elif path.is_file():
+            out[str(dataset)] = digest(path)
     return out
 
 

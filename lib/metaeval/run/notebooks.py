@@ -33,7 +33,7 @@ from metaeval.run.paths import (KERNEL_NAME, NotebookError, absolute_path, combi
                                 default_output_dir as _rule, find_notebook, list_notebooks, notebook_metadata,
                                 notebook_parameters, notebooks_dir, output_path, parameter_docs, project_root,
                                 read_notebook)
-from metaeval.run.pool import run_in_pool, stopped
+from metaeval.run.pool import cpu_seconds, run_in_pool, stopped
 
 # jsonschema (imported by nbformat, jupytext and papermill) builds a lark grammar of RFC 3987 when it is
 # imported and the optional rfc3987-syntax package is installed (jupyter-events pulls it in): 0.9 s of CPU
@@ -438,22 +438,16 @@ def _retarget(executed: Path, staging: Path, final: Path) -> None:
     final_rel = final_text[len(root):] if final_text.startswith(root) else final_text
     text = executed.read_text(encoding="utf-8").replace(str(staging), final_rel)
     nb = nbformat.reads(text, as_version=4)
-    _scrub_outputs(nb)
-    nb.metadata.get("papermill", {}).pop("start_time", None)
-    nb.metadata.get("papermill", {}).pop("end_time", None)
-    nb.metadata.get("papermill", {}).pop("duration", None)
-    nb.metadata.get("papermill", {}).pop("input_path", None)
-    nb.metadata.get("papermill", {}).pop("output_path", None)
-    _strip_progress(nb)
-    _merge_streams(nb)
+    for key in ("start_time", "end_time", "duration", "input_path", "output_path"):
+        nb.metadata.get("papermill", {}).pop(key, None)
     _neutral_output_dir(nb)
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{i:02d}"  # papermill gives its injected cell a random id
         cell.metadata.pop("execution", None)
-        pm = cell.metadata.get("papermill")
-        if pm:
-            for key in ("start_time", "end_time", "duration", "exception", "status"):
-                pm.pop(key, None)
+        for key in ("start_time", "end_time", "duration", "exception", "status"):
+            cell.metadata.get("papermill", {}).pop(key, None)
+        if cell.get("cell_type") == "code" and cell.get("outputs"):
+            cell.outputs = merge_streams(_stable_outputs(cell.outputs))
     nbformat.write(nb, str(executed))
 
 
@@ -462,19 +456,6 @@ _PROGRESS = re.compile(r"\r?[^\r\n]*?\d+%\|[^\r\n|]*\|\s*[\d.]+[kMG]?/[\d.?]+[kM
 
 
 _ADDRESS = re.compile(r" at 0x[0-9a-f]+>")
-
-
-def _scrub_outputs(nb) -> None:
-    """No machine path in an executed notebook's outputs (warnings and tracebacks print file names)."""
-    for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            if "text" in out:
-                out["text"] = scrub_machine_paths(out["text"])
-            if "traceback" in out:
-                out["traceback"] = [scrub_machine_paths(line) for line in out["traceback"]]
-            for mime, value in out.get("data", {}).items():
-                if mime.startswith("text/") and isinstance(value, str):
-                    out["data"][mime] = scrub_machine_paths(value)
 
 
 def merge_streams(outputs: list) -> list:
@@ -521,32 +502,27 @@ def merge_streams(outputs: list) -> list:
     return merged
 
 
-def _merge_streams(nb) -> None:
-    for cell in nb.cells:
-        if cell.get("cell_type") == "code" and cell.get("outputs"):
-            cell.outputs = merge_streams(cell.outputs)
-
-
-def _strip_progress(nb) -> None:
-    """Drop what differs on every run: progress-bar output (tqdm on stderr carries timings; the runner relays
-    it to the terminal and run-all's log, see :class:`_ProgressRelay`, and an interactive run still shows it)
-    and memory addresses in plain-text reprs (``<Styler at 0x7f...>``). Warnings on stderr are kept."""
-    for cell in nb.cells:
-        if cell.get("cell_type") != "code":
-            continue
-        kept = []
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "stream" and out.get("name") == "stderr":
-                text = _PROGRESS.sub("", out.get("text", ""))
-                if not text.strip():
-                    continue
-                out["text"] = text.lstrip("\r\n") if text != out.get("text") else text
-            kept.append(out)
-        cell.outputs = kept
-        for out in cell.outputs:
-            plain = out.get("data", {}).get("text/plain")
-            if isinstance(plain, str):
-                out["data"]["text/plain"] = _ADDRESS.sub(">", plain)
+def _stable_outputs(outputs: list) -> list:
+    """A cell's outputs without what differs on every run: progress-bar output (tqdm on stderr carries timings;
+    the runner relays it to the terminal and run-all's log, see :class:`_ProgressRelay`, and an interactive run
+    still shows it), memory addresses in plain-text reprs (``<Styler at 0x7f...>``) and this machine's paths in
+    text, tracebacks and textual data (:func:`scrub_machine_paths`). Warnings on stderr are kept."""
+    kept = []
+    for out in outputs:
+        if out.get("output_type") == "stream" and out.get("name") == "stderr":
+            text = _PROGRESS.sub("", out.get("text", ""))
+            if not text.strip():
+                continue
+            out["text"] = text.lstrip("\r\n") if text != out.get("text") else text
+        if "text" in out:
+            out["text"] = scrub_machine_paths(out["text"])
+        if "traceback" in out:
+            out["traceback"] = [scrub_machine_paths(line) for line in out["traceback"]]
+        for mime, value in out.get("data", {}).items():
+            if mime.startswith("text/") and isinstance(value, str):
+                out["data"][mime] = scrub_machine_paths(_ADDRESS.sub(">", value) if mime == "text/plain" else value)
+        kept.append(out)
+    return kept
 
 
 def _machine_paths() -> list[tuple[re.Pattern, str]]:
@@ -746,20 +722,23 @@ _KERNEL_STARTS = 2  # tries to start a kernel that does not answer (jupyter_clie
 _KERNEL_START_FAILURES = ("Kernel didn't respond", "Kernel died before replying")
 
 
+def _run_file(run: PlannedRun, suffix: str) -> Path:
+    """The file of ``run`` in run-all's scratch folder by which its worker reports to the coordinator."""
+    return Path(run.workdir) / (re.sub(r"[^A-Za-z0-9_.-]+", "_", run.label) + suffix)
+
+
 def _run_planned(run: PlannedRun) -> dict[str, Any]:
     """Run one planned notebook in a worker; returns a status (never raises but KeyboardInterrupt)."""
 
     if stopped():
         return {"state": "cancelled"}
-    work = Path(run.workdir)
-    key = re.sub(r"[^A-Za-z0-9_.-]+", "_", run.label)
-    progress_file, kernel_log = work / f"{key}.progress", work / f"{key}.kernel.log"
+    progress_file, kernel_log = _run_file(run, ".progress"), _run_file(run, ".kernel.log")
 
     def progress(text: str) -> None:
         progress_file.write_text(text, encoding="utf-8")
 
     # the coordinator's ticks report the time since this moment (not since a tick first saw the run)
-    (work / f"{key}.started").write_text(repr(time.time()), encoding="utf-8")
+    _run_file(run, ".started").write_text(repr(time.time()), encoding="utf-8")
     progress("started")
     start = time.perf_counter()
     try:
@@ -801,14 +780,6 @@ def _drop_failed(run: PlannedRun) -> None:
     while folder != results and folder.is_relative_to(results) and folder.is_dir() and not any(folder.iterdir()):
         folder.rmdir()
         folder = folder.parent
-
-
-def _cpu_seconds() -> float:
-    """CPU time of this process and of its children that ended (the pool's workers and their kernels)."""
-    import resource
-
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _elapsed(seconds: float) -> str:
@@ -868,7 +839,7 @@ def run_all(
         index = {run.label: i + 1 for i, run in enumerate(runs)}
         queue = run_order(runs, last_times)
         started = time.perf_counter()
-        cpu_started = _cpu_seconds()
+        cpu_started = cpu_seconds()
         say(f"running {total} notebook runs, {jobs} at a time")
         from metaeval.run.outputs import clean_stale_under
 
@@ -896,8 +867,7 @@ def run_all(
                 say(f"{tag(run)}: does not apply ({status['error'].split(' (what it produced')[0]})")
             else:
                 say(f"{tag(run)}: FAILED after {_elapsed(status['seconds'])}: {status['error']}")
-            key = re.sub(r"[^A-Za-z0-9_.-]+", "_", run.label)
-            kernel_log = Path(work) / f"{key}.kernel.log"
+            kernel_log = _run_file(run, ".kernel.log")
             if log_handle and kernel_log.exists() and kernel_log.stat().st_size:
                 lines = [line for line in kernel_log.read_text(encoding="utf-8", errors="replace").splitlines(True)
                          if not any(known in line for known in HARMLESS_KERNEL_NOTICES)]
@@ -908,8 +878,7 @@ def run_all(
 
         def progress() -> None:
             for run in runs:
-                key = re.sub(r"[^A-Za-z0-9_.-]+", "_", run.label)
-                file, stamp = Path(work) / f"{key}.progress", Path(work) / f"{key}.started"
+                file, stamp = _run_file(run, ".progress"), _run_file(run, ".started")
                 if run.label in results or not file.exists():
                     continue
                 try:
@@ -929,7 +898,7 @@ def run_all(
         try:
             run_in_pool(_run_planned, queue, jobs, on_done=done, on_tick=progress, tick=tick)
             states = [results[r.label]["state"] for r in runs if r.label in results]
-            say(f"time: {time.perf_counter() - started:.1f} s wall, {_cpu_seconds() - cpu_started:.1f} s CPU "
+            say(f"time: {time.perf_counter() - started:.1f} s wall, {cpu_seconds() - cpu_started:.1f} s CPU "
                 f"({jobs} jobs, {os.cpu_count()} cores, {'forced' if force else 'incremental'})")
             say(f"finished {states.count('done')} of {total} runs in {_elapsed(time.perf_counter() - started)}"
                 + (f"; {states.count('unchanged')} unchanged, skipped" if "unchanged" in states else "")

@@ -16,7 +16,7 @@ from typing import Any
 
 from metaeval.run._kernel_server import KernelServer, serving
 
-__all__ = ["run_in_pool", "stopped"]
+__all__ = ["run_in_pool", "stopped", "cpu_seconds"]
 
 _STOP: Any = None  # a multiprocessing Event in worker processes, set when the pool is interrupted
 
@@ -24,6 +24,14 @@ _STOP: Any = None  # a multiprocessing Event in worker processes, set when the p
 def stopped() -> bool:
     """True in a worker once the pool was interrupted: queued tasks must not start."""
     return _STOP is not None and _STOP.is_set()
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and of its children that ended (a pool's workers, notebook kernels)."""
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 # Thread pools a notebook kernel may start: BLAS (numpy, scipy), OpenMP and numba's parallel kernels.
