@@ -17,7 +17,6 @@ import numba
 import numpy as np
 
 from metaeval.metrics.rouge._tokens import _Processed
-from metaeval.metrics.variants import Measure
 
 _HASH_MUL = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: multiply, keep the top bits
 
