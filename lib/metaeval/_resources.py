@@ -45,20 +45,22 @@ def project_root() -> Path:
     return _PACKAGE.parents[1] if is_checkout() else Path.cwd().resolve()
 
 
-def data_root() -> Path:
-    """The folder of embedded data (``$METAEVAL_DATA`` if set)."""
-    env = os.environ.get("METAEVAL_DATA")
+def _folder(variable: str, name: str) -> Path:
+    """``$variable``, else the checkout's ``<root>/<name>``, else the wheel's ``metaeval/_<name>``."""
+    env = os.environ.get(variable)
     if env:
         return Path(env)
-    return _PACKAGE.parents[1] / "data" if is_checkout() else _PACKAGE / "_data"
+    return _PACKAGE.parents[1] / name if is_checkout() else _PACKAGE / f"_{name}"
+
+
+def data_root() -> Path:
+    """The folder of embedded data (``$METAEVAL_DATA`` if set)."""
+    return _folder("METAEVAL_DATA", "data")
 
 
 def notebooks_root() -> Path:
     """The folder of the numbered analysis notebooks (``$METAEVAL_NOTEBOOKS`` if set)."""
-    env = os.environ.get("METAEVAL_NOTEBOOKS")
-    if env:
-        return Path(env)
-    return _PACKAGE.parents[1] / "notebooks" if is_checkout() else _PACKAGE / "_notebooks"
+    return _folder("METAEVAL_NOTEBOOKS", "notebooks")
 
 
 def sha256(path: str | os.PathLike[str]) -> str:
