@@ -302,8 +302,8 @@ RUNNER_MARKS = (STAGING_MARK, f"{MANIFEST_PREFIX}*.json")
 
 def remove_run_folder(path: str | os.PathLike[str]) -> bool:
     """Remove a folder only if a run or card wrote it (a staging folder it marked, or a run or backup holding its
-    manifest); any other folder stays. True if removed. A folder known by its manifests only goes if every file in it is
-    one they list, with the content they recorded, or a manifest, a runner file or an editor's artefact
+    manifest); any other folder stays. True if removed. A folder known by its manifests only goes if every file
+    in it is one they list, with the content they recorded, or a manifest, a runner file or an editor's artefact
     (:data:`EDITOR_ARTEFACTS`): a file a user added or edited there (notes in a ``.failed`` folder) keeps it."""
     path = Path(path)
     if (path / STAGING_MARK).is_file():  # the runner made it and only the run writes there
@@ -311,9 +311,8 @@ def remove_run_folder(path: str | os.PathLike[str]) -> bool:
     listed = {name: digest for m in read_manifests(path).values() for name, digest in m["files"].items()}
 
     def owns(name: str) -> bool:
-        if _is_runner_file(name) or is_editor_artefact(name):
-            return True
-        return name in listed and (path / name).is_file() and sha256(path / name) == listed[name]
+        return (_is_runner_file(name) or is_editor_artefact(name)
+                or name in listed and (path / name).is_file() and sha256(path / name) == listed[name])
 
     return remove_own_tree(path, RUNNER_MARKS, owns)
 
