@@ -116,12 +116,9 @@ def read_manifests(folder: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
     return found
 
 
-def read_manifest(folder: str | os.PathLike[str], notebook: str | None = None) -> dict[str, Any] | None:
-    """The manifest of ``notebook``'s run in a folder (or of its only run), or None."""
-    found = read_manifests(folder)
-    if notebook is not None:
-        return found.get(notebook)
-    return next(iter(found.values())) if len(found) == 1 else None
+def read_manifest(folder: str | os.PathLike[str], notebook: str) -> dict[str, Any] | None:
+    """The manifest of ``notebook``'s run in a folder, or None."""
+    return read_manifests(folder).get(notebook)
 
 
 def write_manifest(folder: str | os.PathLike[str], notebook: str, parameters: Mapping[str, Any],

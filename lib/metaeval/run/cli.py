@@ -313,11 +313,11 @@ def cmd_params(args) -> int:
 def cmd_prepare_ci(args) -> int:
     """Write every notebook with its small CI parameters injected (for nbval), without running it."""
     import papermill
-    import yaml
 
-    from metaeval.run.notebooks import list_notebooks, materialize, notebooks_dir, notebook_parameters
+    from metaeval.run.notebooks import list_notebooks, materialize, notebook_parameters
+    from metaeval.run.presets import read_preset
 
-    table = yaml.safe_load((notebooks_dir() / "ci_parameters.yml").read_text()) or {}
+    table = read_preset("ci")
     known = {p.stem for p in list_notebooks()}
     stale = sorted(set(table) - known)
     if stale:
