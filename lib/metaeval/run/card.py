@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import metaeval.studies.card as _card
-from metaeval.run.notebooks import _execute
+from metaeval.run.notebooks import execute
 from metaeval.run.paths import find_notebook
 
 __all__ = ["make_card", "execute_card_notebook"]
@@ -36,7 +36,7 @@ def execute_card_notebook(parameters: Mapping[str, Any], executed: str | os.Path
 
     with tempfile.TemporaryDirectory(prefix="metaeval-card-") as scratch:
         try:
-            _execute(find_notebook(_card.CARD_NOTEBOOK), Path(executed), parameters,
+            execute(find_notebook(_card.CARD_NOTEBOOK), Path(executed), parameters,
                      kernel_log=Path(scratch) / "kernel.log", progress_bar=False)
         except PapermillExecutionError as exc:
             raise RuntimeError(

@@ -55,6 +55,7 @@ __all__ = [
     "default_output_dir",
     "read_notebook",
     "materialize",
+    "execute",
     "quiet_kernel_manager",
     "run_notebook",
     "check_run",
@@ -319,7 +320,7 @@ def run_notebook(
     try:
         for attempt in range(_KERNEL_STARTS):
             try:
-                _execute(path, executed, _injected(declared, parameters, staging), kernel_name=kernel_name,
+                execute(path, executed, _injected(declared, parameters, staging), kernel_name=kernel_name,
                          kernel_log=None if log_output else kernel_log or scratch_log, log_output=log_output,
                          progress_bar=progress_bar, **engine)
                 break
@@ -371,11 +372,13 @@ def run_notebook(
     return RunResult(path.stem, final, final / executed.name, time.perf_counter() - start)
 
 
-def _execute(path: Path, output: Path, parameters: Mapping[str, Any], *, kernel_log: str | os.PathLike | None,
+def execute(path: Path, output: Path, parameters: Mapping[str, Any], *, kernel_log: str | os.PathLike | None,
              kernel_name: str | None = None, **options: Any) -> None:
-    """Run the notebook source ``path`` with papermill into ``output``: its ``.ipynb`` generated in a scratch
-    folder (never in the output folder), the kernel in the compendium root writing its own diagnostics to
-    ``kernel_log`` (None: the terminal, :func:`quiet_kernel_manager`)."""
+    """Run the notebook source ``path`` with papermill into ``output`` as the runner does: its ``.ipynb``
+    generated in a scratch folder (never in the output folder), the kernel (:func:`resolve_kernel`) in the
+    compendium root writing its own diagnostics to ``kernel_log`` (None: the terminal, :func:`quiet_kernel_manager`);
+    ``options`` go to ``papermill.execute_notebook``. Raises what papermill raises (a failed cell:
+    ``PapermillExecutionError``)."""
     import papermill
 
     with tempfile.TemporaryDirectory(prefix="metaeval-nb-") as scratch:
