@@ -181,9 +181,9 @@ def cell_layout_problems(driver, tolerance: float = 1.0) -> list[str]:
     problems = []
     for b in boxes:
         (left, top, right, bottom), (c_left, c_top, c_right, c_bottom) = b["text_box"], b["cell_box"]
-        if left < c_left - tolerance or right > c_right + tolerance or bottom > c_bottom + tolerance:
-            problems.append(f"text runs out of its cell by {max(c_left - left, right - c_right, bottom - c_bottom):.0f}"
-                            f" px: {b['text']!r}")
+        out = max(c_left - left, right - c_right, c_top - top, bottom - c_bottom)
+        if out > tolerance:
+            problems.append(f"text runs out of its cell by {out:.0f} px: {b['text']!r}")
     for i, a in enumerate(boxes):
         for b in boxes[i + 1:]:
             width = min(a["text_box"][2], b["text_box"][2]) - max(a["text_box"][0], b["text_box"][0])

@@ -275,8 +275,8 @@ class Dataset:
         [[True, False, True], [True, True, False]]
         """
         m = mask if incomplete == "drop-inputs" else mask.T
-        inside = ~m.all(axis=1)
-        keep = ~m[inside].any(axis=0)
+        inside = np.asarray(~m.all(axis=1))
+        keep = np.asarray(~m[inside].any(axis=0))
         return (inside, keep) if incomplete == "drop-inputs" else (keep, inside)
 
     def _left_out(self, mask: np.ndarray, incomplete: str) -> str:
