@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from metaeval import bootstrap_test, permutation_test, planning, williams_test
+from metaeval.stats import _kernels as K
 from metaeval.stats import _planning_kernels as P
 from metaeval.stats._kernels import bootstrap_indices, coins as draw_coins, fair_bits, tail_hits
 from metaeval.stats._planning_pairs import _quotient_at_least
@@ -350,12 +351,12 @@ def test_packed_perm_null_equals_boolean_path(shape):
     assert np.array_equal(packed.unpacked(), coins)  # the same random stream
     assert np.array_equal(coins, fair_bits(np.random.default_rng(7), (T, B, N, M)).astype(bool))
     spy = []
-    kernel = P._perm_summary_null
+    kernel = K.perm_summary_null
     try:
-        P._perm_summary_null = lambda *args: spy.append(kernel(*args)) or spy[-1]
+        K.perm_summary_null = lambda *args: spy.append(kernel(*args)) or spy[-1]
         fast = P._perm_null(Xs, Ys, Z, packed, "summary", "pearson")
     finally:
-        P._perm_summary_null = kernel
+        K.perm_summary_null = kernel
     # the kernel's own values: it leaves permutations to the general path only in the trial with a nearly constant
     # column (the last), so the others test its sums, not the recomputation
     assert not spy[0][1][:-1].any()
@@ -377,12 +378,12 @@ def test_summary_null_kernel_flags_the_cells_to_refine(shape):
     Xs, Ys = P._standardize_batch(X), P._standardize_batch(Y)
     packed = draw_coins(np.random.default_rng(11), (T, B), N, M, "both", packed=True)
     spy = []
-    kernel = P._perm_summary_null
+    kernel = K.perm_summary_null
     try:
-        P._perm_summary_null = lambda *args: spy.append(kernel(*args)) or spy[-1]
+        K.perm_summary_null = lambda *args: spy.append(kernel(*args)) or spy[-1]
         fast = P._perm_null(Xs, Ys, Z, packed, "summary", "pearson")
     finally:
-        P._perm_summary_null = kernel
+        K.perm_summary_null = kernel
     assert spy[0][1].any()
     ref = P._perm_null(Xs, Ys, Z, packed.unpacked(), "summary", "pearson")
     np.testing.assert_array_equal(np.isnan(fast), np.isnan(ref))

@@ -9,10 +9,9 @@ batched forms of :mod:`metaeval.stats.significance`'s and :mod:`metaeval.stats.r
 in :mod:`metaeval.stats.planning`; this module is split from it only to keep each module readable.
 
 The default tests of the planner run as compiled passes over the packed random coins: the sign flips of every
-system pair (:mod:`~metaeval.stats._planning_pairs`) and Perm-Both's null at summary and system level
-(:mod:`~metaeval.stats._planning_perm`); tests/test_planning.py compares them with the numpy formulas on the
-permuted matrices (``assert_allclose``). The draws
-are made chunk by chunk and several chunks tested at once (:func:`_batch_trials`, :func:`_merge_draws`),
+system pair (:mod:`~metaeval.stats._planning_pairs`) and Perm-Both's null at summary and system level (the kernels
+of ``permutation_test``, :mod:`~metaeval.stats._kernels`); tests/test_planning.py compares them with the numpy
+formulas on the permuted matrices (``assert_allclose``). The draws are made chunk by chunk and several chunks tested at once (:func:`_batch_trials`, :func:`_merge_draws`),
 which leaves the random stream as it was.
 """
 
@@ -31,14 +30,15 @@ from metaeval.stats._kernels import (
     coins,
     draw_counts,
     monte_carlo_pvalue,
+    perm_summary_pearson,
+    perm_system_null,
     standardize,
     t_pvalue,
     tail_hits,
 )
 from metaeval.stats._planning_pairs import _bootstrap_weights, _pair_tail_counts, _signflip_tail_counts
-from metaeval.stats._planning_perm import _perm_summary_null, _perm_system_null
 from metaeval.stats import multiplicity
-from metaeval.stats.correlation import check_bool, constant, level_corr, system_corr
+from metaeval.stats.correlation import check_bool, level_corr, system_corr
 from metaeval.stats.resampling import auto_batch, resampled_corr
 from metaeval.stats.significance import williams_pvalue
 
@@ -246,9 +246,9 @@ def _standardize_batch(X: np.ndarray) -> np.ndarray:
 
 
 def _packed_system_null(Xs, Ys, Z, coins) -> np.ndarray:
-    """:func:`_perm_null` at system level (Pearson) from packed coins, by :func:`_perm_system_null`."""
+    """:func:`_perm_null` at system level (Pearson) from packed coins, by ``perm_system_null``."""
     bits, first = _packed_bits(coins)
-    return _perm_system_null(bits, first, coins.shape[1], np.ascontiguousarray(Ys - Xs), Xs.mean(axis=-1),
+    return perm_system_null(bits, first, coins.shape[1], np.ascontiguousarray(Ys - Xs), Xs.mean(axis=-1),
                              Ys.mean(axis=-1), Z.mean(axis=-1))
 
 
@@ -272,22 +272,7 @@ def _perm_null(Xs, Ys, Z, coins, level, coefficient) -> np.ndarray:
     if packed and coefficient == "pearson" and level == "system":
         return _packed_system_null(Xs, Ys, Z, coins)
     if packed and coefficient == "pearson" and level == "summary":
-        centre = (Xs.mean(axis=-2, keepdims=True) + Ys.mean(axis=-2, keepdims=True)) / 2
-        Xc, Yc = Xs - centre, Ys - centre
-        Zc = Z - Z.mean(axis=-2, keepdims=True)
-        sums = [a.sum(axis=-2) for a in (Xc, Xc * Xc, Xc * Zc, Yc, Yc * Yc, Yc * Zc, Zc, Zc * Zc)]
-        z_ok = ~constant(np.swapaxes(Z, -1, -2))
-        bits, first = _packed_bits(coins)
-        null, weak = _perm_summary_null(
-            bits, first, coins.shape[1], np.ascontiguousarray(Yc - Xc), np.ascontiguousarray(Yc * Yc - Xc * Xc),
-            np.ascontiguousarray((Yc - Xc) * Zc), np.stack(sums), np.ascontiguousarray(Xs),
-            np.ascontiguousarray(Ys), np.ascontiguousarray(z_ok))
-        # permutations with a nearly constant column: rare, and their r from the permuted values themselves
-        for t in np.unique(np.nonzero(weak)[0]):
-            b = np.flatnonzero(weak[t])
-            null[t, b] = _perm_null(Xs[t:t + 1], Ys[t:t + 1], Z[t:t + 1], _unpack_rows(coins, t, b),
-                                    level, coefficient)[0]
-        return null
+        return perm_summary_pearson(Xs, Ys, Z, *_packed_bits(coins), coins.shape[1])
     if packed:
         coins = coins.unpacked()
     if level == "system":
