@@ -245,9 +245,10 @@ class SharedDrawTests:
                 nulls["system"][:, start : start + b] = pearson_rows(xs, zs) - pearson_rows(ys, zs)
             if "summary" in self.levels:
                 # every candidate reads the same packed coins (b, N, M): one call of permutation_test's kernel
-                bits = np.packbits(c.transpose(1, 2, 0))
+                packed = np.packbits(c.transpose(1, 2, 0))
                 nulls["summary"][:, start : start + b] = perm_summary_pearson(
-                    np.broadcast_to(Xs, Yss.shape), Yss, np.broadcast_to(Z, Yss.shape), bits, np.zeros(K, np.int64), b)
+                    np.broadcast_to(Xs, Yss.shape), Yss, np.broadcast_to(Z, Yss.shape), packed, np.zeros(K, np.int64),
+                    b)
         pvalues = {}
         for level in self.levels:
             observed = self.rs_xz[level] - level_corr(Yss, Z[None], level, "pearson")
