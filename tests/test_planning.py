@@ -58,7 +58,7 @@ def test_batched_trials_equal_one_by_one():
     Xb = np.round(Zb + rng.normal(size=Zb.shape), 1)
     Yb = np.round(Zb + 2 * rng.normal(size=Zb.shape), 1)
     coins = draw_coins(np.random.default_rng(2), (3, 50), 8, 30, "both")
-    Xs, Ys = P._standardize_batch(Xb), P._standardize_batch(Yb)
+    Xs, Ys = K.standardize(Xb), K.standardize(Yb)
     rows, cols = bootstrap_indices(np.random.default_rng(3), (3, 50), 8, 30, "both")
     for level in ("system", "summary"):
         null = P._perm_null(Xs, Ys, Zb, coins, level, "pearson")
@@ -345,7 +345,7 @@ def test_packed_perm_null_equals_boolean_path(shape):
     # the summary-level kernel reads the packed coins; the boolean coins take the general path (permuted matrices)
     T, B, N, M = shape
     X, Y, Z = _tied_trials(sum(shape), T, N, M)
-    Xs, Ys = P._standardize_batch(X), P._standardize_batch(Y)
+    Xs, Ys = K.standardize(X), K.standardize(Y)
     packed = draw_coins(np.random.default_rng(7), (T, B), N, M, "both", packed=True)
     coins = draw_coins(np.random.default_rng(7), (T, B), N, M, "both")
     assert np.array_equal(packed.unpacked(), coins)  # the same random stream
@@ -375,7 +375,7 @@ def test_summary_null_kernel_flags_the_cells_to_refine(shape):
     # kernel decides on the values
     T, B, N, M = shape
     X, Y, Z = _tied_trials(T * B + N, T, N, M)
-    Xs, Ys = P._standardize_batch(X), P._standardize_batch(Y)
+    Xs, Ys = K.standardize(X), K.standardize(Y)
     packed = draw_coins(np.random.default_rng(11), (T, B), N, M, "both", packed=True)
     spy = []
     kernel = K.perm_summary_null
@@ -400,7 +400,7 @@ def test_system_null_kernel_equals_einsum_path(shape):
     X, Y, Z = _tied_trials(T + N + M, T, N, M)
     X[1] = 0.5  # a constant trial: NaN
     Z[0, :, :] = Z[0, :1, :]  # equal human system means: NaN
-    Xs, Ys = P._standardize_batch(X), P._standardize_batch(Y)
+    Xs, Ys = K.standardize(X), K.standardize(Y)
     packed = draw_coins(np.random.default_rng(12), (T, B), N, M, "both", packed=True)
     fast = P._perm_null(Xs, Ys, Z, packed, "system", "pearson")
     ref = P._system_null(Xs, Ys, Z, packed.unpacked(), "pearson")
@@ -424,7 +424,7 @@ def test_chunks_tested_together_equal_chunk_by_chunk(level):
     alone = np.concatenate([P._metric_pvalues(X[c], Y[c], Z[c], "perm-both", level, "pearson", B, "greater",
                                               draws=d) for c, d in zip(chunks, draws)])
     np.testing.assert_array_equal(together, alone)
-    Xs, Ys = P._standardize_batch(X), P._standardize_batch(Y)
+    Xs, Ys = K.standardize(X), K.standardize(Y)
     null = P._perm_null(Xs, Ys, Z, P._merge_draws(draws), level, "pearson")
     for c, d in zip(chunks, draws):
         np.testing.assert_array_equal(null[c], P._perm_null(Xs[c], Ys[c], Z[c], d, level, "pearson"))

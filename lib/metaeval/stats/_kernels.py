@@ -99,21 +99,11 @@ def two_sided(s, o, g):  # pragma: no cover - compiled
 
 #: alternative -> closure ``(statistic, observed, tolerance) -> at least as extreme``
 TAIL = {"greater": greater, "less": less, "two-sided": two_sided}
-#: the integer a compiled kernel receives for each alternative (see :func:`_tail_hit`)
+#: the integer a compiled kernel receives for each alternative
 TAIL_CODES = {"two-sided": 0, "greater": 1, "less": 2}
 
 #: the relative tolerance of "equal up to rounding" (as scipy's ``permutation_test``: 100 ulps of the observed)
 RELATIVE_TOLERANCE = np.finfo(float).eps * 100
-
-
-@numba.njit(cache=True, inline="always")
-def _tail_hit(code, s, o, g):  # pragma: no cover - compiled
-    """:data:`TAIL` by its :data:`TAIL_CODES` number, inside compiled kernels."""
-    if code == 1:
-        return greater(s, o, g)
-    if code == 2:
-        return less(s, o, g)
-    return two_sided(s, o, g)
 
 
 def tail_hits(null: np.ndarray, observed, alternative: str, tolerance=None) -> np.ndarray:
@@ -264,18 +254,30 @@ def fair_bits(rng: np.random.Generator, shape) -> np.ndarray:
 
 
 class PackedCoins:
-    """Perm-Both's fair coins (T, B, N, M) kept packed, eight per random byte, as :func:`fair_bits` draws
-    them (the same random stream; ``np.unpackbits`` order): the summary-level kernel reads the bits directly
-    instead of a boolean array eight times larger."""
+    """Perm-Both's fair coins (T, B, N, M) kept packed, eight per random byte, as :func:`fair_bits` draws them (the
+    same random stream; ``np.unpackbits`` order): trial t's coin (b, n, m) is bit ``first[t] + (b N + n) M + m`` of
+    ``bits``. :meth:`merge` puts consecutive chunks' coins one after the other (a chunk may end within a byte)."""
 
-    def __init__(self, rng: np.random.Generator, shape: tuple[int, int, int, int]):
-        self.shape = shape
-        n = int(np.prod(shape))
-        self.bits = rng.integers(0, 256, size=(n + 7) // 8, dtype=np.uint8)
+    def __init__(self, bits: np.ndarray, first: np.ndarray, shape: tuple[int, ...]):
+        self.bits, self.first, self.shape = bits, first, shape
+
+    @classmethod
+    def draw(cls, rng: np.random.Generator, shape: tuple[int, int, int, int]) -> PackedCoins:
+        T, B, N, M = shape
+        bits = rng.integers(0, 256, size=(T * B * N * M + 7) // 8, dtype=np.uint8)
+        return cls(bits, np.arange(T, dtype=np.int64) * (B * N * M), shape)
+
+    @classmethod
+    def merge(cls, parts: list[PackedCoins]) -> PackedCoins:
+        starts = np.cumsum([0] + [8 * p.bits.size for p in parts[:-1]])
+        first = np.concatenate([s + p.first for s, p in zip(starts, parts)])
+        return cls(np.concatenate([p.bits for p in parts]), first, (len(first),) + parts[0].shape[1:])
 
     def unpacked(self) -> np.ndarray:
-        n = int(np.prod(self.shape))
-        return np.unpackbits(self.bits)[:n].reshape(self.shape).astype(bool)
+        T, B, N, M = self.shape
+        cell = (np.arange(B)[:, None, None] * N + np.arange(N)[:, None]) * M + np.arange(M)
+        i = self.first[:, None, None, None] + cell
+        return ((self.bits[i >> 3] >> (7 - (i & 7))) & 1) > 0
 
 
 def coins(rng: np.random.Generator, lead: tuple[int, ...], n_systems: int, n_inputs: int, method: str,
@@ -288,7 +290,7 @@ def coins(rng: np.random.Generator, lead: tuple[int, ...], n_systems: int, n_inp
         # the same random bytes either way; packed only where the summary-level kernel reads them
         if packed:
             T, B = lead  # packed coins are the planner's (trials, permutations)
-            return PackedCoins(rng, (T, B, N, M))
+            return PackedCoins.draw(rng, (T, B, N, M))
         return fair_bits(rng, lead + (N, M)).astype(bool)
     if method == "systems":
         return np.broadcast_to(fair_bits(rng, lead + (N, 1)).astype(bool), lead + (N, M))
@@ -469,17 +471,10 @@ def pearson_rows(xs: np.ndarray, zs: np.ndarray) -> np.ndarray:
 
 @numba.njit(cache=True, error_model="numpy")
 def pearson_row(n, sx, sz, sxx, szz, sxz, defined, weights, r, weak):  # pragma: no cover - compiled
-    """Per-input r from sums over ``n`` pairs for one
-    resample: fills ``r`` (NaN where not ``defined`` or a variance is not positive) and ``weak`` (the variance
-    lost most of its digits, below 1e-6 of the mean square: the caller recomputes r from the values);
-    returns the mean of the defined r with multiplicities ``weights`` (NaN if none).
-
-    Written for speed, as every resampling kernel calls it once per resample: r and ``weak`` come from one
-    branch-free loop, which LLVM vectorizes (square roots and divisions four at a time; the clip is written
-    as two selects, as ``min``/``max`` did not vectorize), and the mean adds 0 for an undefined r instead of
-    branching (a branch per input mispredicted where NaNs are scattered). Both give the same floats as the
-    plain loops: adding +0.0 leaves a sum unchanged (it is never -0.0), and the additions keep their order.
-    1.8-2.2x faster than three separate loops with a branch in the mean."""
+    """Per-input r from sums over ``n`` pairs for one resample: fills ``r`` (NaN where not ``defined`` or a
+    variance is not positive) and ``weak`` (a variance below 1e-6 of the mean square: the caller recomputes r from
+    the values); returns the mean of the defined r with multiplicities ``weights`` (NaN if none). Branch-free
+    loops (the clip as two selects, + 0.0 for an undefined r), which LLVM vectorizes: the plain loops' floats."""
     M = sx.shape[0]
     nf = float(n)
     for m in range(M):
@@ -713,19 +708,11 @@ def perm_summary_null(bits, first, B, D1, D2, D3, base, Xs, Ys, z_ok):  # pragma
     recompute from the values (``weak``, (T, B): a variance below 1e-6 of its mean square), without the permuted
     matrices (T, B, N, M). :func:`perm_summary_pearson` prepares its arguments.
 
-    Coin (b, n, m) of trial t is bit ``first[t] + (b N + n) M + m`` of ``bits`` (np.unpackbits order).
     D1..D3 (T, N, M) are the changes of the centred sums when a cell is swapped (Y - X, Y^2 - X^2, (Y - X) Z),
-    ``base`` (8, T, M) the unpermuted sums sx, sxx, sxz, sy, syy, syz, sz, szz, ``z_ok`` (T, M) where Z's
-    column is not constant.
-
-    * Coins: a byte's 8 coins become 8 bytes of one word through a table; a permutation's coins are unpacked
-      once into a (N, M) byte matrix.
-    * Sums: every swapped cell's changes are added over n in order (0 or 1 times the change), the three sums
-      side by side and two systems per pass (the running sums stay in registers).
-    * r: :func:`pearson_row`'s formula (``n sxx - sx^2``, ``cov / sqrt(vx vz)``,
-      clipped), one vectorized loop per metric that also sums and counts the defined r and flags the weak cells.
-    * Constancy: a permuted column is constant (r undefined) only if one value is in every system's pair
-      (X, Y) of that input, so only such columns are checked, permutation by permutation, on the values."""
+    ``base`` (8, T, M) the unpermuted sums sx, sxx, sxz, sy, syy, syz, sz, szz, ``z_ok`` (T, M) where Z's column
+    is not constant. Each permutation's coins are unpacked into (N, M) bytes through a table, the swapped cells'
+    changes added over n in order, r by :func:`pearson_row`'s formula; a permuted column can be constant only if
+    one value is in every system's pair (X, Y) of that input, and only such columns are checked on the values."""
     T, N, M = D1.shape
     null = np.empty((T, B))
     weak = np.zeros((T, B), np.bool_)
@@ -858,13 +845,10 @@ def perm_system_pearson(coins_t, B, D, mean_x, mean_y, zs):  # pragma: no cover 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def perm_system_null(bits, first, B, D, xm, ym, zm):  # pragma: no cover - compiled
-    """Perm-Both's null at system level (Pearson) for every trial and permutation, (T, B), from the packed coins,
-    without (T, B, N, M) boolean coins: each trial's coins are unpacked into (N, M, B) bytes and handed to
-    :func:`perm_system_pearson` a block of :data:`PERM_BLOCK` permutations at a time (the memory of one block).
-
-    Coin (b, n, m) of trial t is bit ``first[t] + (b N + n) M + m`` of ``bits`` (np.unpackbits order), unpacked
-    a byte at a time through a table, as in :func:`perm_summary_null`. ``xm``, ``ym``, ``zm`` (T, N) are the
-    means over the inputs."""
+    """Perm-Both's null at system level (Pearson) for every trial and permutation, (T, B), from the packed coins
+    (as :func:`perm_summary_null` reads them): each trial's coins are unpacked into (N, M, B) bytes for
+    :func:`perm_system_pearson`, a block of :data:`PERM_BLOCK` permutations at a time. ``xm``, ``ym``, ``zm``
+    (T, N) are the means over the inputs."""
     T, N, M = D.shape
     null = np.empty((T, B))
     table = _coin_table()

@@ -1,18 +1,13 @@
 """Private kernels of :mod:`metaeval.stats.planning`: the batched tests its power simulations run, and the
-sampling and validation helpers they share.
+sampling and validation helpers they share (split from it only to keep each module readable).
 
 A chunk of simulated studies is one array operation here: :func:`_pair_pvalues` gives the p-values of the
 paired system tests of every trial and pair at once (sign-flip permutation, paired bootstrap, t-test), and
-:func:`_metric_pvalues` those of the two-metric tests (Perm-*, Boot-*, Williams) of every trial, through the
-batched forms of :mod:`metaeval.stats.significance`'s and :mod:`metaeval.stats.resampling`'s kernels
-(:func:`_perm_null`, :func:`_boot_deltas`). The public functions, their options and their documentation are
-in :mod:`metaeval.stats.planning`; this module is split from it only to keep each module readable.
-
-The default tests of the planner run as compiled passes over the packed random coins: the sign flips of every
-system pair (:mod:`~metaeval.stats._planning_pairs`) and Perm-Both's null at summary and system level (the kernels
-of ``permutation_test``, :mod:`~metaeval.stats._kernels`); tests/test_planning.py compares them with the numpy
-formulas on the permuted matrices (``assert_allclose``). The draws are made chunk by chunk and several chunks tested at once (:func:`_batch_trials`, :func:`_merge_draws`),
-which leaves the random stream as it was.
+:func:`_metric_pvalues` those of the two-metric tests (Perm-*, Boot-*, Williams) of every trial (:func:`_perm_null`,
+:func:`_boot_deltas`: the batched forms of ``permutation_test``'s and ``bootstrap_ci``'s kernels). The sign flips
+(:mod:`~metaeval.stats._planning_pairs`) and Perm-Both's Pearson null (:mod:`~metaeval.stats._kernels`) run as
+compiled passes over the packed random coins. The draws are made chunk by chunk and several chunks tested at once
+(:func:`_batch_trials`, :func:`_merge_draws`), which leaves the random stream as it was.
 """
 
 from __future__ import annotations
@@ -36,7 +31,7 @@ from metaeval.stats._kernels import (
     t_pvalue,
     tail_hits,
 )
-from metaeval.stats._planning_pairs import _bootstrap_weights, _pair_tail_counts, _signflip_tail_counts
+from metaeval.stats._planning_pairs import _signflip_tail_counts
 from metaeval.stats import multiplicity
 from metaeval.stats.correlation import check_bool, level_corr, system_corr
 from metaeval.stats.resampling import auto_batch, resampled_corr
@@ -180,10 +175,9 @@ def _pair_pvalues(
     B = n_resamples
     if test == "paired-bootstrap":
         positions = rng.integers(0, n, size=(T, B, n), dtype=np.int32)
-        weights = _bootstrap_weights(docs.astype(np.int64), positions, M)
+        weights = draw_counts(np.take_along_axis(docs[:, None, :], positions, axis=2), M).reshape(T * B, M)
         means = (weights @ S.T).reshape(T, B, K)
-        code = TAIL_CODES[alternative]
-        return _pair_tail_counts(means, ia, ib, float(n), observed, code, tol) / B
+        return _tail((means[..., ia] - means[..., ib]) / n - observed[:, None, :], observed, alternative, tol) / B
     if 2**n > n_resamples:
         # Monte-Carlo sign flips: the coins of fair_bits(rng, (T * B, n)), read from their random bytes by one
         # compiled pass; p = (c + 1) / (B + 1), valid (size <= alpha) for any number of flips
@@ -240,18 +234,6 @@ def _type1_upper(n_trials: int, alpha: float, confidence_level: float = 0.999) -
 # Comparing two metrics' correlations with the human scores
 
 
-def _standardize_batch(X: np.ndarray) -> np.ndarray:
-    """One z-score per trial over its whole matrix (as Perm-Both standardizes); NaN for a constant matrix."""
-    return standardize(X)
-
-
-def _packed_system_null(Xs, Ys, Z, coins) -> np.ndarray:
-    """:func:`_perm_null` at system level (Pearson) from packed coins, by ``perm_system_null``."""
-    bits, first = _packed_bits(coins)
-    return perm_system_null(bits, first, coins.shape[1], np.ascontiguousarray(Ys - Xs), Xs.mean(axis=-1),
-                             Ys.mean(axis=-1), Z.mean(axis=-1))
-
-
 def _system_null(Xs, Ys, Z, coins, coefficient) -> np.ndarray:
     """:func:`_perm_null` at system level from boolean coins (T, B, N, M): numpy's einsum and correlations."""
     M = Xs.shape[-1]
@@ -266,13 +248,14 @@ def _perm_null(Xs, Ys, Z, coins, level, coefficient) -> np.ndarray:
     """Permuted r(X', Z) - r(Y', Z) for trials (T, N, M) and coins (T, B, N, M): array (T, B).
 
     The batched form of :func:`metaeval.significance.permutation_test`'s kernels. ``coins`` is a boolean array or
-    :class:`PackedCoins` / :class:`_PackedBatch`; Pearson at system and summary level runs compiled from packed
-    coins, everything else on the boolean coins (the system means as one product, or the permuted matrices)."""
-    packed = isinstance(coins, (PackedCoins, _PackedBatch))
+    :class:`PackedCoins` (Pearson at system and summary level: the compiled passes, which read them packed);
+    boolean coins take the system means as one product, or the permuted matrices."""
+    packed = isinstance(coins, PackedCoins)
     if packed and coefficient == "pearson" and level == "system":
-        return _packed_system_null(Xs, Ys, Z, coins)
+        return perm_system_null(coins.bits, coins.first, coins.shape[1], np.ascontiguousarray(Ys - Xs),
+                                Xs.mean(axis=-1), Ys.mean(axis=-1), Z.mean(axis=-1))
     if packed and coefficient == "pearson" and level == "summary":
-        return perm_summary_pearson(Xs, Ys, Z, *_packed_bits(coins), coins.shape[1])
+        return perm_summary_pearson(Xs, Ys, Z, coins.bits, coins.first, coins.shape[1])
     if packed:
         coins = coins.unpacked()
     if level == "system":
@@ -323,7 +306,7 @@ def _metric_pvalues(X, Y, Z, test, level, coefficient, n_resamples, alternative,
         return np.asarray(williams_pvalue(r12, r13, r23, n, alternative)[1], dtype=float)
     kind, _, method = test.partition("-")
     if kind == "perm":
-        Xs, Ys = _standardize_batch(X), _standardize_batch(Y)
+        Xs, Ys = standardize(X), standardize(Y)
         observed = level_corr(Xs, Z, level, coefficient) - level_corr(Ys, Z, level, coefficient)
         if draws is None:
             draws = _metric_draws(rng, test, level, coefficient, T, N, M, n_resamples)
@@ -348,46 +331,12 @@ def _batch_trials(test: str, level: str, coefficient, N: int, M: int, n_resample
     """How many trials one call of :func:`_metric_pvalues` may test together, given chunks of ``chunk`` trials
     (the draws are made chunk by chunk, so that the random stream does not depend on this).
 
-    The chunks were sized for (T, B, N, M) float temporaries; the Perm-Both paths hold less: the summary-level
-    Pearson kernel reads the packed coins (B N M / 8 bytes a trial, and (N, M) arrays), the system level
-    B N M boolean coins and einsum's buffer. Testing several small chunks at once saves the per-call work of
-    dozens of numpy calls (a chunk is one trial from 24 systems x 100 inputs on). Other tests: one chunk."""
+    The chunks were sized for (T, B, N, M) float temporaries; Perm-Both's compiled Pearson passes hold less (the
+    packed coins), so several small chunks are tested at once, saving dozens of numpy calls per chunk."""
     if test != "perm-both" or coefficient != "pearson" or level not in ("system", "summary"):
         return chunk
     per_trial = n_resamples * N * M / 8 + 200 * N * M if level == "summary" else 3 * n_resamples * N * M
     return max(chunk, int(8 * _BUDGET // per_trial))
-
-
-class _PackedBatch:
-    """The packed coins of consecutive chunks (:class:`PackedCoins`), tested together: their random bytes one
-    after the other, trial t's first coin at bit ``first[t]`` (a chunk's coins end within a byte when T B N M is
-    not a multiple of 8)."""
-
-    def __init__(self, parts: list[PackedCoins]):
-        T = sum(p.shape[0] for p in parts)
-        self.shape = (T,) + parts[0].shape[1:]
-        self.bits = np.concatenate([p.bits for p in parts])
-        starts = np.cumsum([0] + [8 * p.bits.size for p in parts[:-1]])
-        self.first = np.concatenate([s + _packed_bits(p)[1] for s, p in zip(starts, parts)])
-
-    def unpacked(self) -> np.ndarray:
-        return np.concatenate([_unpack_rows(self, t, np.arange(self.shape[1])) for t in range(self.shape[0])])
-
-
-def _packed_bits(packed: PackedCoins | _PackedBatch) -> tuple[np.ndarray, np.ndarray]:
-    """The random bytes of packed coins and the bit (int64) of each trial's first coin."""
-    if isinstance(packed, _PackedBatch):
-        return packed.bits, packed.first
-    T, B, N, M = packed.shape
-    return packed.bits, np.arange(T, dtype=np.int64) * (B * N * M)
-
-
-def _unpack_rows(packed: PackedCoins | _PackedBatch, t: int, b: np.ndarray) -> np.ndarray:
-    """Trial t's coins of permutations ``b`` as booleans (1, len(b), N, M)."""
-    bits, first = _packed_bits(packed)
-    _, _, N, M = packed.shape
-    i = first[t] + (np.asarray(b)[:, None, None] * N + np.arange(N)[:, None]) * M + np.arange(M)
-    return ((bits[i >> 3] >> (7 - (i & 7))) & 1).astype(bool)[None]
 
 
 def _merge_draws(parts: list):
@@ -395,7 +344,7 @@ def _merge_draws(parts: list):
     if len(parts) == 1 or parts[0] is None:
         return parts[0]
     if isinstance(parts[0], PackedCoins):
-        return _PackedBatch(parts)
+        return PackedCoins.merge(parts)
     if isinstance(parts[0], tuple):
         return tuple(np.concatenate(arrays) for arrays in zip(*parts))
     return np.concatenate(parts)
