@@ -10,7 +10,7 @@ from metaeval import bootstrap_test, permutation_test, planning, williams_test
 from metaeval.stats import _kernels as K
 from metaeval.stats import _planning_kernels as P
 from metaeval.stats._kernels import bootstrap_indices, coins as draw_coins, fair_bits, tail_hits
-from metaeval.stats._planning_pairs import _quotient_at_least
+from metaeval.stats._planning_kernels import _quotient_at_least
 from scipy import stats
 
 
