@@ -1,28 +1,14 @@
 """Private: the one copy of each resampling kernel and rule that :mod:`~metaeval.stats.resampling`,
 :mod:`~metaeval.stats.significance`, :mod:`~metaeval.stats.planning` and :mod:`~metaeval.stats.shared_draws`
-share.
+share, so that a fix reaches every test, CI and power simulation: the tail rule (:data:`TAIL`, numba ufuncs as
+scipy's ``permutation_test`` writes it) and the p-values on it; the random draws (bootstrap indices, draw counts,
+permutation coins); exact constancy, standardization, Pearson and Spearman, rank snapping; Kendall's tau from its
+pair counts (:func:`tau_b`, :func:`tau_c`) and the O(n log n) counts of long vectors; Perm-Both's Pearson null at
+system and summary level.
 
-A fix to any of these is made here once and reaches every test, CI and power simulation:
-
-* the tail rule (what counts as "at least as extreme" for ``greater``, ``less`` and ``two-sided``), written
-  once as named closures (:data:`TAIL`, as scipy's ``_resampling.permutation_test``), compiled so that the
-  numba kernels call the same functions, and the p-values built on it (:func:`permutation_pvalue`,
-  :func:`bootstrap_pvalue`, :func:`t_pvalue`);
-* the random draws: Boot-Both/-Systems/-Inputs indices (:func:`bootstrap_indices`), draw multiplicities
-  (:func:`draw_counts`), the permutation coins (:func:`fair_bits`, :func:`coins`, :class:`PackedCoins`);
-* exact constancy (:func:`constant`, :func:`standardize`), the Pearson kernel on vectors (:func:`pearson`; its
-  compiled form for short vectors inside kernels, :func:`pearson_vector`, :func:`pearson_rows`) and on sums
-  (:func:`pearson_row`, compiled), Spearman's (:func:`spearman`), rank snapping (:func:`snap`);
-* Kendall's tau from its pair counts, once (:func:`tau_b`, :func:`tau_c`: numba ufuncs, so numpy and the
-  compiled resampling kernels use the same floats), the sign of a difference (:func:`sign`) and the
-  O(n log n) counts of one long vector (:func:`kendall_counts`, scipy's sort-and-merge algorithm);
-* Perm-Both's null distributions (Pearson) at system level (:func:`perm_system_pearson`) and summary level
-  (:func:`perm_summary_pearson`), which every permutation test, the planner and the power study call.
-
-Compiled kernels add in their natural order (not numpy's pairwise order): their results agree with the
-numpy formulas to rounding, which the tests check with ``assert_allclose`` at a stated tolerance.
-
-Nothing here validates arguments: the public functions do.
+Compiled kernels add in their natural order (not numpy's pairwise order): their results agree with the numpy
+formulas to rounding, which the tests check with ``assert_allclose`` at a stated tolerance. Nothing here validates
+arguments: the public functions do.
 """
 
 from __future__ import annotations
