@@ -49,6 +49,16 @@ def test_rk_sampler_exact_counts_and_seeding():
     assert len(set(draws)) > 2
 
 
+def test_rk_subsets_stay_within_their_summary():
+    """Catches a random order that mixes the tokens of different summaries (one sort over all of them)."""
+    sampler = deutsch.RougeOneSubsampler(["a b c d e f", "u v w x y z"], ["a b c d e f", "a b c"], stem=False,
+                                         stat="P")
+    for seed in range(20):
+        out = sampler.sample([0.5, 1.0], seed)
+        # every token of the first summary is in its reference, none of the second's in its own
+        np.testing.assert_array_equal(out, [[1.0, 0.0], [1.0, 0.0]])
+
+
 def test_rk_recall_clips_by_reference_counts():
     sampler = deutsch.RougeOneSubsampler(["a1 a1 a1 b2"], ["a1 b2"], stem=False, stat="R")
     assert sampler.full()[0] == 1.0  # a1 counted once (clipped), b2 once: 2 of 2 reference tokens

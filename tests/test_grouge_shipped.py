@@ -68,7 +68,7 @@ def test_a_modified_shipped_file_is_an_error(shipped, tmp_path, monkeypatch):
     path, _ = shipped
     from metaeval import _resources
 
-    monkeypatch.setattr(_resources, "_verified", lambda *a: False)
+    monkeypatch.setattr(_resources, "has_sha256", lambda *a: False)
     with pytest.raises(_resources.ChecksumError, match="ppr"):
         grouge.SenseVectors(topk=SHIPPED_K)
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from metaeval._resources import sha256
+
 __all__ = ["TABLE_FLOAT_FORMAT", "write_table", "use_numba_cache", "numba_fingerprint",
            "atomic_write", "cache_dir", "remove_own_tree", "CacheWarning", "CacheEntry", "save_cached", "load_cached"]
 
@@ -48,10 +50,10 @@ NUMBA_CACHE_MARK = ".metaeval-numba-cache"
 NUMBA_CACHES_KEPT = 3
 
 
-def numba_fingerprint(package: Path | None = None) -> str:
+def numba_fingerprint() -> str:
     """16 hex digits of the sha256 of the path and bytes of every module of the package whose source names numba
     (every module with a compiled function, and so every module a compiled function can call)."""
-    package = package or Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parent
     digest = hashlib.sha256()
     for path in sorted(package.rglob("*.py")):
         data = path.read_bytes()
@@ -172,16 +174,6 @@ def _part(path: Path, name: str) -> Path:
     return path.with_name(f"{path.stem}.{name}")
 
 
-def _file_sha256(path: Path) -> str:
-    import hashlib
-
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def save_cached(path: str | os.PathLike[str], *, frames: Mapping[str, Any] | None = None,
                 arrays: Mapping[str, Any] | None = None, meta: Mapping[str, Any] | None = None) -> bool:
     """Write a cache entry: ``<stem>.<name>.parquet`` per table, ``<stem>.arrays.npz`` for the arrays and, last,
@@ -202,7 +194,7 @@ def save_cached(path: str | os.PathLike[str], *, frames: Mapping[str, Any] | Non
                 frame.to_parquet(tmp, engine="pyarrow")
 
             atomic_write(target, write_parquet)
-            parts[target.name] = _file_sha256(target)
+            parts[target.name] = sha256(target)
         if arrays:
             target = _part(path, "arrays.npz")
             plain = {name: np.asarray(value) for name, value in arrays.items()}
@@ -214,7 +206,7 @@ def save_cached(path: str | os.PathLike[str], *, frames: Mapping[str, Any] | Non
                     np.savez(fh, **plain)  # type: ignore[arg-type]  # numpy's stub types the kwds badly
 
             atomic_write(target, write_npz)
-            parts[target.name] = _file_sha256(target)
+            parts[target.name] = sha256(target)
         record = {"format": CACHE_FORMAT, "frames": sorted(frames or {}), "arrays": sorted(arrays or {}),
                   "parts": parts, "meta": dict(meta or {})}
         text = json.dumps(record, sort_keys=True, ensure_ascii=False, allow_nan=True)
@@ -261,7 +253,7 @@ def load_cached(path: str | os.PathLike[str], *, validate: Callable[[CacheEntry]
             if "/" in name or "\\" in name or not name.startswith(path.stem + "."):
                 raise ValueError(f"part {name!r} is not beside the entry")
             part = path.with_name(name)
-            if _file_sha256(part) != digest:
+            if sha256(part) != digest:
                 raise ValueError(f"{name} does not match the sha256 written with it")
         frames = {}
         for name in record["frames"]:

@@ -20,23 +20,28 @@ staging folders left by a killed run (SIGTERM, SIGKILL, power loss) are removed 
 
 from __future__ import annotations
 
-import errno
 import fnmatch
 import json
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import metaeval._resources as _resources
 from metaeval._io import remove_own_tree
+from metaeval._resources import sha256
 
 __all__ = [
     "EDITOR_ARTEFACTS",
     "is_editor_artefact",
     "remove_run_folder",
     "MANIFEST",
+    "MANIFEST_PREFIX",
+    "RUNNER_FILES",
+    "RUNNER_MARKS",
+    "STAGING_MARK",
     "OutputDirError",
     "check_target",
     "check_sweep_root",
@@ -81,13 +86,8 @@ def is_editor_artefact(rel: str) -> bool:
     """
     parts = rel.rstrip("/").split("/")
     folders = parts if rel.endswith("/") else parts[:-1]  # git names an untracked folder "name/"
-    for pattern in EDITOR_ARTEFACTS:
-        if pattern.endswith("/"):
-            if pattern[:-1] in folders:
-                return True
-        elif fnmatch.fnmatchcase(parts[-1], pattern):
-            return True
-    return False
+    return any(pattern[:-1] in folders if pattern.endswith("/") else fnmatch.fnmatchcase(parts[-1], pattern)
+               for pattern in EDITOR_ARTEFACTS)
 
 
 def _is_runner_file(name: str) -> bool:
@@ -103,10 +103,6 @@ def _files(folder: Path) -> list[str]:
     return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() or p.is_symlink())
 
 
-def _sha256(path: Path) -> str:
-    return _resources.sha256(path)
-
-
 def read_manifests(folder: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
     """The manifests of the runs in a folder, by notebook (unreadable ones are left out)."""
     found = {}
@@ -120,12 +116,9 @@ def read_manifests(folder: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
     return found
 
 
-def read_manifest(folder: str | os.PathLike[str], notebook: str | None = None) -> dict[str, Any] | None:
-    """The manifest of ``notebook``'s run in a folder (or of its only run), or None."""
-    found = read_manifests(folder)
-    if notebook is not None:
-        return found.get(notebook)
-    return next(iter(found.values())) if len(found) == 1 else None
+def read_manifest(folder: str | os.PathLike[str], notebook: str) -> dict[str, Any] | None:
+    """The manifest of ``notebook``'s run in a folder, or None."""
+    return read_manifests(folder).get(notebook)
 
 
 def write_manifest(folder: str | os.PathLike[str], notebook: str, parameters: Mapping[str, Any],
@@ -137,7 +130,7 @@ def write_manifest(folder: str | os.PathLike[str], notebook: str, parameters: Ma
     machine's record, kept outside the results (:func:`metaeval.run.incremental.record_run`).
     """
     folder = Path(folder)
-    files = {name: _sha256(folder / name) for name in _files(folder)
+    files = {name: sha256(folder / name) for name in _files(folder)
              if not _is_runner_file(name) and not is_editor_artefact(name)}
     params = {k: v for k, v in parameters.items() if k != "output_dir"}
     data = {"notebook": notebook, "paper": paper, "status": status, "parameters": params, "files": files}
@@ -167,31 +160,18 @@ def _protected(target: Path) -> str | None:
     return None
 
 
+def _usable(target: Path, refusing: str) -> bool:
+    """Raise for a folder no run may write (``refusing`` starts the message); True when the folder exists."""
+    why = _protected(target)
+    if why:
+        raise OutputDirError(f"{refusing}: {why}; choose a new or empty folder")
+    if target.exists() and not target.is_dir():
+        raise OutputDirError(f"{refusing}: it is a file, not a folder")
+    return target.exists()
+
+
 def _shown(names: list[str], total: int) -> str:
     return ", ".join(names[:3]) + (f" and {total - 3} more" if total > 3 else "")
-
-
-def _git_restorable(target: Path, notebook: str) -> bool:
-    """True for a results folder of ``notebook`` written before manifests existed, whose files are all
-    tracked by git and unmodified: replacing it loses nothing that ``git checkout`` cannot restore."""
-    import subprocess
-
-    root = _resources.project_root().resolve()
-    if not target.is_relative_to(root / "results") or not (target / f"{notebook}.ipynb").is_file():
-        return False
-    try:
-        tracked = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--", str(target)],
-                                 capture_output=True, check=True, timeout=30).stdout.split(b"\0")
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "-z", "--untracked-files=all",
-                                "--ignored", "--", str(target)], capture_output=True, check=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError):
-        return False
-    present = {(target / f).relative_to(root).as_posix() for f in _files(target) if not is_editor_artefact(f)}
-    # porcelain -z entries are "XY path"; what editors left is ignored like in a folder with manifests
-    changes = [entry[3:] for entry in dirty.decode(errors="replace").split("\0") if len(entry) > 3]
-    prefix = target.relative_to(root).as_posix() + "/"
-    changes = [c for c in changes if not is_editor_artefact(c.removeprefix(prefix))]
-    return bool(present) and present <= {t.decode() for t in tracked if t} and not changes
 
 
 def check_target(folder: str | os.PathLike[str], notebook: str, given: str | os.PathLike[str] | None = None,
@@ -200,20 +180,14 @@ def check_target(folder: str | os.PathLike[str], notebook: str, given: str | os.
 
     Allowed: a folder that does not exist, an empty folder, a folder holding only previous runs (this
     notebook's files unchanged; other notebooks' runs only if they are of the same ``paper``, and they are
-    kept), or a results folder of that notebook from before manifests whose files git tracks unmodified.
-    ``given`` is the folder as the user wrote it.
+    kept). ``given`` is the folder as the user wrote it.
     """
     name = repr(str(given if given is not None else folder))
     target = Path(folder).expanduser().resolve()
     if given is not None and str(given) != str(target):
         name += f" ({target})"
-    why = _protected(target)
-    if why:
-        raise OutputDirError(f"refusing output_dir {name}: {why}; choose a new or empty folder")
-    if not target.exists():
+    if not _usable(target, f"refusing output_dir {name}"):
         return target
-    if not target.is_dir():
-        raise OutputDirError(f"refusing output_dir {name}: it is a file, not a folder")
     present = [f for f in _files(target) if not _is_runner_file(f) and not is_editor_artefact(f)]
     entries = sorted(e for e in os.listdir(target) if not is_editor_artefact(e + ("/" if (target / e).is_dir()
                                                                                   else "")))
@@ -221,8 +195,6 @@ def check_target(folder: str | os.PathLike[str], notebook: str, given: str | os.
     if not present and not manifests:
         return target
     if not manifests:
-        if _git_restorable(target, notebook):
-            return target
         raise OutputDirError(
             f"refusing output_dir {name}: the folder is not empty and was not written by metaeval "
             f"(no {MANIFEST}; it holds {_shown(entries, len(entries))}); a run replaces its whole folder, so "
@@ -243,7 +215,7 @@ def check_target(folder: str | os.PathLike[str], notebook: str, given: str | os.
             f"({_shown(extra, len(extra))}); move them elsewhere first, a run replaces what it wrote"
         )
     own = manifests.get(notebook, {"files": {}})["files"]
-    changed = [f for f, digest in own.items() if (target / f).is_file() and _sha256(target / f) != digest]
+    changed = [f for f, digest in own.items() if (target / f).is_file() and sha256(target / f) != digest]
     if changed:
         raise OutputDirError(
             f"refusing output_dir {name}: files of the previous run were edited since "
@@ -256,13 +228,8 @@ def check_sweep_root(folder: str | os.PathLike[str], notebook: str) -> Path:
     """The resolved sweep folder if a sweep of ``notebook`` may write there: new, empty, or a sweep folder of
     the same notebook (``sweep.json``); a sweep never deletes its folder, but it writes ``sweep.csv``."""
     target = Path(folder).expanduser().resolve()
-    why = _protected(target)
-    if why:
-        raise OutputDirError(f"refusing sweep folder {str(folder)!r}: {why}; choose a new or empty folder")
-    if not target.exists():
+    if not _usable(target, f"refusing sweep folder {str(folder)!r}"):
         return target
-    if not target.is_dir():
-        raise OutputDirError(f"refusing sweep folder {str(folder)!r}: it is a file, not a folder")
     entries = sorted(os.listdir(target))
     if not entries:
         return target
@@ -284,45 +251,35 @@ def _pid_alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
+    except OSError:  # PermissionError: another user's process, alive
         return True
-    except OSError as exc:  # pragma: no cover
-        return exc.errno != errno.ESRCH
     return True
+
+
+def _remove_stale(paths: Iterable[Path]) -> list[Path]:
+    """Remove the staging and backup folders among ``paths`` (``<prefix>-<pid>``) whose process is gone."""
+    removed = []
+    for path in paths:
+        pid = path.name.rsplit("-", 1)[-1]
+        if not path.is_dir() or path.is_symlink() or not pid.isdigit():
+            continue
+        if (int(pid) == os.getpid() or not _pid_alive(int(pid))) and remove_run_folder(path):
+            removed.append(path)
+    return removed
 
 
 def clean_stale(final: Path) -> list[Path]:
     """Remove staging and backup folders of ``final`` left by runs whose process is gone; returns them."""
-    removed: list[Path] = []
-    parent = final.parent
-    if not parent.is_dir():
-        return removed
-    for prefix in (f".partial-{final.name}-", f".old-{final.name}-"):
-        for path in parent.glob(f"{prefix}*"):
-            pid_text = path.name[len(prefix):]
-            if not pid_text.isdigit() or not path.is_dir():
-                continue
-            if (int(pid_text) == os.getpid() or not _pid_alive(int(pid_text))) and _remove_ours(path):
-                removed.append(path)
-    return removed
+    prefixes = (f".partial-{final.name}-", f".old-{final.name}-")
+    return _remove_stale(p for prefix in prefixes for p in final.parent.glob(f"{prefix}*")
+                         if p.name[len(prefix):].isdigit())
 
 
 def clean_stale_under(root: str | os.PathLike[str]) -> list[Path]:
     """Remove every staging (``.partial-<name>-<pid>``) and backup (``.old-<name>-<pid>``) folder under ``root``
     whose process is gone (a run killed by SIGKILL or a power loss) and that the runner marked as its own;
     returns them. A folder of a live process (a run in progress) stays."""
-    removed: list[Path] = []
-    root = Path(root)
-    if not root.is_dir():
-        return removed
-    for prefix in (".partial-", ".old-"):
-        for path in sorted(root.rglob(f"{prefix}*")):
-            pid_text = path.name.rsplit("-", 1)[-1]
-            if not path.is_dir() or path.is_symlink() or not pid_text.isdigit():
-                continue
-            if (int(pid_text) == os.getpid() or not _pid_alive(int(pid_text))) and _remove_ours(path):
-                removed.append(path)
-    return removed
+    return _remove_stale(p for prefix in (".partial-", ".old-") for p in sorted(Path(root).rglob(f"{prefix}*")))
 
 
 def staging_dir(final: Path) -> Path:
@@ -340,50 +297,46 @@ STAGING_MARK = ".metaeval-staging"
 RUNNER_MARKS = (STAGING_MARK, f"{MANIFEST_PREFIX}*.json")
 
 
-def _remove_ours(path: Path) -> bool:
-    """Remove a folder the runner wrote (a staging folder it marked, or a run or backup holding its manifest);
-    any other folder stays. True if removed. A folder known by its manifests only goes if every file in it is
-    one they list, with the content they recorded, or a manifest, a runner file or an editor's artefact
+def remove_run_folder(path: str | os.PathLike[str]) -> bool:
+    """Remove a folder only if a run or card wrote it (a staging folder it marked, or a run or backup holding its
+    manifest); any other folder stays. True if removed. A folder known by its manifests only goes if every file
+    in it is one they list, with the content they recorded, or a manifest, a runner file or an editor's artefact
     (:data:`EDITOR_ARTEFACTS`): a file a user added or edited there (notes in a ``.failed`` folder) keeps it."""
+    path = Path(path)
     if (path / STAGING_MARK).is_file():  # the runner made it and only the run writes there
         return remove_own_tree(path, RUNNER_MARKS)
     listed = {name: digest for m in read_manifests(path).values() for name, digest in m["files"].items()}
 
     def owns(name: str) -> bool:
-        if _is_runner_file(name) or is_editor_artefact(name):
-            return True
-        return name in listed and (path / name).is_file() and _sha256(path / name) == listed[name]
+        return (_is_runner_file(name) or is_editor_artefact(name)
+                or name in listed and (path / name).is_file() and sha256(path / name) == listed[name])
 
     return remove_own_tree(path, RUNNER_MARKS, owns)
 
 
-class _FolderLock:
-    """An exclusive lock on the parent folder (``flock`` on its descriptor: no lock file is left behind)
-    while runs sharing a folder swap their files in."""
+@contextmanager
+def _folder_lock(folder: Path) -> Iterator[None]:
+    """An exclusive lock on ``folder`` (``flock`` on its descriptor: no lock file is left behind) while runs
+    sharing it swap their files in."""
+    fd = None
+    try:
+        import fcntl
 
-    def __init__(self, final: Path) -> None:
-        self.path = final.parent
-        self.fd: int | None = None
-
-    def __enter__(self) -> _FolderLock:
-        try:
-            import fcntl
-
-            self.fd = os.open(self.path, os.O_RDONLY)
-            fcntl.flock(self.fd, fcntl.LOCK_EX)
-        except (ImportError, OSError):  # pragma: no cover - no flock (Windows): runs of one folder in sequence
-            pass
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.fd is not None:
-            os.close(self.fd)
+        fd = os.open(folder, os.O_RDONLY)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except (ImportError, OSError):  # pragma: no cover - no flock (Windows): runs of one folder in sequence
+        pass
+    try:
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)
 
 
 def swap_into_place(staging: Path, final: Path, notebook: str, paper: str | None = None) -> None:
     """Replace ``notebook``'s files in ``final`` by the run in ``staging``; other runs of the folder (same
     paper) are carried over unchanged. The old results stay until the new ones are complete."""
-    with _FolderLock(final):
+    with _folder_lock(final.parent):
         if final.exists():
             check_target(final, notebook, paper=paper)  # again: files may have appeared while the notebook ran
             for other, manifest in read_manifests(final).items():
@@ -404,7 +357,7 @@ def swap_into_place(staging: Path, final: Path, notebook: str, paper: str | None
             os.replace(final, backup)
         (staging / STAGING_MARK).unlink(missing_ok=True)
         os.replace(staging, final)
-        _remove_ours(backup)
+        remove_run_folder(backup)
 
 
 def _carry(source: Path, copy: Path) -> None:
@@ -414,11 +367,6 @@ def _carry(source: Path, copy: Path) -> None:
             os.link(source, copy)
         except OSError:
             shutil.copy2(source, copy)
-
-
-def remove_run_folder(path: str | os.PathLike[str]) -> bool:
-    """Remove a folder only if a run or card wrote it (its staging mark or manifest); True if removed."""
-    return _remove_ours(Path(path))
 
 
 def failed_dir(final: Path, notebook: str) -> Path:
@@ -435,10 +383,8 @@ def keep_failed(staging: Path, final: Path, notebook: str, parameters: Mapping[s
     write_manifest(staging, notebook, parameters, status="failed", paper=paper)
     if failed.exists():
         old = read_manifest(failed, notebook)
-        if old is None or old.get("status") != "failed":
-            # not ours: leave it, and keep the failed run under another name
-            failed = final.parent / f"{failed.name}-{os.getpid()}"
-        elif not _remove_ours(failed):  # a file the user added or edited there: keep it all, and this run apart
+        # not ours, or ours with a file the user added or edited there: leave it, and keep this run apart
+        if old is None or old.get("status") != "failed" or not remove_run_folder(failed):
             failed = final.parent / f"{failed.name}-{os.getpid()}"
     (staging / STAGING_MARK).unlink(missing_ok=True)
     os.replace(staging, failed)

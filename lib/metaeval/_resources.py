@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterable
 
 __all__ = ["data_root", "notebooks_root", "project_root", "is_checkout", "sha256", "verify_checksums", "ChecksumError",
-           "data_files", "is_documentation", "refuse_unlisted", "has_sha256"]
+           "data_files", "is_documentation", "refuse_unlisted", "has_sha256", "cached_sha256"]
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -45,20 +45,22 @@ def project_root() -> Path:
     return _PACKAGE.parents[1] if is_checkout() else Path.cwd().resolve()
 
 
-def data_root() -> Path:
-    """The folder of embedded data (``$METAEVAL_DATA`` if set)."""
-    env = os.environ.get("METAEVAL_DATA")
+def _folder(variable: str, name: str) -> Path:
+    """``$variable``, else the checkout's ``<root>/<name>``, else the wheel's ``metaeval/_<name>``."""
+    env = os.environ.get(variable)
     if env:
         return Path(env)
-    return _PACKAGE.parents[1] / "data" if is_checkout() else _PACKAGE / "_data"
+    return _PACKAGE.parents[1] / name if is_checkout() else _PACKAGE / f"_{name}"
+
+
+def data_root() -> Path:
+    """The folder of embedded data (``$METAEVAL_DATA`` if set)."""
+    return _folder("METAEVAL_DATA", "data")
 
 
 def notebooks_root() -> Path:
     """The folder of the numbered analysis notebooks (``$METAEVAL_NOTEBOOKS`` if set)."""
-    env = os.environ.get("METAEVAL_NOTEBOOKS")
-    if env:
-        return Path(env)
-    return _PACKAGE.parents[1] / "notebooks" if is_checkout() else _PACKAGE / "_notebooks"
+    return _folder("METAEVAL_NOTEBOOKS", "notebooks")
 
 
 def sha256(path: str | os.PathLike[str]) -> str:
@@ -84,19 +86,23 @@ def _read_checksums(root: Path) -> dict[str, str]:
 
 
 @lru_cache(maxsize=4096)
-def _verified(path: Path, mtime_ns: int, ctime_ns: int, inode: int, size: int, expected: str) -> bool:
-    # Keyed by the file's stat so that a file changed during a session is checked again: ctime changes on every
-    # write even when the size is kept and the mtime is set back, and a replaced file has another inode.
-    return sha256(path) == expected
+def _sha256_at(path: Path, state: tuple[int, int, int, int]) -> str:
+    return sha256(path)
+
+
+def cached_sha256(path: str | os.PathLike[str]) -> str:
+    """:func:`sha256` of a file, hashed once per state of the file in a process: the cache is keyed by its
+    mtime, ctime, inode and size (ctime changes on every write even when the size is kept and the mtime is set
+    back, and a replaced file has another inode), so an edited or replaced file is hashed again, never served a
+    stale digest."""
+    p = Path(path).resolve()
+    st = p.stat()
+    return _sha256_at(p, (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_size))
 
 
 def has_sha256(path: str | os.PathLike[str], expected: str) -> bool:
-    """True if the file's sha256 is ``expected``; hashed once per state of the file in a process (the cache is
-    keyed by its size, mtime, ctime and inode, so an edited or replaced file is hashed again, never served a
-    stale "ok")."""
-    p = Path(path).resolve()
-    st = p.stat()
-    return _verified(p, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_size, expected)
+    """True if the file's sha256 is ``expected`` (:func:`cached_sha256`)."""
+    return cached_sha256(path) == expected
 
 
 def expected_sha256(path: str | os.PathLike[str]) -> str | None:
@@ -138,6 +144,19 @@ def _unlisted(rel: str, root: Path) -> ChecksumError:
         f"meant to be part of the data, add its line (`cd {root} && sha256sum {rel} >> SHA256SUMS`)")
 
 
+def _listed_files(folder: Path, root: Path, table: dict[str, str]) -> dict[str, Path]:
+    """``{relative path: path}`` of the files of ``folder`` (in the data folder ``root``) that ``table`` lists;
+    raises :class:`ChecksumError` for a data file it does not list."""
+    found = {}
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        rel = path.relative_to(root).as_posix()
+        if rel in table:
+            found[rel] = path
+        elif not is_documentation(rel):
+            raise _unlisted(rel, root)
+    return found
+
+
 def data_files() -> dict[str, Path]:
     """``{relative path: path}`` of every embedded data file (those ``SHA256SUMS`` lists), checking that the
     data folder holds no other data file (documentation files aside, :func:`is_documentation`).
@@ -151,13 +170,7 @@ def data_files() -> dict[str, Path]:
     table = _read_checksums(root)
     if not table:  # no checksum list (a bare data folder given by $METAEVAL_DATA): nothing to check against
         return {}
-    found = {}
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        rel = path.relative_to(root).as_posix()
-        if rel in table:
-            found[rel] = path
-        elif not is_documentation(rel):
-            raise _unlisted(rel, root)
+    found = _listed_files(root, root, table)
     missing = sorted(set(table) - set(found))
     if missing:
         raise ChecksumError(f"embedded data file {missing[0]} is missing from {root}; restore it from the repository")
@@ -185,14 +198,9 @@ def refuse_unlisted(folders: Iterable[str | os.PathLike[str]]) -> None:
         return
     for folder in folders:
         folder = Path(folder).resolve()
-        try:
-            folder.relative_to(root)
-        except ValueError:
+        if not folder.is_relative_to(root):
             continue
-        for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-            rel = path.relative_to(root).as_posix()
-            if rel not in table and not is_documentation(rel):
-                raise _unlisted(rel, root)
+        _listed_files(folder, root, table)
         prefix = folder.relative_to(root).as_posix().rstrip("/") + "/"
         missing = sorted(rel for rel in table if rel.startswith(prefix) and "/" not in rel[len(prefix):]
                          and not (root / rel).exists())
@@ -224,9 +232,8 @@ def verify_checksums(paths: Iterable[str | os.PathLike[str]]) -> None:
             continue
         if not path.exists():
             raise ChecksumError(f"embedded data file {rel} is missing from {root}")
-        st = path.stat()
-        if not _verified(path, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_size, table[rel]):
+        if not has_sha256(path, table[rel]):
             raise ChecksumError(
-                f"embedded data file {rel} has sha256 {sha256(path)}, expected {table[rel]} "
+                f"embedded data file {rel} has sha256 {cached_sha256(path)}, expected {table[rel]} "
                 "(data/SHA256SUMS): the file was modified or is corrupt; restore it from the repository"
             )

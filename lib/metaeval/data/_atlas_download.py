@@ -1,12 +1,8 @@
-"""The downloaded atlas datasets' entries (``metaeval download NAME``): one
-:func:`metaeval.data.atlas.register` call each, next to the pinned files and the converter.
-
-These sources have no licence file that lets the compendium redistribute them, so no copy is in the repository:
-:func:`metaeval.data.download.download` fetches the files below at the pinned commit, checks their sha256 and
-converts them (:mod:`metaeval.data._converters`). Sizes and sha256 were read from the repositories' snapshots
-(``git ls-tree -l``; ``git show <commit>:<path> | sha256sum``).
-
-Private: read through :func:`metaeval.data.atlas.atlas_datasets` and :data:`SPECS`.
+"""The downloaded atlas datasets' entries (``metaeval download NAME``): one :func:`metaeval.data.atlas.register`
+call each, with the pinned files (sizes and sha256 read from the repositories' snapshots: ``git ls-tree -l``,
+``git show <commit>:<path> | sha256sum``) and the converter (:mod:`metaeval.data._converters`); no copy is in the
+repository (no licence lets the compendium redistribute them). Private: read through
+:func:`metaeval.data.atlas.atlas_datasets` and :data:`SPECS`.
 """
 
 from __future__ import annotations
@@ -14,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 from urllib.parse import quote
 
 from metaeval.data import _converters
@@ -83,11 +80,9 @@ _MULTI = "fajri91/Multi_SummEval", "9ec087c9472248e3a3e2e9df4dbf76d43046fce4"
 
 
 def _add(entry: AtlasEntry, files: tuple[PinnedFile, ...],
-         convert: Callable[[Mapping[str, bytes]], _converters.Converted], terms_note: str = "",
-         licence: str = LICENCE_STATEMENT, folders: tuple[PinnedFolder, ...] = (),
-         folder_names: Callable[[Mapping[str, bytes]], list[str]] | None = None) -> None:
+         convert: Callable[[Mapping[str, bytes]], _converters.Converted], **options: Any) -> None:
     register(entry)
-    SPECS[entry.name] = DownloadSpec(entry.name, files, convert, licence, terms_note, folders, folder_names)
+    SPECS[entry.name] = DownloadSpec(entry.name, files, convert, **options)
 
 
 def _source(repo_commit: tuple[str, str], files: tuple[PinnedFile, ...], shown: str | None = None) -> str:

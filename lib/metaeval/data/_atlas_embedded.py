@@ -1,8 +1,4 @@
-"""The embedded atlas datasets' entries (data/atlas/<name>/): the facts of one
-:class:`metaeval.data.atlas.AtlasEntry` each, which :func:`metaeval.data.atlas.atlas_datasets` registers.
-
-Plain keyword dictionaries, not AtlasEntry objects: this module must not import metaeval.data.atlas, which
-imports it (an import cycle).
+"""The embedded atlas datasets' entries (data/atlas/<name>/): one :func:`metaeval.data.atlas.register` call each.
 
 Private: read through :func:`metaeval.data.atlas.atlas_datasets`.
 """
@@ -11,11 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-ENTRIES: list[dict[str, Any]] = []
+from metaeval.data._atlas_registry import AtlasEntry, register
 
 
 def _add(**facts: Any) -> None:
-    ENTRIES.append(facts)
+    register(AtlasEntry(**facts))
+
 
 # the ablation fields are the human labels with one error category flipped: derived from the humans, not metrics
 _FRANK_HUMAN = ("human.Factuality", "human.Semantic_Frame_Errors", "human.Discourse_Errors",
@@ -46,33 +43,28 @@ _add(
           "4 systems x 498 inputs; maynez.Faithful and maynez.Factual are the source's aggregated human scores "
           "(no per-worker ratings), human.hallucinated_spans the workers' span counts; no articles",
 )
-_add(
-    name="frank-cnndm", title="FRANK, CNN/DM (Pagnoni et al., 2021)",
+# the facts both FRANK subsets share
+_FRANK = dict(
     citation="Pagnoni, Balachandran & Tsvetkov (2021), Understanding Factuality in Abstractive Summarization with "
              "FRANK: A Benchmark for Factuality Metrics, NAACL",
     domain="news", language="en", task="summarization", judgment="proportion",
-    human_scores=_FRANK_HUMAN, annotators=None, systems=5, inputs=250, texts=False, references=False,
+    human_scores=_FRANK_HUMAN, annotators=None, texts=False, references=False,
     licence="MIT", source="artidoro/frank@80a88fb12cc0bfc17ff6ee2c5ebb0c4f4dd8a5f4: data/human_annotations.json, "
                           "data/baseline_factuality_metrics_outputs.json",
-    distribution="embedded", folder="atlas/frank-cnndm",
+    distribution="embedded",
     source_metrics=("Rouge 1", "Rouge 2", "Rouge L", "Bleu", "Meteor", "BertScore P", "BertScore R",
                     "BertScore F1", "BertScore P Art", "BertScore R Art", "BertScore F1 Art", "FactCC", "FEQA",
                     "Dep Entail", "QAGS"),
+)
+_add(
+    name="frank-cnndm", title="FRANK, CNN/DM (Pagnoni et al., 2021)", systems=5, inputs=250,
+    folder="atlas/frank-cnndm", **_FRANK,
     notes="share of sentences judged factual (majority of 3 annotators; per-annotator file not reachable); "
           "texts only as article hashes; the repository evaluates with partial correlation controlling for system",
 )
 _add(
-    name="frank-xsum", title="FRANK, XSum (Pagnoni et al., 2021)",
-    citation="Pagnoni, Balachandran & Tsvetkov (2021), Understanding Factuality in Abstractive Summarization with "
-             "FRANK: A Benchmark for Factuality Metrics, NAACL",
-    domain="news", language="en", task="summarization", judgment="proportion",
-    human_scores=_FRANK_HUMAN, annotators=None, systems=4, inputs=249, texts=False, references=False,
-    licence="MIT", source="artidoro/frank@80a88fb12cc0bfc17ff6ee2c5ebb0c4f4dd8a5f4: data/human_annotations.json, "
-                          "data/baseline_factuality_metrics_outputs.json",
-    distribution="embedded", folder="atlas/frank-xsum",
-    source_metrics=("Rouge 1", "Rouge 2", "Rouge L", "Bleu", "Meteor", "BertScore P", "BertScore R",
-                    "BertScore F1", "BertScore P Art", "BertScore R Art", "BertScore F1 Art", "FactCC", "FEQA",
-                    "Dep Entail", "QAGS"),
+    name="frank-xsum", title="FRANK, XSum (Pagnoni et al., 2021)", systems=4, inputs=249,
+    folder="atlas/frank-xsum", **_FRANK,
     notes="FRANK's 'bbc' subset (the XSum outputs of Maynez et al.); share of sentences judged factual; no texts",
 )
 _add(

@@ -1,7 +1,5 @@
 """The atlas registry's types (:class:`AtlasEntry`, :func:`register`), apart from :mod:`metaeval.data.atlas` so
-that the dataset tables (``_atlas_embedded``, ``_atlas_download``) can register themselves without importing the
-module that imports them (no import cycle).
-
+that the dataset tables (``_atlas_embedded``, ``_atlas_download``) register themselves without an import cycle.
 Private: use :mod:`metaeval.data.atlas`, which re-exports them.
 """
 

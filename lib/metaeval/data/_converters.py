@@ -45,6 +45,11 @@ def _text(files: Mapping[str, bytes], path: str) -> str:
         raise DataError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
+def _lines(files: Mapping[str, bytes], path: str) -> list[tuple[str, str]]:
+    """``(path:line, line)`` of the file's non-blank lines."""
+    return [(f"{path}:{k}", line) for k, line in enumerate(_text(files, path).splitlines(), 1) if line.strip()]
+
+
 def _sorted(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     # input-level records (references only) first, then (instance, system): a stable, documented order
     return sorted(records, key=lambda r: (r["instance_id"], "summarizer_id" in r, r.get("summarizer_id", "")))
@@ -71,10 +76,7 @@ def dialsummeval(files: Mapping[str, bytes]) -> Converted:
     records: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()
     dialogues: dict[str, str] = {}  # dialogue text -> id, to place the authors' metric rows
-    for lineno, line in enumerate(_text(files, path).splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"{path}:{lineno}"
+    for where, line in _lines(files, path):
         try:
             row = json.loads(line)
             doc, model, summary, annotations = str(row["id"]), row["model_id"], row["summary"], row["annotations"]
@@ -126,8 +128,7 @@ DIALSUMMEVAL_METRICS = "reproduce/analysis/models_eval_new"
 
 def _dialsummeval_metrics(files: Mapping[str, bytes], records: list[dict[str, Any]],
                           dialogues: Mapping[str, str]) -> list[str]:
-    """Add the authors' metric scores to ``records`` (in place); returns the metric names (none without the
-    files)."""
+    """Add the authors' metric scores to ``records`` (in place); the metric names (none without the files)."""
     dpath = f"{DIALSUMMEVAL_METRICS}/dials.txt"
     if dpath not in files:
         return []
@@ -173,18 +174,14 @@ def opinsummeval(files: Mapping[str, bytes]) -> Converted:
     """
     spath, opath = "metric_evaluation/scores.jsonl", "metric_evaluation/14model_outputs.jsonl"
     outputs: dict[str, tuple[str, dict[str, str]]] = {}
-    for lineno, line in enumerate(_text(files, opath).splitlines(), 1):
-        if line.strip():
-            try:
-                row = json.loads(line)
-                outputs[str(row["case"])] = (row["summ"], dict(row["model_output"]))
-            except (ValueError, KeyError, TypeError) as exc:
-                raise DataError(f"{opath}:{lineno}: not an OpinSummEval output record ({exc})") from None
+    for where, line in _lines(files, opath):
+        try:
+            row = json.loads(line)
+            outputs[str(row["case"])] = (row["summ"], dict(row["model_output"]))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise DataError(f"{where}: not an OpinSummEval output record ({exc})") from None
     records: list[dict[str, Any]] = []
-    for lineno, line in enumerate(_text(files, spath).splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"{spath}:{lineno}"
+    for where, line in _lines(files, spath):
         try:
             row = json.loads(line)
             case = str(row.pop("case"))
@@ -315,12 +312,8 @@ MAX_PICKLE_DEPTH = 64
 
 
 def _check_plain_tree(value: Any, what: str) -> None:
-    """Refuse a container reached twice or nested deeper than :data:`MAX_PICKLE_DEPTH`.
-
-    A pickle can refer again to an object it already built (its memo): ten references to a list of ten
-    references to ... take a few hundred bytes and unpickle into a few objects, but every reader that walks the
-    data (a converter, ``json.dumps``) sees 10**9 of them (the "billion laughs"). Plain data files are trees;
-    walking each object once, with its depth, bounds the work by the pickle's own size.
+    """Refuse a container reached twice (a pickle's memo lets a few hundred bytes stand for 10**9 objects to a
+    reader that walks them: the "billion laughs") or nested deeper than :data:`MAX_PICKLE_DEPTH`.
 
     >>> shared = [1]
     >>> restricted_unpickle(pickle.dumps([shared, shared]), "t")  # doctest: +ELLIPSIS
@@ -432,8 +425,7 @@ def multisummeval(files: Mapping[str, bytes], *, lang: str) -> Converted:
                 workers[(doc, model)][dim].append(float(value))
     records: list[dict[str, Any]] = []
     if workers:
-        by_int = {(str(int(d)), m): (d, m) for d, m in workers}
-        if set(by_int) != set(paper):
+        if {(str(int(d)), m) for d, m in workers} != set(paper):
             raise DataError(f"{apath} and {spath} do not cover the same summaries")
         for (doc, model), lists in workers.items():
             for dim, values in lists.items():
@@ -443,10 +435,11 @@ def multisummeval(files: Mapping[str, bytes], *, lang: str) -> Converted:
                                     f"{spath} says {paper[(str(int(doc)), model)][dim]!r} from 3")
             records.append({"instance_id": doc, "summarizer_id": model, "metrics": {"human": lists}})
     else:
-        for (doc, model), means in paper.items():
-            records.append({"instance_id": doc, "summarizer_id": model, "metrics": {"human": dict(means)}})
+        records = [{"instance_id": doc, "summarizer_id": model, "metrics": {"human": dict(means)}}
+                   for (doc, model), means in paper.items()]
     texts = f"resulting_data/{code}/gold/"
-    if any(k.startswith(texts) for k in files):  # the texts, one file per document and folder, sentences by line
+    has_texts = any(k.startswith(texts) for k in files)
+    if has_texts:  # the texts, one file per document and folder, sentences by line
         for record in records:
             doc, model = record["instance_id"], record["summarizer_id"]
             record["summary"] = _sentences(files, f"resulting_data/{code}/pred_{model}/{doc}")
@@ -468,7 +461,7 @@ def multisummeval(files: Mapping[str, bytes], *, lang: str) -> Converted:
     else:
         steps += [f"{spath}: focus, coverage (means of workers; no per-worker file for this language) -> "
                   "metrics.human"]
-    if any(k.startswith(texts) for k in files):
+    if has_texts:
         steps.append(f"resulting_data/{code}/pred_<model>/<id> -> summary, resulting_data/{code}/gold/<id> -> the one "
                      "reference (each a list of sentences: the files' non-empty lines, stripped)")
     return Converted(_sorted(records), meta, tuple(steps))

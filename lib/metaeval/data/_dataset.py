@@ -1,9 +1,6 @@
-"""The dataset itself: :class:`Dataset` (a systems x inputs grid of scores, with texts) and
-:class:`DatasetInfo`, with the display names of scores and the inference of human scores.
-
-Private: the public names are re-exported by :mod:`metaeval.data.datasets`, which loads datasets; this module
-sits below the loader (:mod:`metaeval.data._loading`) so both can build a :class:`Dataset` without an import
-cycle.
+"""The dataset itself: :class:`Dataset` (a systems x inputs grid of scores, with texts), :class:`DatasetInfo`,
+display names and the inference of human scores. Private: re-exported by :mod:`metaeval.data.datasets`; below
+the loader (:mod:`metaeval.data._loading`), so that both build a :class:`Dataset` without an import cycle.
 """
 
 from __future__ import annotations
@@ -210,18 +207,9 @@ class Dataset:
         >>> load("fabbri2020").describe().set_index("score").loc["qa-eval.f1", ["complete", "missing"]].tolist()
         [1600, 0]
         """
-        missing = self.scores.isna().sum()
-        human = set(self.info.human_scores)
-        rows = [
-            {
-                "score": name,
-                "display_name": self.display_name(name),
-                "human": name in human,
-                "complete": int(len(self.scores) - missing[name]),
-                "missing": int(missing[name]),
-            }
-            for name in self.score_names
-        ]
+        missing, human = self.scores.isna().sum(), set(self.info.human_scores)
+        rows = [(n, self.display_name(n), n in human, int(len(self.scores) - missing[n]), int(missing[n]))
+                for n in self.score_names]
         return pd.DataFrame(rows, columns=["score", "display_name", "human", "complete", "missing"])
 
     def summary_text(self) -> str:
@@ -248,9 +236,7 @@ class Dataset:
         if table.empty:
             lines.append("scores: none")
         else:
-            table["coverage"] = [
-                "complete" if k == 0 else f"{_cells(k)} missing" for k in table["missing"]
-            ]
+            table["coverage"] = ["complete" if k == 0 else f"{_cells(k)} missing" for k in table["missing"]]
             table["human"] = table["human"].map({True: "yes", False: ""})
             lines.append(f"scores: {len(table)}")
             lines.append(table[["score", "display_name", "human", "coverage"]].to_string(index=False))
@@ -289,29 +275,22 @@ class Dataset:
         except (ValueError, KeyError, AttributeError):
             return False
 
-    def _scored(self, name: str) -> np.ndarray:
-        from metaeval.metrics.rouge import score
-
-        assert self.texts is not None
-        frame = score(self.texts["summary"].tolist(), [list(r) for r in self.texts["references"]], [name],
-                      columns="key", warn=False)
-        return frame.iloc[:, 0].to_numpy(dtype=float).reshape(self.shape)
-
     def _column(self, name: str) -> tuple[np.ndarray, int]:
-        cached = self._cache.get(name)
-        if cached is None and self.computable(name):
-            values = self._scored(name)
-            cached = (values, int(np.isnan(values).sum()))
-            self._cache[name] = cached
-        if cached is None:
-            if name not in self.scores.columns:
-                raise KeyError(
-                    f"unknown score {name!r} in dataset {self.name!r}; known: {', '.join(self.score_names)}"
-                )
-            values = self.scores[name].to_numpy(dtype=float).reshape(len(self.systems), len(self.inputs))
-            cached = (values, int(np.isnan(values).sum()))
-            self._cache[name] = cached
-        return cached
+        """The N x M values of a score (stored, or scored from the texts on first use) and its missing count."""
+        if name not in self._cache:
+            if self.computable(name):
+                from metaeval.metrics.rouge import score
+
+                assert self.texts is not None
+                frame = score(self.texts["summary"].tolist(), [list(r) for r in self.texts["references"]], [name],
+                              columns="key", warn=False)
+                values = frame.iloc[:, 0].to_numpy(dtype=float).reshape(self.shape)
+            elif name in self.scores.columns:
+                values = self.scores[name].to_numpy(dtype=float).reshape(self.shape)
+            else:
+                raise KeyError(f"unknown score {name!r} in dataset {self.name!r}; known: {', '.join(self.score_names)}")
+            self._cache[name] = (values, int(np.isnan(values).sum()))
+        return self._cache[name]
 
     def matrix(self, name: str, *, allow_nan: bool = False) -> np.ndarray:
         """The N x M matrix (systems x inputs) of one score (a fresh copy: callers may modify it).
@@ -372,12 +351,7 @@ class Dataset:
     def _text_grid(self, column: str) -> np.ndarray:
         if self.texts is None:
             raise DataError(f"dataset {self.name!r} has no texts; this analysis needs summaries and references")
-        grid = np.empty(self.shape, dtype=object)
-        flat = self.texts[column].to_list()
-        m = len(self.inputs)
-        for k, value in enumerate(flat):
-            grid[k // m, k % m] = value
-        return grid
+        return np.fromiter(self.texts[column], dtype=object, count=len(self.texts)).reshape(self.shape)
 
     # -- restriction ---------------------------------------------------------------------------------
 
@@ -492,8 +466,7 @@ class Dataset:
         mask = self._missing_mask(names, texts)
         if not mask.any():
             return self
-        parts = [f"{n!r} ({_cells(int(np.isnan(self._column(n)[0]).sum()))})" for n in names
-                 if np.isnan(self._column(n)[0]).any()]
+        parts = [f"{n!r} ({_cells(self._column(n)[1])})" for n in names if self._column(n)[1]]
         if texts and self.texts is not None and not self.has_texts:
             parts.append("texts")
         what = " and ".join(parts)

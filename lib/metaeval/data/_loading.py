@@ -6,6 +6,7 @@ Private: :mod:`metaeval.data.datasets` holds the public API (:func:`~metaeval.da
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import warnings
@@ -19,6 +20,7 @@ import pandas as pd
 
 import metaeval._resources as _resources
 from metaeval.data.formats import (
+    FORMAT_HELP,
     DataError,
     DataWarning,
     Record,
@@ -44,7 +46,8 @@ _REALSUMM_META: dict[str, Any] = {"human_scores": ["litepyramid.recall"], "defau
                                   "recall_oriented": True, "display_names": {"litepyramid.recall": "LitePyramid"}}
 
 # name -> (paths relative to data_dir(), description, metadata as in dataset.yml)
-_KNOWN: dict[str, tuple[tuple[str, ...], str, dict[str, Any]]] = {
+_Entry = tuple[tuple[str, ...], str, dict[str, Any]]
+_KNOWN: dict[str, _Entry] = {
     "summeval": (
         ("summeval/summeval_joined.jsonl", "deutsch2021/fabbri2020"),
         ("SummEval: 16 systems x 100 CNN/DM inputs, texts, 11 references, expert and crowd ratings, "
@@ -75,23 +78,16 @@ _ALIASES = {
 }
 
 
-def _known() -> dict[str, tuple[tuple[str, ...], str, dict[str, Any]]]:
-    """The table of embedded names: the entries above plus every embedded atlas dataset, read from the atlas
-    registry (:mod:`metaeval.data.atlas`, the one source of truth) the first time it is needed.
+@functools.cache
+def _known() -> dict[str, _Entry]:
+    """The table of embedded names: the entries above, then every embedded atlas dataset (read from
+    :mod:`metaeval.data.atlas` on first use, not at import: the registry's tables may import the data layer)."""
+    from metaeval.data.atlas import atlas_datasets
 
-    Filled lazily, not at import: the registry's tables may themselves import the data layer.
-    """
-    if not _ATLAS_ADDED:
-        from metaeval.data.atlas import atlas_datasets
-
-        for name, entry in atlas_datasets("embedded").items():
-            if name not in _KNOWN and entry.folder:
-                _KNOWN[name] = ((entry.folder,), _atlas_description(entry), {})
-        _ATLAS_ADDED.append(True)
-    return _KNOWN
-
-
-_ATLAS_ADDED: list[bool] = []
+    atlas: dict[str, _Entry] = {name: ((entry.folder,), _atlas_description(entry), {})
+                                for name, entry in atlas_datasets("embedded").items()
+                                if name not in _KNOWN and entry.folder}
+    return {**_KNOWN, **atlas}
 
 
 def _atlas_description(entry: Any) -> str:
@@ -120,7 +116,7 @@ def _resolve(name_or_path: Any) -> tuple[str, list[Path], dict[str, Any], str]:
         )
     key = _ALIASES.get(text, text)
     if key in _known():
-        rels, desc, meta = _KNOWN[key]
+        rels, desc, meta = _known()[key]
         meta = dict(meta)
         files: list[Path] = []
         for rel in rels:
@@ -182,7 +178,7 @@ def _resolve_path(text: str) -> tuple[str, list[Path], dict[str, Any], str]:
         if not files:
             nested = sorted(p.name for p in path.iterdir() if p.is_dir() and any(p.glob("*.jsonl")))
             hint = f" (its subfolders {', '.join(nested)} do: load one of them)" if nested else ""
-            raise DataError(f"{path}: directory holds no *.jsonl files{hint}; {_formats_hint()}")
+            raise DataError(f"{path}: directory holds no *.jsonl files{hint}; {FORMAT_HELP}")
         yml = path / "dataset.yml"
         if not yml.exists() and (path / "dataset.yaml").exists():
             yml = path / "dataset.yaml"
@@ -221,18 +217,9 @@ def readable_name(path: str | os.PathLike[str]) -> str:
     return name
 
 
-def _formats_hint() -> str:
-    from metaeval.data.formats import FORMAT_HELP
-
-    return FORMAT_HELP
-
-
 class _Collector:
-    """Merges normalized records keyed by (system, input) from one or more files.
-
-    The same value given twice (e.g. LitePyramid in both REALSumm files) is accepted; two different values
-    for one cell and one score are an error naming both places.
-    """
+    """Merges records keyed by (system, input) from several files: the same value twice (LitePyramid in both
+    REALSumm files) is accepted, two different values for one cell and score are an error naming both places."""
 
     def __init__(self) -> None:
         self.scores: dict[str, dict[tuple[str, str], float]] = {}
@@ -258,7 +245,7 @@ class _Collector:
             if old is None or (math.isnan(old) and not math.isnan(value)):
                 column[key] = value
                 self.origin[(name, key)] = rec.where
-            elif old != value and not (math.isnan(old) and math.isnan(value)) and not math.isnan(value):
+            elif not math.isnan(value) and old != value:
                 raise DataError(
                     f"{rec.where}: duplicate score {name!r} for system {key[0]!r}, input {key[1]!r} with a "
                     f"different value ({value!r} here, {old!r} first seen at {self.origin[(name, key)]})"
@@ -332,10 +319,8 @@ def _build(name: str, c: _Collector, info: DatasetInfo) -> Dataset:
         for (s, i), (text, _) in c.summary.items():
             summaries[s_index[s] * m + i_index[i]] = text
         refs: list[list[str] | None] = [None] * (n * m)
-        for inp, (shared, where) in c.input_refs.items():
-            j = i_index[inp]
-            for k in range(n):
-                refs[k * m + j] = shared
+        for inp, (shared, _) in c.input_refs.items():
+            refs[i_index[inp]::m] = [shared] * n  # every system's cell of the input
         for (s, i), (own, where) in c.refs.items():
             shared_entry = c.input_refs.get(i)
             if shared_entry is not None and shared_entry[0] != own:
@@ -390,14 +375,13 @@ _LOADED_MAX = 8
 
 
 def _load_cached(name: str, files: tuple[Path, ...], stat_key: tuple | None, policy: ReferenceRecords,
-                 ignore: frozenset[str], description: str, meta_key: str, meta: Mapping[str, Any]) -> Dataset:
-    """Read and merge the files, reusing the result of an identical earlier call in this process.
+                 ignore: frozenset[str], description: str, meta: Mapping[str, Any]) -> Dataset:
+    """Read and merge the files, reusing an identical earlier call's result (in this process, then on disk).
 
-    Only embedded datasets whose sha256 was just verified are cached (``stat_key`` not None): their content is
-    known exactly. User files are always read again, since a rewrite within the file system's timestamp
-    granularity could otherwise be missed. A Dataset is immutable (frozen, matrices handed out as copies), so
-    sharing it is safe.
+    Only embedded datasets whose sha256 was just verified are cached (``stat_key`` not None); user files are
+    always read again (a rewrite within the file system's timestamp granularity could be missed).
     """
+    meta_key = repr(sorted(meta.items()))
     key = (name, stat_key, policy, ignore, description, meta_key)
     hit = _LOADED.get(key) if stat_key is not None else None
     if hit is not None:
@@ -426,18 +410,15 @@ def _parse_files(name: str, files: tuple[Path, ...], policy: ReferenceRecords, i
             if rec is not None:
                 collector.add(rec)
         if n_records == 0:
-            raise DataError(f"{file}: the file is empty (no JSON records); {_formats_hint()}")
+            raise DataError(f"{file}: the file is empty (no JSON records); {FORMAT_HELP}")
     ds = _build(name, collector, DatasetInfo())
     return replace(ds, info=_info(name, meta, ds.score_names, files, description))
 
 
-# Parsed embedded datasets on disk: every notebook process loads its dataset, and parsing the JSONL costs
-# about 0.35 s of CPU where reading the cache entry (parquet, npz, JSON: no pickle) costs about 0.05 s. Only
-# embedded files whose sha256 was verified in this process are served from it, under a key made of those
-# sha256 values, the load options, the source of the code that parses (datasets.py, formats.py, synthetic.py,
-# and the private _dataset.py and this module, split from datasets.py) and the pandas, numpy and Python
-# versions; so a changed data file is refused by the checksum before the cache is looked at, and a changed
-# parser or library misses the cache.
+# Parsed embedded datasets on disk: every notebook kernel loads its dataset; load() costs 0.8-1.5 s of CPU
+# without the cache entry (parquet, npz, JSON: no pickle), 0.1-0.2 s with it (measured 2026-12-02). The key
+# holds the files' verified sha256, the load options, the parsing code and the library versions: a changed
+# file is refused by its checksum first, and a changed parser or library misses the cache.
 _CODE = tuple(Path(__file__).with_name(module)
               for module in ("datasets.py", "formats.py", "synthetic.py", "_dataset.py", "_loading.py"))
 
@@ -465,8 +446,7 @@ def _disk_cache_path(name: str, files: Sequence[Path], policy: str, ignore: froz
 
 
 def _read_disk_cache(path: Path, name: str) -> Dataset | None:
-    """A parsed dataset from the cache (parquet, npz without pickles, JSON: nothing in it runs code), or None
-    (absent, or corrupt: then a warning, and the files are parsed again)."""
+    """A parsed dataset from the cache, or None (absent; or corrupt: a warning, and the files are parsed again)."""
     from metaeval._io import load_cached
 
     entry = load_cached(path, validate=lambda e: _invalid_cached_dataset(e, name), what="cached dataset")

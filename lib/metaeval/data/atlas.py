@@ -51,14 +51,7 @@ def atlas_datasets(distribution: Distribution | None = None) -> dict[str, AtlasE
     >>> list(atlas)[:2], atlas["summeval"].default_human
     (['summeval', 'realsumm'], 'expert.relevance')
     """
-    # the dataset tables register themselves on import; importing here keeps one entry point. A table may also
-    # give its entries as ENTRIES, a list of AtlasEntry keyword dictionaries (so that it need not import this
-    # module, which would be an import cycle)
-    from metaeval.data import _atlas_embedded, _atlas_download
-
-    for table in (_atlas_embedded, _atlas_download):
-        for facts in getattr(table, "ENTRIES", ()):
-            register(AtlasEntry(**facts))
+    from metaeval.data import _atlas_download, _atlas_embedded  # noqa: F401 - the tables register on import
 
     if distribution not in (None, "embedded", "download"):
         raise ValueError(f"distribution must be None, 'embedded' or 'download', got {distribution!r}")

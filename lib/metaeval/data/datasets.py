@@ -174,10 +174,8 @@ def load(
         ignore_fields = [ignore_fields]
     ignore = frozenset(ignore_fields) | frozenset(meta.get("ignore_fields", ()))
 
-    meta_key = repr(sorted(meta.items()))
     cacheable = verify and name in _known()
-    ds = _load_cached(name, tuple(files), _stat_key(files) if cacheable else None, policy, ignore, description,
-                      meta_key, meta)
+    ds = _load_cached(name, tuple(files), _stat_key(files) if cacheable else None, policy, ignore, description, meta)
     return _apply_incomplete(ds, incomplete)
 
 

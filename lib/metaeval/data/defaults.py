@@ -180,14 +180,14 @@ def default_metric(
         if own:
             if wanted is not None and not quiet:
                 print(f"{ds.name} has no {wanted!r} (the paper's metric, the default of {param}): using its own "
-                      f"metric {display(ds, own[0])} ({own[0]}); set another with -p {param} NAME")
+                      f"metric {ds.display_name(own[0])} ({own[0]}); set another with -p {param} NAME")
             return own[0]
     for measure in measures:
         found = _find(ds, measure, exclude)
         if found is not None:
             if wanted is not None and not quiet:
                 print(f"{ds.name} has no {wanted!r} (the paper's metric, the default of {param}): using "
-                      f"{display(ds, found)} ({found}); set another with -p {param} NAME")
+                      f"{ds.display_name(found)} ({found}); set another with -p {param} NAME")
             return found
     what = f"score {wanted!r} (the default of {param})" if wanted else f"default for {param}"
     raise _no_default(ds, what, f"-p {param} NAME (metaeval run/sweep) or {param}=... (Python)")
@@ -219,8 +219,3 @@ def default_baselines(dataset: Dataset | str | os.PathLike[str], exclude: Sequen
         return [computed]
     raise _no_default(ds, "standard baseline (ROUGE-1/2/L, BERTScore)",
                       "--baselines NAME,... (metaeval card) or baselines=[...] (Python)")
-
-
-def display(ds: Dataset, name: str) -> str:
-    """The score's display name (the one helper: :meth:`Dataset.display_name`)."""
-    return ds.display_name(name)

@@ -1,32 +1,24 @@
 """Datasets you download: ``metaeval download NAME [FOLDER]`` (or :func:`download`).
 
 Some public human-judgment datasets have no licence that lets the compendium redistribute them (no licence file
-in the authors' repository). They are not in ``data/``: :func:`download` fetches the authors' files at a pinned
-commit, checks each file's sha256 (for a folder of one small file per input, as Multi_SummEval's texts, the
-sha256 of the folder's SHA256SUMS listing), converts them into the dataset contract (``data/README.md``: JSONL records
-keyed by ``instance_id`` and ``summarizer_id``, per-annotator lists where the source has separate annotators, the
-source's metric scores under their own names, and a ``dataset.yml``) and writes the folder with a
-``PROVENANCE.md`` (URLs, commit, sha256, the licence statement, the citation and every transformation).
-Afterwards :func:`metaeval.datasets.load` takes the name::
+in the authors' repository): the atlas's datasets with ``distribution="download"`` (``metaeval datasets`` lists
+them). :func:`download` fetches the authors' files at a pinned commit, checks each file's sha256 (for a folder of
+one small file per input, as Multi_SummEval's texts, the sha256 of the folder's SHA256SUMS listing), converts
+them into the dataset contract (``data/README.md``) and writes the folder with a ``PROVENANCE.md`` (URLs, commit,
+sha256, the licence statement, the citation and every transformation). Afterwards
+:func:`metaeval.datasets.load` takes the name::
 
     metaeval download dialsummeval            # -> $METAEVAL_DATASETS/dialsummeval (or the user data folder)
     python -c "import metaeval.datasets as d; print(d.load('dialsummeval').shape)"
 
-The datasets are the atlas's with ``distribution="download"`` (:func:`metaeval.data.atlas.atlas_datasets`;
-``metaeval datasets`` lists them, ``metaeval.data.atlas.names_text("download")`` names them in one line).
-
 Where the data go: ``FOLDER`` if given, else ``$METAEVAL_DATASETS/<name>`` or the platformdirs user data folder
 (``~/.local/share/metaeval/datasets/<name>`` on Linux), which is where ``load(name)`` looks. The folder is
-written like every metaeval output (:mod:`metaeval._outputs`): staged beside it and renamed into place, with a
-manifest ``.metaeval-run.download.json``; an existing folder is replaced only if an earlier download of the same
-dataset wrote it and nobody changed it (and only with ``force=True``); a folder of yours is never touched.
+written like every metaeval output (:mod:`metaeval._outputs`), with a manifest ``.metaeval-run.download.json``;
+an existing folder is replaced only if an earlier download of the same dataset wrote it and nobody changed it
+(and only with ``force=True``); a folder of yours is never touched.
 
-Where they come from: ``https://raw.githubusercontent.com/<owner>/<repo>/<commit>/<path>``; ``base_url`` (or
-``$METAEVAL_DOWNLOAD_BASE``) replaces ``https://raw.githubusercontent.com``, e.g. by a mirror or a ``file://``
-folder laid out the same way. A plain folder path works as well (``--base-url ~/mirror``): it holds the files
-in that layout, or at their paths in the repository (a clone at the pinned commit), or side by side under
-their own names (the way a browser saves them; a folder of one file per input under the folder's own
-name). Without network the download fails with one line naming the URL and how to supply the file::
+Without network the download fails with one line naming the URL and how to supply the file: a mirror or a local
+folder (``base_url``, ``--base-url``, ``$METAEVAL_DOWNLOAD_BASE``; see :func:`download`)::
 
     metaeval download dialsummeval --base-url ~/Downloads    # holding the file(s) the error named
 """
@@ -34,7 +26,6 @@ name). Without network the download fails with one line naming the URL and how t
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import urllib.error
 import urllib.parse
@@ -48,14 +39,14 @@ from urllib.parse import quote
 import metaeval._outputs as _outputs
 import metaeval._resources as _resources
 from metaeval.data import _atlas_download
-from metaeval.data.formats import DataError
+from metaeval.data.atlas import atlas_datasets
+from metaeval.data.formats import DataError, parse_record, write_dataset
 
 __all__ = ["DownloadError", "DownloadResult", "download", "downloaded_path", "download_names", "is_downloaded"]
 
 #: The "notebook" name of a download in the one ownership mechanism (:mod:`metaeval._outputs`).
 DOWNLOAD_RUN = "download"
 RECORDS = "records.jsonl"
-FILES = (RECORDS, "dataset.yml", "PROVENANCE.md")
 
 
 class DownloadError(DataError):
@@ -200,11 +191,9 @@ MAX_UNSIZED_BYTES = 256 * 2**20
 
 
 def _get(url: str, local: list[str], name: str, base: str, size: int | None = None) -> bytes:
-    """The bytes of a pinned file at ``url`` (the mirror's layout); a local mirror may also hold it at one of
-    ``local`` (paths under the folder: the repository's own path, as in a clone at the commit, or the file's
-    own name). A failure is one line naming the URL and how to supply the file without network. At most
-    ``size`` + 1 bytes are read (the pinned size; :data:`MAX_UNSIZED_BYTES` without one), so a mirror's file that
-    never ends (a link to ``/dev/zero``) is refused instead of filling memory."""
+    """The bytes of a pinned file at ``url``, or (a local mirror) at one of the ``local`` paths under it; at most
+    ``size`` + 1 bytes are read (:data:`MAX_UNSIZED_BYTES` without a pinned size: a link to ``/dev/zero`` is
+    refused, not read into memory). A failure is one line naming the URL and how to supply the file."""
     limit = (size if size is not None else MAX_UNSIZED_BYTES) + 1
     if base.startswith("file:"):
         for candidate in (url, *(f"{base.rstrip('/')}/{quote(p)}" for p in local)):
@@ -256,8 +245,6 @@ def _fetch(url: str, limit: int) -> bytes:
 
 
 def _provenance(spec: _atlas_download.DownloadSpec, base: str, converted: Any) -> str:
-    from metaeval.data.atlas import atlas_datasets
-
     entry = atlas_datasets()[spec.name]
     lines = [f"# {entry.title}", "", f"Written by `metaeval download {spec.name}`; not part of the compendium's "
              "repository.", "", "## Source files", "", "| file | URL at the pinned commit | sha256 | bytes |",
@@ -313,8 +300,6 @@ def download(name: str, folder: str | os.PathLike[str] | None = None, *, base_ur
         No network or a file not found (the message names the URL), a file whose sha256 differs from the pinned
         one (naming the file, the expected and the received sha256), or a folder that may not be written.
     """
-    from metaeval.data.formats import parse_record
-
     spec = _spec(name)
     target_given = folder if folder is not None else downloaded_path(name)
     try:
@@ -359,23 +344,9 @@ def download(name: str, folder: str | os.PathLike[str] | None = None, *, base_ur
     converted = spec.convert(payload)
     for i, record in enumerate(converted.records, 1):  # the reader's own checks, before anything is written
         parse_record(record, f"{name}: record {i}", reference_records="skip")
-    import yaml
-
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = _outputs.staging_dir(target)  # marked as ours: the cleanup below can only remove what it created
-    try:
-        with open(staging / RECORDS, "w", encoding="utf-8", newline="\n") as out:
-            for record in converted.records:
-                out.write(json.dumps(record, ensure_ascii=False) + "\n")
-        (staging / "dataset.yml").write_text(
-            yaml.safe_dump(converted.meta, sort_keys=False, allow_unicode=True), encoding="utf-8")
-        (staging / "PROVENANCE.md").write_text(_provenance(spec, base, converted), encoding="utf-8")
-        source = sorted({f"{f.repo}@{f.commit}" for f in spec.files})
-        _outputs.write_manifest(staging, DOWNLOAD_RUN, {"dataset": name, "source": source}, paper=DOWNLOAD_RUN)
-        _outputs.swap_into_place(staging, target, DOWNLOAD_RUN, paper=DOWNLOAD_RUN)
-    except BaseException:
-        _outputs.remove_run_folder(staging)
-        raise
+    write_dataset(target, DOWNLOAD_RUN, converted.records, converted.meta,
+                  {"dataset": name, "source": sorted({f"{f.repo}@{f.commit}" for f in spec.files})},
+                  {"PROVENANCE.md": _provenance(spec, base, converted)})
     if show is not None:
         for f in spec.files:
             show(f"{name}: {f.url()} (sha256 {f.sha256[:12]}... checked)")
@@ -383,11 +354,5 @@ def download(name: str, folder: str | os.PathLike[str] | None = None, *, base_ur
             show(f"{name}: {d.url('')} ({d.count} files; sha256 of their listing {d.sha256sums[:12]}... checked)")
         show(f"{name}: terms: {spec.licence}" + (f"; {spec.terms_note}" if spec.terms_note else ""))
         show(f"{name}: {len(converted.records)} records written to {target} (see its PROVENANCE.md; cite: "
-             f"{_cite(name)})")
+             f"{atlas_datasets()[name].citation})")
     return DownloadResult(name, target, len(converted.records), fetched=True)
-
-
-def _cite(name: str) -> str:
-    from metaeval.data.atlas import atlas_datasets
-
-    return atlas_datasets()[name].citation

@@ -21,10 +21,13 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+import metaeval._outputs as _outputs
 
 __all__ = [
     "FORMAT_HELP",
@@ -35,6 +38,7 @@ __all__ = [
     "parse_record",
     "read_dataset_yml",
     "read_jsonl",
+    "write_dataset",
 ]
 
 
@@ -88,11 +92,7 @@ class _DuplicateKey(Exception):
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out = dict(pairs)
     if len(out) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _DuplicateKey(key)
-            seen.add(key)
+        raise _DuplicateKey(next(k for k, n in Counter(k for k, _ in pairs).items() if n > 1))
     return out
 
 
@@ -121,8 +121,12 @@ def _tabular_hint(path: Path, first: bytes) -> str:
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
-def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    """``(line number, raw line)`` streamed from the file, each at most :data:`MAX_LINE_BYTES` long."""
+def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    """Yield ``(line number, record)`` for every non-blank line; errors name the file and the line.
+
+    The file is streamed line by line (a line longer than :data:`MAX_LINE_BYTES` is an error, not a
+    ``MemoryError``) and each line decoded alone, so that a non-UTF-8 byte is reported with its line number.
+    """
     try:
         fh = open(path, "rb")
     except IsADirectoryError:
@@ -132,12 +136,8 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
     except FileNotFoundError:
         raise DataError(f"{path}: does not exist") from None
     with fh:
-        lineno = 0
-        while True:
-            raw = fh.readline(MAX_LINE_BYTES + 1)
-            if not raw:
-                return
-            lineno += 1
+        for lineno, raw in enumerate(iter(lambda: fh.readline(MAX_LINE_BYTES + 1), b""), 1):
+            hint = _tabular_hint(path, raw[:4096]) if lineno == 1 else ""
             if lineno == 1 and raw.startswith(_GZIP_MAGIC):
                 # compressed bytes are neither UTF-8 nor a table: say what the file is and how to read it
                 how = (f"`gunzip -k {path}`, which writes {path.name.removesuffix('.gz')}" if path.suffix == ".gz"
@@ -145,50 +145,28 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
                 raise DataError(f"{path}: is gzip-compressed, not JSONL text; decompress it first ({how}) and load "
                                 "the decompressed file")
             if len(raw) > MAX_LINE_BYTES:
-                raise DataError(
-                    f"{path}:{lineno}: line longer than {MAX_LINE_BYTES // 2**20} MiB; a JSONL dataset holds one "
-                    f"record (one input x system) per line{_tabular_hint(path, raw[:4096]) or FORMAT_HELP_TAIL}"
-                )
-            yield lineno, raw
-
-
-def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
-    """Yield ``(line number, record)`` for every non-blank line; errors name the file and the line.
-
-    The file is streamed line by line (a line longer than :data:`MAX_LINE_BYTES` is an error, not a
-    ``MemoryError``) and each line decoded alone, so that a non-UTF-8 byte is reported with its line number.
-    """
-    for lineno, raw in _lines(path):
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            hint = _tabular_hint(path, raw[:4096]) if lineno == 1 else ""
-            raise DataError(
-                f"{path}:{lineno}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
-                + (hint or "; save the file as UTF-8")
-            ) from None
-        if lineno == 1:
-            line = line.removeprefix("\ufeff")  # a byte-order mark is not part of the data
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line, object_pairs_hook=_unique_keys)
-        except json.JSONDecodeError as exc:
-            hint = _tabular_hint(path, raw[:4096]) if lineno == 1 else ""
-            raise DataError(f"{path}:{lineno}: not valid JSON ({exc.msg}){hint or '; ' + FORMAT_HELP}") from None
-        except _DuplicateKey as exc:
-            raise DataError(
-                f"{path}:{lineno}: key {exc.args[0]!r} appears twice in one JSON object (JSON readers would keep "
-                "only the last value); remove or rename one"
-            ) from None
-        if not isinstance(record, dict):
-            raise DataError(
-                f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}; {FORMAT_HELP}"
-            )
-        yield lineno, record
-
-
-FORMAT_HELP_TAIL = "; " + FORMAT_HELP
+                raise DataError(f"{path}:{lineno}: line longer than {MAX_LINE_BYTES // 2**20} MiB; a JSONL dataset "
+                                "holds one record (one input x system) per line"
+                                f"{_tabular_hint(path, raw[:4096]) or '; ' + FORMAT_HELP}")
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(f"{path}:{lineno}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column "
+                                f"{exc.start + 1}){hint or '; save the file as UTF-8'}") from None
+            if lineno == 1:
+                line = line.removeprefix("\ufeff")  # a byte-order mark is not part of the data
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line, object_pairs_hook=_unique_keys)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"{path}:{lineno}: not valid JSON ({exc.msg}){hint or '; ' + FORMAT_HELP}") from None
+            except _DuplicateKey as exc:
+                raise DataError(f"{path}:{lineno}: key {exc.args[0]!r} appears twice in one JSON object (JSON "
+                                "readers would keep only the last value); remove or rename one") from None
+            if not isinstance(record, dict):
+                raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}; {FORMAT_HELP}")
+            yield lineno, record
 
 
 @dataclass
@@ -337,13 +315,15 @@ ID_SYNONYMS: dict[str, tuple[str, ...]] = {
 _IMPORT_OPTION = {"instance_id": "--doc", "summarizer_id": "--system"}
 
 
-def _synonym_fix(record: Mapping[str, Any], wanted: str) -> str:
-    """', it has X: name it ``wanted`` or use metaeval import --opt X' when the record has a synonym."""
-    found = next((k for k in record if k.lower() in ID_SYNONYMS[wanted]), None)
-    if found is None:
-        return ""
-    return (f"; the record has {found!r}: name it {wanted!r}, or convert the table with "
+def _import_fix(wanted: str, found: str) -> str:
+    return (f"name it {wanted!r}, or convert the table with "
             f"`metaeval import SOURCE DEST {_IMPORT_OPTION[wanted]} {found}`")
+
+
+def _synonym_fix(record: Mapping[str, Any], wanted: str) -> str:
+    """'; the record has X: name it ...' when the record has a synonym of the missing key ``wanted``."""
+    found = next((k for k in record if k.lower() in ID_SYNONYMS[wanted]), None)
+    return "" if found is None else f"; the record has {found!r}: {_import_fix(wanted, found)}"
 
 
 def _read_fields(record: Mapping[str, Any], where: str, fmt: str, ignore_fields: frozenset[str]) -> None:
@@ -354,10 +334,7 @@ def _read_fields(record: Mapping[str, Any], where: str, fmt: str, ignore_fields:
             continue
         for wanted, synonyms in ID_SYNONYMS.items():
             if k.lower() in synonyms:
-                raise DataError(
-                    f"{where}: unknown field {k!r} ({fmt}); name it {wanted!r}, or convert the table with "
-                    f"`metaeval import SOURCE DEST {_IMPORT_OPTION[wanted]} {k}`"
-                )
+                raise DataError(f"{where}: unknown field {k!r} ({fmt}); {_import_fix(wanted, k)}")
         raise DataError(
             f"{where}: unknown field {k!r} ({fmt}); put scores under \"metrics\" or \"scores\", or list the "
             "field under ignore_fields in dataset.yml (or load(..., ignore_fields=[...])) to leave it out"
@@ -485,20 +462,13 @@ def parse_record(
     flat = _read_scores(record, where, fmt)
     scores, ratings = _score_values(flat, where)
 
-    if summarizer is None:
-        if summary is not None or flat:
-            raise DataError(
-                f"{where}: missing field 'summarizer_id' (only input-level records, which give references shared "
-                "by every system, may leave it out)"
-                f"{_synonym_fix(record, 'summarizer_id') or '; ' + FORMAT_HELP}"
-            )
-        if references is None:
-            fix = _synonym_fix(record, "summarizer_id") or "; " + FORMAT_HELP
-            raise DataError(f"{where}: missing field 'summarizer_id'{fix}")
-    elif summary is None and references is None and not flat:
-        raise DataError(
-            f"{where}: the record holds no summary, references or scores ({fmt}); {FORMAT_HELP}"
-        )
+    if summarizer is None and (summary is not None or flat or references is None):
+        only = (" (only input-level records, which give references shared by every system, may leave it out)"
+                if summary is not None or flat else "")
+        fix = _synonym_fix(record, "summarizer_id") or "; " + FORMAT_HELP
+        raise DataError(f"{where}: missing field 'summarizer_id'{only}{fix}")
+    if summarizer is not None and summary is None and references is None and not flat:
+        raise DataError(f"{where}: the record holds no summary, references or scores ({fmt}); {FORMAT_HELP}")
     return Record(where, instance, summarizer, summary, references, scores, ratings)
 
 
@@ -554,3 +524,27 @@ def read_dataset_yml(path: Path) -> dict[str, Any]:
             f"got {meta['reference_records']!r}"
         )
     return meta
+
+
+def write_dataset(target: Path, run: str, records: list[dict[str, Any]], meta: Mapping[str, Any],
+                  parameters: Mapping[str, Any], extra: Mapping[str, str] | None = None) -> None:
+    """Write ``records.jsonl``, ``dataset.yml`` and the ``extra`` files as the folder of a ``run``
+    (``metaeval import``, ``metaeval download``): staged beside ``target``, then renamed into place
+    (:mod:`metaeval._outputs`); the caller has checked that ``run`` may write ``target``."""
+    import yaml
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = _outputs.staging_dir(target)  # marked as ours: the cleanup below can only remove what it created
+    try:
+        with open(staging / "records.jsonl", "w", encoding="utf-8", newline="\n") as out:
+            for record in records:
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        (staging / "dataset.yml").write_text(yaml.safe_dump(dict(meta), sort_keys=False, allow_unicode=True),
+                                             encoding="utf-8")
+        for name, text in (extra or {}).items():
+            (staging / name).write_text(text, encoding="utf-8")
+        _outputs.write_manifest(staging, run, parameters, paper=run)
+        _outputs.swap_into_place(staging, target, run, paper=run)
+    except BaseException:
+        _outputs.remove_run_folder(staging)
+        raise

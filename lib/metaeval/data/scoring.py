@@ -48,11 +48,8 @@ def _rouge_code_digest() -> str | None:
     """sha256 of the sources that compute a ROUGE table (tokens, variants, every module of the ``rouge``
     package, this module); None when the sources are not installed (no cache then: versions could not be
     told apart)."""
-    import hashlib
-
     from metaeval.metrics import rouge, text, variants
 
-    # every module of the package (kernels, tokens, arithmetic), in a fixed order
     if not rouge.__file__:
         return None
     sources = sorted(Path(rouge.__file__).parent.glob("*.py"))
@@ -130,14 +127,10 @@ def _invalid_table(entry, index: pd.Index, columns: list[str]) -> str | None:
     return None
 
 
-def _grid(values: np.ndarray, ds: Dataset) -> np.ndarray:
-    return np.asarray(values, dtype=float).reshape(len(ds.systems), len(ds.inputs))
-
-
 def rouge_matrices(ds: Dataset, variants=None, **kwargs) -> dict[str, np.ndarray]:
     """ROUGE variants as N x M matrices (systems x inputs), keyed by signature."""
     table = rouge_table(ds, variants, **kwargs)
-    return {name: _grid(table[name].to_numpy(), ds) for name in table.columns}
+    return {name: table[name].to_numpy(dtype=float).reshape(ds.shape) for name in table.columns}
 
 
 def system_scores(matrix: np.ndarray, agg: Literal["mean", "median"] = "mean") -> np.ndarray:

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 import metaeval._outputs as _outputs
-from metaeval.data.formats import DataError
+from metaeval.data.formats import ID_SYNONYMS, DataError, parse_record, write_dataset
 
 __all__ = ["ROLE_NAMES", "TABLE_SUFFIXES", "ColumnMap", "ColumnRoles", "ImportResult", "frame_records", "import_table",
            "infer_columns", "is_table", "names_an_id", "read_table"]
@@ -50,10 +50,8 @@ TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".parquet", ".pq", ".xlsx", ".xls", ".
 
 # Normalized column name (lower case, spaces and dashes as "_") -> role. The first match wins.
 ROLE_NAMES: dict[str, tuple[str, ...]] = {
-    "doc": ("instance_id", "doc", "document", "doc_id", "docid", "document_id", "input", "input_id",
-            "article_id", "source_id", "example_id", "item_id", "topic", "topic_id", "id"),
-    "system": ("summarizer_id", "system", "system_id", "sys", "sys_id", "model", "model_id", "model_name",
-               "summarizer", "system_name"),
+    "doc": ("instance_id", *ID_SYNONYMS["instance_id"], "id"),
+    "system": ("summarizer_id", *ID_SYNONYMS["summarizer_id"]),
     "summary": ("summary", "peer", "system_summary", "output", "prediction", "hypothesis", "candidate",
                 "generated", "generated_summary", "summary_text", "model_summary"),
     "reference": ("references", "reference", "refs", "ref", "reference_summary", "reference_summaries", "target",
@@ -331,13 +329,12 @@ class _Picker:
         if given is not None:
             self.taken.add(given)
             return given
-        for name in ROLE_NAMES[role]:
-            for c in self.columns:
-                if c not in self.taken and _norm(c) == name and WIDE_SEPARATOR not in c:
-                    self.taken.add(c)
-                    self.inferred.add(role)
-                    return c
-        return None
+        found = next((c for name in ROLE_NAMES[role] for c in self.free() if _norm(c) == name
+                      and WIDE_SEPARATOR not in c), None)
+        if found is not None:
+            self.taken.add(found)
+            self.inferred.add(role)
+        return found
 
     def references(self, given: tuple[str, ...] | None) -> list[str]:
         """The reference columns given, else every free column named like one (``reference``, ``ref_2``)."""
@@ -353,27 +350,6 @@ class _Picker:
 
     def free(self) -> list[str]:
         return [c for c in self.columns if c not in self.taken]
-
-
-def _unique_columns(columns: Sequence[str], source: str) -> None:
-    dupes = sorted({c for c in columns if columns.count(c) > 1})
-    if dupes:
-        raise DataError(f"{source}: column {dupes[0]!r} appears twice in the header; rename one")
-
-
-def _ignored_columns(columns: Sequence[str], roles: ColumnRoles) -> list[str]:
-    """The columns given with ``ignore``, and a row index written by ``DataFrame.to_csv`` without
-    ``index=False`` (``Unnamed: 0``): shown as ignored, never a score."""
-    ignored = list(roles.ignore or ())
-    return ignored + [c for c in columns if (c.startswith("Unnamed: ") or c == "") and c not in ignored]
-
-
-def _document_column(picker: _Picker, roles: ColumnRoles, source: str) -> str:
-    doc_col = picker.pick("doc", roles.doc)
-    if doc_col is None:
-        raise DataError(f"{source}: no document column (one of {', '.join(ROLE_NAMES['doc'][:6])}, ...); name "
-                        f"it with --doc COLUMN (doc=...); columns: {', '.join(picker.columns)}")
-    return doc_col
 
 
 def _layout(picker: _Picker, roles: ColumnRoles, source: str) -> tuple[str | None, list[str]]:
@@ -443,11 +419,18 @@ def infer_columns(
         raise TypeError("infer_columns: give the roles either as keywords or as roles=ColumnRoles(...), not both")
     frame = _flat_columns(frame)
     columns = list(frame.columns)
-    _unique_columns(columns, source)
+    dupes = sorted({c for c in columns if columns.count(c) > 1})
+    if dupes:
+        raise DataError(f"{source}: column {dupes[0]!r} appears twice in the header; rename one")
     roles.check(columns, source)
-    ignored = _ignored_columns(columns, roles)
+    # a row index written by DataFrame.to_csv without index=False ("Unnamed: 0") is ignored, never a score
+    ignored = list(roles.ignore or ())
+    ignored += [c for c in columns if (c.startswith("Unnamed: ") or c == "") and c not in ignored]
     picker = _Picker(columns, ignored)
-    doc_col = _document_column(picker, roles, source)
+    doc_col = picker.pick("doc", roles.doc)
+    if doc_col is None:
+        raise DataError(f"{source}: no document column (one of {', '.join(ROLE_NAMES['doc'][:6])}, ...); name "
+                        f"it with --doc COLUMN (doc=...); columns: {', '.join(columns)}")
     system_col, wide_cols = _layout(picker, roles, source)
     wide = bool(wide_cols)
     references = picker.references(roles.reference)
@@ -470,11 +453,8 @@ def infer_columns(
 
 
 def _missing(value: Any) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, float) and math.isnan(value):
-        return True
-    return isinstance(value, str) and not value.strip()
+    return value is None or (isinstance(value, float) and math.isnan(value)) or (
+        isinstance(value, str) and not value.strip())
 
 
 def _score_cell(value: Any, where: str, column: str) -> float | list[float] | None:
@@ -567,14 +547,12 @@ def frame_records(frame: pd.DataFrame, columns: ColumnMap, source: str, *,
         instance = _ids(row[columns.doc], where, columns.doc, "--doc")
         if columns.references:
             refs = _reference_cells(row, columns.references, where)
-            seen = first_refs.get(instance)
-            if seen is None:
-                first_refs[instance] = (refs, where)
-            elif refs is not None and seen[0] is not None and refs != seen[0]:
+            seen = first_refs.get(instance, (None, where))
+            if refs is not None and seen[0] is not None and refs != seen[0]:
                 raise DataError(f"{where}, column {', '.join(columns.references)}: the references of document "
                                 f"{instance!r} differ from those at {seen[1]}; give each document one set of "
                                 "references")
-            elif seen[0] is None and refs is not None:
+            if seen[0] is None:
                 first_refs[instance] = (refs, where)
         cells = ([(columns.system and _ids(row[columns.system], where, columns.system, "--system"), "")]
                  if not columns.wide else [(s, f"{WIDE_SEPARATOR}{s}") for s in columns.systems])
@@ -713,10 +691,6 @@ def import_table(
         A row or column the dataset reader rejects, or a ``dest`` this import may not replace (before anything
         is written).
     """
-    import yaml
-
-    from metaeval.data.formats import parse_record
-
     if isinstance(source, pd.DataFrame):
         frame, name, header = source, "DataFrame", 0
     else:
@@ -755,17 +729,5 @@ def import_table(
     blocking = next((p for p in reversed(target.parents) if p.exists() and not p.is_dir()), None)
     if blocking is not None:
         raise DataError(f"{dest}: cannot be created, {blocking} is a file, not a folder; choose a dest outside it")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = _outputs.staging_dir(target)  # marked as ours: the cleanup below can only remove what it created
-    try:
-        with open(staging / "records.jsonl", "w", encoding="utf-8") as out:
-            for _, record in records:
-                out.write(json.dumps(record, ensure_ascii=False) + "\n")
-        (staging / "dataset.yml").write_text(
-            yaml.safe_dump(dataset_meta(columns, name), sort_keys=False, allow_unicode=True), encoding="utf-8")
-        _outputs.write_manifest(staging, IMPORT_RUN, {"source": name}, paper=IMPORT_RUN)
-        _outputs.swap_into_place(staging, target, IMPORT_RUN, paper=IMPORT_RUN)
-    except BaseException:
-        _outputs.remove_run_folder(staging)
-        raise
+    write_dataset(target, IMPORT_RUN, [record for _, record in records], dataset_meta(columns, name), {"source": name})
     return result

@@ -23,6 +23,7 @@ with forked kernels. ``$METAEVAL_KERNEL_SERVER_LOG`` (a file) gets one line per 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -247,23 +248,17 @@ def _serve(address: str, ready_fd: int) -> None:
     builtins.get_ipython = _InAKernel  # type: ignore[attr-defined]
     try:
         for name in PRELOAD:
-            try:
+            with contextlib.suppress(ImportError):
                 importlib.import_module(name)
-            except ImportError:
-                pass
     finally:
         del builtins.get_ipython  # type: ignore[attr-defined]
     for name in PRELOAD_LIBRARY:
-        try:
+        with contextlib.suppress(Exception):  # a broken library is reported by the kernel that imports it
             importlib.import_module(name)
-        except Exception:  # a broken library is reported by the kernel that imports it, as usual
-            pass
-    try:  # numba's compiler: set up once here instead of in every kernel
+    with contextlib.suppress(Exception):  # numba's compiler: set up once here instead of in every kernel
         import numba
 
         numba.njit(lambda x: x + 1)(1)
-    except Exception:
-        pass
     Path(address).with_name("library.json").write_text(json.dumps(_library_state()), encoding="utf-8")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(address)
@@ -314,11 +309,8 @@ def _serve(address: str, ready_fd: int) -> None:
                 elif key.data == "child":
                     os.read(wake_r, 4096)
                 elif isinstance(key.data, int):  # the client went away (killed): its kernel goes too
-                    pid = key.data
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(key.data, signal.SIGKILL)
             for pid in list(kernels):
                 try:
                     done, status = os.waitpid(pid, os.WNOHANG)
@@ -327,17 +319,13 @@ def _serve(address: str, ready_fd: int) -> None:
                 if done:
                     conn = kernels.pop(pid)
                     sel.unregister(conn)
-                    try:
+                    with contextlib.suppress(OSError):
                         _send(conn, {"exit": os.waitstatus_to_exitcode(status)})
-                    except OSError:
-                        pass
                     conn.close()
     finally:
         for pid in kernels:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
 def _become_kernel(request: dict[str, Any], fds: list[int]) -> None:
@@ -355,10 +343,7 @@ def _become_kernel(request: dict[str, Any], fds: list[int]) -> None:
         os.environ.clear()
         os.environ.update(request["env"])
         sys.path[:] = request["path"]
-        sys.argv = ["ipykernel_launcher", *request["argv"]]
-        import runpy
-
-        runpy.run_module("ipykernel_launcher", run_name="__main__", alter_sys=True)
+        _run_ipykernel(request["argv"])
         code = 0
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
@@ -411,11 +396,16 @@ def _client(argv: list[str]) -> int:
     if log:
         with open(log, "a", encoding="utf-8") as f:
             f.write(f"plain {os.getpid()}: {reason}\n")
-    sys.argv = ["ipykernel_launcher", *argv]
+    _run_ipykernel(argv)
+    return 0
+
+
+def _run_ipykernel(argv: list[str]) -> None:
+    """``python -m ipykernel_launcher ARGV`` in this process."""
     import runpy
 
+    sys.argv = ["ipykernel_launcher", *argv]
     runpy.run_module("ipykernel_launcher", run_name="__main__", alter_sys=True)
-    return 0
 
 
 def _forked(address: str, argv: list[str], log: str | None = None) -> int:
@@ -430,10 +420,8 @@ def _forked(address: str, argv: list[str], log: str | None = None) -> int:
             f.write(f"forked {pid} for client {os.getpid()}\n")
 
     def forward(signum, frame):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signum)
-        except ProcessLookupError:
-            pass
 
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
         signal.signal(sig, forward)

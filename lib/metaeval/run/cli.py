@@ -31,12 +31,17 @@ from typing import Any
 __all__ = ["main"]
 
 
+def _methods(args) -> list[str]:
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    if not methods:
+        raise SystemExit(f"metaeval {args.command}: --methods is empty")
+    return methods
+
+
 def _rouge_variants(args):
     from metaeval.metrics.variants import RougeVariant, parse_measure
 
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    if not methods:
-        raise SystemExit("metaeval rouge: --methods is empty")
+    methods = _methods(args)
     choice = {"both": (False, True), "yes": (True,), "no": (False,)}
     modes = {"A": ("A",), "B": ("B",), "AB": ("A", "B")}[args.refs]
     # --stem/--stop not given: both for ROUGE-1.5.5's tokens, no for the Unicode tokenizer (opt-in stemming)
@@ -143,12 +148,9 @@ def cmd_rouge(args) -> int:
 def cmd_grouge(args) -> int:
     from metaeval.metrics.grouge import parse_variant, score
 
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    if not methods:
-        raise SystemExit("metaeval grouge: --methods is empty")
     try:
         variants = [parse_variant(m, lam=args.lam, stem=args.stem == "yes", stop=args.stop == "yes",
-                                  topk=None if args.topk == 0 else args.topk) for m in methods]
+                                  topk=None if args.topk == 0 else args.topk) for m in _methods(args)]
     except ValueError as exc:
         raise SystemExit(f"metaeval grouge: {exc}")
     ids, peers, refs, passthrough = _read_scoring_input(Path(args.input))
@@ -311,11 +313,11 @@ def cmd_params(args) -> int:
 def cmd_prepare_ci(args) -> int:
     """Write every notebook with its small CI parameters injected (for nbval), without running it."""
     import papermill
-    import yaml
 
-    from metaeval.run.notebooks import list_notebooks, materialize, notebooks_dir, notebook_parameters
+    from metaeval.run.notebooks import list_notebooks, materialize, notebook_parameters
+    from metaeval.run.presets import read_preset
 
-    table = yaml.safe_load((notebooks_dir() / "ci_parameters.yml").read_text()) or {}
+    table = read_preset("ci")
     known = {p.stem for p in list_notebooks()}
     stale = sorted(set(table) - known)
     if stale:
@@ -344,20 +346,16 @@ def cmd_prepare_ci(args) -> int:
 
 def cmd_sweep(args) -> int:
     from metaeval.run.notebooks import NotebookError, notebook_parameters
-    from metaeval.run.sweep import SweepError, load_grid, parse_flags, run_sweep
+    from metaeval.run.sweep import load_grid, parse_flags, run_sweep
 
+    grid = load_grid(args.grid) if args.grid else {}  # a SweepError is a user error of one line (_dispatch)
     try:
-        grid = load_grid(args.grid) if args.grid else {}
-        try:
-            declared = notebook_parameters(args.notebook)
-        except NotebookError:  # run_sweep names the problem with the notebook
-            declared = {}
-        grid.update(parse_flags(args.param, declared))
-        table = run_sweep(args.notebook, grid, args.output, workers=args.workers, scheduler=args.scheduler,
-                          force=args.force)
-    except SweepError as exc:
-        print(f"metaeval sweep: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 2
+        declared = notebook_parameters(args.notebook)
+    except NotebookError:  # run_sweep names the problem with the notebook
+        declared = {}
+    grid.update(parse_flags(args.param, declared))
+    table = run_sweep(args.notebook, grid, args.output, workers=args.workers, scheduler=args.scheduler,
+                      force=args.force)
     from metaeval.run.paths import absolute_path
 
     # where run_sweep wrote: a relative folder is relative to the compendium root, not to the current folder,
@@ -421,23 +419,19 @@ def cmd_import(args) -> int:
     return 0
 
 
-def _download_status(name: str) -> str:
-    """'present' when a downloaded atlas dataset is in its default folder, else 'absent'."""
-    from metaeval.data.download import downloaded_path
-
-    return "present" if downloaded_path(name).is_dir() else "absent"
-
-
 def cmd_datasets(args) -> int:
     from dataclasses import asdict
 
     from metaeval.data.atlas import atlas_datasets
     from metaeval.data.datasets import known_datasets
+    from metaeval.data.download import downloaded_path
 
     atlas = atlas_datasets()
     rows = []
     for entry in atlas.values():
-        where = "embedded" if entry.distribution == "embedded" else _download_status(entry.name)
+        # a downloaded dataset is present in its default folder, or absent
+        where = "embedded" if entry.distribution == "embedded" else (
+            "present" if downloaded_path(entry.name).is_dir() else "absent")
         rows.append({**asdict(entry), "available": where})
     others = {n: d for n, d in known_datasets().items() if n not in atlas}
     if args.json:

@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import importlib
-import importlib.util
 import json
 import os
 from collections.abc import Mapping
@@ -63,44 +61,19 @@ def _relative(path: Path) -> str:
 
 @lru_cache(maxsize=None)
 def _module_file(name: str) -> Path | None:
-    """The source file of the metaeval module ``name`` (also a short alias such as ``metaeval.deutsch``), or
-    None when ``name`` is not a module (an attribute such as ``metaeval.correlate`` is resolved to the module
-    that defines it)."""
-    if name != "metaeval" and not name.startswith("metaeval."):
-        return None
-    # Resolved from the package's files first: importing a module to find its file (find_spec imports the
-    # parent packages) would cost a no-op run-all the import of the whole library (numba, scipy: seconds).
+    """The source file of the metaeval module ``name``, of the module a short alias (``metaeval.deutsch``) or a
+    lazy name of the package (``metaeval.correlate``) loads, or None (an attribute of a module, such as
+    ``metaeval.stats.correlation.correlate``: that module is a dependency already and its imports are followed).
+    Read from the package's files and tables: importing a module to find its file would cost a no-op run-all the
+    import of the whole library (numba, scipy: seconds)."""
+    import metaeval
+
     local = _file_of(name)
-    if local is not None:
-        return local
-    parent = name.rpartition(".")[0]
-    if parent.count(".") >= 1 and (_file_of(parent) is not None or _module_file(parent) is not None):
-        # an attribute of a module (``metaeval.stats.correlation.correlate``, ``metaeval.datasets.load`` through
-        # a short alias): that module is a dependency already and every import it makes is followed (no module
-        # but the top-level package defines lazy names; those are resolved below)
-        return None
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        spec = None
-    if spec is not None and spec.origin and spec.origin.endswith(".py"):
-        return Path(spec.origin).resolve()
     parent, _, attr = name.rpartition(".")
-    try:
-        if spec is not None:  # a short alias: its loader names the module of the layer it loads
-            target = getattr(spec.loader, "target", None)
-            if isinstance(target, str) and _file_of(target) is not None:
-                return _file_of(target)
-            origin = importlib.import_module(name).__spec__.origin  # type: ignore[union-attr]
-            return Path(origin).resolve() if origin else None
-        owner = getattr(importlib.import_module(parent), attr, None) if parent else None
-    except ImportError:
-        return None
-    module = getattr(owner, "__module__", None)
-    if isinstance(owner, type(os)):  # a module reached as an attribute
-        origin = owner.__spec__.origin if owner.__spec__ else None
-        return Path(origin).resolve() if origin else None
-    return _module_file(module) if isinstance(module, str) and module != parent else None
+    if local is not None or parent != "metaeval":
+        return local
+    target = metaeval._ALIASES.get(attr) or metaeval._LAZY.get(attr)
+    return _file_of(target) if target else None
 
 
 def _file_of(name: str) -> Path | None:
@@ -154,51 +127,32 @@ def _package_inits(path: Path) -> set[Path]:
     return inits
 
 
-@lru_cache(maxsize=None)
-def _direct_dependencies(path: Path) -> frozenset[Path]:
-    rel = path.relative_to(_PACKAGE_DIR.parent).with_suffix("")
-    package = ".".join(rel.parts[:-1]) if rel.name != "__init__" else ".".join(rel.parts[:-1])
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+def _dependencies(source: Path, package: str) -> set[Path]:
+    """The library modules (and their packages' ``__init__.py``) the file at ``source`` imports directly."""
     found = set()
-    for name in _imports(tree, package):
+    for name in _imports(ast.parse(source.read_text(encoding="utf-8"), filename=str(source)), package):
         file = _module_file(name)
         if file is not None and file.is_relative_to(_PACKAGE_DIR):
-            found.add(file)
-            found |= _package_inits(file)
-    return frozenset(found)
+            found |= {file, *_package_inits(file)}
+    return found
+
+
+@lru_cache(maxsize=None)
+def _direct_dependencies(path: Path) -> frozenset[Path]:
+    return frozenset(_dependencies(path, ".".join(path.relative_to(_PACKAGE_DIR.parent).parts[:-1])))
 
 
 def library_dependencies(source: str | os.PathLike) -> dict[str, str]:
     """``{module path: sha256}`` of every library module the notebook (or module) at ``source`` imports,
     transitively (including the packages' ``__init__.py``)."""
-    source = Path(source)
-    tree = ast.parse(source.read_text(encoding="utf-8"), filename=str(source))
-    todo = set()
-    for name in _imports(tree, ""):
-        file = _module_file(name)
-        if file is not None and file.is_relative_to(_PACKAGE_DIR):
-            todo.add(file)
-            todo |= _package_inits(file)
+    todo = _dependencies(Path(source), "")
     seen: set[Path] = set()
     while todo:
         path = todo.pop()
-        if path in seen:
-            continue
-        seen.add(path)
-        todo |= set(_direct_dependencies(path)) - seen
+        if path not in seen:
+            seen.add(path)
+            todo |= _direct_dependencies(path) - seen
     return {_relative(p): _file_digest(p) for p in sorted(seen)}
-
-
-@lru_cache(maxsize=4096)
-def _content_digest(path: Path, mtime_ns: int, ctime_ns: int, inode: int, size: int) -> str:
-    # keyed by the file's stat (ctime changes on every write, even when mtime is set back): hashed once per
-    # process for the 25 runs of a run-all, hashed again as soon as a byte may have changed
-    return _resources.sha256(path)
-
-
-def _digest(path: Path) -> str:
-    st = path.stat()
-    return _content_digest(path.resolve(), st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_size)
 
 
 def _data_checksums(dataset: Any) -> dict[str, str]:
@@ -211,14 +165,17 @@ def _data_checksums(dataset: Any) -> dict[str, str]:
     metaeval._resources.ChecksumError
         The data folder holds a file ``SHA256SUMS`` does not list (named), or a listed file is missing.
     """
-    out = {f"data/{rel}": _digest(path) for rel, path in _resources.data_files().items()}
+    digest = _resources.cached_sha256
+    out = {f"data/{rel}": digest(path) for rel, path in _resources.data_files().items()}
     if isinstance(dataset, (str, os.PathLike)) and str(dataset):
         path = Path(dataset)
         if not path.is_absolute():
             path = _resources.project_root() / path
-        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path] if path.is_file() else []
-        for file in files:
-            out[str(Path(dataset) / file.relative_to(path)) if path.is_dir() else str(dataset)] = _digest(file)
+        if path.is_dir():
+            out.update({str(Path(dataset) / f.relative_to(path)): digest(f) for f in sorted(path.rglob("*"))
+                        if f.is_file()})
+        elif path.is_file():
+            out[str(dataset)] = digest(path)
     return out
 
 

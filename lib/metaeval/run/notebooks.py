@@ -33,7 +33,7 @@ from metaeval.run.paths import (KERNEL_NAME, NotebookError, absolute_path, combi
                                 default_output_dir as _rule, find_notebook, list_notebooks, notebook_metadata,
                                 notebook_parameters, notebooks_dir, output_path, parameter_docs, project_root,
                                 read_notebook)
-from metaeval.run.pool import run_in_pool, stopped
+from metaeval.run.pool import cpu_seconds, run_in_pool, stopped
 
 # jsonschema (imported by nbformat, jupytext and papermill) builds a lark grammar of RFC 3987 when it is
 # imported and the optional rfc3987-syntax package is installed (jupyter-events pulls it in): 0.9 s of CPU
@@ -55,6 +55,7 @@ __all__ = [
     "default_output_dir",
     "read_notebook",
     "materialize",
+    "execute",
     "quiet_kernel_manager",
     "run_notebook",
     "check_run",
@@ -143,7 +144,7 @@ def resolve_output_dir(notebook: str | os.PathLike, parameters: Mapping[str, Any
     path = find_notebook(notebook)
     declared = notebook_parameters(path)
     parameters = dict(parameters or {})
-    paper = str(notebook_metadata(path).get("paper") or path.stem)
+    paper = _paper(path)
     dataset = parameters.get("dataset", declared.get("dataset"))
     changed = {k: v for k, v in parameters.items()
                if k not in ("output_dir", "dataset") and k in declared and not _same(v, declared[k])}
@@ -160,8 +161,7 @@ def resolve_output_dir(notebook: str | os.PathLike, parameters: Mapping[str, Any
 def default_output_dir(notebook: str | os.PathLike, dataset: Any = None) -> str:
     """``results/<paper>/<dataset>``: where a notebook writes when ``output_dir`` is None (the paper comes from
     the notebook metadata ``metaeval.paper``, the dataset name from the ``dataset`` parameter or path)."""
-    paper = notebook_metadata(notebook).get("paper") or find_notebook(notebook).stem
-    return _rule(paper, dataset if dataset is not None else "default")
+    return _rule(_paper(find_notebook(notebook)), dataset if dataset is not None else "default")
 
 
 @dataclass(frozen=True)
@@ -294,9 +294,7 @@ def run_notebook(
         Unknown notebook or parameter, or an output folder it may not replace (before anything runs);
         :class:`NotebookFailed` for a failed cell (which one, and the error).
     """
-    import papermill
     from papermill.exceptions import PapermillExecutionError
-
 
     path, parameters, final = check_run(notebook, parameters)
     declared = notebook_parameters(path)
@@ -314,35 +312,17 @@ def run_notebook(
     final.parent.mkdir(parents=True, exist_ok=True)
     staging = staging_dir(final)
     executed = staging / f"{path.stem}.ipynb"
-    engine: dict[str, Any] = {"shutdown_kernel": "immediate"}
-    if progress is not None:
-        engine["stderr_file"] = _ProgressRelay(progress)
+    engine: dict[str, Any] = {} if progress is None else {"stderr_file": _ProgressRelay(progress)}
     scratch_log = None
-    log_path = None
-    if not log_output:
-        if kernel_log is None:
-            scratch_log = Path(tempfile.mkstemp(prefix="metaeval-kernel-", suffix=".log")[1])
-        log_path = Path(kernel_log) if kernel_log else Path(str(scratch_log))
-    engine["kernel_manager_class"] = quiet_kernel_manager(log_path)
+    if not log_output and not kernel_log:
+        scratch_log = Path(tempfile.mkstemp(prefix="metaeval-kernel-", suffix=".log")[1])
     start = time.perf_counter()
     try:
         for attempt in range(_KERNEL_STARTS):
             try:
-                # papermill runs an .ipynb: generate it from the source outside the output folder
-                with tempfile.TemporaryDirectory(prefix="metaeval-nb-") as scratch:
-                    source = materialize(path, scratch)
-                    papermill.execute_notebook(
-                        str(source),
-                        str(executed),
-                        parameters=_injected(declared, parameters, staging),
-                        kernel_name=resolve_kernel(kernel_name),
-                        cwd=str(project_root()),
-                        log_output=log_output,
-                        progress_bar=progress_bar,
-                        # concurrent kernels (sweeps) must not contend for IPython's history database
-                        extra_arguments=["--HistoryManager.enabled=False"],
-                        **engine,
-                    )
+                execute(path, executed, _injected(declared, parameters, staging), kernel_name=kernel_name,
+                         kernel_log=None if log_output else kernel_log or scratch_log, log_output=log_output,
+                         progress_bar=progress_bar, **engine)
                 break
             except RuntimeError as exc:
                 # A kernel that never answered ran no cell, so starting another one is safe. This happened
@@ -367,9 +347,8 @@ def run_notebook(
         if scratch_log is not None and scratch_log.exists() and scratch_log.stat().st_size:
             shutil.copyfile(scratch_log, staging / "kernel.log")
         failed = keep_failed(staging, final, path.stem, effective, message, paper=_paper(path))
-        shown = failed.relative_to(project_root()) if failed.is_relative_to(project_root()) else failed
-        raise NotebookFailed(f"{message} (what it produced is in {shown}; the previous results are untouched)"
-                             ) from None
+        raise NotebookFailed(f"{message} (what it produced is in {_shown(failed)}; the previous results are "
+                             "untouched)") from None
     except BaseException as exc:
         remove_run_folder(staging)
         if not isinstance(exc, Exception):
@@ -391,6 +370,24 @@ def run_notebook(
     manifest = read_manifest(final, path.stem) or {}
     record_run(final, path.stem, inputs, manifest.get("files", {}))
     return RunResult(path.stem, final, final / executed.name, time.perf_counter() - start)
+
+
+def execute(path: Path, output: Path, parameters: Mapping[str, Any], *, kernel_log: str | os.PathLike | None,
+             kernel_name: str | None = None, **options: Any) -> None:
+    """Run the notebook source ``path`` with papermill into ``output`` as the runner does: its ``.ipynb``
+    generated in a scratch folder (never in the output folder), the kernel (:func:`resolve_kernel`) in the
+    compendium root writing its own diagnostics to ``kernel_log`` (None: the terminal, :func:`quiet_kernel_manager`);
+    ``options`` go to ``papermill.execute_notebook``. Raises what papermill raises (a failed cell:
+    ``PapermillExecutionError``)."""
+    import papermill
+
+    with tempfile.TemporaryDirectory(prefix="metaeval-nb-") as scratch:
+        papermill.execute_notebook(
+            str(materialize(path, scratch)), str(output), parameters=dict(parameters),
+            kernel_name=resolve_kernel(kernel_name), cwd=str(project_root()), shutdown_kernel="immediate",
+            # concurrent kernels (sweeps) must not contend for IPython's history database
+            extra_arguments=["--HistoryManager.enabled=False"],
+            kernel_manager_class=quiet_kernel_manager(kernel_log), **options)
 
 
 def _quiet_after_interrupt() -> None:
@@ -438,22 +435,16 @@ def _retarget(executed: Path, staging: Path, final: Path) -> None:
     final_rel = final_text[len(root):] if final_text.startswith(root) else final_text
     text = executed.read_text(encoding="utf-8").replace(str(staging), final_rel)
     nb = nbformat.reads(text, as_version=4)
-    _scrub_outputs(nb)
-    nb.metadata.get("papermill", {}).pop("start_time", None)
-    nb.metadata.get("papermill", {}).pop("end_time", None)
-    nb.metadata.get("papermill", {}).pop("duration", None)
-    nb.metadata.get("papermill", {}).pop("input_path", None)
-    nb.metadata.get("papermill", {}).pop("output_path", None)
-    _strip_progress(nb)
-    _merge_streams(nb)
+    for key in ("start_time", "end_time", "duration", "input_path", "output_path"):
+        nb.metadata.get("papermill", {}).pop(key, None)
     _neutral_output_dir(nb)
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{i:02d}"  # papermill gives its injected cell a random id
         cell.metadata.pop("execution", None)
-        pm = cell.metadata.get("papermill")
-        if pm:
-            for key in ("start_time", "end_time", "duration", "exception", "status"):
-                pm.pop(key, None)
+        for key in ("start_time", "end_time", "duration", "exception", "status"):
+            cell.metadata.get("papermill", {}).pop(key, None)
+        if cell.get("cell_type") == "code" and cell.get("outputs"):
+            cell.outputs = merge_streams(_stable_outputs(cell.outputs))
     nbformat.write(nb, str(executed))
 
 
@@ -462,19 +453,6 @@ _PROGRESS = re.compile(r"\r?[^\r\n]*?\d+%\|[^\r\n|]*\|\s*[\d.]+[kMG]?/[\d.?]+[kM
 
 
 _ADDRESS = re.compile(r" at 0x[0-9a-f]+>")
-
-
-def _scrub_outputs(nb) -> None:
-    """No machine path in an executed notebook's outputs (warnings and tracebacks print file names)."""
-    for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            if "text" in out:
-                out["text"] = scrub_machine_paths(out["text"])
-            if "traceback" in out:
-                out["traceback"] = [scrub_machine_paths(line) for line in out["traceback"]]
-            for mime, value in out.get("data", {}).items():
-                if mime.startswith("text/") and isinstance(value, str):
-                    out["data"][mime] = scrub_machine_paths(value)
 
 
 def merge_streams(outputs: list) -> list:
@@ -521,32 +499,27 @@ def merge_streams(outputs: list) -> list:
     return merged
 
 
-def _merge_streams(nb) -> None:
-    for cell in nb.cells:
-        if cell.get("cell_type") == "code" and cell.get("outputs"):
-            cell.outputs = merge_streams(cell.outputs)
-
-
-def _strip_progress(nb) -> None:
-    """Drop what differs on every run: progress-bar output (tqdm on stderr carries timings; the runner relays
-    it to the terminal and run-all's log, see :class:`_ProgressRelay`, and an interactive run still shows it)
-    and memory addresses in plain-text reprs (``<Styler at 0x7f...>``). Warnings on stderr are kept."""
-    for cell in nb.cells:
-        if cell.get("cell_type") != "code":
-            continue
-        kept = []
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "stream" and out.get("name") == "stderr":
-                text = _PROGRESS.sub("", out.get("text", ""))
-                if not text.strip():
-                    continue
-                out["text"] = text.lstrip("\r\n") if text != out.get("text") else text
-            kept.append(out)
-        cell.outputs = kept
-        for out in cell.outputs:
-            plain = out.get("data", {}).get("text/plain")
-            if isinstance(plain, str):
-                out["data"]["text/plain"] = _ADDRESS.sub(">", plain)
+def _stable_outputs(outputs: list) -> list:
+    """A cell's outputs without what differs on every run: progress-bar output (tqdm on stderr carries timings;
+    the runner relays it to the terminal and run-all's log, see :class:`_ProgressRelay`, and an interactive run
+    still shows it), memory addresses in plain-text reprs (``<Styler at 0x7f...>``) and this machine's paths in
+    text, tracebacks and textual data (:func:`scrub_machine_paths`). Warnings on stderr are kept."""
+    kept = []
+    for out in outputs:
+        if out.get("output_type") == "stream" and out.get("name") == "stderr":
+            text = _PROGRESS.sub("", out.get("text", ""))
+            if not text.strip():
+                continue
+            out["text"] = text.lstrip("\r\n") if text != out.get("text") else text
+        if "text" in out:
+            out["text"] = scrub_machine_paths(out["text"])
+        if "traceback" in out:
+            out["traceback"] = [scrub_machine_paths(line) for line in out["traceback"]]
+        for mime, value in out.get("data", {}).items():
+            if mime.startswith("text/") and isinstance(value, str):
+                out["data"][mime] = scrub_machine_paths(_ADDRESS.sub(">", value) if mime == "text/plain" else value)
+        kept.append(out)
+    return kept
 
 
 def _machine_paths() -> list[tuple[re.Pattern, str]]:
@@ -746,20 +719,23 @@ _KERNEL_STARTS = 2  # tries to start a kernel that does not answer (jupyter_clie
 _KERNEL_START_FAILURES = ("Kernel didn't respond", "Kernel died before replying")
 
 
+def _run_file(run: PlannedRun, suffix: str) -> Path:
+    """The file of ``run`` in run-all's scratch folder by which its worker reports to the coordinator."""
+    return Path(run.workdir) / (re.sub(r"[^A-Za-z0-9_.-]+", "_", run.label) + suffix)
+
+
 def _run_planned(run: PlannedRun) -> dict[str, Any]:
     """Run one planned notebook in a worker; returns a status (never raises but KeyboardInterrupt)."""
 
     if stopped():
         return {"state": "cancelled"}
-    work = Path(run.workdir)
-    key = re.sub(r"[^A-Za-z0-9_.-]+", "_", run.label)
-    progress_file, kernel_log = work / f"{key}.progress", work / f"{key}.kernel.log"
+    progress_file, kernel_log = _run_file(run, ".progress"), _run_file(run, ".kernel.log")
 
     def progress(text: str) -> None:
         progress_file.write_text(text, encoding="utf-8")
 
     # the coordinator's ticks report the time since this moment (not since a tick first saw the run)
-    (work / f"{key}.started").write_text(repr(time.time()), encoding="utf-8")
+    _run_file(run, ".started").write_text(repr(time.time()), encoding="utf-8")
     progress("started")
     start = time.perf_counter()
     try:
@@ -803,12 +779,9 @@ def _drop_failed(run: PlannedRun) -> None:
         folder = folder.parent
 
 
-def _cpu_seconds() -> float:
-    """CPU time of this process and of its children that ended (the pool's workers and their kernels)."""
-    import resource
-
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+def _shown(path: Path) -> Path:
+    """``path`` relative to the compendium root when it is inside it."""
+    return path.relative_to(project_root()) if path.is_relative_to(project_root()) else path
 
 
 def _elapsed(seconds: float) -> str:
@@ -868,13 +841,12 @@ def run_all(
         index = {run.label: i + 1 for i, run in enumerate(runs)}
         queue = run_order(runs, last_times)
         started = time.perf_counter()
-        cpu_started = _cpu_seconds()
+        cpu_started = cpu_seconds()
         say(f"running {total} notebook runs, {jobs} at a time")
         from metaeval.run.outputs import clean_stale_under
 
         for stale in clean_stale_under(project_root() / "results"):
-            shown = stale.relative_to(project_root()) if stale.is_relative_to(project_root()) else stale
-            say(f"removed {shown}/: the staging folder of a run that was killed (its process is gone)")
+            say(f"removed {_shown(stale)}/: the staging folder of a run that was killed (its process is gone)")
         if log_handle:
             log_handle.write("(left out of this log: each kernel's notice that it runs over TCP without encryption;"
                              " kernels listen on 127.0.0.1 only)\n")
@@ -889,15 +861,12 @@ def run_all(
                 return
             last_times[run.label] = round(status.get("seconds", 0.0), 1)
             if status["state"] == "done":
-                rel = Path(status["output_dir"])
-                rel = rel.relative_to(project_root()) if rel.is_relative_to(project_root()) else rel
-                say(f"{tag(run)}: done in {_elapsed(status['seconds'])} -> {rel}")
+                say(f"{tag(run)}: done in {_elapsed(status['seconds'])} -> {_shown(Path(status['output_dir']))}")
             elif status["state"] == "not applicable":
                 say(f"{tag(run)}: does not apply ({status['error'].split(' (what it produced')[0]})")
             else:
                 say(f"{tag(run)}: FAILED after {_elapsed(status['seconds'])}: {status['error']}")
-            key = re.sub(r"[^A-Za-z0-9_.-]+", "_", run.label)
-            kernel_log = Path(work) / f"{key}.kernel.log"
+            kernel_log = _run_file(run, ".kernel.log")
             if log_handle and kernel_log.exists() and kernel_log.stat().st_size:
                 lines = [line for line in kernel_log.read_text(encoding="utf-8", errors="replace").splitlines(True)
                          if not any(known in line for known in HARMLESS_KERNEL_NOTICES)]
@@ -908,8 +877,7 @@ def run_all(
 
         def progress() -> None:
             for run in runs:
-                key = re.sub(r"[^A-Za-z0-9_.-]+", "_", run.label)
-                file, stamp = Path(work) / f"{key}.progress", Path(work) / f"{key}.started"
+                file, stamp = _run_file(run, ".progress"), _run_file(run, ".started")
                 if run.label in results or not file.exists():
                     continue
                 try:
@@ -929,7 +897,7 @@ def run_all(
         try:
             run_in_pool(_run_planned, queue, jobs, on_done=done, on_tick=progress, tick=tick)
             states = [results[r.label]["state"] for r in runs if r.label in results]
-            say(f"time: {time.perf_counter() - started:.1f} s wall, {_cpu_seconds() - cpu_started:.1f} s CPU "
+            say(f"time: {time.perf_counter() - started:.1f} s wall, {cpu_seconds() - cpu_started:.1f} s CPU "
                 f"({jobs} jobs, {os.cpu_count()} cores, {'forced' if force else 'incremental'})")
             say(f"finished {states.count('done')} of {total} runs in {_elapsed(time.perf_counter() - started)}"
                 + (f"; {states.count('unchanged')} unchanged, skipped" if "unchanged" in states else "")

@@ -66,12 +66,13 @@ def type_name(default: Any) -> str:
     return type(default).__name__
 
 
-def parse_parameters_cell(source: str, where: str = "parameters cell") -> list[Parameter]:
+def parse_parameters_cell(source: str, where: str = "notebook") -> list[Parameter]:
     """The parameters of a cell's source, in order, with their defaults and the comments after them."""
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
-        raise ParameterError(f"{where}: not valid Python (line {exc.lineno}): {exc.msg}") from None
+        raise ParameterError(f"{where}: the parameters cell is not valid Python (line {exc.lineno}: {exc.msg})"
+                             ) from None
     comments: dict[int, str] = {}
     try:
         for tok in tokenize.generate_tokens(io.StringIO(source).readline):
@@ -82,12 +83,14 @@ def parse_parameters_cell(source: str, where: str = "parameters cell") -> list[P
     params = []
     for node in tree.body:
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
-            raise ParameterError(f"{where}: only `name = literal` lines are allowed (line {node.lineno})")
+            raise ParameterError(f"{where}: the parameters cell may only hold `name = literal` lines "
+                                 f"(line {node.lineno})")
         name = node.targets[0].id
         try:
             default = ast.literal_eval(node.value)
         except ValueError:
-            raise ParameterError(f"{where}: parameter {name!r} (line {node.lineno}) is not a literal") from None
+            raise ParameterError(f"{where}: parameter {name!r} (line {node.lineno}) is not a literal; the parameters "
+                                 "cell holds literals only") from None
         end = node.end_lineno or node.lineno
         text = next((comments[n] for n in range(end, node.lineno - 1, -1) if n in comments), "")
         params.append(Parameter(name, default, text, node.lineno))
@@ -95,16 +98,9 @@ def parse_parameters_cell(source: str, where: str = "parameters cell") -> list[P
 
 
 def _fits(value: Any, default: Any) -> bool:
+    """``value`` has the type of the literal ``default`` (:func:`type_name`; an int is a float, a bool no int)."""
     if default is None or value is None:
         return True
-    if isinstance(default, bool):
-        return isinstance(value, bool)
-    if isinstance(default, int):
-        return isinstance(value, int) and not isinstance(value, bool)
-    if isinstance(default, float):
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if isinstance(default, str):
-        return isinstance(value, str)
     if isinstance(default, (list, tuple)):
         if not isinstance(value, (list, tuple)):
             return False
@@ -113,9 +109,7 @@ def _fits(value: Any, default: Any) -> bool:
             return True
         example = 0.0 if kinds == {"int", "float"} else default[0]
         return all(_fits(v, example) for v in value)
-    if isinstance(default, dict):
-        return isinstance(value, dict)
-    return isinstance(value, type(default))
+    return type_name(value) == type_name(default) or (type_name(default), type_name(value)) == ("float", "int")
 
 
 def check_value(name: str, value: Any, default: Any, where: str = "") -> Any:

@@ -186,25 +186,7 @@ def notebook_parameters(notebook: str | os.PathLike) -> dict[str, Any]:
     NotebookError
         No cell tagged ``parameters``, or a statement in it that is not ``name = <literal>``.
     """
-    import ast
-
-    path = find_notebook(notebook)
-    defaults: dict[str, Any] = {}
-    try:
-        body = ast.parse(_parameters_cell(path)).body
-    except SyntaxError as exc:
-        raise NotebookError(f"{path.name}: the parameters cell is not valid Python (line {exc.lineno}: "
-                            f"{exc.msg})") from None
-    for node in body:
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
-            raise NotebookError(f"{path.name}: the parameters cell may only hold `name = literal` lines "
-                                f"(line {node.lineno})")
-        try:
-            defaults[node.targets[0].id] = ast.literal_eval(node.value)
-        except ValueError:
-            raise NotebookError(f"{path.name}: parameter {node.targets[0].id!r} (line {node.lineno}) is not a "
-                                "literal; the parameters cell holds literals only") from None
-    return defaults
+    return {p.name: p.default for p in parameter_docs(notebook)}
 
 
 def parameter_docs(notebook: str | os.PathLike) -> list:
@@ -221,14 +203,6 @@ def parameter_docs(notebook: str | os.PathLike) -> list:
 
 # ----------------------------------------------------------------------------------------------------
 # Output-folder names
-
-
-def _is_embedded(text: str) -> bool:
-    # imported here, not at module level: `metaeval --help` and the runner's argument checks must not pay
-    # for pandas (data.datasets) before they need a dataset
-    from metaeval.data.datasets import known_datasets
-
-    return text in known_datasets()
 
 
 def dataset_folder_name(dataset: str | os.PathLike | None) -> str:
@@ -251,10 +225,13 @@ def dataset_folder_name(dataset: str | os.PathLike | None) -> str:
     >>> dataset_folder_name("/data/my study/scores.jsonl")[:-9]
     'scores'
     """
+    # imported here: `metaeval --help` and the runner's argument checks must not pay for pandas (data.datasets)
+    from metaeval.data.datasets import known_datasets
+
     if dataset is None:
         return "default"
     text = str(dataset)
-    if text == "default" or _is_embedded(text):
+    if text == "default" or text in known_datasets():
         return text
     resolved = Path(text).expanduser().resolve()
     name = resolved.name or "root"

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import sys
 import time
 from collections.abc import Sequence
@@ -27,6 +26,7 @@ import yaml
 
 from metaeval._io import atomic_write
 from metaeval._resources import notebooks_root
+from metaeval.run.pool import cpu_seconds
 
 __all__ = ["PRESETS", "PresetError", "preset_parameters", "read_preset", "run_preset", "strict_yaml"]
 
@@ -114,11 +114,6 @@ class Timing:
     output_dir: Path
 
 
-def _cpu() -> float:
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-
-
 #: The class preset's measured times (``metaeval class`` writes them beside its outputs; the site's Teaching
 #: page reads them): the last run of each notebook, with when, on how many cores and at what load.
 TIMES = "times.json"
@@ -154,9 +149,9 @@ def run_preset(preset: str = "class", only: Sequence[str] | None = None) -> list
     timings = []
     for name in names:
         params = preset_parameters(name, preset)
-        wall0, cpu0 = time.perf_counter(), _cpu()
+        wall0, cpu0 = time.perf_counter(), cpu_seconds()
         res = run_notebook(name, params)
-        t = Timing(name, time.perf_counter() - wall0, _cpu() - cpu0, res.output_dir)
+        t = Timing(name, time.perf_counter() - wall0, cpu_seconds() - cpu0, res.output_dir)
         timings.append(t)
         print(f"{name}: {t.wall_seconds:.1f} s wall, {t.cpu_seconds:.1f} s CPU -> {t.output_dir}", file=sys.stderr)
     if timings:

@@ -139,10 +139,8 @@ def _short_warning(message: Warning | str, category: type[Warning], filename: st
 
 def _show_figures_inline() -> None:
     """In a Jupyter kernel, draw figures into the notebook (the saved files are rendered by Agg either way)."""
-    try:
-        from IPython import get_ipython
-    except ImportError:  # pragma: no cover - IPython is a dependency of the runner
-        return
+    from IPython import get_ipython
+
     shell = get_ipython()
     if shell is not None and type(shell).__name__ == "ZMQInteractiveShell":
         shell.run_line_magic("matplotlib", "inline")

@@ -29,7 +29,7 @@ import pandas as pd
 
 from metaeval._io import write_table
 from metaeval.run.incremental import unchanged
-from metaeval.run.notebooks import resolve_kernel, run_notebook
+from metaeval.run.notebooks import run_notebook
 from metaeval.run.outputs import OutputDirError, check_sweep_root
 from metaeval.run.params import ParameterError, check_choices, check_value, parse_cli_value, split_values
 from metaeval.run.paths import (NotebookError, absolute_path, combination_dir, find_notebook, notebook_metadata,
@@ -75,7 +75,6 @@ def parse_flags(pairs, declared: Mapping[str, Any] | None = None) -> dict[str, l
     folder "2021", not a number); otherwise, and for names the notebook does not declare, as YAML."""
     import yaml
 
-
     declared = declared or {}
     grid = {}
     for name, values in pairs or []:
@@ -115,14 +114,13 @@ class _Task:
 
 def _run_task(task: _Task) -> dict:
     """Run one combination (in a worker process or on a Dask worker); raises only KeyboardInterrupt."""
-
     if stopped():
         return {"params": task.params, "folder": Path(task.folder).name, "state": "cancelled"}
     folder = Path(task.folder)
     start = time.perf_counter()
     status: dict[str, Any] = {"params": task.params, "folder": folder.name}
     try:
-        run_notebook(task.notebook, {**task.run_params, "output_dir": str(folder)}, kernel_name=_kernel())
+        run_notebook(task.notebook, {**task.run_params, "output_dir": str(folder)})
         status.update(state="done", seconds=round(time.perf_counter() - start, 3))
     except Exception as exc:  # a failed combination is data for the report, not a crash of the sweep
         # (KeyboardInterrupt is not an Exception: Ctrl-C stops the sweep, it is not a failed combination)
@@ -138,10 +136,6 @@ def _run_task(task: _Task) -> dict:
         folder.mkdir(parents=True, exist_ok=True)
     (folder / STATUS).write_text(json.dumps(status, indent=1, default=str))
     return status
-
-
-def _kernel() -> str:
-    return resolve_kernel()
 
 
 def run_sweep(
@@ -204,44 +198,30 @@ def run_sweep(
 
         print(f"sweep {path.stem}: {len(skipped)} of {len(combos)} combinations already finished in {root} are "
               "skipped (--force reruns them)", file=sys.stderr)
-    bar = None
-    if progress:
-        from tqdm import tqdm
+    from tqdm import tqdm
 
-        bar = tqdm(total=len(combos), initial=len(skipped), desc=f"sweep {path.stem}", unit="run")
+    bar = tqdm(total=len(combos), initial=len(skipped), desc=f"sweep {path.stem}", unit="run", disable=not progress)
     try:
         if scheduler is not None:
             _run_dask(tasks, scheduler, bar)
         elif workers == 1:
             for task in tasks:
                 _run_task(task)
-                if bar:
-                    bar.update()
+                bar.update()
         else:
-            _run_pool(tasks, workers, bar)
+            run_in_pool(_run_task, tasks, workers,
+                        on_done=lambda task, status: None if status.get("state") == "cancelled" else bar.update())
     except KeyboardInterrupt:
         # Ctrl-C: the running combinations were stopped and cleaned up; keep what finished, and say so
-        if bar:
-            bar.close()
-            bar = None
+        bar.close()
         try:
             collect(root, path)
         except Exception:  # pragma: no cover - nothing finished, or no main table: nothing to keep
             pass
         raise
     finally:
-        if bar:
-            bar.close()
+        bar.close()
     return collect(root, path)
-
-
-def _run_pool(tasks: list[_Task], workers: int, bar) -> None:
-
-    def done(task, status):
-        if bar and status.get("state") != "cancelled":
-            bar.update()
-
-    run_in_pool(_run_task, tasks, workers, on_done=done)
 
 
 def _run_dask(tasks, scheduler: str, bar) -> None:
@@ -264,8 +244,7 @@ def _run_dask(tasks, scheduler: str, bar) -> None:
         futures = client.map(_run_task, tasks, pure=False)
         for future in dask_completed(futures):
             future.result()
-            if bar:
-                bar.update()
+            bar.update()
     except KeyboardInterrupt:
         client.cancel(futures)
         raise
@@ -281,7 +260,6 @@ def _run_dask(tasks, scheduler: str, bar) -> None:
 def collect(root: str | os.PathLike, notebook: str | os.PathLike) -> pd.DataFrame:
     """Concatenate every finished combination's main table with its parameters as columns into
     ``root/sweep.csv``; failed combinations go to ``root/failures.csv``."""
-
     root = Path(root)
     path = find_notebook(notebook)
     meta = notebook_metadata(path)

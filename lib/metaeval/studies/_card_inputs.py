@@ -53,32 +53,6 @@ def default_baselines(ds, exclude: Sequence[str] = ()) -> list[str]:
     return from_data(ds, exclude)
 
 
-def _display(ds, name: str) -> str:
-    fn = getattr(ds, "display_name", None)
-    return fn(name) if callable(fn) else name
-
-
-def _human_names(ds) -> list[str]:
-    names = getattr(ds, "human_scores", None)
-    if names is not None:
-        return list(names)
-    prefixes = ("expert.", "turker.", "human.", "litepyramid.", "pyramid.", "responsiveness")
-    return [n for n in ds.score_names if n.startswith(prefixes)]
-
-
-def _default_human(ds) -> str:
-    name = getattr(ds, "default_human", None)
-    if name:
-        return name
-    for candidate in ("expert.relevance", "litepyramid.recall"):
-        if candidate in ds.score_names:
-            return candidate
-    humans = _human_names(ds)
-    if not humans:
-        raise _datasets.DataError(f"dataset {ds.name!r} has no human scores; pass human=")
-    return humans[0]
-
-
 #: Where a card runs: a Python call, notebook 61 (papermill, ``metaeval run 61``) or ``metaeval card``; an
 #: error names a setting in the form usable there.
 CALLERS = ("python", "notebook", "cli")
@@ -153,7 +127,7 @@ def _user_scores(scores, ds, metric: str | None):
                          f"(its scores: {', '.join(ds.score_names)}); give the path of the metric's scores or one "
                          "of those names")
     user = scores if isinstance(scores, _datasets.Dataset) else _datasets.load(scores, incomplete="keep-nan")
-    humans = set(_human_names(user))
+    humans = set(user.human_scores)
     candidates = [n for n in user.score_names if n not in humans]
     if metric is None:
         if len(candidates) != 1:

@@ -176,11 +176,8 @@ def dataset_metrics(
         for name, sig in variants.items():
             mats[name] = computed[sig]
         if bleu:
-            tok = "none" if entry.language.split("-")[-1].strip() == "en" else "unicode"
-            refs = ds.references()
-            summaries = ds.summaries()
-            mats["BLEU"] = sentence_bleu(summaries.ravel().tolist(), [list(r) for r in refs.ravel()],
-                                         tokenizer=tok).reshape(ds.shape)
+            mats["BLEU"] = sentence_bleu(ds.summaries().ravel().tolist(), [list(r) for r in ds.references().ravel()],
+                                         tokenizer=_bleu_tokenizer(entry)).reshape(ds.shape)
     humans = set(ds.human_scores) | set(entry.human_scores)
     if own is None:
         candidates = list(entry.source_metrics) or [
@@ -290,8 +287,7 @@ def ceilings(
         cells = tuple(Ceiling(lv, cf, np.nan, (np.nan, np.nan), np.nan, f"cannot be tested: {short}")
                       for lv in levels for cf in coefficients)
         return Ceilings(cells, krippendorff_alpha(arr, level="interval").alpha, n_annotators)
-    gen = np.random.default_rng(rng)
-    seeds = gen.integers(2**63 - 1, size=len(levels) * len(coefficients))
+    seeds = np.random.default_rng(rng).integers(2**63 - 1, size=len(levels) * len(coefficients))
     cells_: list[Ceiling] = []
     for i, (lv, cf) in enumerate((lv, cf) for lv in levels for cf in coefficients):
         res = noise_ceiling(arr, level=lv, coefficient=cf, n_splits=n_splits, n_resamples=n_resamples,
@@ -353,8 +349,7 @@ def correlation_table(
     """
     Z = np.asarray(Z, dtype=float)
     N, M = Z.shape
-    gen = np.random.default_rng(rng)
-    seed = int(gen.integers(2**63 - 1))
+    seed = int(np.random.default_rng(rng).integers(2**63 - 1))
     rows_out = []
     rows_acc, cols_acc = draw_indices(N, M, n_resamples_accuracy, "both", np.random.default_rng(seed + 1)) \
         if accuracies and n_resamples_accuracy else (None, None)

@@ -34,10 +34,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats as _stats
 
 from metaeval._io import atomic_write, write_table
 from metaeval._markup import md_code, md_text  # noqa: F401 - md_code: notebook 61's code spans
 from metaeval._outputs import check_target, remove_run_folder, staging_dir, swap_into_place, write_manifest
+from metaeval._version import __version__
 from metaeval.data import datasets as _datasets
 from metaeval.data.formats import DataError
 from metaeval.studies._card_format import fmt_difference, planner_case
@@ -45,16 +47,14 @@ from metaeval.studies._card_format import fmt_p as _fmt_p
 from metaeval.studies._card_grid import SignificanceGrid, significance_grid  # noqa: F401 - notebook 61's heatmap
 from metaeval.stats.agreement import pairwise_accuracy, tie_calibrated_accuracy
 from metaeval.stats.planning import metric_comparison_power, required_size
+from metaeval.stats.ppi import MIN_LABELLED_CORRELATION, ppi_correlation, ppi_system_means
 from metaeval.stats.resampling import bootstrap_ci
 from metaeval.stats.significance import bonferroni, permutation_test
 from metaeval.studies._card_inputs import (  # noqa: F401 - card re-exports default_baselines, CALLERS, INCOMPLETE
     _baselines_setting,
     _count,
-    _default_human,
-    _display,
     _family,
     _FAMILY_NAMES,
-    _human_names,
     _ids,
     _resolve_incomplete,
     _setting,
@@ -75,16 +75,6 @@ LEVELS = ("system", "summary", "global")
 CARD_NOTEBOOK = "61_report_card"
 STAGE_CI, STAGE_TEST, STAGE_PLANNER = 1, 2, 3
 STAGE_AGREEMENT = 5  # issue 27's section (4 is the example stage of CONTRIBUTING)
-#: The standard metrics of a dataset, in order of preference; the stat is recall on recall-oriented
-#: datasets (REALSumm: the paper used recall), F1 otherwise.
-
-
-def _rng(seed: int, stage: int, row: int) -> np.random.Generator:
-    return np.random.default_rng([seed, stage, row])
-
-
-def _seed_label(seed: int, stage: int, row: int) -> str:
-    return f"default_rng([{seed}, {stage}, {row}])"
 
 
 @dataclass(frozen=True)
@@ -124,8 +114,6 @@ class Card:
         atomic_write(files["provenance"],
                      lambda tmp: Path(tmp).write_text(json.dumps(self.provenance, indent=2) + "\n", encoding="utf-8"))
         return files
-
-
 
 
 @dataclass(frozen=True)
@@ -188,7 +176,7 @@ class CardData:
 
     def name(self, score: str) -> str:
         """The display name of a score of the dataset."""
-        return _display(self.ds, score)
+        return self.ds.display_name(score)
 
     def md_name(self, score: str) -> str:
         """The display name as literal text in the card's Markdown (a user's name is text, never markup)."""
@@ -196,10 +184,10 @@ class CardData:
 
     def rng(self, stage: int, row: int) -> np.random.Generator:
         """The generator of row ``row`` of random stage ``stage``: ``default_rng([seed, stage, row])``."""
-        return _rng(self.options.seed, stage, row)
+        return np.random.default_rng([self.options.seed, stage, row])
 
     def seed_label(self, stage: int, row: int) -> str:
-        return _seed_label(self.options.seed, stage, row)
+        return f"default_rng([{self.options.seed}, {stage}, {row}])"
 
 
 #: ``compute(data, tables)`` -> the section's table; ``tables`` holds the sections computed before it.
@@ -455,12 +443,12 @@ def _summarize_agreement(data: CardData, table: pd.DataFrame) -> list[str]:
     pos = int(ranked.index[ranked.metric == data.metric][0]) + 1
     base = table[table.metric != data.metric]
     alpha = data.options.alpha
-    better = [f"{data.md_name(b)} (p {_fmt_p(p, equals=True)})" for b, p in
-              base.loc[base.p_new_better_bonferroni < alpha, ["metric", "p_new_better_bonferroni"]].itertuples(
-                  index=False)]
-    worse = [f"{data.md_name(b)} (p {_fmt_p(p, equals=True)})" for b, p in
-             base.loc[base.p_baseline_better_bonferroni < alpha, ["metric", "p_baseline_better_bonferroni"]]
-             .itertuples(index=False)]
+
+    def significant(col: str) -> list[str]:
+        rows = base.loc[base[col] < alpha, ["metric", col]].itertuples(index=False)
+        return [f"{data.md_name(b)} (p {_fmt_p(p, equals=True)})" for b, p in rows]
+
+    better, worse = significant("p_new_better_bonferroni"), significant("p_baseline_better_bonferroni")
     verdict = f"significantly higher than {_join(better)}" if better else "not significantly higher than any"
     verdict += f"; significantly lower than {_join(worse)}" if worse else "; not significantly lower than any"
     return [f"- Pairwise accuracy (system pairs ordered as the humans order them; Kocmi et al. 2021): "
@@ -522,10 +510,6 @@ def _summarize_few_labels(data: CardData, table: pd.DataFrame) -> list[str]:
 @card_section("few_labels", _summarize_few_labels, applies=lambda data: data.few is not None)
 def few_labels_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """With a judge: PPI++ system means and the prediction-powered interval of the metric's correlation."""
-    from scipy import stats as _stats
-
-    from metaeval.stats.ppi import MIN_LABELLED_CORRELATION, ppi_correlation, ppi_system_means
-
     few = data.few
     assert few is not None
     opt, lab = data.options, few.labelled
@@ -563,17 +547,13 @@ def few_labels_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.D
     return pd.DataFrame(rows).assign(reason=lambda t: t.reason.fillna(""))
 
 
-def _check_options(opt: CardOptions) -> None:
+def _check_card_settings(opt: CardOptions, incomplete: str, called_from: str) -> None:
     seed = opt.seed
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     unknown = [lv for lv in [*opt.levels, *opt.test_levels] if lv not in LEVELS]
     if unknown:
         raise ValueError(f"levels must be among {LEVELS}, got {unknown}")
-
-
-def _check_card_settings(options: CardOptions, incomplete: str, called_from: str) -> None:
-    _check_options(options)
     if called_from not in CALLERS:
         raise ValueError(f"called_from must be one of {', '.join(CALLERS)}, got {called_from!r}")
     if incomplete not in INCOMPLETE:
@@ -627,7 +607,7 @@ def _apply_incomplete(ds, X, metric: str, human: str, baselines: list[str], *, i
 def _not_analysed_notes(ds, all_scores: Sequence[str], analysed: set[str], human: str, unused: Sequence[str],
                         called_from: str) -> list[str]:
     """Nothing the user gave disappears silently: name every score the card leaves out, as the settings spell it."""
-    humans = set(_human_names(ds))
+    humans = set(ds.human_scores)
     other_metrics = [n for n in all_scores if n not in analysed and n not in humans]
     other_humans = [n for n in all_scores if n not in analysed and n in humans]
     notes = []
@@ -655,7 +635,7 @@ def card_data(scores, *, dataset: str, metric: str | None = None, baselines: Seq
     baselines; the incomplete policy applied to every score used; notes naming what is not analysed."""
     _check_card_settings(options, incomplete, called_from)
     ds = _datasets.load(dataset)
-    human = human or _default_human(ds)
+    human = human or ds.default_human
     if human not in ds.score_names:
         raise ValueError(f"human score {human!r} is not in dataset {dataset!r}")
     all_scores = list(ds.score_names)
@@ -811,11 +791,8 @@ def _signature(opt: CardOptions, n_baselines: int) -> str:
 
 
 def _provenance(data: CardData, scores, dataset: str) -> dict:
-    from metaeval._version import __version__
-
-    sig_fn = getattr(data.ds, "signature", None)
-    score_signatures = {name: sig_fn(name) if callable(sig_fn) else name
-                        for name in [data.metric, *data.baselines, data.human]}
+    # a score's signature is its name (a ROUGE signature names its options)
+    score_signatures = {name: name for name in [data.metric, *data.baselines, data.human]}
     N, M = data.shape
     return {
         "dataset": dataset, "dataset_name": data.ds.name, "shape": [N, M], "human": data.human,
@@ -892,8 +869,7 @@ def make_card(
     metaeval._outputs.OutputDirError
         (a ``ValueError``) A folder the card may not write, before anything is computed.
     """
-    given = output_dir
-    out = check_target(Path(output_dir), CARD_RUN, given=given, paper=CARD_RUN)
+    out = check_target(Path(output_dir), CARD_RUN, given=output_dir, paper=CARD_RUN)
     if render and execute is None:
         raise ValueError("render=True executes the card notebook, which the running layer does: call "
                          "metaeval.run.card.make_card (or `metaeval card`), or pass render=False")

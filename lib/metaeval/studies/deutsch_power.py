@@ -26,17 +26,10 @@ from metaeval.stats.significance import bootstrap_test, permutation_test, willia
 __all__ = ["RougeOneSubsampler", "power_simulation", "power_table"]
 
 
-def _progress(iterable, enabled: bool, **kwargs):
-    if not enabled:
-        return iterable
-    from tqdm import tqdm
-
-    return tqdm(iterable, **kwargs)
-
-
 @numba.njit(cache=True)
 def _subset_hits(tok, tok_off, ref_tok, ref_off, order, counts, out, n_vocab):  # pragma: no cover - compiled
-    """Clipped unigram hits of the first counts[q, s] tokens of each summary s in a random order."""
+    """Clipped unigram hits of the first counts[q, s] tokens of each summary s in the order ``order`` (token
+    indices, summary by summary)."""
     budget = np.zeros(n_vocab, np.int64)
     for s in range(tok_off.shape[0] - 1):
         a, b = tok_off[s], tok_off[s + 1]
@@ -46,7 +39,7 @@ def _subset_hits(tok, tok_off, ref_tok, ref_off, order, counts, out, n_vocab):  
             budget[ref_tok[i]] += 1
         cum = np.zeros(L + 1, np.int64)
         for p in range(L):
-            t = tok[a + order[a + p]]
+            t = tok[order[a + p]]
             hit = 0
             if budget[t] > 0:
                 budget[t] -= 1
@@ -56,17 +49,6 @@ def _subset_hits(tok, tok_off, ref_tok, ref_off, order, counts, out, n_vocab):  
             out[q, s] = cum[counts[q, s]]
         for i in range(ra, rb):
             budget[ref_tok[i]] = 0
-
-
-@numba.njit(cache=True)
-def _segment_order(keys, off):  # pragma: no cover - compiled
-    """Within each segment, the positions sorted by their keys (stable): ``np.lexsort((keys, segment))``
-    minus the segment starts, one small sort per segment."""
-    order = np.empty(keys.shape[0], np.int64)
-    for s in range(off.shape[0] - 1):
-        a, b = off[s], off[s + 1]
-        order[a:b] = np.argsort(keys[a:b], kind="mergesort")
-    return order
 
 
 @dataclass
@@ -105,7 +87,8 @@ class RougeOneSubsampler:
         self.tok_off = np.concatenate([[0], np.cumsum([len(p) for p in peer])]).astype(np.int64)
         self.ref_tok = np.array([t for r in ref for t in r], np.int64)
         self.ref_off = np.concatenate([[0], np.cumsum([len(r) for r in ref])]).astype(np.int64)
-        self.peer_len = np.diff(self.tok_off).astype(float)
+        # each token's summary: summary + key (key in [0, 1)) sorts by summary, then by key
+        self.summary_of = np.repeat(np.arange(len(peer)), np.diff(self.tok_off))
         self.ref_len = np.diff(self.ref_off).astype(float)
         self.n_vocab = max(len(vocab), 1)
 
@@ -118,11 +101,11 @@ class RougeOneSubsampler:
             raise ValueError("ks must be fractions in (0, 1]")
         rng = np.random.default_rng(rng)
         keys = rng.random(self.tok.shape[0])
-        order = _segment_order(keys, self.tok_off)  # position within its summary, in random order
+        order = np.argsort(self.summary_of + keys, kind="stable")  # each summary's tokens, in a random order
         # int(len * k) tokens, as the paper's code; computed once here so kernel and scores agree
         counts = (np.diff(self.tok_off)[None, :] * ks[:, None]).astype(np.int64)
         hits = np.zeros(counts.shape, np.int64)
-        _subset_hits(self.tok, self.tok_off, self.ref_tok, self.ref_off, order.astype(np.int64), counts, hits,
+        _subset_hits(self.tok, self.tok_off, self.ref_tok, self.ref_off, order, counts, hits,
                      self.n_vocab)
         return self._score(hits.astype(float), counts.astype(float))
 
@@ -195,7 +178,12 @@ def power_simulation(
     fast = batched and coefficient == "pearson" and set(levels) <= {"system", "summary"}
     batched_trial = SharedDrawTests(X, Z, levels=tuple(levels), n_resamples=n_resamples) if fast else None
     rows = []
-    for trial, child in enumerate(_progress(rng.spawn(n_trials), progress, desc="trials")):
+    children = rng.spawn(n_trials)
+    if progress:
+        from tqdm import tqdm
+
+        children = tqdm(children, desc="trials")
+    for trial, child in enumerate(children):
         Rk = sampler.sample(ks, child)
         if batched_trial is not None:
             pvalues = batched_trial.pvalues(Rk.reshape(len(ks), N, M), tests, child)

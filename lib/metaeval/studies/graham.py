@@ -82,22 +82,12 @@ def human_scores(ds: Dataset, which: str = "relevance", *, annotators: str = "ex
         raise ValueError(f"which must be one of {HUMAN_SCORES}, got {which!r}")
     if annotators not in ("expert", "turker"):
         raise ValueError(f"annotators must be 'expert' or 'turker', got {annotators!r}")
-    dim = {d: ds.matrix(f"{annotators}.{d}") for d in DIMENSIONS}
     if which in DIMENSIONS:
-        return dim[which]
+        return ds.matrix(f"{annotators}.{which}")
     if which == "mean4":
-        return np.mean([dim[d] for d in DIMENSIONS], axis=0)
-    coverage = dim["relevance"]
-    quality = np.mean([dim["coherence"], dim["consistency"], dim["fluency"]], axis=0)
-    if which == "coverage":
-        return coverage
-    if which == "quality":
-        return quality
-    if which in ("graham", "arithmetic"):
-        return (coverage + quality) / 2
-    if which == "geometric":
-        return np.sqrt(coverage * quality)
-    return 2 * coverage * quality / (coverage + quality)
+        return np.mean([ds.matrix(f"{annotators}.{d}") for d in DIMENSIONS], axis=0)
+    return combined_human(ds, "arithmetic" if which == "graham" else which, coverage=f"{annotators}.relevance",
+                          quality=[f"{annotators}.{d}" for d in ("coherence", "consistency", "fluency")])
 
 
 @dataclass(frozen=True)
