@@ -41,6 +41,15 @@ def test_a_name_that_cannot_be_analysed_is_an_error_before_the_kernel(study, mon
     assert err.count("\n") == 1 and err.startswith("metaeval run: -p datasets: my_stdy: neither an atlas dataset")
 
 
+def test_a_folder_named_relative_to_the_user_reaches_the_kernel(study, monkeypatch):
+    """The README's `-p datasets '[summeval, ./my_study]'`, typed in the folder holding my_study: the kernel runs
+    in the compendium root, where ./my_study is not (issue 48: "neither an atlas dataset nor a dataset folder")."""
+    monkeypatch.chdir(study.path.parent)
+    _, params, _ = nb.check_run("70", {"datasets": ["summeval", "./my_study"],
+                                       "output_dir": str(study.path.parent / "out")})
+    assert params["datasets"] == ["summeval", str(study.path.resolve())]
+
+
 def test_notebook_70_on_a_users_folder_writes_beside_the_user(study, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     small = ["-p", "max_own", "1", "-p", "levels", '["system"]', "-p", "n_resamples", "50", "-p",

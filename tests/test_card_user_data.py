@@ -189,3 +189,17 @@ def test_normality_wording_when_the_range_is_one_number():
     assert "per input, for 20% of inputs." in line and "20% to 20%" not in line
     norm["summary_percent_rejected"] = [3.3, 6.7]
     assert "per input, for 3% to 7% of inputs." in C._summarize_normality(data, norm)[0]
+
+
+def test_a_table_without_standard_metrics_is_carded_against_its_other_metrics(tmp_path):
+    """Issue 48: two metrics and a human column, no ROUGE and no texts: the card stopped on "no standard
+    baseline"; it compares the metric with the dataset's other metrics and says the standard ones are absent."""
+    from metaeval.data.tabular import import_table
+
+    g = np.random.default_rng(4)
+    frame = pd.DataFrame([{"story_id": f"s{d}", "model": f"m{k}", "bleu_like": g.random(), "nli_faith": g.random(),
+                           "rater_quality": float(k + g.random())} for d in range(6) for k in range(5)])
+    import_table(frame, tmp_path / "study", doc="story_id")
+    data = C.card_data("nli_faith", dataset=str(tmp_path / "study"))
+    assert data.baselines == ("bleu_like",) and data.human == "rater_quality"
+    assert any(n.startswith("no ROUGE-1, ROUGE-2, ROUGE-L or BERTScore") for n in data.notes)

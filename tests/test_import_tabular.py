@@ -358,3 +358,21 @@ def test_import_says_when_no_column_is_a_human_score(tmp_path):
     result = import_table(frame, tmp_path / "b", human=["prior", "ref_free"], show=shown.append)
     assert result.columns.human == ("prior", "ref_free") and not any(s.startswith("note:") for s in shown)
     assert list(load(tmp_path / "b").human_scores) == ["prior", "ref_free"]
+
+
+def test_defaults_on_a_table_without_rouge_or_texts_are_its_own_metrics():
+    """Issue 48: a study of two metrics and one human column (no ROUGE, no texts): notebooks 20 and 60 stopped
+    ("no ROUGE-2 under any spelling and no texts") where the dataset's own metrics are the ones to analyse."""
+    from metaeval.data.defaults import default_metric
+    from metaeval.data.datasets import from_frame
+
+    frame = pd.DataFrame({"doc": ["d1", "d1", "d2", "d2"], "system": ["A", "B", "A", "B"],
+                          "bleu_like": [.1, .2, .3, .4], "nli_faith": [.5, .6, .7, .9], "rater_quality": [1, 2, 3, 4]})
+    study = from_frame(frame, name="study")
+    assert study.human_scores == ["rater_quality"]  # "rater" names a human score
+    y = default_metric(study, None, param="metric_y", measures=("rouge-2",), quiet=True)  # notebook 60's Y
+    x = default_metric(study, "qa-eval.f1", paper="qa-eval.f1", exclude=[y], own_first=True, quiet=True)
+    assert (y, x) == ("bleu_like", "nli_faith")
+    assert default_metric(study, None, paper="qa-eval.f1", quiet=True) == "bleu_like"  # notebook 20's
+    with pytest.raises(DataError, match="no ROUGE-2 under any spelling"):
+        default_metric(study, None, exclude=["bleu_like", "nli_faith"], quiet=True)

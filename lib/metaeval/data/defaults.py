@@ -8,7 +8,8 @@ Order (``data/README.md``, "Defaults on your data"):
    ``R-2|stem=1|stop=0|F``, ``rouge-2|stem:yes|stop:no|stat:F|refs:A``, ...), recall on a recall-oriented
    dataset (REALSumm), F otherwise;
 3. ROUGE-2 computed from the dataset's texts (``R-2|stem=1|stop=0|F``, stemmed, stopwords kept);
-4. otherwise a one-line error listing the dataset's scores and the parameter (``-p NAME``) or option
+4. the dataset's own first metric (a stored score neither human nor ROUGE / BERTScore);
+5. otherwise a one-line error listing the dataset's scores and the parameter (``-p NAME``) or option
    (``--flag``) that sets one.
 
 A second metric that must differ from a first one (notebook 60's X against its Y) continues the order with
@@ -153,7 +154,8 @@ def default_metric(
     own_first : bool
         When the dataset lacks the paper's metric, take its first own metric (a stored score that is neither
         human nor a standard baseline: ROUGE or BERTScore under any spelling) before the fallback measures:
-        the metric a user brings is the one to study (notebook 60's X).
+        the metric a user brings is the one to study (notebook 60's X). Without, the own metric comes after
+        the fallback measures, the last resort.
 
     Examples
     --------
@@ -174,20 +176,15 @@ def default_metric(
     wanted = value if value is not None else paper
     if wanted is not None and (wanted in ds.score_names or ds.computable(wanted)) and wanted not in exclude:
         return wanted
-    if own_first:
-        humans = set(ds.human_scores)
-        own = [n for n in ds.score_names if n not in humans and n not in exclude and recognize(n) is None]
-        if own:
-            if wanted is not None and not quiet:
-                print(f"{ds.name} has no {wanted!r} (the paper's metric, the default of {param}): using its own "
-                      f"metric {ds.display_name(own[0])} ({own[0]}); set another with -p {param} NAME")
-            return own[0]
-    for measure in measures:
-        found = _find(ds, measure, exclude)
+    humans = set(ds.human_scores)
+    own = [n for n in ds.score_names if n not in humans and n not in exclude and recognize(n) is None]
+    # the user's own metric first (own_first), else the fallback measures, and last the dataset's own metric
+    for found in [*(own[:1] if own_first else []), *(_find(ds, m, exclude) for m in measures), *own[:1]]:
         if found is not None:
             if wanted is not None and not quiet:
                 print(f"{ds.name} has no {wanted!r} (the paper's metric, the default of {param}): using "
-                      f"{ds.display_name(found)} ({found}); set another with -p {param} NAME")
+                      f"{'its own metric ' * (found in own)}{ds.display_name(found)} ({found}); set another with "
+                      f"-p {param} NAME")
             return found
     what = f"score {wanted!r} (the default of {param})" if wanted else f"default for {param}"
     raise _no_default(ds, what, f"-p {param} NAME (metaeval run/sweep) or {param}=... (Python)")

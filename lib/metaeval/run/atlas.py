@@ -123,16 +123,18 @@ def _statuses(root: Path) -> list[dict]:
 
 
 def write_index(root: Path, missing: Mapping[tuple[str, str], str], datasets: list[str], notebooks: list[str],
-                atlas_run: dict | None, wall_seconds: float, current: set[str] | None = None) -> Path:
+                atlas_run: dict | None, wall_seconds: float, current: set[str] | None = None,
+                sources: Mapping[str, str] | None = None) -> Path:
     """``root/README.md``: per dataset, every notebook's folder or why it is missing; times per dataset.
     ``current``: the run folders (relative to ``root``) of this run's plan; a status left by another plan (older
-    parameters) is not reported, so a failure listed is a failure of the code as it is."""
+    parameters) is not reported, so a failure listed is a failure of the code as it is. ``sources``: the folder
+    a user's dataset was run from -> its name in ``datasets``."""
     index = root / "README.md"
     if index.exists() and INDEX_MARK not in index.read_text(encoding="utf-8"):
         raise FileExistsError(f"{index} was not written by make atlas; move it away first")
     done: dict[tuple[str, str], dict] = {}
     for status in _statuses(root):
-        name = status.get("params", {}).get("dataset")
+        name = (sources or {}).get(status.get("params", {}).get("dataset"), status.get("params", {}).get("dataset"))
         if current is not None and not any(status["path"] == c or status["path"].startswith(c + ".") for c in current):
             continue
         if name is not None and status["notebook"] in notebooks:
@@ -185,10 +187,13 @@ def run_atlas(output: str | Path = "results/atlas", *, workers: int = 2, schedul
     root.mkdir(parents=True, exist_ok=True)
     runs, missing, (loaded, not_loaded) = plan(datasets, notebooks)
     current: dict[str, str] = {}  # run folder (relative to root) -> notebook, for the index and the report
+    own = {source_of(n, e): n for n, (e, _) in loaded.items() if e.distribution == "user"}  # folder -> name
+    mine: set[str] = set()  # the run folders of a user's dataset: nothing committed to compare them with
     for stem, (names, fixed) in runs.items():
         grid: dict[str, list[Any]] = {k: [v] for k, v in fixed.items()}
         grid["dataset"] = [source_of(n, loaded[n][0]) for n in names]  # a user's dataset: its folder
         current.update({f"{stem}/{combination_dir({**fixed, 'dataset': d})}": stem for d in grid["dataset"]})
+        mine.update(f"{stem}/{combination_dir({**fixed, 'dataset': d})}" for d in grid["dataset"] if d in own)
         print(f"atlas: {stem} on {', '.join(names)}", flush=True)
         try:
             run_sweep(find_notebook(stem).name, grid, root / stem, workers=workers, scheduler=scheduler,
@@ -209,14 +214,17 @@ def run_atlas(output: str | Path = "results/atlas", *, workers: int = 2, schedul
     # every notebook of the table is listed, those outside --notebooks as "not in this run"
     stems = [s for s in load_parameters() if s != ATLAS_NOTEBOOK]
     index = write_index(root, missing, [*loaded, *not_loaded], stems, atlas_run, time.perf_counter() - start,
-                        current=set(current))
+                        current=set(current), sources=own)
     if report:
         from metaeval.run.reproduction import reproduction_report
 
-        pairs = [(stem, root / rel) for rel, stem in current.items() if (root / rel / STATUS).is_file()
-                 and json.loads((root / rel / STATUS).read_text()).get("state") == "done"]
-        if atlas_run is not None and atlas_run.get("state") == "done":
+        pairs = [(stem, root / rel) for rel, stem in current.items() if rel not in mine and (root / rel / STATUS)
+                 .is_file() and json.loads((root / rel / STATUS).read_text()).get("state") == "done"]
+        if atlas_run is not None and atlas_run.get("state") == "done" and not own:
             pairs.append((ATLAS_NOTEBOOK, root / ATLAS_NOTEBOOK))
+        if own:
+            print(f"reproduction report: the runs on {', '.join(own.values())} are not compared (nothing committed "
+                  "for your datasets)", flush=True)
         for line in reproduction_report(pairs).lines():
             print(line, flush=True)
     return index

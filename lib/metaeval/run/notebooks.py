@@ -196,15 +196,18 @@ def check_run(notebook: str | os.PathLike, parameters: Mapping[str, Any] | None 
         )
     if "output_dir" not in declared:
         raise NotebookError(f"{path.name} must declare an output_dir parameter")
-    dataset = parameters.get("dataset")
-    if isinstance(dataset, str) and dataset:
-        from metaeval.data.datasets import known_datasets
+    from metaeval.data.datasets import known_datasets
 
-        # the kernel runs in the compendium root: a dataset folder named relative to where the user is
-        # must reach it as an absolute path, and `some/dir/..` must mean the folder it names (an embedded
-        # name stays a name)
-        if dataset not in known_datasets() and Path(dataset).expanduser().exists():
-            parameters["dataset"] = str(Path(dataset).expanduser().resolve())
+    def located(dataset: Any) -> Any:
+        # the kernel runs in the compendium root: a dataset folder named relative to where the user is must
+        # reach it as an absolute path, and `some/dir/..` must mean the folder it names (a name stays a name)
+        found = isinstance(dataset, str) and dataset and dataset not in known_datasets()
+        return str(Path(dataset).expanduser().resolve()) if found and Path(dataset).expanduser().exists() else dataset
+
+    if "dataset" in parameters:
+        parameters["dataset"] = located(parameters["dataset"])
+    if isinstance(parameters.get("datasets"), list):  # notebook 70's list (`-p datasets '[summeval, ./mine]'`)
+        parameters["datasets"] = [located(d) for d in parameters["datasets"]]
     parameters = check_parameters(declared, parameters, where=path.name)
     check_choices(parameter_docs(path), parameters, where=path.name)  # `a | b | c` comments, before a kernel
     requested = parameters.get("output_dir")

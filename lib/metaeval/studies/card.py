@@ -41,6 +41,7 @@ from metaeval._markup import md_code, md_text  # noqa: F401 - md_code: notebook 
 from metaeval._outputs import check_target, remove_run_folder, staging_dir, swap_into_place, write_manifest
 from metaeval._version import __version__
 from metaeval.data import datasets as _datasets
+from metaeval.data.defaults import recognize
 from metaeval.data.formats import DataError
 from metaeval.studies._card_format import fmt_difference, planner_case
 from metaeval.studies._card_format import fmt_p as _fmt_p
@@ -565,7 +566,12 @@ def _choose_baselines(ds, dataset: str, metric: str, baselines: Sequence[str] | 
                       notes: list[str]) -> list[str]:
     """The baselines given, checked, or the dataset's defaults (a note names the standard ones it lacks)."""
     chosen_by_default = baselines is None
-    chosen = list(baselines) if baselines is not None else default_baselines(ds, exclude=(metric,))
+    try:
+        chosen = list(baselines) if baselines is not None else default_baselines(ds, exclude=(metric,))
+    except DataError:  # no ROUGE / BERTScore nor texts: the dataset's other metrics (the note below says so)
+        chosen = [n for n in ds.score_names if n not in {metric, *ds.human_scores} and recognize(n) is None]
+        if not chosen:
+            raise
     if not chosen:
         raise ValueError(f"no baselines: dataset {dataset!r} has none of the standard metrics; pass "
                          f"{_baselines_setting(called_from)}")
