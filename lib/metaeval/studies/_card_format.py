@@ -27,13 +27,7 @@ def fmt_difference(value: float, *, digits: int = 3, signed: bool = True, short:
     if round(abs(value), digits) == 0:
         bound = f"< {0.5 * 10 ** -digits:g}"
         return bound if short else f"{NO_DIFFERENCE} (|Δr| {bound})"
-    shown = value if signed else abs(value)
-    return f"{shown:+.{digits}f}" if signed else f"{shown:.{digits}f}"
-
-
-def rounds_to_zero(value: float, digits: int = 3) -> bool:
-    """True when ``value`` shows as zero at ``digits`` decimals (the card then names no winner)."""
-    return not math.isnan(value) and round(abs(value), digits) == 0
+    return f"{value:+.{digits}f}" if signed else f"{abs(value):.{digits}f}"
 
 
 def planner_case(difference: float, reached: bool) -> str:
@@ -46,7 +40,7 @@ def planner_case(difference: float, reached: bool) -> str:
     >>> planner_case(0.0004, False), planner_case(0.02, True), planner_case(0.02, False)
     ('no difference', 'reached', 'not reached')
     """
-    if rounds_to_zero(difference):
+    if not math.isnan(difference) and round(abs(difference), 3) == 0:  # shown as zero: no winner
         return "no difference"
     return "reached" if reached else "not reached"
 

@@ -287,8 +287,7 @@ def ceilings(
         cells = tuple(Ceiling(lv, cf, np.nan, (np.nan, np.nan), np.nan, f"cannot be tested: {short}")
                       for lv in levels for cf in coefficients)
         return Ceilings(cells, krippendorff_alpha(arr, level="interval").alpha, n_annotators)
-    gen = np.random.default_rng(rng)
-    seeds = gen.integers(2**63 - 1, size=len(levels) * len(coefficients))
+    seeds = np.random.default_rng(rng).integers(2**63 - 1, size=len(levels) * len(coefficients))
     cells_: list[Ceiling] = []
     for i, (lv, cf) in enumerate((lv, cf) for lv in levels for cf in coefficients):
         res = noise_ceiling(arr, level=lv, coefficient=cf, n_splits=n_splits, n_resamples=n_resamples,
@@ -350,8 +349,7 @@ def correlation_table(
     """
     Z = np.asarray(Z, dtype=float)
     N, M = Z.shape
-    gen = np.random.default_rng(rng)
-    seed = int(gen.integers(2**63 - 1))
+    seed = int(np.random.default_rng(rng).integers(2**63 - 1))
     rows_out = []
     rows_acc, cols_acc = draw_indices(N, M, n_resamples_accuracy, "both", np.random.default_rng(seed + 1)) \
         if accuracies and n_resamples_accuracy else (None, None)

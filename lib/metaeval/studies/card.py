@@ -34,10 +34,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats as _stats
 
 from metaeval._io import atomic_write, write_table
 from metaeval._markup import md_code, md_text  # noqa: F401 - md_code: notebook 61's code spans
 from metaeval._outputs import check_target, remove_run_folder, staging_dir, swap_into_place, write_manifest
+from metaeval._version import __version__
 from metaeval.data import datasets as _datasets
 from metaeval.data.formats import DataError
 from metaeval.studies._card_format import fmt_difference, planner_case
@@ -45,6 +47,7 @@ from metaeval.studies._card_format import fmt_p as _fmt_p
 from metaeval.studies._card_grid import SignificanceGrid, significance_grid  # noqa: F401 - notebook 61's heatmap
 from metaeval.stats.agreement import pairwise_accuracy, tie_calibrated_accuracy
 from metaeval.stats.planning import metric_comparison_power, required_size
+from metaeval.stats.ppi import MIN_LABELLED_CORRELATION, ppi_correlation, ppi_system_means
 from metaeval.stats.resampling import bootstrap_ci
 from metaeval.stats.significance import bonferroni, permutation_test
 from metaeval.studies._card_inputs import (  # noqa: F401 - card re-exports default_baselines, CALLERS, INCOMPLETE
@@ -507,10 +510,6 @@ def _summarize_few_labels(data: CardData, table: pd.DataFrame) -> list[str]:
 @card_section("few_labels", _summarize_few_labels, applies=lambda data: data.few is not None)
 def few_labels_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """With a judge: PPI++ system means and the prediction-powered interval of the metric's correlation."""
-    from scipy import stats as _stats
-
-    from metaeval.stats.ppi import MIN_LABELLED_CORRELATION, ppi_correlation, ppi_system_means
-
     few = data.few
     assert few is not None
     opt, lab = data.options, few.labelled
@@ -792,8 +791,6 @@ def _signature(opt: CardOptions, n_baselines: int) -> str:
 
 
 def _provenance(data: CardData, scores, dataset: str) -> dict:
-    from metaeval._version import __version__
-
     # a score's signature is its name (a ROUGE signature names its options)
     score_signatures = {name: name for name in [data.metric, *data.baselines, data.human]}
     N, M = data.shape

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from metaeval.data.defaults import recognize
 from metaeval.stats.resampling import bootstrap_ci
 from metaeval.stats.significance import bonferroni, pairwise_tests
 from metaeval.studies.deutsch_coverage import (
@@ -136,8 +137,6 @@ def paper_metrics(score_names: Sequence[str], *, recall_oriented: bool) -> dict[
     present = set(score_names)
     found = {paper: name for paper, name in wanted.items() if name in present}
     # the same metrics under a dataset's own spelling (metaeval's key R-2|stem=1|stop=0|F, rouge_2_f, ...)
-    from metaeval.data.defaults import recognize
-
     papers = {"rouge-1": "ROUGE-1", "rouge-2": "ROUGE-2", "rouge-l": "ROUGE-L", "rouge-su4": "ROUGE-SU4",
               "bertscore": "BERTScore"}
     spelled = sorted((hit[2], papers[hit[0]], name) for name in score_names

@@ -43,9 +43,13 @@ from metaeval.stats.agreement import (
     pairwise_accuracy,
     soft_pairwise_accuracy,
     tie_calibrated_accuracy,
+    validate_deltas,
 )
 from metaeval.stats.correlation import batch_corr
 from metaeval.stats.multiplicity import partial_conjunction_test, significance_clusters
+from metaeval.stats.resampling import bootstrap_ci, percentile_interval
+from metaeval.stats.significance import pairwise_tests
+from metaeval.studies.deutsch import paper_column, paper_metrics
 
 __all__ = [
     "DOI",
@@ -129,8 +133,6 @@ def check_deltas(deltas: Any) -> str | list[tuple[float, float]]:
     ValueError: deltas must be 'percentiles' (the paper's buckets: deciles of each metric's own |difference|) or
     fixed bands [[low, high], ...] with 0 <= low < high, got [[1, 0]]; leave it None for the paper's buckets
     """
-    from metaeval.stats.agreement import validate_deltas
-
     if deltas is None:
         return PERCENTILES
     try:
@@ -170,8 +172,7 @@ def delta_table(
          A        3   2.9   0.333333
          B        3   1.0   1.000000
     """
-    rng = np.random.default_rng(rng)
-    seed = int(rng.integers(2**63 - 1))
+    seed = int(np.random.default_rng(rng).integers(2**63 - 1))
     frames = []
     for name, X in mats.items():
         res = delta_correlations(X, Z, deltas=deltas, by=by, coefficient=coefficient, n_resamples=n_resamples,
@@ -278,9 +279,6 @@ def closest_pairs(X: np.ndarray, Z: np.ndarray, *, n_resamples: int = 1000, conf
     >>> r.n_close, round(r.close, 3), round(r.every, 3), r.n_every
     (7, 0.714, 0.929, 28)
     """
-    from metaeval.stats.agreement import delta_correlations
-    from metaeval.stats.resampling import percentile_interval
-
     res = delta_correlations(X, Z, deltas=PERCENTILES, by="metric", coefficient="kendall", n_resamples=n_resamples,
                              confidence_level=confidence_level, rng=rng)
     close, every = float(res.statistic[0]), float(res.statistic[-1])
@@ -335,8 +333,7 @@ def agreement_table(
     """Per metric: system-level pairwise accuracy, acc_eq and its epsilon (system level, the epsilon in the
     metric's units), acc_eq at the summary level, and soft pairwise accuracy (all metrics share the sign
     flips)."""
-    rng = np.random.default_rng(rng)
-    seed = int(rng.integers(2**63 - 1))
+    seed = int(np.random.default_rng(rng).integers(2**63 - 1))
     rows = []
     for name, X in mats.items():
         tie_sys = tie_calibrated_accuracy(X, Z, level="system")
@@ -448,10 +445,7 @@ def unjudged_cis(
     """System-level correlation with the metric's system scores over judged + unjudged documents and the humans'
     over the judged ones, with the Boot-Both interval that resamples the two document sets independently
     (``bootstrap_ci(..., paired_inputs=False)``), next to the judged-only correlation and interval."""
-    from metaeval.stats.resampling import bootstrap_ci
-
-    rng = np.random.default_rng(rng)
-    seed = int(rng.integers(2**63 - 1))
+    seed = int(np.random.default_rng(rng).integers(2**63 - 1))
     rows = []
     for name, X in mats.items():
         if name not in unjudged:
@@ -486,8 +480,6 @@ def is_embedded(dataset: str | os.PathLike[str], ds: Dataset) -> bool:
     >>> is_embedded("realsumm", load("realsumm")), is_embedded("/data/realsumm", load("realsumm"))
     (True, False)
     """
-    from metaeval.studies.deutsch import paper_column
-
     text = os.fspath(dataset)
     # the paper's data only (SummEval, REALSumm and Deutsch et al.'s files): an atlas dataset is embedded too,
     # but has none of the paper's metrics to label
@@ -552,8 +544,6 @@ def choose_metrics(
     metaeval.data.formats.DataError: metrics: dataset 'study' has no score 'ROUGE-1' (its metric scores: METEOR
     (%), ROUGE-2 F1)
     """
-    from metaeval.studies.deutsch import paper_metrics
-
     paper = paper_metrics(ds.score_names, recall_oriented=ds.recall_oriented)
     humans = set(ds.human_scores) | {human}
     available = [s for s in ds.score_names if s not in humans]
@@ -616,8 +606,6 @@ def choose_bucket(
     ValueError: bucket_score must be None, 'human' or one of the metrics ['ROUGE-2', 'QAEval-F1'] (or a score of
     dataset 'realsumm'), got 'ROUGE-3'; set it with -p bucket_score NAME
     """
-    from metaeval.studies.deutsch import paper_metrics
-
     by_label = {label: score for score, label in choice.labels.items()}
     if bucket_score is None and percentiles:
         return BucketChoice(None, "its own score", own=True)
@@ -728,8 +716,6 @@ class ReplicationPlan:
 def _paper_keys(ds: Dataset) -> dict[str, str]:
     """score name -> the key that matches it across datasets: the paper's metric name when the score is one
     of the paper's metrics (any spelling, the dataset's statistic), else the score name itself."""
-    from metaeval.studies.deutsch import paper_metrics
-
     inverse = {v: k for k, v in paper_metrics(ds.score_names, recall_oriented=ds.recall_oriented).items()}
     return {s: inverse.get(s, s) for s in ds.score_names}
 
@@ -849,8 +835,6 @@ def replication_tests(
     >>> tests["realsumm"], tests["summeval"].names
     ("realsumm's own tests", ('ROUGE-2', 'QAEval-F1'))
     """
-    from metaeval.stats.significance import pairwise_tests
-
     tests: dict[str, Any] = {}
     for name, other in plan.datasets.items():
         if other is None:

@@ -49,14 +49,6 @@ PAPER_TABLE1 = {"summeval": PAPER_TABLE1_FABBRI, "realsumm": PAPER_TABLE1_BHANDA
 PAPER_TRIALS = 1000
 
 
-def _progress(iterable, enabled: bool, **kwargs):
-    if not enabled:
-        return iterable
-    from tqdm import tqdm
-
-    return tqdm(iterable, **kwargs)
-
-
 def split_halves(n_systems: int, n_inputs: int, rng: np.random.Generator):
     """Random halves of systems and of inputs: ``(systems_A, systems_B, inputs_A, inputs_B)``, sorted.
 
@@ -112,7 +104,12 @@ def ci_coverage_simulation(
         raise ValueError(f"methods must be among {CI_METHODS}, got {sorted(unknown)}")
     rng = np.random.default_rng(rng)
     rows = []
-    for trial, child in enumerate(_progress(rng.spawn(n_trials), progress, desc="trials")):
+    children = rng.spawn(n_trials)
+    if progress:
+        from tqdm import tqdm
+
+        children = tqdm(children, desc="trials")
+    for trial, child in enumerate(children):
         sa, sb, ia, ib = split_halves(X.shape[0], X.shape[1], child)
         XA, ZA = X[np.ix_(sa, ia)], Z[np.ix_(sa, ia)]
         XB, ZB = X[np.ix_(sb, ib)], Z[np.ix_(sb, ib)]

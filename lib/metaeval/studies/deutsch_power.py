@@ -26,14 +26,6 @@ from metaeval.stats.significance import bootstrap_test, permutation_test, willia
 __all__ = ["RougeOneSubsampler", "power_simulation", "power_table"]
 
 
-def _progress(iterable, enabled: bool, **kwargs):
-    if not enabled:
-        return iterable
-    from tqdm import tqdm
-
-    return tqdm(iterable, **kwargs)
-
-
 @numba.njit(cache=True)
 def _subset_hits(tok, tok_off, ref_tok, ref_off, order, counts, out, n_vocab):  # pragma: no cover - compiled
     """Clipped unigram hits of the first counts[q, s] tokens of each summary s in the order ``order`` (token
@@ -186,7 +178,12 @@ def power_simulation(
     fast = batched and coefficient == "pearson" and set(levels) <= {"system", "summary"}
     batched_trial = SharedDrawTests(X, Z, levels=tuple(levels), n_resamples=n_resamples) if fast else None
     rows = []
-    for trial, child in enumerate(_progress(rng.spawn(n_trials), progress, desc="trials")):
+    children = rng.spawn(n_trials)
+    if progress:
+        from tqdm import tqdm
+
+        children = tqdm(children, desc="trials")
+    for trial, child in enumerate(children):
         Rk = sampler.sample(ks, child)
         if batched_trial is not None:
             pvalues = batched_trial.pvalues(Rk.reshape(len(ks), N, M), tests, child)

@@ -33,12 +33,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import kendalltau, rankdata
 
-from metaeval._io import cache_dir
+from metaeval._io import cache_dir, load_cached, save_cached
+from metaeval._version import __version__
 from metaeval.data.datasets import DataError, Dataset
 from metaeval.data.scoring import rouge_table
 from metaeval.metrics.bleu import bleu_signature, sentence_bleu
-from metaeval.metrics.combination import cross_validate
+from metaeval.metrics.combination import cross_validate, mlp_grid, ridge_grid
 from metaeval.metrics.embeddings import (
     DEFAULT_EMBEDDINGS,
     Embeddings,
@@ -156,13 +158,9 @@ def _embedding_scores(summaries, references, emb: Embeddings, cache: bool):
         sigs = [parse_variant(v).signature(emb.name, emb.dim) for v in EMBEDDING_FEATURES]
         digest.update(json.dumps(sigs).encode())
         digest.update(emb.vectors.tobytes()[:4096])  # cheap guard against another file of the same name
-        from metaeval._version import __version__
-
         digest.update(f"v={__version__}".encode())
         # no pickle in a cache (anyone who can write to a shared cache folder could run code): parquet + npz
         # + JSON, checked before use (metaeval._io.load_cached)
-        from metaeval._io import load_cached
-
         key = cache_dir() / "embeddings" / f"{digest.hexdigest()[:32]}.json"
         entry = load_cached(key, what="cached embedding scores",
                             validate=lambda e: _invalid_embedding_entry(e, len(summaries)))
@@ -171,8 +169,6 @@ def _embedding_scores(summaries, references, emb: Embeddings, cache: bool):
     frame = score(summaries, references, EMBEDDING_FEATURES, embeddings=emb)
     diff = centroid_difference(summaries, references, embeddings=emb)
     if key is not None:
-        from metaeval._io import save_cached
-
         save_cached(key, frames={"scores": frame}, arrays={"centroid_difference": diff})
     return frame, diff
 
@@ -249,8 +245,6 @@ def searches(grid: Any, n_targets: int) -> dict[str, Any]:
     >>> s["S-ROUGE"], s["S-CENT"], [p["alpha"] for p in s["ridge"]]
     ('one', ({'depth': 3, 'width': 64, 'alpha': 0.01, 'early_stopping': True, 'patience': 5},), [10.0])
     """
-    from metaeval.metrics.combination import mlp_grid, ridge_grid
-
     if isinstance(grid, str) and grid == "paper":
         s_grid: Any = PAPER_PRESET["several" if n_targets > 1 else "single"]
         out = {"S-ROUGE": s_grid, "M-ROUGE": PAPER_PRESET["multitask"], "S-CENT": None, "M-CENT": None}
@@ -281,8 +275,6 @@ def describe_searches(search: Mapping[str, Any], *, folds: int, inner_folds: int
     (3 x 64, L2 0.01), early stopping (patience 5 epochs); M-ROUGE: the same; S-CENT / M-CENT: the same; ridge:
     1 penalty (10).
     """
-    from metaeval.metrics.combination import mlp_grid
-
     def text(grid: Any) -> str:
         configs = mlp_grid(grid) if isinstance(grid, str) else [dict(p) for p in grid]
         parts = "; ".join(f"{int(p['depth'])} x {int(p['width'])}, L2 {p['alpha']:g}" for p in configs)
@@ -491,8 +483,6 @@ def _corr_rows(A: np.ndarray) -> np.ndarray:
 
 def _pairwise_corr(stack: np.ndarray, level: str, coefficient: str) -> np.ndarray:
     """Correlations between every pair of K metrics (K, N, M) at a level, as :func:`level_corr` computes them."""
-    from scipy.stats import rankdata
-
     def corr(A: np.ndarray) -> np.ndarray:
         return _corr_rows(rankdata(A, axis=1) if coefficient == "spearman" else A)
 
@@ -551,8 +541,6 @@ def ranking_table(
     corr = {c: np.asarray(level_corr(stack, Z[None], level, c), dtype=float) for c in ("pearson", "spearman")}
     if level == "global":
         # scipy's O(n log n) tau-b (the same coefficient) instead of all pairs of the pooled cells
-        from scipy.stats import kendalltau
-
         corr["kendall"] = np.array([kendalltau(m.ravel(), Z.ravel()).statistic for m in stack], dtype=float)
     else:
         corr["kendall"] = np.asarray(level_corr(stack, Z[None], level, "kendall"), dtype=float)

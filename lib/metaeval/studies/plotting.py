@@ -5,12 +5,15 @@ legends over data (the check ``save_figure`` runs when ``METAEVAL_FIGURE_CHECK``
 
 from __future__ import annotations
 
+import hashlib
 import os
+import textwrap
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 
 __all__ = ["show_table", "html_cells", "interval_errorbar", "FigureLayoutError", "FigureLayoutWarning", "LayoutProblem",
            "delta_figure", "layout_problems", "save_figure", "use_compendium_style", "wrap_label"]
@@ -47,8 +50,6 @@ def wrap_label(text: str, width: int = 40) -> str:
     Spearman correlation with the
     expert relevance judgments
     """
-    import textwrap
-
     return "\n".join(textwrap.wrap(text, width)) if len(text) > width else text
 
 
@@ -100,8 +101,6 @@ def show_table(frame, *, digits: int = 3, index: bool | None = None, caption: st
     frame = frame.to_frame() if isinstance(frame, pd.Series) else frame
     keep_index = index if index is not None else any(name is not None for name in frame.index.names)
     shown = frame.rename(columns=lambda c: str(c).replace("_", " ") if isinstance(c, str) else c)
-    import hashlib
-
     # pandas names a Styler's HTML ids from a random uuid: a reproducible id (from the table's content) keeps the
     # executed notebook byte-identical across reruns, and distinct tables get distinct ids
     uuid = hashlib.sha256(shown.to_csv().encode("utf-8")).hexdigest()[:8]
@@ -132,8 +131,6 @@ def interval_errorbar(ax, x, y, *, xerr=None, yerr=None, **kwargs):
     [0.25, 0.5]
     >>> plt.close(fig)
     """
-    import numpy as np
-
     err = xerr if xerr is not None else yerr
     if err is None:
         return ax.errorbar(x, y, **kwargs)
@@ -263,7 +260,6 @@ def layout_problems(fig, *, canvas: str = "saved") -> list[LayoutProblem]:
 
 def _legend_over_data(ax, box) -> LayoutProblem | None:
     """A problem when a plotted point or vertex of ``ax`` lies inside the legend box ``box`` (pixels)."""
-    import numpy as np
     from matplotlib.text import Text
 
     points = []
@@ -347,7 +343,6 @@ def significance_heatmap(pvalues, *, alpha: float = 0.05, labels=None, title: st
         A key to the labels' abbreviations, printed under the figure.
     """
     import matplotlib.pyplot as plt
-    import numpy as np
     import pandas as pd
 
     p = pvalues.to_numpy() if isinstance(pvalues, pd.DataFrame) else np.asarray(pvalues, dtype=float)
@@ -372,12 +367,8 @@ def significance_heatmap(pvalues, *, alpha: float = 0.05, labels=None, title: st
     ax.set_xlabel(f"column {what} (loses)")
     ax.set_ylabel(f"row {what} (wins)")
     if key:
-        import textwrap
-
         ax.figure.text(0.01, 0.005, textwrap.fill(f"Key: {key}", 110), fontsize=7, va="bottom", ha="left")
     if title:
-        import textwrap
-
         # a title wider than the axes would run over the colorbar's label: wrap each line to the axes' width
         # (about 60% of the figure once the colorbar is placed; ~0.55 em per character at 10 pt)
         chars = max(24, int(0.6 * ax.figure.get_figwidth() * 72 / (0.55 * 10)))
@@ -398,7 +389,6 @@ def delta_figure(delta, *, title: str = "", xlabel: str = "", units: str = "", a
     buckets). Buckets without a statistic draw nothing.
     """
     import matplotlib.pyplot as plt
-    import numpy as np
 
     names = list(dict.fromkeys(delta["metric"]))
     if ax is None:
@@ -434,8 +424,6 @@ def delta_figure(delta, *, title: str = "", xlabel: str = "", units: str = "", a
     ax.axhline(0, color="grey", linewidth=0.8)
     ax.set_ylabel("Kendall's τ over the pairs (95% Boot-Both CI)")
     if title:
-        import textwrap
-
         # a long dataset or score name (a user's folder) must not run the title over the y label: past 100
         # characters (the embedded datasets' titles are 97-99) it goes on two lines
         ax.set_title(title if len(title) <= 100 else textwrap.fill(title, 90), fontsize=10)

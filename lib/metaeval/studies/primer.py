@@ -14,12 +14,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from scipy.stats import binomtest, kendalltau
 
 from metaeval._markup import md_text
 from metaeval.data.synthetic import synthetic
+from metaeval.stats.alt_test import alt_test
 from metaeval.stats.correlation import correlate, fisher_ci
+from metaeval.stats.reliability import MIN_SIZES, disattenuate, krippendorff_alpha, noise_ceiling
 from metaeval.stats.resampling import bootstrap_ci, draw_indices
 
 __all__ = ["TOY_METRIC", "TOY_HUMAN", "TOY_RATINGS", "TOY_JUDGE",
@@ -120,8 +124,6 @@ def true_coverage(n_systems: int, n_inputs: int, *, system_correlation: float, s
 def coverage_summary(trials: pd.DataFrame, *, nominal: float = 0.95) -> pd.DataFrame:
     """Coverage per level and method with its exact (Clopper-Pearson) 95% interval and the two-sided exact
     binomial test of "true coverage = nominal"."""
-    from scipy.stats import binomtest
-
     rows = []
     for (level, method), group in trials.groupby(["level", "method"], sort=False):
         k, n = int(group.covered.sum()), len(group)
@@ -201,8 +203,6 @@ def exercise_answers(distributions: pd.DataFrame | None = None) -> ExerciseAnswe
     swapped = TOY_HUMAN.copy()
     swapped[[0, 3], 0] = swapped[[3, 0], 0]
     low, high = fisher_ci(TOY_METRIC, TOY_HUMAN, level="system").confidence_interval
-    from scipy.stats import kendalltau
-
     per_input = tuple(float(kendalltau(TOY_METRIC[:, j], TOY_HUMAN[:, j]).statistic)
                       for j in range(TOY_METRIC.shape[1]))
     widest = None
@@ -221,8 +221,6 @@ def exercise_answers(distributions: pd.DataFrame | None = None) -> ExerciseAnswe
 
 
 def _toy_alt_advantage() -> tuple[float, float]:
-    from metaeval.stats.alt_test import alt_test
-
     res = alt_test(TOY_JUDGE, TOY_RATINGS, min_items=2)  # 4 items: far below the real minimum, for hand work
     return float(res.judge_advantage[0]), float(res.human_advantage[0])
 
@@ -311,8 +309,6 @@ def check(exercise: int, value, *, distributions: pd.DataFrame | None = None, to
 
 def plot_levels(X, Z, steps: dict, *, title: str = "The toy matrix at three levels"):
     """Three panels: the system means, the per-input scatter, all cells."""
-    import matplotlib.pyplot as plt
-
     fig, axes = plt.subplots(1, 3, figsize=(10, 3.4), layout="constrained")
     means = steps["system_means"]
     axes[0].scatter(means.iloc[:, 0], means.iloc[:, 1], color="C0")
@@ -332,8 +328,6 @@ def plot_levels(X, Z, steps: dict, *, title: str = "The toy matrix at three leve
 
 def plot_sampling_distribution(frame: pd.DataFrame):
     """Histograms of r over the simulated studies, one panel per level, with the population value marked."""
-    import matplotlib.pyplot as plt
-
     levels = list(dict.fromkeys(frame.level))
     fig, axes = plt.subplots(1, len(levels), figsize=(9, 3.2), layout="constrained", squeeze=False)
     for ax, level in zip(axes[0], levels):
@@ -348,8 +342,6 @@ def plot_sampling_distribution(frame: pd.DataFrame):
 
 def plot_coverage(summary: pd.DataFrame, *, nominal: float = 0.95):
     """Coverage per method and level with exact binomial intervals; the nominal level dashed."""
-    import matplotlib.pyplot as plt
-
     levels = list(dict.fromkeys(summary.level))
     fig, axes = plt.subplots(1, len(levels), figsize=(9, 3.2), layout="constrained", sharey=True, squeeze=False)
     for ax, level in zip(axes[0], levels):
@@ -367,8 +359,6 @@ def plot_coverage(summary: pd.DataFrame, *, nominal: float = 0.95):
 
 def plot_resampling_schemes(counts: dict[str, np.ndarray]):
     """One bootstrap resample under each scheme: how often each (system, input) cell is drawn."""
-    import matplotlib.pyplot as plt
-
     fig, axes = plt.subplots(1, len(counts), figsize=(10, 3.4), layout="constrained")
     vmax = max(int(c.max()) for c in counts.values())
     for ax, (name, count) in zip(axes, counts.items()):
@@ -382,8 +372,6 @@ def plot_resampling_schemes(counts: dict[str, np.ndarray]):
 
 def plot_bootstrap_distributions(frame: pd.DataFrame, *, statistic: float, title: str):
     """The three bootstrap distributions of one metric's correlation, overlaid, with the observed value."""
-    import matplotlib.pyplot as plt
-
     fig, ax = plt.subplots(figsize=(7, 3.4), layout="constrained")
     bins = np.linspace(frame.r.min(), frame.r.max(), 40).tolist()
     for k, (name, part) in enumerate(frame.groupby("scheme", sort=False)):
@@ -417,8 +405,6 @@ def reliability_table(ds, scores, metric: str, *, n_resamples: int = 200, rng=No
     >>> t["note"].iloc[-1]
     'not a score of this dataset'
     """
-    from metaeval.stats.reliability import MIN_SIZES, disattenuate, krippendorff_alpha, noise_ceiling
-
     gen = np.random.default_rng(rng)
     rows = []
     X = ds.matrix(metric)

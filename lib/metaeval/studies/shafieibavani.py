@@ -25,7 +25,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from metaeval._io import cache_dir
+from metaeval._io import cache_dir, load_cached, save_cached
 from metaeval.metrics import grouge
 from metaeval.stats.correlation import Coefficient, Level, correlate
 from metaeval.stats.resampling import bootstrap_ci
@@ -78,8 +78,6 @@ def grouge_parts(ds, measures: Sequence[str] = ("grouge-1", "grouge-2", "grouge-
         key = cache_dir() / "grouge" / "tables" / f"{digest.hexdigest()[:32]}.json"
     # no pickle in a cache (anyone who can write to a shared cache folder could run code): parquet + JSON,
     # checked before use (metaeval._io.load_cached)
-    from metaeval._io import load_cached, save_cached
-
     entry = None if key is None else load_cached(key, what="cached GRouge tables",
                                                   validate=lambda e: _invalid_parts(e, slugs, len(summaries)))
     if entry is not None:
@@ -199,8 +197,7 @@ def lam_curve(parts: tuple[np.ndarray, np.ndarray], Z: np.ndarray, lams: Sequenc
     All lam values share the same bootstrap resamples (the generator is re-seeded from one draw), so
     the curve's shape is not resampling noise.
     """
-    rng = np.random.default_rng(rng)
-    seed = int(rng.integers(1 << 62))
+    seed = int(np.random.default_rng(rng).integers(1 << 62))
     rows = []
     for lam in lams:
         X = at_lam(parts, float(lam))
@@ -262,8 +259,7 @@ def lam_tests(parts: tuple[np.ndarray, np.ndarray], Z: np.ndarray, lams: Sequenc
     best lam on the same data and then testing it is a selection: the notebook reports the smallest p-value
     with a Holm adjustment over the lams tested.
     """
-    rng = np.random.default_rng(rng)
-    seed = int(rng.integers(1 << 62))
+    seed = int(np.random.default_rng(rng).integers(1 << 62))
     R = at_lam(parts, 1.0)
     rows = []
     for lam in lams:
