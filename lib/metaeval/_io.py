@@ -50,10 +50,10 @@ NUMBA_CACHE_MARK = ".metaeval-numba-cache"
 NUMBA_CACHES_KEPT = 3
 
 
-def numba_fingerprint(package: Path | None = None) -> str:
+def numba_fingerprint() -> str:
     """16 hex digits of the sha256 of the path and bytes of every module of the package whose source names numba
     (every module with a compiled function, and so every module a compiled function can call)."""
-    package = package or Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parent
     digest = hashlib.sha256()
     for path in sorted(package.rglob("*.py")):
         data = path.read_bytes()

@@ -20,7 +20,6 @@ staging folders left by a killed run (SIGTERM, SIGKILL, power loss) are removed 
 
 from __future__ import annotations
 
-import errno
 import fnmatch
 import json
 import os
@@ -87,13 +86,8 @@ def is_editor_artefact(rel: str) -> bool:
     """
     parts = rel.rstrip("/").split("/")
     folders = parts if rel.endswith("/") else parts[:-1]  # git names an untracked folder "name/"
-    for pattern in EDITOR_ARTEFACTS:
-        if pattern.endswith("/"):
-            if pattern[:-1] in folders:
-                return True
-        elif fnmatch.fnmatchcase(parts[-1], pattern):
-            return True
-    return False
+    return any(pattern[:-1] in folders if pattern.endswith("/") else fnmatch.fnmatchcase(parts[-1], pattern)
+               for pattern in EDITOR_ARTEFACTS)
 
 
 def _is_runner_file(name: str) -> bool:
@@ -122,12 +116,9 @@ def read_manifests(folder: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
     return found
 
 
-def read_manifest(folder: str | os.PathLike[str], notebook: str | None = None) -> dict[str, Any] | None:
-    """The manifest of ``notebook``'s run in a folder (or of its only run), or None."""
-    found = read_manifests(folder)
-    if notebook is not None:
-        return found.get(notebook)
-    return next(iter(found.values())) if len(found) == 1 else None
+def read_manifest(folder: str | os.PathLike[str], notebook: str) -> dict[str, Any] | None:
+    """The manifest of ``notebook``'s run in a folder, or None."""
+    return read_manifests(folder).get(notebook)
 
 
 def write_manifest(folder: str | os.PathLike[str], notebook: str, parameters: Mapping[str, Any],
@@ -183,37 +174,13 @@ def _shown(names: list[str], total: int) -> str:
     return ", ".join(names[:3]) + (f" and {total - 3} more" if total > 3 else "")
 
 
-def _git_restorable(target: Path, notebook: str) -> bool:
-    """True for a results folder of ``notebook`` written before manifests existed, whose files are all
-    tracked by git and unmodified: replacing it loses nothing that ``git checkout`` cannot restore."""
-    import subprocess
-
-    root = _resources.project_root().resolve()
-    if not target.is_relative_to(root / "results") or not (target / f"{notebook}.ipynb").is_file():
-        return False
-    try:
-        tracked = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--", str(target)],
-                                 capture_output=True, check=True, timeout=30).stdout.split(b"\0")
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "-z", "--untracked-files=all",
-                                "--ignored", "--", str(target)], capture_output=True, check=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError):
-        return False
-    present = {(target / f).relative_to(root).as_posix() for f in _files(target) if not is_editor_artefact(f)}
-    # porcelain -z entries are "XY path"; what editors left is ignored like in a folder with manifests
-    changes = [entry[3:] for entry in dirty.decode(errors="replace").split("\0") if len(entry) > 3]
-    prefix = target.relative_to(root).as_posix() + "/"
-    changes = [c for c in changes if not is_editor_artefact(c.removeprefix(prefix))]
-    return bool(present) and present <= {t.decode() for t in tracked if t} and not changes
-
-
 def check_target(folder: str | os.PathLike[str], notebook: str, given: str | os.PathLike[str] | None = None,
                  paper: str | None = None) -> Path:
     """Return the resolved folder if a run of ``notebook`` may write there; raise :class:`OutputDirError`.
 
     Allowed: a folder that does not exist, an empty folder, a folder holding only previous runs (this
     notebook's files unchanged; other notebooks' runs only if they are of the same ``paper``, and they are
-    kept), or a results folder of that notebook from before manifests whose files git tracks unmodified.
-    ``given`` is the folder as the user wrote it.
+    kept). ``given`` is the folder as the user wrote it.
     """
     name = repr(str(given if given is not None else folder))
     target = Path(folder).expanduser().resolve()
@@ -228,8 +195,6 @@ def check_target(folder: str | os.PathLike[str], notebook: str, given: str | os.
     if not present and not manifests:
         return target
     if not manifests:
-        if _git_restorable(target, notebook):
-            return target
         raise OutputDirError(
             f"refusing output_dir {name}: the folder is not empty and was not written by metaeval "
             f"(no {MANIFEST}; it holds {_shown(entries, len(entries))}); a run replaces its whole folder, so "
@@ -286,10 +251,8 @@ def _pid_alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
+    except OSError:  # PermissionError: another user's process, alive
         return True
-    except OSError as exc:  # pragma: no cover
-        return exc.errno != errno.ESRCH
     return True
 
 
@@ -336,8 +299,8 @@ RUNNER_MARKS = (STAGING_MARK, f"{MANIFEST_PREFIX}*.json")
 
 def remove_run_folder(path: str | os.PathLike[str]) -> bool:
     """Remove a folder only if a run or card wrote it (a staging folder it marked, or a run or backup holding its
-    manifest); any other folder stays. True if removed. A folder known by its manifests only goes if every file in it is
-    one they list, with the content they recorded, or a manifest, a runner file or an editor's artefact
+    manifest); any other folder stays. True if removed. A folder known by its manifests only goes if every file
+    in it is one they list, with the content they recorded, or a manifest, a runner file or an editor's artefact
     (:data:`EDITOR_ARTEFACTS`): a file a user added or edited there (notes in a ``.failed`` folder) keeps it."""
     path = Path(path)
     if (path / STAGING_MARK).is_file():  # the runner made it and only the run writes there
@@ -345,9 +308,8 @@ def remove_run_folder(path: str | os.PathLike[str]) -> bool:
     listed = {name: digest for m in read_manifests(path).values() for name, digest in m["files"].items()}
 
     def owns(name: str) -> bool:
-        if _is_runner_file(name) or is_editor_artefact(name):
-            return True
-        return name in listed and (path / name).is_file() and sha256(path / name) == listed[name]
+        return (_is_runner_file(name) or is_editor_artefact(name)
+                or name in listed and (path / name).is_file() and sha256(path / name) == listed[name])
 
     return remove_own_tree(path, RUNNER_MARKS, owns)
 
@@ -421,10 +383,8 @@ def keep_failed(staging: Path, final: Path, notebook: str, parameters: Mapping[s
     write_manifest(staging, notebook, parameters, status="failed", paper=paper)
     if failed.exists():
         old = read_manifest(failed, notebook)
-        if old is None or old.get("status") != "failed":
-            # not ours: leave it, and keep the failed run under another name
-            failed = final.parent / f"{failed.name}-{os.getpid()}"
-        elif not remove_run_folder(failed):  # a file the user added or edited there: keep it all, and this run apart
+        # not ours, or ours with a file the user added or edited there: leave it, and keep this run apart
+        if old is None or old.get("status") != "failed" or not remove_run_folder(failed):
             failed = final.parent / f"{failed.name}-{os.getpid()}"
     (staging / STAGING_MARK).unlink(missing_ok=True)
     os.replace(staging, failed)

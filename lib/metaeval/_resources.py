@@ -45,20 +45,22 @@ def project_root() -> Path:
     return _PACKAGE.parents[1] if is_checkout() else Path.cwd().resolve()
 
 
-def data_root() -> Path:
-    """The folder of embedded data (``$METAEVAL_DATA`` if set)."""
-    env = os.environ.get("METAEVAL_DATA")
+def _folder(variable: str, name: str) -> Path:
+    """``$variable``, else the checkout's ``<root>/<name>``, else the wheel's ``metaeval/_<name>``."""
+    env = os.environ.get(variable)
     if env:
         return Path(env)
-    return _PACKAGE.parents[1] / "data" if is_checkout() else _PACKAGE / "_data"
+    return _PACKAGE.parents[1] / name if is_checkout() else _PACKAGE / f"_{name}"
+
+
+def data_root() -> Path:
+    """The folder of embedded data (``$METAEVAL_DATA`` if set)."""
+    return _folder("METAEVAL_DATA", "data")
 
 
 def notebooks_root() -> Path:
     """The folder of the numbered analysis notebooks (``$METAEVAL_NOTEBOOKS`` if set)."""
-    env = os.environ.get("METAEVAL_NOTEBOOKS")
-    if env:
-        return Path(env)
-    return _PACKAGE.parents[1] / "notebooks" if is_checkout() else _PACKAGE / "_notebooks"
+    return _folder("METAEVAL_NOTEBOOKS", "notebooks")
 
 
 def sha256(path: str | os.PathLike[str]) -> str:
@@ -142,6 +144,19 @@ def _unlisted(rel: str, root: Path) -> ChecksumError:
         f"meant to be part of the data, add its line (`cd {root} && sha256sum {rel} >> SHA256SUMS`)")
 
 
+def _listed_files(folder: Path, root: Path, table: dict[str, str]) -> dict[str, Path]:
+    """``{relative path: path}`` of the files of ``folder`` (in the data folder ``root``) that ``table`` lists;
+    raises :class:`ChecksumError` for a data file it does not list."""
+    found = {}
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        rel = path.relative_to(root).as_posix()
+        if rel in table:
+            found[rel] = path
+        elif not is_documentation(rel):
+            raise _unlisted(rel, root)
+    return found
+
+
 def data_files() -> dict[str, Path]:
     """``{relative path: path}`` of every embedded data file (those ``SHA256SUMS`` lists), checking that the
     data folder holds no other data file (documentation files aside, :func:`is_documentation`).
@@ -155,13 +170,7 @@ def data_files() -> dict[str, Path]:
     table = _read_checksums(root)
     if not table:  # no checksum list (a bare data folder given by $METAEVAL_DATA): nothing to check against
         return {}
-    found = {}
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        rel = path.relative_to(root).as_posix()
-        if rel in table:
-            found[rel] = path
-        elif not is_documentation(rel):
-            raise _unlisted(rel, root)
+    found = _listed_files(root, root, table)
     missing = sorted(set(table) - set(found))
     if missing:
         raise ChecksumError(f"embedded data file {missing[0]} is missing from {root}; restore it from the repository")
@@ -189,14 +198,9 @@ def refuse_unlisted(folders: Iterable[str | os.PathLike[str]]) -> None:
         return
     for folder in folders:
         folder = Path(folder).resolve()
-        try:
-            folder.relative_to(root)
-        except ValueError:
+        if not folder.is_relative_to(root):
             continue
-        for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-            rel = path.relative_to(root).as_posix()
-            if rel not in table and not is_documentation(rel):
-                raise _unlisted(rel, root)
+        _listed_files(folder, root, table)
         prefix = folder.relative_to(root).as_posix().rstrip("/") + "/"
         missing = sorted(rel for rel in table if rel.startswith(prefix) and "/" not in rel[len(prefix):]
                          and not (root / rel).exists())

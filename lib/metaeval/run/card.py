@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import metaeval.studies.card as _card
-from metaeval.run.notebooks import materialize, quiet_kernel_manager, resolve_kernel
-from metaeval.run.paths import find_notebook, project_root
+from metaeval.run.notebooks import execute
+from metaeval.run.paths import find_notebook
 
 __all__ = ["make_card", "execute_card_notebook"]
 
@@ -32,17 +32,12 @@ def execute_card_notebook(parameters: Mapping[str, Any], executed: str | os.Path
     RuntimeError
         A cell failed: the message names the cell and the error.
     """
-    import papermill
     from papermill.exceptions import PapermillExecutionError
 
     with tempfile.TemporaryDirectory(prefix="metaeval-card-") as scratch:
-        source = materialize(find_notebook(_card.CARD_NOTEBOOK), scratch)
         try:
-            papermill.execute_notebook(
-                str(source), str(executed), parameters=dict(parameters), kernel_name=resolve_kernel(),
-                cwd=str(project_root()), progress_bar=False, shutdown_kernel="immediate",
-                extra_arguments=["--HistoryManager.enabled=False"],
-                kernel_manager_class=quiet_kernel_manager(Path(scratch) / "kernel.log"))
+            execute(find_notebook(_card.CARD_NOTEBOOK), Path(executed), parameters,
+                     kernel_log=Path(scratch) / "kernel.log", progress_bar=False)
         except PapermillExecutionError as exc:
             raise RuntimeError(
                 f"the card notebook failed in cell {exc.cell_index}: {exc.ename}: {exc.evalue}") from None

@@ -31,12 +31,17 @@ from typing import Any
 __all__ = ["main"]
 
 
+def _methods(args) -> list[str]:
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    if not methods:
+        raise SystemExit(f"metaeval {args.command}: --methods is empty")
+    return methods
+
+
 def _rouge_variants(args):
     from metaeval.metrics.variants import RougeVariant, parse_measure
 
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    if not methods:
-        raise SystemExit("metaeval rouge: --methods is empty")
+    methods = _methods(args)
     choice = {"both": (False, True), "yes": (True,), "no": (False,)}
     modes = {"A": ("A",), "B": ("B",), "AB": ("A", "B")}[args.refs]
     # --stem/--stop not given: both for ROUGE-1.5.5's tokens, no for the Unicode tokenizer (opt-in stemming)
@@ -143,12 +148,9 @@ def cmd_rouge(args) -> int:
 def cmd_grouge(args) -> int:
     from metaeval.metrics.grouge import parse_variant, score
 
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    if not methods:
-        raise SystemExit("metaeval grouge: --methods is empty")
     try:
         variants = [parse_variant(m, lam=args.lam, stem=args.stem == "yes", stop=args.stop == "yes",
-                                  topk=None if args.topk == 0 else args.topk) for m in methods]
+                                  topk=None if args.topk == 0 else args.topk) for m in _methods(args)]
     except ValueError as exc:
         raise SystemExit(f"metaeval grouge: {exc}")
     ids, peers, refs, passthrough = _read_scoring_input(Path(args.input))
@@ -311,11 +313,11 @@ def cmd_params(args) -> int:
 def cmd_prepare_ci(args) -> int:
     """Write every notebook with its small CI parameters injected (for nbval), without running it."""
     import papermill
-    import yaml
 
-    from metaeval.run.notebooks import list_notebooks, materialize, notebooks_dir, notebook_parameters
+    from metaeval.run.notebooks import list_notebooks, materialize, notebook_parameters
+    from metaeval.run.presets import read_preset
 
-    table = yaml.safe_load((notebooks_dir() / "ci_parameters.yml").read_text()) or {}
+    table = read_preset("ci")
     known = {p.stem for p in list_notebooks()}
     stale = sorted(set(table) - known)
     if stale:

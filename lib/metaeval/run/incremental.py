@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import importlib
-import importlib.util
 import json
 import os
 from collections.abc import Mapping
@@ -63,44 +61,19 @@ def _relative(path: Path) -> str:
 
 @lru_cache(maxsize=None)
 def _module_file(name: str) -> Path | None:
-    """The source file of the metaeval module ``name`` (also a short alias such as ``metaeval.deutsch``), or
-    None when ``name`` is not a module (an attribute such as ``metaeval.correlate`` is resolved to the module
-    that defines it)."""
-    if name != "metaeval" and not name.startswith("metaeval."):
-        return None
-    # Resolved from the package's files first: importing a module to find its file (find_spec imports the
-    # parent packages) would cost a no-op run-all the import of the whole library (numba, scipy: seconds).
+    """The source file of the metaeval module ``name``, of the module a short alias (``metaeval.deutsch``) or a
+    lazy name of the package (``metaeval.correlate``) loads, or None (an attribute of a module, such as
+    ``metaeval.stats.correlation.correlate``: that module is a dependency already and its imports are followed).
+    Read from the package's files and tables: importing a module to find its file would cost a no-op run-all the
+    import of the whole library (numba, scipy: seconds)."""
+    import metaeval
+
     local = _file_of(name)
-    if local is not None:
-        return local
-    parent = name.rpartition(".")[0]
-    if parent.count(".") >= 1 and (_file_of(parent) is not None or _module_file(parent) is not None):
-        # an attribute of a module (``metaeval.stats.correlation.correlate``, ``metaeval.datasets.load`` through
-        # a short alias): that module is a dependency already and every import it makes is followed (no module
-        # but the top-level package defines lazy names; those are resolved below)
-        return None
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        spec = None
-    if spec is not None and spec.origin and spec.origin.endswith(".py"):
-        return Path(spec.origin).resolve()
     parent, _, attr = name.rpartition(".")
-    try:
-        if spec is not None:  # a short alias: its loader names the module of the layer it loads
-            target = getattr(spec.loader, "target", None)
-            if isinstance(target, str) and _file_of(target) is not None:
-                return _file_of(target)
-            origin = importlib.import_module(name).__spec__.origin  # type: ignore[union-attr]
-            return Path(origin).resolve() if origin else None
-        owner = getattr(importlib.import_module(parent), attr, None) if parent else None
-    except ImportError:
-        return None
-    module = getattr(owner, "__module__", None)
-    if isinstance(owner, type(os)):  # a module reached as an attribute
-        origin = owner.__spec__.origin if owner.__spec__ else None
-        return Path(origin).resolve() if origin else None
-    return _module_file(module) if isinstance(module, str) and module != parent else None
+    if local is not None or parent != "metaeval":
+        return local
+    target = metaeval._ALIASES.get(attr) or metaeval._LAZY.get(attr)
+    return _file_of(target) if target else None
 
 
 def _file_of(name: str) -> Path | None:

@@ -55,6 +55,7 @@ __all__ = [
     "default_output_dir",
     "read_notebook",
     "materialize",
+    "execute",
     "quiet_kernel_manager",
     "run_notebook",
     "check_run",
@@ -143,7 +144,7 @@ def resolve_output_dir(notebook: str | os.PathLike, parameters: Mapping[str, Any
     path = find_notebook(notebook)
     declared = notebook_parameters(path)
     parameters = dict(parameters or {})
-    paper = str(notebook_metadata(path).get("paper") or path.stem)
+    paper = _paper(path)
     dataset = parameters.get("dataset", declared.get("dataset"))
     changed = {k: v for k, v in parameters.items()
                if k not in ("output_dir", "dataset") and k in declared and not _same(v, declared[k])}
@@ -160,8 +161,7 @@ def resolve_output_dir(notebook: str | os.PathLike, parameters: Mapping[str, Any
 def default_output_dir(notebook: str | os.PathLike, dataset: Any = None) -> str:
     """``results/<paper>/<dataset>``: where a notebook writes when ``output_dir`` is None (the paper comes from
     the notebook metadata ``metaeval.paper``, the dataset name from the ``dataset`` parameter or path)."""
-    paper = notebook_metadata(notebook).get("paper") or find_notebook(notebook).stem
-    return _rule(paper, dataset if dataset is not None else "default")
+    return _rule(_paper(find_notebook(notebook)), dataset if dataset is not None else "default")
 
 
 @dataclass(frozen=True)
@@ -294,9 +294,7 @@ def run_notebook(
         Unknown notebook or parameter, or an output folder it may not replace (before anything runs);
         :class:`NotebookFailed` for a failed cell (which one, and the error).
     """
-    import papermill
     from papermill.exceptions import PapermillExecutionError
-
 
     path, parameters, final = check_run(notebook, parameters)
     declared = notebook_parameters(path)
@@ -314,35 +312,17 @@ def run_notebook(
     final.parent.mkdir(parents=True, exist_ok=True)
     staging = staging_dir(final)
     executed = staging / f"{path.stem}.ipynb"
-    engine: dict[str, Any] = {"shutdown_kernel": "immediate"}
-    if progress is not None:
-        engine["stderr_file"] = _ProgressRelay(progress)
+    engine: dict[str, Any] = {} if progress is None else {"stderr_file": _ProgressRelay(progress)}
     scratch_log = None
-    log_path = None
-    if not log_output:
-        if kernel_log is None:
-            scratch_log = Path(tempfile.mkstemp(prefix="metaeval-kernel-", suffix=".log")[1])
-        log_path = Path(kernel_log) if kernel_log else Path(str(scratch_log))
-    engine["kernel_manager_class"] = quiet_kernel_manager(log_path)
+    if not log_output and not kernel_log:
+        scratch_log = Path(tempfile.mkstemp(prefix="metaeval-kernel-", suffix=".log")[1])
     start = time.perf_counter()
     try:
         for attempt in range(_KERNEL_STARTS):
             try:
-                # papermill runs an .ipynb: generate it from the source outside the output folder
-                with tempfile.TemporaryDirectory(prefix="metaeval-nb-") as scratch:
-                    source = materialize(path, scratch)
-                    papermill.execute_notebook(
-                        str(source),
-                        str(executed),
-                        parameters=_injected(declared, parameters, staging),
-                        kernel_name=resolve_kernel(kernel_name),
-                        cwd=str(project_root()),
-                        log_output=log_output,
-                        progress_bar=progress_bar,
-                        # concurrent kernels (sweeps) must not contend for IPython's history database
-                        extra_arguments=["--HistoryManager.enabled=False"],
-                        **engine,
-                    )
+                execute(path, executed, _injected(declared, parameters, staging), kernel_name=kernel_name,
+                         kernel_log=None if log_output else kernel_log or scratch_log, log_output=log_output,
+                         progress_bar=progress_bar, **engine)
                 break
             except RuntimeError as exc:
                 # A kernel that never answered ran no cell, so starting another one is safe. This happened
@@ -367,9 +347,8 @@ def run_notebook(
         if scratch_log is not None and scratch_log.exists() and scratch_log.stat().st_size:
             shutil.copyfile(scratch_log, staging / "kernel.log")
         failed = keep_failed(staging, final, path.stem, effective, message, paper=_paper(path))
-        shown = failed.relative_to(project_root()) if failed.is_relative_to(project_root()) else failed
-        raise NotebookFailed(f"{message} (what it produced is in {shown}; the previous results are untouched)"
-                             ) from None
+        raise NotebookFailed(f"{message} (what it produced is in {_shown(failed)}; the previous results are "
+                             "untouched)") from None
     except BaseException as exc:
         remove_run_folder(staging)
         if not isinstance(exc, Exception):
@@ -391,6 +370,24 @@ def run_notebook(
     manifest = read_manifest(final, path.stem) or {}
     record_run(final, path.stem, inputs, manifest.get("files", {}))
     return RunResult(path.stem, final, final / executed.name, time.perf_counter() - start)
+
+
+def execute(path: Path, output: Path, parameters: Mapping[str, Any], *, kernel_log: str | os.PathLike | None,
+             kernel_name: str | None = None, **options: Any) -> None:
+    """Run the notebook source ``path`` with papermill into ``output`` as the runner does: its ``.ipynb``
+    generated in a scratch folder (never in the output folder), the kernel (:func:`resolve_kernel`) in the
+    compendium root writing its own diagnostics to ``kernel_log`` (None: the terminal, :func:`quiet_kernel_manager`);
+    ``options`` go to ``papermill.execute_notebook``. Raises what papermill raises (a failed cell:
+    ``PapermillExecutionError``)."""
+    import papermill
+
+    with tempfile.TemporaryDirectory(prefix="metaeval-nb-") as scratch:
+        papermill.execute_notebook(
+            str(materialize(path, scratch)), str(output), parameters=dict(parameters),
+            kernel_name=resolve_kernel(kernel_name), cwd=str(project_root()), shutdown_kernel="immediate",
+            # concurrent kernels (sweeps) must not contend for IPython's history database
+            extra_arguments=["--HistoryManager.enabled=False"],
+            kernel_manager_class=quiet_kernel_manager(kernel_log), **options)
 
 
 def _quiet_after_interrupt() -> None:
@@ -782,6 +779,11 @@ def _drop_failed(run: PlannedRun) -> None:
         folder = folder.parent
 
 
+def _shown(path: Path) -> Path:
+    """``path`` relative to the compendium root when it is inside it."""
+    return path.relative_to(project_root()) if path.is_relative_to(project_root()) else path
+
+
 def _elapsed(seconds: float) -> str:
     return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
 
@@ -844,8 +846,7 @@ def run_all(
         from metaeval.run.outputs import clean_stale_under
 
         for stale in clean_stale_under(project_root() / "results"):
-            shown = stale.relative_to(project_root()) if stale.is_relative_to(project_root()) else stale
-            say(f"removed {shown}/: the staging folder of a run that was killed (its process is gone)")
+            say(f"removed {_shown(stale)}/: the staging folder of a run that was killed (its process is gone)")
         if log_handle:
             log_handle.write("(left out of this log: each kernel's notice that it runs over TCP without encryption;"
                              " kernels listen on 127.0.0.1 only)\n")
@@ -860,9 +861,7 @@ def run_all(
                 return
             last_times[run.label] = round(status.get("seconds", 0.0), 1)
             if status["state"] == "done":
-                rel = Path(status["output_dir"])
-                rel = rel.relative_to(project_root()) if rel.is_relative_to(project_root()) else rel
-                say(f"{tag(run)}: done in {_elapsed(status['seconds'])} -> {rel}")
+                say(f"{tag(run)}: done in {_elapsed(status['seconds'])} -> {_shown(Path(status['output_dir']))}")
             elif status["state"] == "not applicable":
                 say(f"{tag(run)}: does not apply ({status['error'].split(' (what it produced')[0]})")
             else:

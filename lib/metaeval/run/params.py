@@ -98,16 +98,9 @@ def parse_parameters_cell(source: str, where: str = "notebook") -> list[Paramete
 
 
 def _fits(value: Any, default: Any) -> bool:
+    """``value`` has the type of the literal ``default`` (:func:`type_name`; an int is a float, a bool no int)."""
     if default is None or value is None:
         return True
-    if isinstance(default, bool):
-        return isinstance(value, bool)
-    if isinstance(default, int):
-        return isinstance(value, int) and not isinstance(value, bool)
-    if isinstance(default, float):
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if isinstance(default, str):
-        return isinstance(value, str)
     if isinstance(default, (list, tuple)):
         if not isinstance(value, (list, tuple)):
             return False
@@ -116,9 +109,7 @@ def _fits(value: Any, default: Any) -> bool:
             return True
         example = 0.0 if kinds == {"int", "float"} else default[0]
         return all(_fits(v, example) for v in value)
-    if isinstance(default, dict):
-        return isinstance(value, dict)
-    return isinstance(value, type(default))
+    return type_name(value) == type_name(default) or (type_name(default), type_name(value)) == ("float", "int")
 
 
 def check_value(name: str, value: Any, default: Any, where: str = "") -> Any:

@@ -74,14 +74,13 @@ def run_in_pool(
     on_tick: Callable[[], None] | None = None,
     tick: float = 10.0,
     share_cores: bool = True,
-    kernel_server: bool = True,
 ) -> list[Any]:
     """``fn(task)`` for every task in ``workers`` processes; ``on_done(task, result)`` as each finishes (in
     this process), ``on_tick()`` every ``tick`` seconds while tasks run. Exceptions of ``fn`` propagate.
     With ``share_cores`` each worker (and the kernels it starts) gets :func:`threads_per_worker` threads
     (``THREAD_VARIABLES``, unless already set), so that the workers together do not oversubscribe the cores.
-    With ``kernel_server`` (and more than one task) the notebook kernels the tasks start are forked from one
-    warm process (:class:`~metaeval.run._kernel_server.KernelServer`)."""
+    With more than one task the notebook kernels the tasks start are forked from one warm process
+    (:class:`~metaeval.run._kernel_server.KernelServer`)."""
     tasks = list(tasks)
     stop = multiprocessing.get_context().Event()
     threads = threads_per_worker(workers) if share_cores else None
@@ -91,7 +90,7 @@ def run_in_pool(
     for name in THREAD_VARIABLES if threads is not None else ():
         env.setdefault(name, str(threads))
     # (a server this process already has, e.g. a test worker's, is used as it is)
-    server = KernelServer(env) if kernel_server and len(tasks) > 1 and not serving(env) else None
+    server = KernelServer(env) if len(tasks) > 1 and not serving(env) else None
     try:
         return _run(fn, tasks, workers, stop, threads, on_done, on_tick, tick)
     finally:

@@ -29,7 +29,7 @@ import pandas as pd
 
 from metaeval._io import write_table
 from metaeval.run.incremental import unchanged
-from metaeval.run.notebooks import resolve_kernel, run_notebook
+from metaeval.run.notebooks import run_notebook
 from metaeval.run.outputs import OutputDirError, check_sweep_root
 from metaeval.run.params import ParameterError, check_choices, check_value, parse_cli_value, split_values
 from metaeval.run.paths import (NotebookError, absolute_path, combination_dir, find_notebook, notebook_metadata,
@@ -120,7 +120,7 @@ def _run_task(task: _Task) -> dict:
     start = time.perf_counter()
     status: dict[str, Any] = {"params": task.params, "folder": folder.name}
     try:
-        run_notebook(task.notebook, {**task.run_params, "output_dir": str(folder)}, kernel_name=resolve_kernel())
+        run_notebook(task.notebook, {**task.run_params, "output_dir": str(folder)})
         status.update(state="done", seconds=round(time.perf_counter() - start, 3))
     except Exception as exc:  # a failed combination is data for the report, not a crash of the sweep
         # (KeyboardInterrupt is not an Exception: Ctrl-C stops the sweep, it is not a failed combination)
