@@ -64,7 +64,7 @@ _REFERENCE_COLUMN = re.compile(r"^(references?|refs?|gold|target)[_ ]?([0-9]+|[a
 _HUMAN_WORDS = ("expert", "human", "annotator", "litepyramid", "pyramid", "responsiveness", "crowd", "turker",
                 "relevance", "coherence", "consistency", "fluency", "informativeness", "faithfulness",
                 "factuality", "overall", "quality", "rating", "likert", "readability", "acu", "normalized",
-                "nacu", "grammaticality", "redundancy", "adequacy", "preference")
+                "nacu", "grammaticality", "redundancy", "adequacy", "preference", "rater")
 WIDE_SEPARATOR = ":"
 #: The "notebook" name of an import in the one ownership mechanism of every writer (:mod:`metaeval._outputs`): an
 #: import leaves ``.metaeval-run.import.json`` (the sha256 of every file it wrote) in its folder.
