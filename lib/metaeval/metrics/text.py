@@ -290,15 +290,24 @@ _RE_EED = re.compile(r"eed$")
 _RE_EDING = re.compile(r"(ed|ing)$")
 _RE_ATBLIZ = re.compile(r"(at|bl|iz)$")
 _RE_DOUBLE = re.compile(r"([^aeiouylsz])\1$")
-_RE_Y = re.compile(r"y$")
+_RE_Y = re.compile(r"(y)$")
 _RE_2 = re.compile("(" + "|".join(_STEP2) + ")$")
 _RE_3 = re.compile("(" + "|".join(_STEP3) + ")$")
 _RE_4A = re.compile(r"(al|ance|ence|er|ic|able|ible|ant|ement|ou|ism|ate|iti|ous|ive|ize)$")
 _RE_MENT = re.compile(r"ment$")
 _RE_ENT = re.compile(r"ent$")
-_RE_ION = re.compile(r"(s|t)(ion)$")
+_RE_ION = re.compile(r"(?<=[st])ion$")  # Perl: /(s|t)(ion)$/, stem $` . $1
 _RE_E = re.compile(r"e$")
 _RE_LL = re.compile(r"ll$")
+
+
+def _strip(w: str, suffix: re.Pattern, measure: re.Pattern, table: dict[str, str] | None = None) -> str:
+    """``w`` with its ``suffix`` replaced by ``table[suffix]`` (or removed) when the stem before it matches
+    ``measure``."""
+    m = suffix.search(w)
+    if m and measure.search(w[: m.start()]):
+        return w[: m.start()] + (table[m.group(1)] if table else "")
+    return w
 
 
 def porter_stem(w: str) -> str:
@@ -318,13 +327,9 @@ def porter_stem(w: str) -> str:
     if firstch == "y":
         w = "Y" + w[1:]
     # Step 1a
-    m = _RE_1A1.search(w)
-    if m:
-        w = w[: m.start()] + m.group(1)
-    else:
-        m = _RE_1A2.search(w)
-        if m:
-            w = w[: m.start()] + m.group(1)
+    w, found = _RE_1A1.subn(r"\1", w, count=1)
+    if not found:
+        w = _RE_1A2.sub(r"\1", w, count=1)
     # Step 1b
     m = _RE_EED.search(w)
     if m:
@@ -342,46 +347,12 @@ def porter_stem(w: str) -> str:
                     w = w[:-1]
                 elif _CVC.search(w):
                     w += "e"
-    # Step 1c
-    m = _RE_Y.search(w)
-    if m:
-        stem = w[: m.start()]
-        if _HAS_V.search(stem):
-            w = stem + "i"
-    # Step 2
-    m = _RE_2.search(w)
-    if m:
-        stem = w[: m.start()]
-        if _MGR0.search(stem):
-            w = stem + _STEP2[m.group(1)]
-    # Step 3
-    m = _RE_3.search(w)
-    if m:
-        stem = w[: m.start()]
-        if _MGR0.search(stem):
-            w = stem + _STEP3[m.group(1)]
+    w = _strip(w, _RE_Y, _HAS_V, {"y": "i"})  # Step 1c
+    w = _strip(w, _RE_2, _MGR0, _STEP2)  # Step 2
+    w = _strip(w, _RE_3, _MGR0, _STEP3)  # Step 3
     # Step 4 (Lin, 02/14/2004: "-ement" words do not try "-ment" and "-ent" first; the three are tried in turn)
-    m = _RE_4A.search(w)
-    if m:
-        stem = w[: m.start()]
-        if _MGR1.search(stem):
-            w = stem
-    m = _RE_MENT.search(w)
-    if m:
-        stem = w[: m.start()]
-        if _MGR1.search(stem):
-            w = stem
-    m = _RE_ENT.search(w)
-    if m:
-        stem = w[: m.start()]
-        if _MGR1.search(stem):
-            w = stem
-    else:
-        m = _RE_ION.search(w)
-        if m:
-            stem = w[: m.start()] + m.group(1)
-            if _MGR1.search(stem):
-                w = stem
+    w = _strip(_strip(w, _RE_4A, _MGR1), _RE_MENT, _MGR1)
+    w = _strip(w, _RE_ENT, _MGR1) if _RE_ENT.search(w) else _strip(w, _RE_ION, _MGR1)
     # Step 5
     m = _RE_E.search(w)
     if m:

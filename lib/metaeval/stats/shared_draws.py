@@ -20,9 +20,9 @@ from metaeval.stats._kernels import (
     draw_counts,
     pearson_row,
     pearson_rows,
+    perm_summary_pearson,
     permutation_pvalue,
     standardize,
-    swap_may_be_constant,
 )
 from metaeval.stats.correlation import (
     batch_corr,
@@ -119,128 +119,6 @@ def _boot_summary_from_sums(S, raw, Zraw, rows, cols, distinct, z_distinct):  # 
     return means, r, weak
 
 
-@numba.njit(cache=True)
-def _perm_summary_shared(Xs, Yss, Zc, Zraw, coins, packed):  # pragma: no cover - compiled
-    """Summary-level Pearson with Z of the two permuted matrices (X's standardized cells swapped with Y_k's
-    where ``coins[m, b, n]``) on every permutation, for every one of K metrics Y_k sharing the coins: means
-    (2, K, B), per-input r (2, K, B, M) and the weak cells. The sums of a permuted column are the original
-    sums plus the coins' changes (X and Y centred by one shift per column); ``packed[m, b, h]`` holds the
-    coins of systems 8h..8h+7 as one byte, and a table of the changes of all 256 subsets of those systems
-    turns the sum over N systems into N/8 look-ups (the "four Russians" trick; one column's table stays in
-    cache while its resamples are summed). r from the sums by :func:`pearson_row`, as
-    the other Perm-Both kernels. Constancy is decided exactly on the values; a column with two systems whose
-    four values all differ can never be constant, which skips the check. O(K M 256 N / 8 + K B M N / 8)."""
-    K, N, M = Yss.shape
-    B = coins.shape[1]
-    H = packed.shape[2]
-    means = np.empty((2, K, B))
-    r = np.empty((2, K, B, M))
-    weak = np.zeros((2, K, B, M), np.bool_)
-    sz = np.zeros(M)
-    szz = np.zeros(M)
-    ones = np.ones(M)
-    z_def = np.zeros(M, np.bool_)
-    for m in range(M):
-        for n in range(1, N):
-            if Zraw[n, m] != Zraw[0, m]:
-                z_def[m] = True
-                break
-        for n in range(N):
-            sz[m] += Zc[n, m]
-            szz[m] += Zc[n, m] * Zc[n, m]
-    for k in range(K):
-        Ys = Yss[k]
-        D = np.empty((N, M))
-        D2 = np.empty((N, M))
-        DZ = np.empty((N, M))
-        bx = np.zeros(M)
-        bxx = np.zeros(M)
-        bxz = np.zeros(M)
-        by = np.zeros(M)
-        byy = np.zeros(M)
-        byz = np.zeros(M)
-        px = np.zeros(M)
-        pxx = np.zeros(M)
-        pxz = np.zeros(M)
-        py = np.zeros(M)
-        pyy = np.zeros(M)
-        pyz = np.zeros(M)
-        table = np.zeros((H, 256, 3))
-        sums = np.empty((3, B, M))
-        may_be_constant = np.zeros(M, np.bool_)
-        x_def = np.zeros(M, np.bool_)
-        y_def = np.zeros(M, np.bool_)
-        for m in range(M):
-            # one shift per column for both metrics: a permuted column mixes cells of X and Y
-            mx = 0.0
-            my = 0.0
-            for n in range(N):
-                mx += Xs[n, m]
-                my += Ys[n, m]
-            centre = (mx / N + my / N) / 2
-            bx[m] = bxx[m] = bxz[m] = by[m] = byy[m] = byz[m] = 0.0
-            for n in range(N):
-                x = Xs[n, m] - centre
-                y = Ys[n, m] - centre
-                z = Zc[n, m]
-                bx[m] += x
-                bxx[m] += x * x
-                bxz[m] += x * z
-                by[m] += y
-                byy[m] += y * y
-                byz[m] += y * z
-                D[n, m] = y - x
-                D2[n, m] = y * y - x * x
-                DZ[n, m] = (y - x) * z
-            for h in range(H):
-                # subsets containing system 8h + i: the subsets of the systems before it, plus it
-                for i in range(8):
-                    n = 8 * h + i
-                    d, d2, dz = (D[n, m], D2[n, m], DZ[n, m]) if n < N else (0.0, 0.0, 0.0)
-                    for sub in range(1 << i):
-                        table[h, sub | (1 << i), 0] = table[h, sub, 0] + d
-                        table[h, sub | (1 << i), 1] = table[h, sub, 1] + d2
-                        table[h, sub | (1 << i), 2] = table[h, sub, 2] + dz
-            for b in range(B):
-                s0 = s1 = s2_ = 0.0
-                for h in range(H):
-                    t = packed[m, b, h]
-                    s0 += table[h, t, 0]
-                    s1 += table[h, t, 1]
-                    s2_ += table[h, t, 2]
-                sums[0, b, m] = s0
-                sums[1, b, m] = s1
-                sums[2, b, m] = s2_
-            may_be_constant[m] = swap_may_be_constant(Xs, Ys, m)
-        for b in range(B):
-            s, s2, sdz = sums[0, b], sums[1, b], sums[2, b]
-            for m in range(M):
-                px[m] = bx[m] + s[m]
-                pxx[m] = bxx[m] + s2[m]
-                pxz[m] = bxz[m] + sdz[m]
-                py[m] = by[m] - s[m]
-                pyy[m] = byy[m] - s2[m]
-                pyz[m] = byz[m] - sdz[m]
-                x_def[m] = z_def[m]
-                y_def[m] = z_def[m]
-                if z_def[m] and may_be_constant[m]:
-                    x0 = Ys[0, m] if coins[m, b, 0] else Xs[0, m]
-                    y0 = Xs[0, m] if coins[m, b, 0] else Ys[0, m]
-                    x_def[m] = False
-                    y_def[m] = False
-                    for n in range(1, N):
-                        if (Ys[n, m] if coins[m, b, n] else Xs[n, m]) != x0:
-                            x_def[m] = True
-                            break
-                    for n in range(1, N):
-                        if (Xs[n, m] if coins[m, b, n] else Ys[n, m]) != y0:
-                            y_def[m] = True
-                            break
-            means[0, k, b] = pearson_row(N, px, sz, pxx, szz, pxz, x_def, ones, r[0, k, b], weak[0, k, b])
-            means[1, k, b] = pearson_row(N, py, sz, pyy, szz, pyz, y_def, ones, r[1, k, b], weak[1, k, b])
-    return means, r, weak
-
-
 class SharedDrawTests:
     """One-sided tests of "X correlates more strongly with Z than candidate Y_k does", for many candidates at
     once, sharing the random draws (Pearson, system and summary level): the batched form of
@@ -320,8 +198,8 @@ class SharedDrawTests:
                 continue
             # the draws are made even when every R_k equals X, so the random stream does not depend on it
             if test.startswith("perm-"):
-                bits, packed = self._coins(rng, test[5:])
-                pvalues = self._permutation(differ, bits, packed) if len(differ) else {}
+                bits = self._coins(rng, test[5:])
+                pvalues = self._permutation(differ, bits) if len(differ) else {}
             else:
                 rows, cols = draw_indices(self.N, self.M, self.B, test[5:], rng)
                 pvalues = self._bootstrap(differ, rows, cols) if len(differ) else {}
@@ -338,24 +216,17 @@ class SharedDrawTests:
 
     # -- permutation tests (Alg. 2): swap the standardized scores of X and Y_k in the coins' cells
 
-    def _coins(self, rng: np.random.Generator, method: str) -> tuple[np.ndarray, np.ndarray]:
-        """Swap indicators as (M, B, N) uint8 and packed 8 systems per byte (M, B, ceil(N / 8)).
-
-        Perm-Both's coins are independent fair bits: random bytes are drawn directly in packed form (the same
-        law as :func:`~metaeval.stats.significance.permutation_test`'s, another mapping of random bits to
-        cells); the structured methods come from the same function as the single test."""
+    def _coins(self, rng: np.random.Generator, method: str) -> np.ndarray:
+        """Swap indicators as (M, B, N) uint8. Perm-Both's are independent fair bits, a random byte per input,
+        permutation and 8 systems (the law of :func:`~metaeval.stats.significance.permutation_test`'s coins, another
+        mapping of random bits to cells); the structured methods come from the single test's function."""
         N, M, B = self.N, self.M, self.B
         if method == "both":
             packed = rng.integers(0, 256, size=(M, B, (N + 7) // 8), dtype=np.uint8)
-            if N % 8:
-                packed[:, :, -1] &= np.uint8((1 << (N % 8)) - 1)  # no coins for systems that do not exist
-            bits = np.unpackbits(packed, axis=-1, count=N, bitorder="little")
-        else:
-            bits = np.ascontiguousarray(coins(rng, (B,), N, M, method).transpose(2, 0, 1), dtype=np.uint8)
-            packed = np.packbits(bits, axis=-1, bitorder="little")
-        return bits, packed
+            return np.unpackbits(packed, axis=-1, count=N, bitorder="little")
+        return np.ascontiguousarray(coins(rng, (B,), N, M, method).transpose(2, 0, 1), dtype=np.uint8)
 
-    def _permutation(self, Ys: np.ndarray, bits: np.ndarray, packed: np.ndarray) -> dict[str, np.ndarray]:
+    def _permutation(self, Ys: np.ndarray, bits: np.ndarray) -> dict[str, np.ndarray]:
         K, M, B = Ys.shape[0], self.M, self.B
         Xs, Z = self.Xs, self.Z
         Yss = np.stack([standardize(Y) for Y in Ys])
@@ -373,15 +244,11 @@ class SharedDrawTests:
                 ys = Yss.mean(axis=2)[:, None, :] - shift
                 nulls["system"][:, start : start + b] = pearson_rows(xs, zs) - pearson_rows(ys, zs)
             if "summary" in self.levels:
-                means, r, weak = _perm_summary_shared(Xs, Yss, self.Zc, Z, np.ascontiguousarray(c),
-                                                      np.ascontiguousarray(packed[:, start : start + b]))
-                for which, k, bb, m in zip(*np.nonzero(weak)) if weak.any() else ():
-                    # the variance lost its digits in the sums: r from the permuted values themselves
-                    swap = c[m, bb] > 0
-                    first, second = (Yss[k, :, m], Xs[:, m]) if which == 0 else (Xs[:, m], Yss[k, :, m])
-                    r[which, k, bb, m] = batch_corr(np.where(swap, first, second), Z[:, m], "pearson")
-                    means[which, k, bb] = mean_of_defined(r[which, k, bb])
-                nulls["summary"][:, start : start + b] = means[0] - means[1]
+                # every candidate reads the same packed coins (b, N, M): one call of permutation_test's kernel
+                packed = np.packbits(c.transpose(1, 2, 0))
+                nulls["summary"][:, start : start + b] = perm_summary_pearson(
+                    np.broadcast_to(Xs, Yss.shape), Yss, np.broadcast_to(Z, Yss.shape), packed, np.zeros(K, np.int64),
+                    b)
         pvalues = {}
         for level in self.levels:
             observed = self.rs_xz[level] - level_corr(Yss, Z[None], level, "pearson")

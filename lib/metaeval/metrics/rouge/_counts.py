@@ -17,7 +17,6 @@ import numba
 import numpy as np
 
 from metaeval.metrics.rouge._tokens import _Processed
-from metaeval.metrics.variants import Measure
 
 _HASH_MUL = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: multiply, keep the top bits
 
@@ -58,12 +57,9 @@ def _table_shape(max_g):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _gram_hits(peer_t, ref_t, tok, text_tok, pos_code, span, skip, drop_last, V):  # pragma: no cover
-    """Clipped hits sum_g min(count in peer, count in reference) for every (peer, reference) pair.
-
-    Grams: ``skip < 0``: the n-gram starting at each position (``pos_code``; ``span`` = n tokens; with
-    ``drop_last`` every unigram but the text's last); ``skip >= 0``: the skip-bigrams (i, j),
-    i < j <= i + skip + 1, id ``tok[i] * (V + 1) + tok[j] + 1``.
+def _gram_hits(peer_t, ref_t, tok, text_tok, skip, V):  # pragma: no cover - compiled
+    """Clipped skip-bigram hits sum_g min(count in peer, count in reference) for every (peer, reference) pair:
+    the pairs (i, j), i < j <= i + skip + 1, id ``tok[i] * (V + 1) + tok[j] + 1``.
 
     The peer's grams go into a hash table once per run of pairs with the same peer (pairs are grouped by
     record); each reference gram then consumes one remaining peer occurrence, which is exactly the sum of
@@ -74,9 +70,7 @@ def _gram_hits(peer_t, ref_t, tok, text_tok, pos_code, span, skip, drop_last, V)
         return out
     max_g = 1
     for k in range(peer_t.shape[0]):
-        p = peer_t[k]
-        L = text_tok[p + 1] - text_tok[p]
-        max_g = max(max_g, L * (skip + 1) if skip >= 0 else L)
+        max_g = max(max_g, (text_tok[peer_t[k] + 1] - text_tok[peer_t[k]]) * (skip + 1))
     size, mask, shift = _table_shape(max_g)
     keys = np.full(size, -1, np.int64)
     remaining = np.zeros(size, np.int64)
@@ -97,61 +91,34 @@ def _gram_hits(peer_t, ref_t, tok, text_tok, pos_code, span, skip, drop_last, V)
             a, b = text_tok[p], text_tok[p + 1]
             for i in range(a, b):
                 in_peer[tok[i]] = stamp
-            end = b - 1 if drop_last else b
-            for i in range(a, end):
-                if skip < 0:
-                    c = pos_code[i]
-                    if c < 0:
-                        continue
-                    h = _hash_slot(keys, mask, shift, c)
+                base = tok[i] * (V + 1) + 1
+                for j in range(i + 1, min(b, i + skip + 2)):
+                    h = _hash_slot(keys, mask, shift, base + tok[j])
                     if keys[h] == -1:
-                        keys[h] = c
+                        keys[h] = base + tok[j]
                         used[n_used] = h
                         n_used += 1
                     count[h] += 1
-                else:
-                    base = tok[i] * (V + 1) + 1
-                    for j in range(i + 1, min(b, i + skip + 2)):
-                        c = base + tok[j]
-                        h = _hash_slot(keys, mask, shift, c)
-                        if keys[h] == -1:
-                            keys[h] = c
-                            used[n_used] = h
-                            n_used += 1
-                        count[h] += 1
             for e in range(n_used):
                 remaining[used[e]] = count[used[e]]
             last_peer = p
         stamp = in_peer[tok[text_tok[p]]] if text_tok[p + 1] > text_tok[p] else -1
         a, b = text_tok[r], text_tok[r + 1]
-        end = b - 1 if drop_last else b
         hits = 0
         n_cons = 0
-        if n_used > 0:
-            for i in range(a, end):
-                if in_peer[tok[i]] != stamp:
+        for i in range(a, b):
+            if in_peer[tok[i]] != stamp:
+                continue
+            base = tok[i] * (V + 1) + 1
+            for j in range(i + 1, min(b, i + skip + 2)):
+                if in_peer[tok[j]] != stamp:
                     continue
-                if skip < 0:
-                    c = pos_code[i]
-                    if c < 0 or in_peer[tok[i + span - 1]] != stamp:
-                        continue
-                    h = _hash_slot(keys, mask, shift, c)
-                    if keys[h] == c and remaining[h] > 0:
-                        remaining[h] -= 1
-                        consumed[n_cons] = h
-                        n_cons += 1
-                        hits += 1
-                else:
-                    base = tok[i] * (V + 1) + 1
-                    for j in range(i + 1, min(b, i + skip + 2)):
-                        if in_peer[tok[j]] != stamp:
-                            continue
-                        h = _hash_slot(keys, mask, shift, base + tok[j])
-                        if keys[h] == base + tok[j] and remaining[h] > 0:
-                            remaining[h] -= 1
-                            consumed[n_cons] = h
-                            n_cons += 1
-                            hits += 1
+                h = _hash_slot(keys, mask, shift, base + tok[j])
+                if keys[h] == base + tok[j] and remaining[h] > 0:
+                    remaining[h] -= 1
+                    consumed[n_cons] = h
+                    n_cons += 1
+                    hits += 1
         for e in range(n_cons):
             remaining[consumed[e]] += 1
         out[k] = hits
@@ -354,108 +321,3 @@ def _skip_totals(lengths: np.ndarray, skip: int, su: bool) -> np.ndarray:
     if su:
         pairs = pairs + np.maximum(L - 1, 0)
     return pairs
-
-
-
-# ----------------------------------------------------------------------------------------------------
-# Per-text gram tables: sorted distinct grams with counts (used by metaeval.metrics.grouge)
-
-
-@numba.njit(cache=True)
-def _skip_codes(tok, text_tok, skip, su, V):  # pragma: no cover - compiled
-    """Skip-bigram ids ``a * (V + 1) + b + 1`` of the pairs (i, j), i < j <= i + skip + 1, grouped by text;
-    with ``su`` also unigram ids ``a * (V + 1)`` of every token but the last (ROUGE's ``$i < $#tokens``).
-
-    O(sum_t L_t * (skip + 1)) time and memory."""
-    T = text_tok.shape[0] - 1
-    off = np.zeros(T + 1, np.int64)
-    for t in range(T):
-        L = text_tok[t + 1] - text_tok[t]
-        cnt = 0
-        for i in range(L):
-            cnt += min(skip + 1, L - 1 - i)
-        if su and L > 0:
-            cnt += L - 1
-        off[t + 1] = off[t] + cnt
-    codes = np.empty(off[T], np.int64)
-    w = 0
-    for t in range(T):
-        a, b = text_tok[t], text_tok[t + 1]
-        for i in range(a, b):
-            base = tok[i] * (V + 1)
-            for j in range(i + 1, min(b, i + skip + 2)):
-                codes[w] = base + tok[j] + 1
-                w += 1
-            if su and i + 1 < b:
-                codes[w] = base
-                w += 1
-    return codes, off
-
-
-@numba.njit(cache=True)
-def _sorted_counts(codes, off):  # pragma: no cover - compiled
-    """Per text: its distinct codes, sorted, with their counts (CSR). O(sum_t G_t log G_t) for G_t codes."""
-    T = off.shape[0] - 1
-    out_codes = np.empty(codes.shape[0], np.int64)
-    out_counts = np.empty(codes.shape[0], np.int64)
-    out_off = np.zeros(T + 1, np.int64)
-    w = 0
-    for t in range(T):
-        seg = np.sort(codes[off[t] : off[t + 1]])
-        k = 0
-        G = seg.shape[0]
-        while k < G:
-            c = seg[k]
-            run = 1
-            k += 1
-            while k < G and seg[k] == c:
-                run += 1
-                k += 1
-            out_codes[w] = c
-            out_counts[w] = run
-            w += 1
-        out_off[t + 1] = w
-    return out_off, out_codes[:w].copy(), out_counts[:w].copy()
-
-
-@numba.njit(cache=True)
-def _clipped_hits(a_text, b_text, offs, codes, counts):  # pragma: no cover - compiled
-    """Sum over shared grams of min(count in a, count in b), for every pair (a_text[k], b_text[k]).
-
-    A merge of the two sorted code lists: O(G_a + G_b) per pair."""
-    out = np.zeros(a_text.shape[0], np.int64)
-    for k in range(a_text.shape[0]):
-        i, iend = offs[a_text[k]], offs[a_text[k] + 1]
-        j, jend = offs[b_text[k]], offs[b_text[k] + 1]
-        hits = 0
-        while i < iend and j < jend:
-            ci, cj = codes[i], codes[j]
-            if ci == cj:
-                hits += min(counts[i], counts[j])
-                i += 1
-                j += 1
-            elif ci < cj:
-                i += 1
-            else:
-                j += 1
-        out[k] = hits
-    return out
-
-
-def _gram_table(pr: _Processed, measure: Measure):
-    """Per text: sorted distinct gram ids with counts (CSR offsets ``offs``, ``codes``, ``counts``), and the
-    total gram count per text; :func:`_clipped_hits` merges two texts' lists. ROUGE-N and ROUGE-S/SU only.
-    O(sum_t G_t log G_t) for G_t grams of text t."""
-    lengths = np.diff(pr.text_tok)
-    if measure.kind == "n":
-        pos = _position_codes(pr, measure.n)
-        codes = pos[pos >= 0]
-        off = np.zeros(lengths.size + 1, np.int64)
-        np.cumsum(np.maximum(lengths - measure.n + 1, 0), out=off[1:])
-    elif measure.kind in ("s", "su"):
-        skip = measure.skip if measure.skip >= 0 else int(lengths.max(initial=0))
-        codes, off = _skip_codes(pr.tok, pr.text_tok, skip, measure.kind == "su", pr.vocab_size)
-    else:
-        raise ValueError(f"_gram_table counts n-grams and skip-bigrams, not {measure.name}")
-    offs, uniq, counts = _sorted_counts(codes, off)
-    return offs, uniq, counts, np.diff(off)

@@ -1,11 +1,9 @@
 """Private: ROUGE-L and ROUGE-W kernels (numba): the union LCS of each reference sentence against the
 summary's sentences, as ROUGE-1.5.5 marks it, and the hits clipped by the summary's token counts.
 
-Sizes: T texts, P (summary, reference) pairs, L tokens of a text, S sentences, V vocabulary types.
-Every floating-point value that feeds a comparison, a tie or the 5-decimal rounding is computed with
-the operations and in the order of ROUGE-1.5.5.pl: k^w comes from the C library's ``pow`` (a table
-built with ``math.pow``, never numpy's vectorized power, whose SIMD versions differ by an ulp on some
-CPUs), sums are taken left to right, and ``c + f(k+1) - f(k)`` is evaluated as Perl does.
+Sizes: P (summary, reference) pairs, V vocabulary types. ROUGE-W's arithmetic is ROUGE-1.5.5.pl's
+(:mod:`metaeval.metrics.rouge._exact`): k^w from a table of the C library's ``pow``, ``c + f(k+1) - f(k)``
+evaluated left to right.
 A kernel and the kernels it calls live in one file: numba's cache of a caller is not invalidated when a
 callee in another file changes.
 """
@@ -21,9 +19,8 @@ from numba.extending import intrinsic
 @numba.njit(cache=True)
 def _lcs_mark_dp(model, peer, mask, weighted, weight):  # pragma: no cover - compiled
     """Reference for the tests (the plain dynamic program with a direction table): mark the model positions
-    of one LCS (weighted: ROUGE-W's WLCS, f(k) = k^weight) of model and peer,
-    with ROUGE-1.5.5's tie-breaking (prefer "up" when c[i-1][j] >= c[i][j-1]). Integer LCS lengths are exact
-    in float64, so one table type serves both."""
+    of one LCS (weighted: ROUGE-W's WLCS, f(k) = k^weight) of model and peer, with ROUGE-1.5.5's
+    tie-breaking (prefer "up" when c[i-1][j] >= c[i][j-1])."""
     m, n = model.shape[0], peer.shape[0]
     if m == 0 or n == 0:
         return
@@ -206,15 +203,12 @@ def _diag_run(model, peer, i, j):  # pragma: no cover - compiled
 def _wlcs_mark(model, peer, mask, slot, pos_off, pos_list, c, rowref, fpow):  # pragma: no cover - compiled
     """ROUGE-W's weighted LCS (f(k) = k^w from the table ``fpow``), marked as :func:`_lcs_mark_dp` does.
 
-    ``c + f(k+1) - f(k)`` is evaluated left to right, as the Perl expression. Below a non-decreasing row,
-    a row is that row with its match cells raised: a row whose token does not occur in ``peer``
-    (``slot[token] < 0``) is the same row (``rowref`` points to it, nothing is copied), and a row with matches
-    is a copy of it in which each match value is carried right only while it exceeds the row above (the end
-    found by bisection; ``pos_list[pos_off[s]:pos_off[s + 1]]``: the 1-based positions of slot ``s`` in
-    ``peer``). A row becomes
-    decreasing only where a match value is below the value left of it; then the next row is computed
-    cell by cell. O(m + n) per row with few matches, O(n) per row otherwise; ``c`` holds up to
-    (m + 1)(n + 1) cells (for the trace)."""
+    Below a non-decreasing row, a row is that row with its match cells raised: a row whose token is not in
+    ``peer`` (``slot[token] < 0``) is the same row (``rowref`` points to it), a row with matches a copy in
+    which each match value is carried right while it exceeds the row above (the end found by bisection;
+    ``pos_list[pos_off[s]:pos_off[s + 1]]``: the 1-based positions of slot ``s`` in ``peer``). Below a
+    decreasing row (a match value below the value left of it) the row is computed cell by cell.
+    O(m + n) per row with few matches, O(n) otherwise; ``c`` holds up to (m + 1)(n + 1) cells."""
     m, n = model.shape[0], peer.shape[0]
     W = n + 1
     for j in range(W):

@@ -54,7 +54,7 @@ def _pair_stats(pr: _Processed, measure: Measure, pair_peer, pair_ref, cache: di
                 hits = _skip_matrix_hits(pair_peer, pair_ref, pr.tok, pr.text_tok, V, skip, su)
             else:
                 if ("s", skip) not in cache:
-                    cache["s", skip] = _gram_hits(pair_peer, pair_ref, pr.tok, pr.text_tok, pr.tok, 2, skip, False, V)
+                    cache["s", skip] = _gram_hits(pair_peer, pair_ref, pr.tok, pr.text_tok, skip, V)
                 hits = cache["s", skip]
                 if su:
                     if "u" not in cache:
