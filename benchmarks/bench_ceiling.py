@@ -14,7 +14,7 @@ h = 1: inputs differ in spread), and k annotators rating T + N(0, 1). For every 
 
     python benchmarks/bench_ceiling.py [--simulations 100] [--seed 0] [--docstring]
 
-``--docstring`` prints the table as it stands in noise_ceiling's docstring (reStructuredText simple table).
+``--docstring`` prints only the table, as it stands in ``benchmarks/notes/bench_ceiling.md``.
 """
 
 from __future__ import annotations
@@ -110,11 +110,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--simulations", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--docstring", action="store_true", help="print only the table, indented for the docstring")
+    parser.add_argument("--docstring", action="store_true", help="print only the table (notes/bench_ceiling.md)")
     args = parser.parse_args()
     t0 = time.perf_counter()
     lines = table(args.simulations, args.seed)
-    indent = "    " if args.docstring else ""
+    indent = ""
     print("\n".join(indent + line for line in lines))
     if not args.docstring:
         print(f"{args.simulations} simulations per design, seed {args.seed}: {time.perf_counter() - t0:.0f} s")

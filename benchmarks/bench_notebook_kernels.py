@@ -39,8 +39,8 @@ def cases():
     # 60 / 61: Perm-Both at summary level, one chunk of planner trials (24 systems x 400 documents)
     T, B, n, m = 1, 200, 24, 400
     Zt = rng.normal(size=(T, n, m))
-    Xt = P._standardize_batch(Zt + rng.normal(size=Zt.shape))
-    Yt = P._standardize_batch(np.round(Zt + 2 * rng.normal(size=Zt.shape), 1))
+    Xt = K.standardize(Zt + rng.normal(size=Zt.shape))
+    Yt = K.standardize(np.round(Zt + 2 * rng.normal(size=Zt.shape), 1))
     packed = K.coins(np.random.default_rng(1), (T, B), n, m, "both", packed=True)
     coins = packed.unpacked()
     yield ("planner Perm-Both summary null (1 x 200 x 24 x 400)",

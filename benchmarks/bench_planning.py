@@ -27,7 +27,7 @@ import _common
 from _common import best_cpu
 from metaeval import planning
 from metaeval.stats import _planning_kernels as P
-from metaeval.stats._kernels import coins
+from metaeval.stats._kernels import coins, standardize
 
 SIZES = [10, 20, 30, 50, 75, 100, 150, 200, 300]
 
@@ -59,8 +59,8 @@ def compiled_paths(S, repeat):
     print(f"compiled passes against the numpy paths (CPU s, best of {repeat}; same floats checked):")
     for (T, N, M) in [(1, 24, 400), (53, 5, 25)]:  # one chunk of the largest / the smallest default design
         Z = rng.normal(size=(T, N, M))
-        Xs = P._standardize_batch(Z + rng.normal(size=Z.shape))
-        Ys = P._standardize_batch(np.round(Z + 2 * rng.normal(size=Z.shape), 1))
+        Xs = standardize(Z + rng.normal(size=Z.shape))
+        Ys = standardize(np.round(Z + 2 * rng.normal(size=Z.shape), 1))
         packed = coins(np.random.default_rng(1), (T, 200), N, M, "both", packed=True)
         boolean = packed.unpacked()
         for level in ("summary", "system"):

@@ -311,6 +311,9 @@ if reason is None:
     lines = [f"Coverage = {nb.md_name(human)}; quality = mean of {', '.join(nb.md_name(q) for q in quality_scores)}."]
     for which in graham.COMBINATIONS:
         paper_bleu = graham.PAPER_TABLE4[graham.BLEU][which]
+        if r4[which].isna().all():  # e.g. FacEval: "factual" is "no error", so its product with the errors is 0
+            lines.append(f"* **{which}**: constant on this dataset, no correlation. Graham: BLEU r = {paper_bleu}.")
+            continue
         lines.append(f"* **{which}**: highest r = {r4[which].max():.3f} ({nb.md(r4[which].idxmax())}); BLEU r = "
                      f"{r4.loc['BLEU', which]:.3f} {'(optimal)' if o4.loc['BLEU', which] else '(outperformed)'}; "
                      f"{int(o4[which].sum())} of {len(o4)} shown metrics optimal. "

@@ -30,6 +30,7 @@ n_resamples = 1000            # of every Perm-Both / Boot-Both test and interval
 lams = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
 n_inputs = 20                 # use only the first n inputs (None: all 100; see "Vector size" for the time)
 alpha = 0.05
+incomplete = "raise"          # missing cells of the human scores: raise | drop-inputs | drop-systems
 seed = 0
 output_dir = None             # None: results/shafieibavani/<dataset>/
 
@@ -64,25 +65,28 @@ import pandas as pd
 
 from metaeval import grouge
 from metaeval import shafieibavani as sb
+from metaeval.datasets import load as load_dataset
 from metaeval.data.scoring import rouge_matrices
 from metaeval.run.session import start
 
-nb = start("shafieibavani", dataset, output_dir=output_dir, seed=seed, texts=True,
-           purpose="the GRouge analysis (it scores the summaries with ROUGE and GRouge)", quiet_rouge=True)
-ds, out, rng = nb.dataset, nb.out, nb.rng
-display_name = ds.display_name  # the dataset's names (dataset.yml), not the generic defaults
-probe_inputs = list(ds.inputs)
-if n_inputs is not None:
-    ds = ds.subset(inputs=list(ds.inputs)[:n_inputs])
-all_humans = list(getattr(ds, "human_scores", []) or [])
+probe = load_dataset(dataset)
+all_humans = list(getattr(probe, "human_scores", []) or [])
 if humans is None:
     chosen = [h for h in all_humans if h.split(".")[0] == annotators] or all_humans
 else:
     chosen = list(humans)
 if human is None:
-    human = getattr(ds, "default_human", None) or chosen[0]
+    human = getattr(probe, "default_human", None) or chosen[0]
 if human not in chosen:
     chosen = [human] + chosen
+nb = start("shafieibavani", dataset, output_dir=output_dir, seed=seed, texts=True, scores=chosen,
+           incomplete=incomplete, purpose="the GRouge analysis (it scores the summaries with ROUGE and GRouge)",
+           quiet_rouge=True)
+ds, out, rng = nb.dataset, nb.out, nb.rng
+display_name = ds.display_name  # the dataset's names (dataset.yml), not the generic defaults
+probe_inputs = list(ds.inputs)
+if n_inputs is not None:
+    ds = ds.subset(inputs=list(ds.inputs)[:n_inputs])
 H = {h: ds.matrix(h) for h in chosen}
 Z = H[human]
 n_refs = sorted({len(r) for r in ds.texts["references"]})

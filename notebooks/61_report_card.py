@@ -21,6 +21,7 @@
 
 # %% tags=["parameters"]
 scores = "qa-eval.f1"  # the new metric's scores: a file metaeval.datasets.load reads, or a score of the dataset
+                       # (a dataset without QAEval: its own first metric, as notebook 60's metric_x)
 dataset = "summeval"  # dataset with human judgments: summeval | realsumm, or a folder or file of your own data
 metric = None  # which score of `scores` is the new metric (None: the only one)
 baselines = None  # scores of the dataset to compare with (None: its ROUGE-1/2/L and BERTScore)
@@ -58,10 +59,12 @@ import seaborn as sns
 from matplotlib.patches import Rectangle
 
 from metaeval import card as cards
+from metaeval.data.defaults import default_metric
 from metaeval.run.session import start
 from metaeval.studies.plotting import show_table
 
 nb = start("card", dataset, output_dir=output_dir, seed=seed)
+scores = default_metric(nb.dataset, scores, paper="qa-eval.f1", param="scores", own_first=True)
 name = nb.dataset.display_name
 card = cards.card_tables(
     scores, dataset=dataset, metric=metric, baselines=baselines, human=human, coefficient=coefficient,

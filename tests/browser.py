@@ -163,6 +163,49 @@ def printed_pages(driver) -> int:
     return len(re.findall(rb"/Type\s*/Page[^s]", pdf))
 
 
+_CELL_BOXES = """
+return Array.from(document.querySelectorAll('td, th')).filter(c => c.textContent.trim()).map(cell => {
+  const range = document.createRange();
+  range.selectNodeContents(cell);
+  const t = range.getBoundingClientRect(), c = cell.getBoundingClientRect();
+  return {text: cell.textContent.trim().slice(0, 70), text_box: [t.left, t.top, t.right, t.bottom],
+          cell_box: [c.left, c.top, c.right, c.bottom]};
+});
+"""
+
+
+def cell_layout_problems(driver, tolerance: float = 1.0) -> list[str]:
+    """Table cells of the current page whose text runs out of the cell, and pairs of cells whose text boxes
+    overlap (text printed over text), in the layout the page has now (its width, screen or print media)."""
+    boxes = driver.execute_script(_CELL_BOXES)
+    problems = []
+    for b in boxes:
+        (left, top, right, bottom), (c_left, c_top, c_right, c_bottom) = b["text_box"], b["cell_box"]
+        out = max(c_left - left, right - c_right, c_top - top, bottom - c_bottom)
+        if out > tolerance:
+            problems.append(f"text runs out of its cell by {out:.0f} px: {b['text']!r}")
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            width = min(a["text_box"][2], b["text_box"][2]) - max(a["text_box"][0], b["text_box"][0])
+            height = min(a["text_box"][3], b["text_box"][3]) - max(a["text_box"][1], b["text_box"][1])
+            if width > tolerance and height > tolerance:
+                problems.append(f"text over text: {a['text']!r} and {b['text']!r}")
+    return problems
+
+
+@contextlib.contextmanager
+def emulated(driver, width: int, media: str = "screen", height: int = 1123):
+    """The page laid out at ``width`` CSS px for ``media`` (``"print"``: A4's 794 px at 96 dpi) while in the block."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": media})
+    try:
+        yield driver
+    finally:
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format, *args):  # noqa: A002 - the base class's signature
         pass

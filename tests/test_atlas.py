@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from metaeval.data import datasets
 from metaeval.data.atlas import atlas_datasets
 from metaeval.stats.significance import PairwiseResult
 from metaeval.studies import atlas
@@ -61,6 +62,26 @@ def test_make_atlas_needs():
     assert check_needs(["language=en"], de, ds) == "texts in 'de'; this notebook handles 'en' only"
 
 
+def test_make_atlas_needs_on_the_datasets_that_failed_by_design():
+    """XSum's Gold (the reference annotated as a system) has no metric score, so a notebook of the stored metrics
+    sees 4 systems; FacEval stores no metric score, so notebook 24 (stored scores only) and the card do not
+    apply: the index said "failed" for both."""
+    from metaeval.run.atlas import check_needs, load_parameters
+
+    entries = atlas_datasets()
+    xsum, faceval = (datasets.load(n) for n in ("xsum-hallucinations", "faceval"))
+    assert check_needs(["metrics", "systems>=5"], entries["xsum-hallucinations"], xsum) == (
+        "only 4 systems with metric scores (needs at least 5)")
+    assert check_needs(["texts", "systems>=5"], entries["xsum-hallucinations"], xsum) is None  # ROUGE of all 5
+    assert check_needs(["metrics", "metric_scores>=2"], entries["faceval"], faceval) == (
+        "0 stored metric score(s): this notebook compares stored scores (it scores no texts) and needs at least 2")
+    assert check_needs(["metrics", "metric_scores>=2"], entries["xsum-hallucinations"], xsum) is None
+    params = load_parameters()
+    for stem, dataset in (("24", faceval), ("61", faceval), ("24", xsum), ("60", xsum)):
+        spec = next(v for k, v in params.items() if k.startswith(stem))
+        assert check_needs(spec["needs"], entries[dataset.name], dataset) is not None, (stem, dataset.name)
+
+
 def test_make_atlas_plan_lists_every_notebook_and_reason():
     from metaeval.run.atlas import load_parameters, plan
 
@@ -69,15 +90,16 @@ def test_make_atlas_plan_lists_every_notebook_and_reason():
     fake = {"00_dataset_check": {}, "10_graham2015": {"needs": ["systems>=30"]}, "01_primer": {"skip": "why"}}
     runs, missing, (loaded, not_loaded) = plan(["summeval", "nope"], parameters=fake)
     assert runs == {"00_dataset_check": (["summeval"], {})}
-    assert missing[("10_graham2015", "summeval")] == "only 16 systems (needs at least 30)"
-    assert missing[("01_primer", "summeval")] == "why"
-    assert missing[("00_dataset_check", "nope")].startswith("not an atlas dataset")
+    # the index says which combinations do not apply (a reason of the data) and which were not run (the plan's)
+    assert missing[("10_graham2015", "summeval")] == "not applicable: only 16 systems (needs at least 30)"
+    assert missing[("01_primer", "summeval")] == "not run: why"
+    assert missing[("00_dataset_check", "nope")].startswith("not run: not an atlas dataset")
 
 
 def test_make_atlas_index_refuses_a_foreign_readme(tmp_path):
     from metaeval.run.atlas import INDEX_MARK, write_index
 
-    path = write_index(tmp_path, {("00_x", "d"): "no texts"}, ["d"], ["00_x"], None, 60.0)
+    path = write_index(tmp_path, {("00_x", "d"): "not run: no texts"}, ["d"], ["00_x"], None, 60.0)
     text = path.read_text()
     assert text.startswith(INDEX_MARK) and "| 00_x | not run: no texts |" in text and "1.0 min" in text
     path.write_text("my own notes\n")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from browser import browser, printed_pages  # noqa: F401  (browser: pytest fixture)
+from browser import browser, cell_layout_problems, emulated, printed_pages  # noqa: F401  (browser: pytest fixture)
 from metaeval.studies.card_report import render_report, write_report
 
 CARD = Path(__file__).resolve().parents[1] / "results" / "card" / "summeval"
@@ -69,6 +69,12 @@ def test_report_prints_on_one_a4_page(which, browser, request, tmp_path):  # noq
     path.write_text(page, encoding="utf-8")
     browser.get(path.as_uri())
     assert printed_pages(browser) == 1
+    # issue 48: two cells of a user's card printed text over text; at a laptop's width and at A4 print size (794
+    # CSS px, print media) no cell's text leaves its cell or covers another's
+    for width, media in ((1280, "screen"), (794, "print")):
+        with emulated(browser, width, media):
+            problems = cell_layout_problems(browser)
+        assert not problems, f"{which} at {width} px ({media}): " + "; ".join(problems[:10])
 
 
 def test_planner_rows_say_what_the_summary_says(tmp_path):

@@ -371,6 +371,22 @@ def test_require_everything_missing_raises(tmp_path):
         load(tmp_path).require(scores=["m", "n"], incomplete="drop-inputs")
 
 
+def test_drop_leaves_out_a_system_with_none_of_the_cells_first(tmp_path):
+    """XSum hallucinations: Gold (the reference annotated as a system) has no metric score and two inputs have
+    none; drop-inputs left out every input ("would leave nothing"), drop-systems every system."""
+    cells = [(s, i) for s in "xyz" for i in "abcd" if s != "z" and i != "d"]
+    _write(tmp_path / "m.jsonl", [_rec(i, s, metrics={"m": 1.0 + len(s + i)}) for s, i in cells]
+           + [_rec("d", "z", metrics={"h": 1.0})])
+    ds = load(tmp_path)
+    with pytest.raises(DataError, match=r"drop-inputs leaves out 1 of 4 inputs and 1 of 3 systems with none of the "
+                                        r"cells \(z\), drop-systems 1 of 3 systems and 1 of 4 inputs with none"):
+        ds.require(scores=["m"])
+    for policy in ("drop-inputs", "drop-systems"):
+        with pytest.warns(DataWarning, match=r"with none of the cells \((z|d)\)"):
+            kept = ds.require(scores=["m"], incomplete=policy)
+        assert (kept.systems, kept.inputs) == (("x", "y"), ("a", "b", "c"))
+
+
 def test_require_texts_partial(tmp_path):
     _write(tmp_path / "m.jsonl", [_rec(i, s, summary="s", references=["r"], metrics={"m": 1})
                                   for s in "xy" for i in "ab" if (s, i) != ("x", "b")]

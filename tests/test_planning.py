@@ -7,9 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 from metaeval import bootstrap_test, permutation_test, planning, williams_test
+from metaeval.stats import _kernels as K
 from metaeval.stats import _planning_kernels as P
 from metaeval.stats._kernels import bootstrap_indices, coins as draw_coins, fair_bits, tail_hits
-from metaeval.stats._planning_pairs import _quotient_at_least
+from metaeval.stats._planning_kernels import _quotient_at_least
 from scipy import stats
 
 
@@ -57,7 +58,7 @@ def test_batched_trials_equal_one_by_one():
     Xb = np.round(Zb + rng.normal(size=Zb.shape), 1)
     Yb = np.round(Zb + 2 * rng.normal(size=Zb.shape), 1)
     coins = draw_coins(np.random.default_rng(2), (3, 50), 8, 30, "both")
-    Xs, Ys = P._standardize_batch(Xb), P._standardize_batch(Yb)
+    Xs, Ys = K.standardize(Xb), K.standardize(Yb)
     rows, cols = bootstrap_indices(np.random.default_rng(3), (3, 50), 8, 30, "both")
     for level in ("system", "summary"):
         null = P._perm_null(Xs, Ys, Zb, coins, level, "pearson")
@@ -344,18 +345,18 @@ def test_packed_perm_null_equals_boolean_path(shape):
     # the summary-level kernel reads the packed coins; the boolean coins take the general path (permuted matrices)
     T, B, N, M = shape
     X, Y, Z = _tied_trials(sum(shape), T, N, M)
-    Xs, Ys = P._standardize_batch(X), P._standardize_batch(Y)
+    Xs, Ys = K.standardize(X), K.standardize(Y)
     packed = draw_coins(np.random.default_rng(7), (T, B), N, M, "both", packed=True)
     coins = draw_coins(np.random.default_rng(7), (T, B), N, M, "both")
     assert np.array_equal(packed.unpacked(), coins)  # the same random stream
     assert np.array_equal(coins, fair_bits(np.random.default_rng(7), (T, B, N, M)).astype(bool))
     spy = []
-    kernel = P._perm_summary_null
+    kernel = K.perm_summary_null
     try:
-        P._perm_summary_null = lambda *args: spy.append(kernel(*args)) or spy[-1]
+        K.perm_summary_null = lambda *args: spy.append(kernel(*args)) or spy[-1]
         fast = P._perm_null(Xs, Ys, Z, packed, "summary", "pearson")
     finally:
-        P._perm_summary_null = kernel
+        K.perm_summary_null = kernel
     # the kernel's own values: it leaves permutations to the general path only in the trial with a nearly constant
     # column (the last), so the others test its sums, not the recomputation
     assert not spy[0][1][:-1].any()
@@ -374,15 +375,15 @@ def test_summary_null_kernel_flags_the_cells_to_refine(shape):
     # kernel decides on the values
     T, B, N, M = shape
     X, Y, Z = _tied_trials(T * B + N, T, N, M)
-    Xs, Ys = P._standardize_batch(X), P._standardize_batch(Y)
+    Xs, Ys = K.standardize(X), K.standardize(Y)
     packed = draw_coins(np.random.default_rng(11), (T, B), N, M, "both", packed=True)
     spy = []
-    kernel = P._perm_summary_null
+    kernel = K.perm_summary_null
     try:
-        P._perm_summary_null = lambda *args: spy.append(kernel(*args)) or spy[-1]
+        K.perm_summary_null = lambda *args: spy.append(kernel(*args)) or spy[-1]
         fast = P._perm_null(Xs, Ys, Z, packed, "summary", "pearson")
     finally:
-        P._perm_summary_null = kernel
+        K.perm_summary_null = kernel
     assert spy[0][1].any()
     ref = P._perm_null(Xs, Ys, Z, packed.unpacked(), "summary", "pearson")
     np.testing.assert_array_equal(np.isnan(fast), np.isnan(ref))
@@ -399,7 +400,7 @@ def test_system_null_kernel_equals_einsum_path(shape):
     X, Y, Z = _tied_trials(T + N + M, T, N, M)
     X[1] = 0.5  # a constant trial: NaN
     Z[0, :, :] = Z[0, :1, :]  # equal human system means: NaN
-    Xs, Ys = P._standardize_batch(X), P._standardize_batch(Y)
+    Xs, Ys = K.standardize(X), K.standardize(Y)
     packed = draw_coins(np.random.default_rng(12), (T, B), N, M, "both", packed=True)
     fast = P._perm_null(Xs, Ys, Z, packed, "system", "pearson")
     ref = P._system_null(Xs, Ys, Z, packed.unpacked(), "pearson")
@@ -423,7 +424,7 @@ def test_chunks_tested_together_equal_chunk_by_chunk(level):
     alone = np.concatenate([P._metric_pvalues(X[c], Y[c], Z[c], "perm-both", level, "pearson", B, "greater",
                                               draws=d) for c, d in zip(chunks, draws)])
     np.testing.assert_array_equal(together, alone)
-    Xs, Ys = P._standardize_batch(X), P._standardize_batch(Y)
+    Xs, Ys = K.standardize(X), K.standardize(Y)
     null = P._perm_null(Xs, Ys, Z, P._merge_draws(draws), level, "pearson")
     for c, d in zip(chunks, draws):
         np.testing.assert_array_equal(null[c], P._perm_null(Xs[c], Ys[c], Z[c], d, level, "pearson"))

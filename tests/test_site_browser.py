@@ -2,8 +2,8 @@
 anchor) resolves, every image renders.
 
 ``make browser-test`` builds the whole site (``make site``) and points ``METAEVAL_SITE_HTML`` at it; without it
-(``make test``) the test builds a quick subset from the committed results (one analysis, one report card, no API
-reference: about 15 s) and crawls that. Skipped with a message when Chromium or the site's packages are absent.
+(``make test``) the test builds a quick subset from the committed results (one analysis on two datasets, one report
+card, no API reference: about 20 s) and crawls that. Skipped with a message when Chromium or the site's packages are absent.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ import pytest
 from browser import browser, console_errors, printed_pages, serve  # noqa: F401  (browser: pytest fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
-SUBSET = "dataset_check/summeval,card/summeval"
+# two runs of one notebook (the dataset check on two datasets): the sidebar must tell them apart
+SUBSET = "dataset_check/summeval,dataset_check/realsumm,card/summeval"
 
 
 def _site_build_module():
@@ -170,6 +171,24 @@ def test_front_page_tables_show_the_paper_and_ours_columns_at_1280px(browser, si
         assert table["right"] <= state["view"], (table["heads"], table["right"], state["view"])
         # no cell of plain words overflows its column (a word is broken only where it cannot fit)
         assert max(table["words"], default=0) <= 1, table["heads"]
+
+
+_SIDEBAR = "return Array.from(document.querySelectorAll('.sidebar-tree a')).map(a => a.textContent.trim());"
+
+
+def test_sidebar_names_every_page_differently(browser, site_html):  # noqa: F811
+    """Issue 48: 30 of the sidebar's 399 links read "00 · Dataset check ..." without the dataset of the run."""
+    from collections import Counter
+
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    with serve(site_html) as base:
+        browser.get(base + "/index.html")
+        WebDriverWait(browser, 20).until(lambda d: d.execute_script("return document.readyState") == "complete")
+        titles = browser.execute_script(_SIDEBAR)
+    assert len(titles) >= 5, titles
+    repeated = {title: n for title, n in Counter(titles).items() if n > 1}
+    assert not repeated, f"{len(repeated)} sidebar title(s) name several pages: {repeated}"
 
 
 _SMALLEST_FIGURE_TEXT = """

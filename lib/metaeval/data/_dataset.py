@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import compress
 from typing import Literal
 
 import numpy as np
@@ -94,6 +95,10 @@ def _infer_human(names: Sequence[str]) -> list[str]:
 
 def _cells(k: int) -> str:
     return f"{k} cell" if k == 1 else f"{k} cells"
+
+
+def _ids(ids: Sequence[str], limit: int = 10) -> str:
+    return ", ".join(ids[:limit]) + (" ..." if len(ids) > limit else "")
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -218,7 +223,7 @@ class Dataset:
         lines = [f"dataset: {self.name}"]
         if self.info.description:
             lines.append(f"description: {self.info.description}")
-        shown = ", ".join(self.systems[:8]) + (" ..." if n > 8 else "")
+        shown = _ids(self.systems, 8)
         lines.append(f"systems: {n} ({shown})")
         lines.append(f"inputs: {m}")
         if self.texts is None:
@@ -255,11 +260,32 @@ class Dataset:
             more = f" and {len(cells) - limit} more" if len(cells) > limit else ""
             lines.append(f"  {name}: {shown}{more}")
         mask = self._missing_mask(list(names), texts=False)
-        rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
-        lines.append(f"  drop-inputs would leave out {len(cols)} of {self.shape[1]} inputs; drop-systems "
-                     f"{len(rows)} of {self.shape[0]} systems ({', '.join(self.systems[i] for i in rows[:8])}"
-                     f"{' ...' if len(rows) > 8 else ''})")
+        lines.append(f"  drop-inputs would leave out {self._left_out(mask, 'drop-inputs')}; drop-systems "
+                     f"{self._left_out(mask, 'drop-systems')}")
         return lines
+
+    @staticmethod
+    def kept(mask: np.ndarray, incomplete: str) -> tuple[np.ndarray, np.ndarray]:
+        """The systems and inputs (boolean masks) that ``incomplete`` keeps of a grid whose missing cells are
+        ``mask``: drop-inputs leaves out the inputs with a missing cell, drop-systems the systems. A system (an
+        input) with none of the cells is outside the scores' grid (XSum's Gold, the reference annotated as a
+        system, has no metric score): it is left out first, else nothing would be kept.
+
+        >>> [k.tolist() for k in Dataset.kept(np.array([[0, 0, 1], [1, 1, 1], [0, 0, 0]], bool), "drop-inputs")]
+        [[True, False, True], [True, True, False]]
+        """
+        m = mask if incomplete == "drop-inputs" else mask.T
+        inside = np.asarray(~m.all(axis=1))
+        keep = np.asarray(~m[inside].any(axis=0))
+        return (inside, keep) if incomplete == "drop-inputs" else (keep, inside)
+
+    def _left_out(self, mask: np.ndarray, incomplete: str) -> str:
+        """What :meth:`kept` leaves out: ``"2 of 500 inputs and 1 of 5 systems with none of the cells (Gold)"``."""
+        axes = list(zip((self.systems, self.inputs), self.kept(mask, incomplete), ("systems", "inputs")))
+        (ids, keep, axis), (o_ids, o_keep, o_axis) = axes[::-1] if incomplete == "drop-inputs" else axes
+        out, other = list(compress(ids, ~keep)), list(compress(o_ids, ~o_keep))
+        return f"{len(out)} of {len(ids)} {axis}" + (
+            f" and {len(other)} of {len(o_ids)} {o_axis} with none of the cells ({_ids(other)})" if other else "")
 
     # -- matrices ------------------------------------------------------------------------------------
 
@@ -383,24 +409,24 @@ class Dataset:
         return mask
 
     def _drop(self, mask: np.ndarray, incomplete: IncompletePolicy, what: str) -> Dataset:
-        """Drop the inputs (columns) or systems (rows) that have a masked cell, with a warning naming them."""
+        """Drop the inputs (columns) or systems (rows) that have a masked cell (:meth:`kept`), with a warning
+        naming them."""
         axis_name = "inputs" if incomplete == "drop-inputs" else "systems"
         ids = self.inputs if incomplete == "drop-inputs" else self.systems
-        bad: list[bool] = np.asarray(mask.any(axis=0 if incomplete == "drop-inputs" else 1)).tolist()
-        dropped = [x for x, b in zip(ids, bad) if b]
-        kept = [x for x, b in zip(ids, bad) if not b]
-        if not kept:
+        keep_s, keep_i = self.kept(mask, incomplete)
+        if not keep_s.any() or not keep_i.any():
             raise DataError(
                 f"dataset {self.name!r}: every one of the {len(ids)} {axis_name} misses some of {what}; "
                 f"incomplete={incomplete!r} would leave nothing"
             )
+        dropped = list(compress(ids, ~(keep_i if incomplete == "drop-inputs" else keep_s)))
         warnings.warn(
-            f"dataset {self.name!r}: dropped {len(dropped)} of {len(ids)} {axis_name} where {what} is missing "
-            f"(incomplete={incomplete!r}): {', '.join(dropped[:10])}{' ...' if len(dropped) > 10 else ''}",
+            f"dataset {self.name!r}: dropped {self._left_out(mask, incomplete)} where {what} is missing "
+            f"(incomplete={incomplete!r}): {_ids(dropped)}",
             DataWarning,
             stacklevel=3,
         )
-        return self.subset(**{axis_name: kept})
+        return self.subset(compress(self.systems, keep_s), compress(self.inputs, keep_i))
 
     def require(
         self,
@@ -473,13 +499,12 @@ class Dataset:
         if incomplete == "raise":
             cells = ", ".join(f"({self.systems[i]}, {self.inputs[j]})" for i, j in np.argwhere(mask)[:5])
             # what each choice would cost, so that the user can choose
-            n_inputs, n_systems = int(mask.any(axis=0).sum()), int(mask.any(axis=1).sum())
             raise DataError(
                 f"dataset {self.name!r}: {what} missing in {int(mask.sum())} of {mask.size} cells (e.g. {cells}); "
                 f"{purpose} needs them complete: "
                 + (fix or "pass incomplete='drop-inputs', 'drop-systems' or 'keep-nan'")
-                + f" (drop-inputs leaves out {n_inputs} of {len(self.inputs)} inputs, drop-systems {n_systems} of "
-                f"{len(self.systems)} systems)"
+                + f" (drop-inputs leaves out {self._left_out(mask, 'drop-inputs')}, drop-systems "
+                f"{self._left_out(mask, 'drop-systems')})"
             )
         if incomplete == "keep-nan":
             return replace(self, nan_ok=self.nan_ok | frozenset(names))

@@ -174,23 +174,18 @@ def default_metric(
     wanted = value if value is not None else paper
     if wanted is not None and (wanted in ds.score_names or ds.computable(wanted)) and wanted not in exclude:
         return wanted
-    if own_first:
-        humans = set(ds.human_scores)
-        own = [n for n in ds.score_names if n not in humans and n not in exclude and recognize(n) is None]
-        if own:
-            if wanted is not None and not quiet:
-                print(f"{ds.name} has no {wanted!r} (the paper's metric, the default of {param}): using its own "
-                      f"metric {ds.display_name(own[0])} ({own[0]}); set another with -p {param} NAME")
-            return own[0]
-    for measure in measures:
-        found = _find(ds, measure, exclude)
-        if found is not None:
-            if wanted is not None and not quiet:
-                print(f"{ds.name} has no {wanted!r} (the paper's metric, the default of {param}): using "
-                      f"{ds.display_name(found)} ({found}); set another with -p {param} NAME")
-            return found
-    what = f"score {wanted!r} (the default of {param})" if wanted else f"default for {param}"
-    raise _no_default(ds, what, f"-p {param} NAME (metaeval run/sweep) or {param}=... (Python)")
+    humans = set(ds.human_scores)
+    own = [n for n in ds.score_names if own_first and n not in humans and n not in exclude and recognize(n) is None]
+    found = own[0] if own else next(
+        (f for f in (_find(ds, measure, exclude) for measure in measures) if f is not None), None)
+    if found is None:
+        what = f"score {wanted!r} (the default of {param})" if wanted else f"default for {param}"
+        raise _no_default(ds, what, f"-p {param} NAME (metaeval run/sweep) or {param}=... (Python)")
+    if wanted is not None and not quiet:
+        print(f"{ds.name} has no {wanted!r} (the paper's metric, the default of {param}): using "
+              f"{'its own metric ' if own else ''}{ds.display_name(found)} ({found}); set another "
+              f"with -p {param} NAME")
+    return found
 
 
 def default_baselines(dataset: Dataset | str | os.PathLike[str], exclude: Sequence[str] = (),

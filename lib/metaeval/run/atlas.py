@@ -51,20 +51,27 @@ def check_needs(needs, entry, ds) -> str | None:
     >>> check_needs(["metrics"], S(language="en"), S(has_texts=False, score_names=["mqm"], human_scores=["mqm"]))
     'no metric scores, and no summaries with references to compute ROUGE from: nothing to compare'
     """
+    metrics = sorted(set(getattr(ds, "score_names", ())) - set(getattr(ds, "human_scores", ())))
     for need in needs or []:
         need = str(need)
         if need == "texts" and not ds.has_texts:
             return "no summaries and references (texts) in this dataset"
-        if need == "metrics" and not ds.has_texts and not set(ds.score_names) - set(ds.human_scores):
+        if need == "metrics" and not ds.has_texts and not metrics:
             return "no metric scores, and no summaries with references to compute ROUGE from: nothing to compare"
         m = re.fullmatch(r"systems>=(\d+)", need)
-        if m and ds.shape[0] < int(m.group(1)):
-            return f"only {ds.shape[0]} systems (needs at least {m.group(1)})"
-        m = re.fullmatch(r"metric_scores<=(\d+)", need)
-        if m and len(set(ds.score_names) - set(ds.human_scores)) > int(m.group(1)):
-            n = len(set(ds.score_names) - set(ds.human_scores))
-            return (f"{n} metric scores: this notebook tests every pair of them, more than the atlas budget allows "
-                    f"(at most {m.group(1)}); run it on this dataset with -p metrics '[NAME, ...]'")
+        systems, what = ds.shape[0], "systems"
+        if m and "metrics" in needs and metrics:  # the notebook analyses the stored metrics: the systems they cover
+            systems = int(ds.scores[metrics].notna().groupby(level="system").any().any(axis=1).sum())
+            what = "systems with metric scores" if systems < ds.shape[0] else what
+        if m and systems < int(m.group(1)):
+            return f"only {systems} {what} (needs at least {m.group(1)})"
+        m = re.fullmatch(r"metric_scores([<>]=)(\d+)", need)
+        if m and m.group(1) == "<=" and len(metrics) > int(m.group(2)):
+            return (f"{len(metrics)} metric scores: this notebook tests every pair of them, more than the atlas budget "
+                    f"allows (at most {m.group(2)}); run it on this dataset with -p metrics '[NAME, ...]'")
+        if m and m.group(1) == ">=" and len(metrics) < int(m.group(2)):
+            return (f"{len(metrics)} stored metric score(s): this notebook compares stored scores (it scores no texts) "
+                    f"and needs at least {m.group(2)}")
         m = re.fullmatch(r"language=(\w+)", need)
         if m and entry.language.split("-")[-1].strip() != m.group(1):
             return f"texts in {entry.language!r}; this notebook handles {m.group(1)!r} only"
@@ -85,18 +92,18 @@ def plan(datasets=None, notebooks=None, parameters: Mapping[str, dict] | None = 
             continue
         if "skip" in spec:
             for name in [*loaded, *not_loaded]:
-                missing[(stem, name)] = str(spec["skip"])
+                missing[(stem, name)] = f"not run: {spec['skip']}"
             continue
         fixed = {k: v for k, v in spec.items() if k != "needs"}
         ok = []
         for name, (entry, ds) in loaded.items():
             why = check_needs(spec.get("needs"), entry, ds)
             if why:
-                missing[(stem, name)] = why
+                missing[(stem, name)] = f"not applicable: {why}"
             else:
                 ok.append(name)
         for name, why in not_loaded.items():
-            missing[(stem, name)] = why
+            missing[(stem, name)] = f"not run: {why}"
         if ok:
             runs[stem] = (ok, fixed)
     return runs, missing, (loaded, not_loaded)
@@ -159,7 +166,7 @@ def write_index(root: Path, missing: Mapping[tuple[str, str], str], datasets: li
                 reason = reason if len(reason) <= 160 else reason[:157] + "..."  # one line: the folder has the rest
                 cell = f"failed: {reason} ([{status['path']}]({status['path']}/))"
             else:
-                cell = "not run: " + missing.get((nb, name), "not in this run (--notebooks / --datasets)")
+                cell = missing.get((nb, name), "not run: not in this run (--notebooks / --datasets)")
             lines.append(f"| {nb} | {cell.replace('|', '/')} |")
     atomic_write(index, lambda tmp: Path(tmp).write_text("\n".join(lines) + "\n", encoding="utf-8"))
     return index

@@ -1,28 +1,14 @@
 """Private: the one copy of each resampling kernel and rule that :mod:`~metaeval.stats.resampling`,
 :mod:`~metaeval.stats.significance`, :mod:`~metaeval.stats.planning` and :mod:`~metaeval.stats.shared_draws`
-share.
+share, so that a fix reaches every test, CI and power simulation: the tail rule (:data:`TAIL`, numba ufuncs as
+scipy's ``permutation_test`` writes it) and the p-values on it; the random draws (bootstrap indices, draw counts,
+permutation coins); exact constancy, standardization, Pearson and Spearman, rank snapping; Kendall's tau from its
+pair counts (:func:`tau_b`, :func:`tau_c`) and the O(n log n) counts of long vectors; Perm-Both's Pearson null at
+system and summary level.
 
-A fix to any of these is made here once and reaches every test, CI and power simulation:
-
-* the tail rule (what counts as "at least as extreme" for ``greater``, ``less`` and ``two-sided``), written
-  once as named closures (:data:`TAIL`, as scipy's ``_resampling.permutation_test``), compiled so that the
-  numba kernels call the same functions, and the p-values built on it (:func:`permutation_pvalue`,
-  :func:`bootstrap_pvalue`, :func:`t_pvalue`);
-* the random draws: Boot-Both/-Systems/-Inputs indices (:func:`bootstrap_indices`), draw multiplicities
-  (:func:`draw_counts`), the permutation coins (:func:`fair_bits`, :func:`coins`, :class:`PackedCoins`);
-* exact constancy (:func:`constant`, :func:`standardize`), the Pearson kernel on vectors (:func:`pearson`; its
-  compiled form for short vectors inside kernels, :func:`pearson_vector`, :func:`pearson_rows`) and on sums
-  (:func:`pearson_row`, compiled), Spearman's (:func:`spearman`), rank snapping (:func:`snap`);
-* Kendall's tau from its pair counts, once (:func:`tau_b`, :func:`tau_c`: numba ufuncs, so numpy and the
-  compiled resampling kernels use the same floats), the sign of a difference (:func:`sign`) and the
-  O(n log n) counts of one long vector (:func:`kendall_counts`, scipy's sort-and-merge algorithm);
-* the rule every summary-level Perm-Both kernel uses to skip columns a swap cannot make constant
-  (:func:`swap_may_be_constant`).
-
-Compiled kernels add in their natural order (not numpy's pairwise order): their results agree with the
-numpy formulas to rounding, which the tests check with ``assert_allclose`` at a stated tolerance.
-
-Nothing here validates arguments: the public functions do.
+Compiled kernels add in their natural order (not numpy's pairwise order): their results agree with the numpy
+formulas to rounding, which the tests check with ``assert_allclose`` at a stated tolerance. Nothing here validates
+arguments: the public functions do.
 """
 
 from __future__ import annotations
@@ -68,7 +54,11 @@ __all__ = [
     "kendall_counts_rows",
     "PAIR_TABLE_BUDGET",
     "pair_tables_fit",
-    "swap_may_be_constant",
+    "PERM_BLOCK",
+    "perm_system_pearson",
+    "perm_system_null",
+    "perm_summary_null",
+    "perm_summary_pearson",
 ]
 
 # ----------------------------------------------------------------------------------------------------
@@ -260,18 +250,30 @@ def fair_bits(rng: np.random.Generator, shape) -> np.ndarray:
 
 
 class PackedCoins:
-    """Perm-Both's fair coins (T, B, N, M) kept packed, eight per random byte, as :func:`fair_bits` draws
-    them (the same random stream; ``np.unpackbits`` order): the summary-level kernel reads the bits directly
-    instead of a boolean array eight times larger."""
+    """Perm-Both's fair coins (T, B, N, M) kept packed, eight per random byte, as :func:`fair_bits` draws them (the
+    same random stream; ``np.unpackbits`` order): trial t's coin (b, n, m) is bit ``first[t] + (b N + n) M + m`` of
+    ``bits``. :meth:`merge` puts consecutive chunks' coins one after the other (a chunk may end within a byte)."""
 
-    def __init__(self, rng: np.random.Generator, shape: tuple[int, int, int, int]):
-        self.shape = shape
-        n = int(np.prod(shape))
-        self.bits = rng.integers(0, 256, size=(n + 7) // 8, dtype=np.uint8)
+    def __init__(self, bits: np.ndarray, first: np.ndarray, shape: tuple[int, ...]):
+        self.bits, self.first, self.shape = bits, first, shape
+
+    @classmethod
+    def draw(cls, rng: np.random.Generator, shape: tuple[int, int, int, int]) -> PackedCoins:
+        T, B, N, M = shape
+        bits = rng.integers(0, 256, size=(T * B * N * M + 7) // 8, dtype=np.uint8)
+        return cls(bits, np.arange(T, dtype=np.int64) * (B * N * M), shape)
+
+    @classmethod
+    def merge(cls, parts: list[PackedCoins]) -> PackedCoins:
+        starts = np.cumsum([0] + [8 * p.bits.size for p in parts[:-1]])
+        first = np.concatenate([s + p.first for s, p in zip(starts, parts)])
+        return cls(np.concatenate([p.bits for p in parts]), first, (len(first),) + parts[0].shape[1:])
 
     def unpacked(self) -> np.ndarray:
-        n = int(np.prod(self.shape))
-        return np.unpackbits(self.bits)[:n].reshape(self.shape).astype(bool)
+        T, B, N, M = self.shape
+        cell = (np.arange(B)[:, None, None] * N + np.arange(N)[:, None]) * M + np.arange(M)
+        i = self.first[:, None, None, None] + cell
+        return ((self.bits[i >> 3] >> (7 - (i & 7))) & 1) > 0
 
 
 def coins(rng: np.random.Generator, lead: tuple[int, ...], n_systems: int, n_inputs: int, method: str,
@@ -284,7 +286,7 @@ def coins(rng: np.random.Generator, lead: tuple[int, ...], n_systems: int, n_inp
         # the same random bytes either way; packed only where the summary-level kernel reads them
         if packed:
             T, B = lead  # packed coins are the planner's (trials, permutations)
-            return PackedCoins(rng, (T, B, N, M))
+            return PackedCoins.draw(rng, (T, B, N, M))
         return fair_bits(rng, lead + (N, M)).astype(bool)
     if method == "systems":
         return np.broadcast_to(fair_bits(rng, lead + (N, 1)).astype(bool), lead + (N, M))
@@ -465,17 +467,10 @@ def pearson_rows(xs: np.ndarray, zs: np.ndarray) -> np.ndarray:
 
 @numba.njit(cache=True, error_model="numpy")
 def pearson_row(n, sx, sz, sxx, szz, sxz, defined, weights, r, weak):  # pragma: no cover - compiled
-    """Per-input r from sums over ``n`` pairs for one
-    resample: fills ``r`` (NaN where not ``defined`` or a variance is not positive) and ``weak`` (the variance
-    lost most of its digits, below 1e-6 of the mean square: the caller recomputes r from the values);
-    returns the mean of the defined r with multiplicities ``weights`` (NaN if none).
-
-    Written for speed, as every resampling kernel calls it once per resample: r and ``weak`` come from one
-    branch-free loop, which LLVM vectorizes (square roots and divisions four at a time; the clip is written
-    as two selects, as ``min``/``max`` did not vectorize), and the mean adds 0 for an undefined r instead of
-    branching (a branch per input mispredicted where NaNs are scattered). Both give the same floats as the
-    plain loops: adding +0.0 leaves a sum unchanged (it is never -0.0), and the additions keep their order.
-    1.8-2.2x faster than three separate loops with a branch in the mean."""
+    """Per-input r from sums over ``n`` pairs for one resample: fills ``r`` (NaN where not ``defined`` or a
+    variance is not positive) and ``weak`` (a variance below 1e-6 of the mean square: the caller recomputes r from
+    the values); returns the mean of the defined r with multiplicities ``weights`` (NaN if none). Branch-free
+    loops (the clip as two selects, + 0.0 for an undefined r), which LLVM vectorizes: the plain loops' floats."""
     M = sx.shape[0]
     nf = float(n)
     for m in range(M):
@@ -665,19 +660,239 @@ def kendall_counts_rows(x, z, valid):  # pragma: no cover - compiled
 
 
 # ----------------------------------------------------------------------------------------------------
-# Summary-level Perm-Both Pearson
+# Perm-Both Pearson: the null distributions of r(X', Z) - r(Y', Z) from the random coins, at system level
+# (:func:`perm_system_pearson`, :func:`perm_system_null`) and summary level (:func:`perm_summary_pearson`). Sums are
+# added in their natural order; the tests compare each kernel with the numpy formula on the permuted matrices.
 
 
 @numba.njit(cache=True, nogil=True)
-def swap_may_be_constant(X, Y, m):  # pragma: no cover - compiled
-    """Whether swapping some cells of column m between X and Y can leave a constant column: not when two systems'
-    four values all differ (whatever is swapped, the column keeps two different values). The summary-level
-    Perm-Both kernels look at a permuted column's values only where this says it may be constant."""
-    N = X.shape[0]
-    for i in range(N):
-        a1, a2 = X[i, m], Y[i, m]
-        for j in range(i + 1, N):
-            b1, b2 = X[j, m], Y[j, m]
-            if a1 != b1 and a1 != b2 and a2 != b1 and a2 != b2:
-                return False
-    return True
+def _coin_table():  # pragma: no cover - compiled
+    """byte -> its 8 coins as the 8 bytes of one word (little-endian: the first coin, np.unpackbits' high bit, in
+    the lowest byte), so that a byte of packed coins becomes 8 coin bytes in one look-up."""
+    table = np.zeros(256, np.uint64)
+    for v in range(256):
+        for j in range(8):
+            table[v] |= np.uint64((v >> (7 - j)) & 1) << np.uint64(8 * j)
+    return table
+
+
+@numba.njit(cache=True, nogil=True)
+def _unpack_permutation(bits, start, N, M, table, C):  # pragma: no cover - compiled
+    """One permutation's coins into ``C`` (N, >= 8 ceil(M / 8) bytes; a row per system): coin (n, m) is bit
+    ``start + n M + m`` of ``bits`` (np.unpackbits order), eight at a time through ``table`` (:func:`_coin_table`)."""
+    words = M // 8
+    C64 = C.view(np.uint64)
+    for n in range(N):
+        i = start + n * M
+        for g in range(words):
+            k = i >> 3
+            shift = i & 7
+            if shift:  # the word's coins straddle two bytes
+                C64[n, g] = table[((np.int64(bits[k]) << shift) | (bits[k + 1] >> (8 - shift))) & 255]
+            else:
+                C64[n, g] = table[bits[k]]
+            i += 8
+        for m in range(8 * words, M):
+            C[n, m] = (bits[i >> 3] >> (7 - (i & 7))) & 1
+            i += 1
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def perm_summary_null(bits, first, B, D1, D2, D3, base, Xs, Ys, z_ok):  # pragma: no cover - compiled
+    """Perm-Both's null at summary level (Pearson) for every trial and permutation: the mean over inputs of the
+    defined r(X', Z) minus that of r(Y', Z), (T, B), and the permutations with a cell whose r the caller must
+    recompute from the values (``weak``, (T, B): a variance below 1e-6 of its mean square), without the permuted
+    matrices (T, B, N, M). :func:`perm_summary_pearson` prepares its arguments.
+
+    D1..D3 (T, N, M) are the changes of the centred sums when a cell is swapped (Y - X, Y^2 - X^2, (Y - X) Z),
+    ``base`` (8, T, M) the unpermuted sums sx, sxx, sxz, sy, syy, syz, sz, szz, ``z_ok`` (T, M) where Z's column
+    is not constant. Each permutation's coins are unpacked into (N, M) bytes through a table, the swapped cells'
+    changes added over n in order, r by :func:`pearson_row`'s formula; a permuted column can be constant only if
+    one value is in every system's pair (X, Y) of that input, and only such columns are checked on the values."""
+    T, N, M = D1.shape
+    null = np.empty((T, B))
+    weak = np.zeros((T, B), np.bool_)
+    table = _coin_table()
+    C = np.zeros((N, 8 * (M // 8) + 8), np.uint8)  # one permutation's coins, a row per system
+    sums = np.zeros((3, M))
+    x_def = np.empty(M, np.bool_)
+    y_def = np.empty(M, np.bool_)
+    may_be_constant = np.empty(M, np.bool_)
+    vz = np.empty(M)
+    z_weak = np.empty(M, np.bool_)
+    mean = np.empty(2)
+    nf = float(N)
+    s1, s2, s3 = sums[0], sums[1], sums[2]
+    for t in range(T):
+        X, Y, A1, A2, A3 = Xs[t], Ys[t], D1[t], D2[t], D3[t]
+        sz, szz = base[6, t], base[7, t]
+        for m in range(M):
+            vz[m] = nf * szz[m] - sz[m] * sz[m]
+            z_weak[m] = vz[m] <= 1e-6 * nf * szz[m]
+        any_constant = False
+        for m in range(M):
+            may_be_constant[m] = False
+            if z_ok[t, m]:
+                for v in (X[0, m], Y[0, m]):
+                    every = True
+                    for n in range(1, N):
+                        if X[n, m] != v and Y[n, m] != v:
+                            every = False
+                            break
+                    may_be_constant[m] = may_be_constant[m] or every
+            any_constant = any_constant or may_be_constant[m]
+        for b in range(B):
+            _unpack_permutation(bits, first[t] + b * N * M, N, M, table, C)
+            sums[:] = 0.0
+            n = 0
+            while n + 2 <= N:
+                c0, c1 = C[n], C[n + 1]
+                a0, a1, e0, e1, f0, f1 = A1[n], A1[n + 1], A2[n], A2[n + 1], A3[n], A3[n + 1]
+                for m in range(M):
+                    x0 = np.float64(c0[m])
+                    x1 = np.float64(c1[m])
+                    s1[m] = (s1[m] + x0 * a0[m]) + x1 * a1[m]
+                    s2[m] = (s2[m] + x0 * e0[m]) + x1 * e1[m]
+                    s3[m] = (s3[m] + x0 * f0[m]) + x1 * f1[m]
+                n += 2
+            if n < N:
+                c0 = C[n]
+                a0, e0, f0 = A1[n], A2[n], A3[n]
+                for m in range(M):
+                    x0 = np.float64(c0[m])
+                    s1[m] += x0 * a0[m]
+                    s2[m] += x0 * e0[m]
+                    s3[m] += x0 * f0[m]
+            if any_constant:
+                for m in range(M):
+                    x_def[m] = y_def[m] = z_ok[t, m]
+                    if may_be_constant[m]:
+                        x0 = Y[0, m] if C[0, m] else X[0, m]
+                        y0 = X[0, m] if C[0, m] else Y[0, m]
+                        x_const = y_const = True
+                        for n in range(1, N):
+                            xv, yv = (Y[n, m], X[n, m]) if C[n, m] else (X[n, m], Y[n, m])
+                            x_const = x_const and xv == x0
+                            y_const = y_const and yv == y0
+                        x_def[m] = not x_const
+                        y_def[m] = not y_const
+            for side in range(2):
+                # X' = X + the swapped cells' changes, Y' = Y - them (x + (-s) is x - s, to the bit)
+                sign = 1.0 if side == 0 else -1.0
+                b0, b1, b2 = base[3 * side, t], base[3 * side + 1, t], base[3 * side + 2, t]
+                defined = (x_def if side == 0 else y_def) if any_constant else z_ok[t]
+                count = 0
+                total = 0.0
+                w = False
+                # the loads are not behind short-circuits (& and |, not and / or), so that the loop vectorizes
+                for m in range(M):
+                    sx = b0[m] + sign * s1[m]
+                    sxx = b1[m] + sign * s2[m]
+                    vx = nf * sxx - sx * sx
+                    rm = (nf * (b2[m] + sign * s3[m]) - sx * sz[m]) / np.sqrt(vx * vz[m])
+                    rm = 1.0 if rm > 1.0 else rm
+                    rm = -1.0 if rm < -1.0 else rm
+                    ok = defined[m] & (vx > 0) & (vz[m] > 0) & (rm == rm)
+                    total += rm if ok else 0.0
+                    count += ok
+                    w |= defined[m] & ((vx <= 1e-6 * nf * sxx) | z_weak[m])
+                weak[t, b] |= w
+                mean[side] = total / count if count > 0 else np.nan
+            null[t, b] = mean[0] - mean[1]
+    return null, weak
+
+
+#: permutations per block of :func:`perm_system_pearson`: their sums over the inputs vectorize across the block
+#: (a single permutation's loop over a few inputs is short and spends its time entering and leaving)
+PERM_BLOCK = 128
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def perm_system_pearson(coins_t, B, D, mean_x, mean_y, zs):  # pragma: no cover - compiled
+    """Perm-Both's null at system level (Pearson), r(X*, Z) - r(Y*, Z) on every permutation (B,): the permuted
+    system means are ``mean_x + shift`` and ``mean_y - shift``, shift = (coins . D) / M over the inputs (added in
+    order, for a block of permutations side by side), r by :func:`pearson_vector`.
+
+    ``coins_t`` (N, M, >= B) uint8 0/1, the coins of the first B permutations; ``D`` = Ys - Xs (N, M); ``mean_x``,
+    ``mean_y``, ``zs`` (N,): the means over the inputs."""
+    N, M = D.shape
+    out = np.empty(B)
+    acc = np.empty(PERM_BLOCK)
+    shift = np.empty((PERM_BLOCK, N))
+    xs, ys = np.empty(N), np.empty(N)
+    for b0 in range(0, B, PERM_BLOCK):
+        L = min(PERM_BLOCK, B - b0)
+        for n in range(N):
+            acc[:L] = 0.0
+            for m in range(M):
+                d = D[n, m]
+                c = coins_t[n, m, b0 : b0 + L]
+                for b in range(L):
+                    acc[b] += np.float64(c[b]) * d
+            for b in range(L):
+                shift[b, n] = acc[b] / M
+        for b in range(L):
+            for n in range(N):
+                xs[n] = mean_x[n] + shift[b, n]
+                ys[n] = mean_y[n] - shift[b, n]
+            out[b0 + b] = pearson_vector(xs, zs) - pearson_vector(ys, zs)
+    return out
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def perm_system_null(bits, first, B, D, xm, ym, zm):  # pragma: no cover - compiled
+    """Perm-Both's null at system level (Pearson) for every trial and permutation, (T, B), from the packed coins
+    (as :func:`perm_summary_null` reads them): each trial's coins are unpacked into (N, M, B) bytes for
+    :func:`perm_system_pearson`, a block of :data:`PERM_BLOCK` permutations at a time. ``xm``, ``ym``, ``zm``
+    (T, N) are the means over the inputs."""
+    T, N, M = D.shape
+    null = np.empty((T, B))
+    table = _coin_table()
+    # TILE permutations' coins unpacked a row per system, then written into the block's layout a tile at a time: the
+    # tile stays in L1 while it is transposed, and each write is TILE consecutive bytes
+    TILE = 16
+    C = np.zeros((TILE, N, 8 * (M // 8) + 8), np.uint8)
+    block = np.empty((N, M, PERM_BLOCK), np.uint8)  # a block of permutations' coins, as perm_system_pearson reads them
+    for t in range(T):
+        for b0 in range(0, B, PERM_BLOCK):
+            L = min(PERM_BLOCK, B - b0)
+            for j0 in range(0, L, TILE):
+                J = min(TILE, L - j0)
+                for j in range(J):
+                    _unpack_permutation(bits, first[t] + (b0 + j0 + j) * N * M, N, M, table, C[j])
+                for n in range(N):
+                    for m in range(M):
+                        for j in range(J):
+                            block[n, m, j0 + j] = C[j, n, m]
+            null[t, b0 : b0 + L] = perm_system_pearson(block, L, D[t], xm[t], ym[t], zm[t])
+    return null
+
+
+def perm_summary_pearson(Xs: np.ndarray, Ys: np.ndarray, Z: np.ndarray, bits: np.ndarray, first: np.ndarray,
+                         B: int) -> np.ndarray:
+    """Perm-Both's null at summary level (Pearson), the one kernel of ``permutation_test``, ``pairwise_tests``, the
+    planner and the power study's shared draws: mean r(X', Z) - mean r(Y', Z) over the inputs, (T, B), for T pairs
+    (Xs, Ys, Z: (T, N, M)) and B permutations each, from packed coins (coin (b, n, m) of pair t is bit
+    ``first[t] + (b N + n) M + m`` of ``bits``, np.unpackbits order; pairs may share coins) by
+    :func:`perm_summary_null`. The permutations it flags are recomputed from the permuted values."""
+    T, N, M = Ys.shape
+    # one shift per column for both metrics: a permuted column mixes cells of X and Y
+    centre = (Xs.mean(axis=-2, keepdims=True) + Ys.mean(axis=-2, keepdims=True)) / 2
+    Xc, Yc = Xs - centre, Ys - centre
+    Zc = Z - Z.mean(axis=-2, keepdims=True)
+    sums = np.stack([a.sum(axis=-2) for a in (Xc, Xc * Xc, Xc * Zc, Yc, Yc * Yc, Yc * Zc, Zc, Zc * Zc)])
+    c = np.ascontiguousarray
+    null, weak = perm_summary_null(bits, first, B, c(Yc - Xc), c(Yc * Yc - Xc * Xc), c((Yc - Xc) * Zc), sums,
+                                   c(Xs), c(Ys), c(~constant(np.swapaxes(Z, -1, -2))))
+    if weak.any():  # rare: a nearly constant column
+        t, b = np.nonzero(weak)
+        i = first[t][:, None, None] + (b[:, None, None] * N + np.arange(N)[:, None]) * M + np.arange(M)
+        swap = ((bits[i >> 3] >> (7 - (i & 7))) & 1) > 0
+        means = []
+        for one, other in ((Ys[t], Xs[t]), (Xs[t], Ys[t])):
+            r = pearson(np.where(swap, one, other).swapaxes(1, 2), Z[t].swapaxes(1, 2), None)
+            count = np.count_nonzero(~np.isnan(r), axis=1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                means.append(np.where(count > 0, np.nansum(r, axis=1) / count, np.nan))
+        null[t, b] = means[0] - means[1]
+    return null

@@ -1,19 +1,13 @@
 """Private kernels of :mod:`metaeval.stats.planning`: the batched tests its power simulations run, and the
-sampling and validation helpers they share.
+sampling and validation helpers they share (split from it only to keep each module readable).
 
 A chunk of simulated studies is one array operation here: :func:`_pair_pvalues` gives the p-values of the
 paired system tests of every trial and pair at once (sign-flip permutation, paired bootstrap, t-test), and
-:func:`_metric_pvalues` those of the two-metric tests (Perm-*, Boot-*, Williams) of every trial, through the
-batched forms of :mod:`metaeval.stats.significance`'s and :mod:`metaeval.stats.resampling`'s kernels
-(:func:`_perm_null`, :func:`_boot_deltas`). The public functions, their options and their documentation are
-in :mod:`metaeval.stats.planning`; this module is split from it only to keep each module readable.
-
-The default tests of the planner run as compiled passes over the packed random coins: the sign flips of every
-system pair (:mod:`~metaeval.stats._planning_pairs`) and Perm-Both's null at summary and system level
-(:mod:`~metaeval.stats._planning_perm`); tests/test_planning.py compares them with the numpy formulas on the
-permuted matrices (``assert_allclose``). The draws
-are made chunk by chunk and several chunks tested at once (:func:`_batch_trials`, :func:`_merge_draws`),
-which leaves the random stream as it was.
+:func:`_metric_pvalues` those of the two-metric tests (Perm-*, Boot-*, Williams) of every trial (:func:`_perm_null`,
+:func:`_boot_deltas`: the batched forms of ``permutation_test``'s and ``bootstrap_ci``'s kernels). The sign flips,
+the paired bootstrap's counts (:func:`_signflip_tail_counts`, :func:`_pair_tail_counts`) and Perm-Both's Pearson
+null (:mod:`~metaeval.stats._kernels`) run as compiled passes. The draws are made chunk by chunk and several chunks
+tested at once (:func:`_batch_trials`, :func:`_merge_draws`), which leaves the random stream as it was.
 """
 
 from __future__ import annotations
@@ -21,24 +15,26 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numba
 import numpy as np
 from scipy import stats
 
 from metaeval.stats._kernels import (
     TAIL_CODES,
+    _tail_hit,
     PackedCoins,
     bootstrap_indices,
     coins,
     draw_counts,
     monte_carlo_pvalue,
+    perm_summary_pearson,
+    perm_system_null,
     standardize,
     t_pvalue,
     tail_hits,
 )
-from metaeval.stats._planning_pairs import _bootstrap_weights, _pair_tail_counts, _signflip_tail_counts
-from metaeval.stats._planning_perm import _perm_summary_null, _perm_system_null
 from metaeval.stats import multiplicity
-from metaeval.stats.correlation import check_bool, constant, level_corr, system_corr
+from metaeval.stats.correlation import check_bool, level_corr, system_corr
 from metaeval.stats.resampling import auto_batch, resampled_corr
 from metaeval.stats.significance import williams_pvalue
 
@@ -144,6 +140,171 @@ def _tail(null: np.ndarray, observed: np.ndarray, alternative: str, tol: float) 
     return np.count_nonzero(tail_hits(null, observed[:, None, :], alternative, tol), axis=1)
 
 
+#: permutations whose signed sums :func:`_signflip_tail_counts` forms together (larger blocks spread the per-pair
+#: work of a block over more permutations; 256 was fastest from 10 to 300 documents, 64: 1.1x to 1.5x slower)
+_FLIP_BLOCK = 256
+
+
+@numba.njit(cache=True, nogil=True)
+def _quotient_at_least(c, n):  # pragma: no cover - compiled
+    """The smallest float x whose quotient x / n (n > 0, correctly rounded) is at least c: since rounding is
+    monotonic, ``x / n >= c`` holds exactly when ``x >= _quotient_at_least(c, n)``, one comparison instead of a
+    division per permutation. Found from the rounded c n by steps of one ulp. c infinite or NaN: itself."""
+    if not np.isfinite(c):
+        return c
+    x = c * n
+    if x / n >= c:
+        while x / n >= c and x > -np.inf:
+            x = np.nextafter(x, -np.inf)
+        return np.nextafter(x, np.inf)
+    while x / n < c:
+        x = np.nextafter(x, np.inf)
+    return x
+
+
+@numba.njit(cache=True, nogil=True)
+def _signflip_tail_counts(bits, B, S, docs, ia, ib, observed, alternative, tol):  # pragma: no cover - compiled
+    """Per trial and pair, how many of B sign-flip permutations give a mean difference at least as extreme as
+    the observed one (as :func:`_tail` on the unfused path's null): (T, P) counts as floats.
+
+    ``bits`` are the random bytes :func:`~metaeval.stats._kernels.fair_bits` unpacks (high bit first), coin
+    (t * B + b) * n + j flipping the sign of trial t's j-th drawn document in permutation b. Each permutation's
+    signs are folded onto the trial's distinct pilot documents, every system's signed sum is taken over those
+    (at most min(n, M) per system, not M), and the pair differences are compared as they are made: no
+    (T, B, M) weights and no (T, B, P) null array, one pass over the coins.
+
+    Permutations go by blocks of :data:`_FLIP_BLOCK` whose sums are formed side by side (each in document
+    order), compared with the difference whose mean reaches the tail (:func:`_quotient_at_least`: no division
+    per permutation); the coins are read a byte at a time through a table of signs."""
+    T, n = docs.shape
+    K = S.shape[0]
+    P = ia.shape[0]
+    out = np.zeros((T, P))
+    block = min(_FLIP_BLOCK, B)
+    flips = np.empty((block, n))  # per permutation of the block, its signs folded onto the documents
+    weights = np.empty((n, block))  # the same, document-major: the rows the sums run along
+    sums = np.empty((K, block))
+    count = np.zeros(P, np.int64)
+    limit = np.empty(P)
+    nf = float(n)
+    two_sided = alternative == 0
+    sign = -1.0 if alternative == 2 else 1.0
+    table = np.empty((256, 8))  # a byte's 8 coins as signs (no int-to-float conversion per coin)
+    for v in range(256):
+        for e in range(8):
+            table[v, e] = 1.0 - 2.0 * ((v >> (7 - e)) & 1)
+    for t in range(T):
+        distinct = np.unique(docs[t])
+        D = distinct.shape[0]
+        Sd = np.empty((D, K))  # the systems' scores of the trial's documents
+        for q in range(D):
+            for k in range(K):
+                Sd[q, k] = S[k, distinct[q]]
+        slot = np.searchsorted(distinct, docs[t])
+        # a permutation's pair difference d reaches the tail when d / n does (TAIL): v >= limit with v = d
+        # (greater), v = |d| (two-sided; |d| / n = |d / n|), v = -d (less: d / n <= c iff -d / n >= -c)
+        for p in range(P):
+            o = observed[t, p]
+            if alternative == 1:
+                limit[p] = _quotient_at_least(o - tol, nf)
+            elif alternative == 2:
+                limit[p] = _quotient_at_least(-(o + tol), nf)
+            else:
+                limit[p] = _quotient_at_least(abs(o) - tol, nf)
+        count[:] = 0
+        for b0 in range(0, B, block):
+            nb = min(block, B - b0)
+            for j in range(nb):
+                row = flips[j]
+                row[:D] = 0.0
+                i = (t * B + b0 + j) * n
+                c = 0
+                while c < n and (i & 7) != 0:  # the first coins share a byte with the previous permutation's
+                    row[slot[c]] += 1.0 - 2.0 * ((bits[i >> 3] >> (7 - (i & 7))) & 1)
+                    c += 1
+                    i += 1
+                while c + 8 <= n:
+                    signs = table[bits[i >> 3]]
+                    for e in range(8):
+                        row[slot[c + e]] += signs[e]
+                    c += 8
+                    i += 8
+                while c < n:
+                    row[slot[c]] += 1.0 - 2.0 * ((bits[i >> 3] >> (7 - (i & 7))) & 1)
+                    c += 1
+                    i += 1
+            for q in range(D):
+                for j in range(nb):
+                    weights[q, j] = flips[j, q]
+            sums[:, :nb] = 0.0
+            q = 0
+            while q + 2 <= D:
+                w0, w1 = weights[q], weights[q + 1]
+                for k in range(K):
+                    s0, s1 = Sd[q, k], Sd[q + 1, k]
+                    acc = sums[k]
+                    for j in range(nb):
+                        acc[j] = (acc[j] + w0[j] * s0) + w1[j] * s1
+                q += 2
+            if q < D:
+                w0 = weights[q]
+                for k in range(K):
+                    s0 = Sd[q, k]
+                    acc = sums[k]
+                    for j in range(nb):
+                        acc[j] += w0[j] * s0
+            for p in range(P):
+                first = sums[ia[p]]
+                second = sums[ib[p]]
+                lim = limit[p]
+                hits = 0
+                for j in range(nb):
+                    d = first[j] - second[j]
+                    hits += (abs(d) if two_sided else sign * d) >= lim
+                count[p] += hits
+        for p in range(P):
+            out[t, p] = count[p]
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _bootstrap_weights(docs, positions, M):  # pragma: no cover - compiled
+    """Multiplicity of each pilot document in each resample: (T * B, M) floats from the trials' drawn
+    documents ``docs`` (T, n) and the resampled positions (T, B, n) into them (what the unfused path
+    gathers and bincounts, without its (T, B, n) temporaries)."""
+    T, B, n = positions.shape
+    out = np.zeros((T * B, M))
+    for t in range(T):
+        for b in range(B):
+            row = t * B + b
+            for j in range(n):
+                out[row, docs[t, positions[t, b, j]]] += 1.0
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _pair_tail_counts(means, ia, ib, n, observed, alternative, tol):  # pragma: no cover - compiled
+    """Per trial and pair, how many centred bootstrap differences are at least as extreme as the observed
+    one (as :func:`_tail` on ``(means[ia] - means[ib]) / n - observed``): (T, P) counts as floats.
+
+    ``means`` (T, B, K) are the resamples' per-system sums; ``alternative`` a number of
+    :data:`~metaeval.stats._kernels.TAIL_CODES` (the same rule as :func:`_tail`).
+    One pass over the resamples: the (T, B, P) null array of the unfused path is never formed."""
+    T, B, K = means.shape
+    P = ia.shape[0]
+    out = np.zeros((T, P))
+    count = np.zeros(P, np.int64)
+    for t in range(T):
+        count[:] = 0
+        for b in range(B):
+            row = means[t, b]
+            for p in range(P):
+                count[p] += _tail_hit(alternative, (row[ia[p]] - row[ib[p]]) / n - observed[t, p], observed[t, p], tol)
+        for p in range(P):
+            out[t, p] = count[p]
+    return out
+
+
 def _pair_pvalues(
     S: np.ndarray,
     docs: np.ndarray,
@@ -240,18 +401,6 @@ def _type1_upper(n_trials: int, alpha: float, confidence_level: float = 0.999) -
 # Comparing two metrics' correlations with the human scores
 
 
-def _standardize_batch(X: np.ndarray) -> np.ndarray:
-    """One z-score per trial over its whole matrix (as Perm-Both standardizes); NaN for a constant matrix."""
-    return standardize(X)
-
-
-def _packed_system_null(Xs, Ys, Z, coins) -> np.ndarray:
-    """:func:`_perm_null` at system level (Pearson) from packed coins, by :func:`_perm_system_null`."""
-    bits, first = _packed_bits(coins)
-    return _perm_system_null(bits, first, coins.shape[1], np.ascontiguousarray(Ys - Xs), Xs.mean(axis=-1),
-                             Ys.mean(axis=-1), Z.mean(axis=-1))
-
-
 def _system_null(Xs, Ys, Z, coins, coefficient) -> np.ndarray:
     """:func:`_perm_null` at system level from boolean coins (T, B, N, M): numpy's einsum and correlations."""
     M = Xs.shape[-1]
@@ -266,28 +415,14 @@ def _perm_null(Xs, Ys, Z, coins, level, coefficient) -> np.ndarray:
     """Permuted r(X', Z) - r(Y', Z) for trials (T, N, M) and coins (T, B, N, M): array (T, B).
 
     The batched form of :func:`metaeval.significance.permutation_test`'s kernels. ``coins`` is a boolean array or
-    :class:`PackedCoins` / :class:`_PackedBatch`; Pearson at system and summary level runs compiled from packed
-    coins, everything else on the boolean coins (the system means as one product, or the permuted matrices)."""
-    packed = isinstance(coins, (PackedCoins, _PackedBatch))
+    :class:`PackedCoins` (Pearson at system and summary level: the compiled passes, which read them packed);
+    boolean coins take the system means as one product, or the permuted matrices."""
+    packed = isinstance(coins, PackedCoins)
     if packed and coefficient == "pearson" and level == "system":
-        return _packed_system_null(Xs, Ys, Z, coins)
+        return perm_system_null(coins.bits, coins.first, coins.shape[1], np.ascontiguousarray(Ys - Xs),
+                                Xs.mean(axis=-1), Ys.mean(axis=-1), Z.mean(axis=-1))
     if packed and coefficient == "pearson" and level == "summary":
-        centre = (Xs.mean(axis=-2, keepdims=True) + Ys.mean(axis=-2, keepdims=True)) / 2
-        Xc, Yc = Xs - centre, Ys - centre
-        Zc = Z - Z.mean(axis=-2, keepdims=True)
-        sums = [a.sum(axis=-2) for a in (Xc, Xc * Xc, Xc * Zc, Yc, Yc * Yc, Yc * Zc, Zc, Zc * Zc)]
-        z_ok = ~constant(np.swapaxes(Z, -1, -2))
-        bits, first = _packed_bits(coins)
-        null, weak = _perm_summary_null(
-            bits, first, coins.shape[1], np.ascontiguousarray(Yc - Xc), np.ascontiguousarray(Yc * Yc - Xc * Xc),
-            np.ascontiguousarray((Yc - Xc) * Zc), np.stack(sums), np.ascontiguousarray(Xs),
-            np.ascontiguousarray(Ys), np.ascontiguousarray(z_ok))
-        # permutations with a nearly constant column: rare, and their r from the permuted values themselves
-        for t in np.unique(np.nonzero(weak)[0]):
-            b = np.flatnonzero(weak[t])
-            null[t, b] = _perm_null(Xs[t:t + 1], Ys[t:t + 1], Z[t:t + 1], _unpack_rows(coins, t, b),
-                                    level, coefficient)[0]
-        return null
+        return perm_summary_pearson(Xs, Ys, Z, coins.bits, coins.first, coins.shape[1])
     if packed:
         coins = coins.unpacked()
     if level == "system":
@@ -338,7 +473,7 @@ def _metric_pvalues(X, Y, Z, test, level, coefficient, n_resamples, alternative,
         return np.asarray(williams_pvalue(r12, r13, r23, n, alternative)[1], dtype=float)
     kind, _, method = test.partition("-")
     if kind == "perm":
-        Xs, Ys = _standardize_batch(X), _standardize_batch(Y)
+        Xs, Ys = standardize(X), standardize(Y)
         observed = level_corr(Xs, Z, level, coefficient) - level_corr(Ys, Z, level, coefficient)
         if draws is None:
             draws = _metric_draws(rng, test, level, coefficient, T, N, M, n_resamples)
@@ -363,46 +498,12 @@ def _batch_trials(test: str, level: str, coefficient, N: int, M: int, n_resample
     """How many trials one call of :func:`_metric_pvalues` may test together, given chunks of ``chunk`` trials
     (the draws are made chunk by chunk, so that the random stream does not depend on this).
 
-    The chunks were sized for (T, B, N, M) float temporaries; the Perm-Both paths hold less: the summary-level
-    Pearson kernel reads the packed coins (B N M / 8 bytes a trial, and (N, M) arrays), the system level
-    B N M boolean coins and einsum's buffer. Testing several small chunks at once saves the per-call work of
-    dozens of numpy calls (a chunk is one trial from 24 systems x 100 inputs on). Other tests: one chunk."""
+    The chunks were sized for (T, B, N, M) float temporaries; Perm-Both's compiled Pearson passes hold less (the
+    packed coins), so several small chunks are tested at once, saving dozens of numpy calls per chunk."""
     if test != "perm-both" or coefficient != "pearson" or level not in ("system", "summary"):
         return chunk
     per_trial = n_resamples * N * M / 8 + 200 * N * M if level == "summary" else 3 * n_resamples * N * M
     return max(chunk, int(8 * _BUDGET // per_trial))
-
-
-class _PackedBatch:
-    """The packed coins of consecutive chunks (:class:`PackedCoins`), tested together: their random bytes one
-    after the other, trial t's first coin at bit ``first[t]`` (a chunk's coins end within a byte when T B N M is
-    not a multiple of 8)."""
-
-    def __init__(self, parts: list[PackedCoins]):
-        T = sum(p.shape[0] for p in parts)
-        self.shape = (T,) + parts[0].shape[1:]
-        self.bits = np.concatenate([p.bits for p in parts])
-        starts = np.cumsum([0] + [8 * p.bits.size for p in parts[:-1]])
-        self.first = np.concatenate([s + _packed_bits(p)[1] for s, p in zip(starts, parts)])
-
-    def unpacked(self) -> np.ndarray:
-        return np.concatenate([_unpack_rows(self, t, np.arange(self.shape[1])) for t in range(self.shape[0])])
-
-
-def _packed_bits(packed: PackedCoins | _PackedBatch) -> tuple[np.ndarray, np.ndarray]:
-    """The random bytes of packed coins and the bit (int64) of each trial's first coin."""
-    if isinstance(packed, _PackedBatch):
-        return packed.bits, packed.first
-    T, B, N, M = packed.shape
-    return packed.bits, np.arange(T, dtype=np.int64) * (B * N * M)
-
-
-def _unpack_rows(packed: PackedCoins | _PackedBatch, t: int, b: np.ndarray) -> np.ndarray:
-    """Trial t's coins of permutations ``b`` as booleans (1, len(b), N, M)."""
-    bits, first = _packed_bits(packed)
-    _, _, N, M = packed.shape
-    i = first[t] + (np.asarray(b)[:, None, None] * N + np.arange(N)[:, None]) * M + np.arange(M)
-    return ((bits[i >> 3] >> (7 - (i & 7))) & 1).astype(bool)[None]
 
 
 def _merge_draws(parts: list):
@@ -410,7 +511,7 @@ def _merge_draws(parts: list):
     if len(parts) == 1 or parts[0] is None:
         return parts[0]
     if isinstance(parts[0], PackedCoins):
-        return _PackedBatch(parts)
+        return PackedCoins.merge(parts)
     if isinstance(parts[0], tuple):
         return tuple(np.concatenate(arrays) for arrays in zip(*parts))
     return np.concatenate(parts)

@@ -18,7 +18,7 @@ shape of :meth:`metaeval.datasets.Dataset.ratings`). :func:`krippendorff_alpha` 
   the k-annotator mean at a level, per coefficient: the expected coefficient at population correlation
   sqrt(r_kk) (classical test theory: an observed score correlates sqrt(reliability) with its true score;
   Lord & Novick, 1968, eq. 3.7.3) over the level's n pairs (:func:`expected_correlation`). Validated by
-  simulation (the table in its docstring; ``benchmarks/bench_ceiling.py``).
+  simulation (``benchmarks/bench_ceiling.py``, its table in ``benchmarks/notes/bench_ceiling.md``).
 * :func:`disattenuate`: Spearman's (1904) correction for attenuation, r / sqrt(r_kk) for an error-free metric;
   an estimate of the Pearson correlation with the true score, reported only as a labelled, separate number
   (a correction of covariances: there is none for rank coefficients here).
@@ -746,107 +746,14 @@ def noise_ceiling(
     the expected shrinkage of a correlation over few systems; for rank coefficients a rank ceiling (never the
     Pearson one).
 
-    Validation by simulation, N systems x M inputs x k annotators, 200 simulated datasets per design
-    (``python benchmarks/bench_ceiling.py --simulations 200 --docstring`` prints this table): true score
-    T = system effect N(0, 0.5^2) + s_j N(0, 1) + input effect N(0, 0.5^2) with per-input spread
-    s_j = exp(h N(0, 1)) (h = 1: inputs differ in spread), annotators T + N(0, 1). Per coefficient
-    (r Pearson, rs Spearman, tau Kendall): the mean over simulations of the coefficient a perfect metric (X = T)
-    reaches against the annotators' mean, computed by :func:`metaeval.correlate` (the "true mean"); ``ceil``,
-    the mean of this ceiling; ``bias`` = ceil - true mean; ``old``, the bias of the former estimator (sqrt of
-    a split-half reliability pooled over the level's cells, summary level the cells minus their input's mean,
-    printed on every coefficient's row). Every ``|bias|`` is at most 0.030 (the largest: system-level Kendall over
-    5 systems, -0.030; summary level with h = 1, +0.025: averaging per-input coefficients across inputs of
-    different reliability is a little below the coefficient at their mean reliability), against up to +0.136
-    for the former estimator on Pearson rows at summary level and +0.28 on Kendall rows
-    (``tests/test_ceiling_simulation.py`` asserts ``|bias| < 0.035`` at three designs and that the former
-    estimator fails at the heterogeneous one).
-
-    What "true score" means here: classical test theory's, the annotators' expected rating of the item. A
-    metric equal to a latent quality that the rating scale transforms nonlinearly (Likert rounding, clipping
-    at the ends of the scale) reaches less than the ceiling (same design rounded to 1-5 with h = 1: system
-    Pearson 0.942 against a ceiling of 0.991; against the expected rating 0.991). The maps assume continuous
-    scores: ties lower rank coefficients below them (rounded to 1-5, h = 1, 16 systems: summary-level Kendall
-    ceiling 0.738 against 0.693 reached by the expected rating, Pearson 0.868 against 0.842); binary ratings
-    (a dataset of 0/1 judgments) are further from the model, and the estimator sentence says so. With 5
-    systems the Boot-Both interval of a ceiling covered the true mean in 90-100 % of simulations (88 % at
-    summary-level Pearson with 16 systems and h = 1; 60 simulations each).
-
-    === === = = ======= ===== ===== ====== ====== ===== ===== ====== ====== ===== ===== ====== ======
-    N   M   k h level   r     ceil  bias   old    rs    ceil  bias   old    tau   ceil  bias   old
-    === === = = ======= ===== ===== ====== ====== ===== ===== ====== ====== ===== ===== ====== ======
-    5   20  3 0 system  0.951 0.943 -0.007 -0.003 0.903 0.881 -0.022 +0.044 0.843 0.821 -0.022 +0.104
-    5   20  3 0 summary 0.856 0.853 -0.003 +0.029 0.787 0.786 -0.001 +0.098 0.695 0.695 +0.000 +0.190
-    5   20  3 0 global  0.899 0.898 -0.001 -0.001 0.886 0.885 -0.000 +0.013 0.713 0.712 -0.000 +0.186
-    5   20  3 1 system  0.976 0.972 -0.004 -0.002 0.935 0.922 -0.013 +0.039 0.888 0.858 -0.030 +0.086
-    5   20  3 1 summary 0.830 0.853 +0.022 +0.130 0.770 0.789 +0.018 +0.190 0.690 0.709 +0.018 +0.270
-    5   20  3 1 global  0.964 0.963 -0.000 -0.000 0.908 0.915 +0.007 +0.055 0.756 0.764 +0.007 +0.207
-    5   20  5 0 system  0.978 0.970 -0.007 -0.005 0.924 0.910 -0.013 +0.049 0.871 0.841 -0.030 +0.101
-    5   20  5 0 summary 0.902 0.899 -0.003 +0.023 0.833 0.833 +0.000 +0.092 0.750 0.749 -0.001 +0.175
-    5   20  5 0 global  0.935 0.934 -0.001 -0.001 0.925 0.923 -0.001 +0.010 0.770 0.768 -0.002 +0.164
-    5   20  5 1 system  0.989 0.986 -0.003 -0.002 0.957 0.951 -0.006 +0.030 0.926 0.903 -0.023 +0.061
-    5   20  5 1 summary 0.881 0.894 +0.012 +0.095 0.827 0.833 +0.007 +0.149 0.752 0.761 +0.008 +0.224
-    5   20  5 1 global  0.978 0.978 -0.000 -0.000 0.941 0.944 +0.004 +0.037 0.809 0.813 +0.004 +0.169
-    5   100 3 0 system  0.992 0.990 -0.001 -0.001 0.960 0.951 -0.008 +0.031 0.930 0.905 -0.025 +0.061
-    5   100 3 0 summary 0.853 0.854 +0.001 +0.034 0.784 0.786 +0.002 +0.103 0.694 0.695 +0.001 +0.194
-    5   100 3 0 global  0.900 0.901 +0.001 +0.001 0.891 0.891 -0.000 +0.009 0.714 0.714 -0.000 +0.186
-    5   100 3 1 system  0.994 0.992 -0.001 -0.001 0.976 0.968 -0.007 +0.017 0.952 0.935 -0.017 +0.041
-    5   100 3 1 summary 0.838 0.862 +0.024 +0.136 0.783 0.800 +0.017 +0.191 0.704 0.722 +0.018 +0.270
-    5   100 3 1 global  0.975 0.975 -0.000 -0.000 0.918 0.927 +0.009 +0.057 0.766 0.775 +0.010 +0.210
-    5   100 5 0 system  0.995 0.995 -0.000 -0.000 0.972 0.960 -0.012 +0.024 0.944 0.919 -0.025 +0.051
-    5   100 5 0 summary 0.904 0.904 +0.000 +0.024 0.841 0.840 -0.000 +0.087 0.758 0.758 +0.000 +0.169
-    5   100 5 0 global  0.937 0.937 +0.000 +0.000 0.930 0.931 +0.000 +0.007 0.773 0.774 +0.000 +0.164
-    5   100 5 1 system  0.995 0.995 +0.000 +0.001 0.970 0.969 -0.000 +0.026 0.945 0.937 -0.008 +0.051
-    5   100 5 1 summary 0.883 0.898 +0.015 +0.101 0.827 0.838 +0.011 +0.157 0.753 0.766 +0.013 +0.231
-    5   100 5 1 global  0.985 0.985 +0.000 +0.000 0.945 0.950 +0.004 +0.040 0.811 0.817 +0.005 +0.174
-    10  20  3 0 system  0.969 0.967 -0.003 -0.002 0.939 0.933 -0.006 +0.029 0.855 0.841 -0.014 +0.112
-    10  20  3 0 summary 0.875 0.875 +0.000 +0.012 0.827 0.827 +0.001 +0.060 0.694 0.694 +0.000 +0.193
-    10  20  3 0 global  0.902 0.901 -0.000 -0.000 0.890 0.890 -0.001 +0.011 0.716 0.714 -0.001 +0.185
-    10  20  3 1 system  0.981 0.980 -0.001 -0.001 0.959 0.952 -0.007 +0.022 0.890 0.876 -0.014 +0.091
-    10  20  3 1 summary 0.848 0.872 +0.025 +0.116 0.805 0.827 +0.022 +0.158 0.690 0.710 +0.020 +0.274
-    10  20  3 1 global  0.966 0.966 +0.000 +0.000 0.910 0.919 +0.009 +0.057 0.756 0.767 +0.011 +0.210
-    10  20  5 0 system  0.981 0.981 -0.001 -0.000 0.954 0.953 -0.001 +0.027 0.881 0.876 -0.006 +0.100
-    10  20  5 0 summary 0.919 0.919 -0.000 +0.008 0.875 0.876 +0.001 +0.052 0.757 0.757 -0.000 +0.171
-    10  20  5 0 global  0.938 0.937 -0.000 -0.000 0.929 0.930 +0.000 +0.008 0.774 0.774 -0.000 +0.163
-    10  20  5 1 system  0.989 0.989 -0.000 -0.000 0.969 0.967 -0.002 +0.020 0.913 0.905 -0.008 +0.076
-    10  20  5 1 summary 0.897 0.909 +0.012 +0.079 0.859 0.869 +0.010 +0.117 0.750 0.762 +0.012 +0.226
-    10  20  5 1 global  0.977 0.977 +0.000 +0.000 0.941 0.946 +0.005 +0.036 0.806 0.812 +0.006 +0.171
-    10  100 3 0 system  0.993 0.993 -0.000 -0.000 0.978 0.975 -0.003 +0.015 0.934 0.925 -0.010 +0.059
-    10  100 3 0 summary 0.877 0.876 -0.001 +0.011 0.830 0.829 -0.001 +0.057 0.697 0.696 -0.001 +0.190
-    10  100 3 0 global  0.902 0.902 -0.000 -0.000 0.894 0.893 -0.001 +0.008 0.717 0.716 -0.001 +0.185
-    10  100 3 1 system  0.994 0.994 -0.000 -0.000 0.976 0.977 +0.001 +0.017 0.932 0.929 -0.003 +0.062
-    10  100 3 1 summary 0.854 0.878 +0.024 +0.120 0.813 0.835 +0.022 +0.162 0.697 0.719 +0.022 +0.278
-    10  100 3 1 global  0.976 0.976 -0.000 -0.000 0.919 0.928 +0.008 +0.056 0.767 0.777 +0.009 +0.208
-    10  100 5 0 system  0.996 0.995 -0.000 -0.000 0.983 0.981 -0.002 +0.012 0.947 0.940 -0.007 +0.048
-    10  100 5 0 summary 0.920 0.920 -0.000 +0.008 0.877 0.877 +0.000 +0.051 0.757 0.757 +0.000 +0.171
-    10  100 5 0 global  0.938 0.938 +0.000 +0.000 0.932 0.932 +0.000 +0.006 0.775 0.775 +0.001 +0.163
-    10  100 5 1 system  0.996 0.996 +0.000 +0.000 0.982 0.983 +0.000 +0.014 0.948 0.943 -0.005 +0.048
-    10  100 5 1 summary 0.898 0.912 +0.013 +0.087 0.861 0.871 +0.011 +0.124 0.754 0.765 +0.012 +0.231
-    10  100 5 1 global  0.986 0.986 +0.000 +0.000 0.947 0.951 +0.004 +0.038 0.814 0.818 +0.005 +0.172
-    16  20  3 0 system  0.973 0.972 -0.001 -0.001 0.950 0.950 -0.000 +0.022 0.853 0.851 -0.003 +0.119
-    16  20  3 0 summary 0.883 0.882 -0.001 +0.005 0.848 0.847 -0.001 +0.040 0.697 0.697 -0.001 +0.191
-    16  20  3 0 global  0.903 0.902 -0.001 -0.001 0.894 0.893 -0.001 +0.008 0.718 0.717 -0.001 +0.184
-    16  20  3 1 system  0.984 0.983 -0.001 -0.001 0.968 0.965 -0.003 +0.016 0.890 0.886 -0.005 +0.093
-    16  20  3 1 summary 0.860 0.882 +0.022 +0.104 0.828 0.850 +0.021 +0.136 0.697 0.717 +0.020 +0.267
-    16  20  3 1 global  0.967 0.967 -0.000 -0.000 0.916 0.924 +0.008 +0.051 0.764 0.773 +0.009 +0.202
-    16  20  5 0 system  0.983 0.982 -0.001 -0.001 0.967 0.965 -0.002 +0.015 0.888 0.882 -0.007 +0.094
-    16  20  5 0 summary 0.923 0.924 +0.001 +0.005 0.892 0.893 +0.001 +0.036 0.757 0.758 +0.001 +0.171
-    16  20  5 0 global  0.938 0.938 +0.000 +0.000 0.930 0.931 +0.001 +0.008 0.774 0.775 +0.001 +0.164
-    16  20  5 1 system  0.989 0.989 -0.001 -0.000 0.976 0.975 -0.001 +0.013 0.914 0.909 -0.004 +0.075
-    16  20  5 1 summary 0.903 0.915 +0.012 +0.075 0.875 0.886 +0.012 +0.103 0.753 0.765 +0.012 +0.225
-    16  20  5 1 global  0.979 0.979 -0.000 -0.000 0.945 0.948 +0.004 +0.035 0.811 0.816 +0.005 +0.168
-    16  100 3 0 system  0.993 0.993 +0.000 +0.000 0.982 0.981 -0.000 +0.012 0.927 0.927 -0.001 +0.066
-    16  100 3 0 summary 0.881 0.881 +0.000 +0.007 0.846 0.846 -0.000 +0.042 0.696 0.696 +0.000 +0.192
-    16  100 3 0 global  0.903 0.903 +0.000 +0.000 0.894 0.895 +0.000 +0.009 0.717 0.718 +0.000 +0.186
-    16  100 3 1 system  0.995 0.995 -0.000 -0.000 0.985 0.985 -0.000 +0.010 0.938 0.936 -0.002 +0.057
-    16  100 3 1 summary 0.858 0.881 +0.023 +0.116 0.828 0.850 +0.022 +0.147 0.696 0.717 +0.020 +0.278
-    16  100 3 1 global  0.975 0.975 +0.000 +0.000 0.919 0.927 +0.008 +0.057 0.765 0.774 +0.009 +0.210
-    16  100 5 0 system  0.996 0.996 -0.000 -0.000 0.988 0.987 -0.001 +0.008 0.950 0.944 -0.005 +0.046
-    16  100 5 0 summary 0.924 0.924 +0.000 +0.005 0.893 0.893 -0.000 +0.035 0.758 0.758 -0.000 +0.170
-    16  100 5 0 global  0.938 0.939 +0.000 +0.000 0.933 0.933 +0.000 +0.006 0.776 0.776 +0.001 +0.163
-    16  100 5 1 system  0.997 0.997 +0.000 +0.000 0.988 0.988 -0.000 +0.008 0.949 0.948 -0.002 +0.047
-    16  100 5 1 summary 0.904 0.916 +0.012 +0.080 0.876 0.888 +0.011 +0.108 0.755 0.767 +0.012 +0.230
-    16  100 5 1 global  0.985 0.985 +0.000 +0.000 0.948 0.951 +0.004 +0.037 0.814 0.818 +0.005 +0.171
-    === === = = ======= ===== ===== ====== ====== ===== ===== ====== ====== ===== ===== ====== ======
+    Validated by simulation with a known true score (``benchmarks/bench_ceiling.py``; its table, 200 simulated
+    datasets per design of 5-16 systems, 20-100 inputs and 3-5 annotators, is in
+    ``benchmarks/notes/bench_ceiling.md``): every ``|bias|`` (ceiling minus the mean a perfect metric reaches) is
+    at most 0.030 at every level and coefficient, against up to +0.136 (Pearson, summary level) and +0.28
+    (Kendall) for the former estimator, the square root of a split-half reliability pooled over the level's
+    cells. "True score" is classical test theory's, the annotators' expected rating: a metric equal to a latent
+    quality that the rating scale transforms nonlinearly (Likert rounding, clipping) reaches less, and ties
+    lower rank coefficients below the continuous model's maps (the note gives the numbers).
 
     Parameters
     ----------

@@ -10,29 +10,31 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import numba
 import numpy as np
 
 from metaeval._warnings import warn_degenerate
 from metaeval.stats._kernels import (
     bootstrap_pvalue,
     coins,
-    draw_counts,
-    pearson_row,
     pearson_rows,
+    perm_summary_pearson,
     permutation_pvalue,
     standardize,
-    swap_may_be_constant,
 )
 from metaeval.stats.correlation import (
-    batch_corr,
     check_matrices,
     check_rng,
     effective_n,
     level_corr,
-    mean_of_defined,
 )
-from metaeval.stats.resampling import RESAMPLE_METHODS, check_n_resamples, draw_indices, warn_dropped
+from metaeval.stats.resampling import (
+    RESAMPLE_METHODS,
+    auto_batch,
+    check_n_resamples,
+    draw_indices,
+    resampled_corr,
+    warn_dropped,
+)
 from metaeval.stats.significance import PERMUTATION_METHODS, williams_pvalue
 
 __all__ = ["SharedDrawTests", "TESTS", "check_tests"]
@@ -50,197 +52,6 @@ def check_tests(tests: Sequence[str]) -> None:
             raise ValueError(f"test must be one of {TESTS}, got {test!r}")
 
 
-@numba.njit(cache=True)
-def _all_distinct(raw):  # pragma: no cover - compiled
-    """(J, M): whether the N values of each column of each matrix are all different."""
-    J, N, M = raw.shape
-    out = np.ones((J, M), np.bool_)
-    for j in range(J):
-        for m in range(M):
-            col = np.sort(raw[j, :, m])
-            for n in range(1, N):
-                if col[n] == col[n - 1]:
-                    out[j, m] = False
-                    break
-    return out
-
-
-@numba.njit(cache=True)
-def _boot_summary_from_sums(S, raw, Zraw, rows, cols, distinct, z_distinct):  # pragma: no cover - compiled
-    """Summary-level Pearson of each matrix X_j with Z on every bootstrap resample (rows and columns drawn),
-    given the sums over each resample's drawn systems (with multiplicity) ``S`` (B, 2 + 3J, M): of Z and Z^2,
-    then of every X_j, of X_j^2 and of X_j Z, each centred per column (one matrix product of the draw counts
-    with the stacked values, made by the caller).
-
-    ``raw`` (J, N, M), ``Zraw``: the values, on which constancy is decided exactly (a column of distinct
-    values is constant only when a single system was drawn: ``distinct``, ``z_distinct``). The correlation
-    is the mean of the defined per-input r over the drawn inputs (with multiplicity). Returns the means
-    (J, B), the per-input r (J, B, M) and the ``weak`` cells the caller recomputes. O(J B M)."""
-    J, N, M = raw.shape
-    B = rows.shape[0]
-    r = np.empty((J, B, M))
-    means = np.empty((J, B))
-    weak = np.zeros((J, B, M), np.bool_)
-    for b in range(B):
-        cnt = np.zeros(N)
-        colcnt = np.zeros(M)
-        z_def = np.zeros(M, np.bool_)
-        defined = np.zeros(M, np.bool_)
-        for i in range(N):
-            cnt[rows[b, i]] += 1.0
-        single = cnt[rows[b, 0]] == N
-        for i in range(cols.shape[1]):
-            colcnt[cols[b, i]] += 1.0
-        first = rows[b, 0]
-        for m in range(M):
-            if z_distinct[m]:
-                z_def[m] = not single
-                continue
-            z_def[m] = False
-            for i in range(1, N):
-                if Zraw[rows[b, i], m] != Zraw[first, m]:
-                    z_def[m] = True
-                    break
-        for j in range(J):
-            Xr = raw[j]
-            for m in range(M):
-                if not z_def[m]:
-                    defined[m] = False
-                elif distinct[j, m]:
-                    defined[m] = not single
-                else:
-                    defined[m] = False
-                    for i in range(1, N):
-                        if Xr[rows[b, i], m] != Xr[first, m]:
-                            defined[m] = True
-                            break
-            means[j, b] = pearson_row(N, S[b, 2 + j], S[b, 0], S[b, 2 + J + j], S[b, 1], S[b, 2 + 2 * J + j],
-                                       defined, colcnt, r[j, b], weak[j, b])
-    return means, r, weak
-
-
-@numba.njit(cache=True)
-def _perm_summary_shared(Xs, Yss, Zc, Zraw, coins, packed):  # pragma: no cover - compiled
-    """Summary-level Pearson with Z of the two permuted matrices (X's standardized cells swapped with Y_k's
-    where ``coins[m, b, n]``) on every permutation, for every one of K metrics Y_k sharing the coins: means
-    (2, K, B), per-input r (2, K, B, M) and the weak cells. The sums of a permuted column are the original
-    sums plus the coins' changes (X and Y centred by one shift per column); ``packed[m, b, h]`` holds the
-    coins of systems 8h..8h+7 as one byte, and a table of the changes of all 256 subsets of those systems
-    turns the sum over N systems into N/8 look-ups (the "four Russians" trick; one column's table stays in
-    cache while its resamples are summed). r from the sums by :func:`pearson_row`, as
-    the other Perm-Both kernels. Constancy is decided exactly on the values; a column with two systems whose
-    four values all differ can never be constant, which skips the check. O(K M 256 N / 8 + K B M N / 8)."""
-    K, N, M = Yss.shape
-    B = coins.shape[1]
-    H = packed.shape[2]
-    means = np.empty((2, K, B))
-    r = np.empty((2, K, B, M))
-    weak = np.zeros((2, K, B, M), np.bool_)
-    sz = np.zeros(M)
-    szz = np.zeros(M)
-    ones = np.ones(M)
-    z_def = np.zeros(M, np.bool_)
-    for m in range(M):
-        for n in range(1, N):
-            if Zraw[n, m] != Zraw[0, m]:
-                z_def[m] = True
-                break
-        for n in range(N):
-            sz[m] += Zc[n, m]
-            szz[m] += Zc[n, m] * Zc[n, m]
-    for k in range(K):
-        Ys = Yss[k]
-        D = np.empty((N, M))
-        D2 = np.empty((N, M))
-        DZ = np.empty((N, M))
-        bx = np.zeros(M)
-        bxx = np.zeros(M)
-        bxz = np.zeros(M)
-        by = np.zeros(M)
-        byy = np.zeros(M)
-        byz = np.zeros(M)
-        px = np.zeros(M)
-        pxx = np.zeros(M)
-        pxz = np.zeros(M)
-        py = np.zeros(M)
-        pyy = np.zeros(M)
-        pyz = np.zeros(M)
-        table = np.zeros((H, 256, 3))
-        sums = np.empty((3, B, M))
-        may_be_constant = np.zeros(M, np.bool_)
-        x_def = np.zeros(M, np.bool_)
-        y_def = np.zeros(M, np.bool_)
-        for m in range(M):
-            # one shift per column for both metrics: a permuted column mixes cells of X and Y
-            mx = 0.0
-            my = 0.0
-            for n in range(N):
-                mx += Xs[n, m]
-                my += Ys[n, m]
-            centre = (mx / N + my / N) / 2
-            bx[m] = bxx[m] = bxz[m] = by[m] = byy[m] = byz[m] = 0.0
-            for n in range(N):
-                x = Xs[n, m] - centre
-                y = Ys[n, m] - centre
-                z = Zc[n, m]
-                bx[m] += x
-                bxx[m] += x * x
-                bxz[m] += x * z
-                by[m] += y
-                byy[m] += y * y
-                byz[m] += y * z
-                D[n, m] = y - x
-                D2[n, m] = y * y - x * x
-                DZ[n, m] = (y - x) * z
-            for h in range(H):
-                # subsets containing system 8h + i: the subsets of the systems before it, plus it
-                for i in range(8):
-                    n = 8 * h + i
-                    d, d2, dz = (D[n, m], D2[n, m], DZ[n, m]) if n < N else (0.0, 0.0, 0.0)
-                    for sub in range(1 << i):
-                        table[h, sub | (1 << i), 0] = table[h, sub, 0] + d
-                        table[h, sub | (1 << i), 1] = table[h, sub, 1] + d2
-                        table[h, sub | (1 << i), 2] = table[h, sub, 2] + dz
-            for b in range(B):
-                s0 = s1 = s2_ = 0.0
-                for h in range(H):
-                    t = packed[m, b, h]
-                    s0 += table[h, t, 0]
-                    s1 += table[h, t, 1]
-                    s2_ += table[h, t, 2]
-                sums[0, b, m] = s0
-                sums[1, b, m] = s1
-                sums[2, b, m] = s2_
-            may_be_constant[m] = swap_may_be_constant(Xs, Ys, m)
-        for b in range(B):
-            s, s2, sdz = sums[0, b], sums[1, b], sums[2, b]
-            for m in range(M):
-                px[m] = bx[m] + s[m]
-                pxx[m] = bxx[m] + s2[m]
-                pxz[m] = bxz[m] + sdz[m]
-                py[m] = by[m] - s[m]
-                pyy[m] = byy[m] - s2[m]
-                pyz[m] = byz[m] - sdz[m]
-                x_def[m] = z_def[m]
-                y_def[m] = z_def[m]
-                if z_def[m] and may_be_constant[m]:
-                    x0 = Ys[0, m] if coins[m, b, 0] else Xs[0, m]
-                    y0 = Xs[0, m] if coins[m, b, 0] else Ys[0, m]
-                    x_def[m] = False
-                    y_def[m] = False
-                    for n in range(1, N):
-                        if (Ys[n, m] if coins[m, b, n] else Xs[n, m]) != x0:
-                            x_def[m] = True
-                            break
-                    for n in range(1, N):
-                        if (Xs[n, m] if coins[m, b, n] else Ys[n, m]) != y0:
-                            y_def[m] = True
-                            break
-            means[0, k, b] = pearson_row(N, px, sz, pxx, szz, pxz, x_def, ones, r[0, k, b], weak[0, k, b])
-            means[1, k, b] = pearson_row(N, py, sz, pyy, szz, pyz, y_def, ones, r[1, k, b], weak[1, k, b])
-    return means, r, weak
-
-
 class SharedDrawTests:
     """One-sided tests of "X correlates more strongly with Z than candidate Y_k does", for many candidates at
     once, sharing the random draws (Pearson, system and summary level): the batched form of
@@ -249,11 +60,10 @@ class SharedDrawTests:
     :meth:`pvalues` draws one set of permutation coins per permutation test and one set of bootstrap indices
     per bootstrap test, which every candidate and both levels share, and gives each test's p-values
     (``permutation_test``'s and ``bootstrap_test``'s statistics and p-value rules; Williams' test draws nothing).
-    System level: resampled or permuted system means are matrix products of the resampling weights with the
-    stacked matrices of every candidate. Summary level: compiled kernels accumulate each input's sums over the
-    drawn or swapped cells and decide constancy exactly on the values, as the single tests do; the few cells
-    whose variance lost its digits are recomputed from their values. Resamples are processed in fixed chunks,
-    so results do not depend on memory.
+    The bootstrap tests take every candidate through ``bootstrap_ci``'s kernels at once; the permutation tests'
+    permuted system means are matrix products of the coins with the stacked matrices of every candidate, and
+    their summary level is ``permutation_test``'s compiled kernel, every candidate reading the same coins.
+    Permutations are processed in fixed chunks, so results do not depend on memory.
 
     Parameters
     ----------
@@ -320,8 +130,8 @@ class SharedDrawTests:
                 continue
             # the draws are made even when every R_k equals X, so the random stream does not depend on it
             if test.startswith("perm-"):
-                bits, packed = self._coins(rng, test[5:])
-                pvalues = self._permutation(differ, bits, packed) if len(differ) else {}
+                bits = self._coins(rng, test[5:])
+                pvalues = self._permutation(differ, bits) if len(differ) else {}
             else:
                 rows, cols = draw_indices(self.N, self.M, self.B, test[5:], rng)
                 pvalues = self._bootstrap(differ, rows, cols) if len(differ) else {}
@@ -338,24 +148,17 @@ class SharedDrawTests:
 
     # -- permutation tests (Alg. 2): swap the standardized scores of X and Y_k in the coins' cells
 
-    def _coins(self, rng: np.random.Generator, method: str) -> tuple[np.ndarray, np.ndarray]:
-        """Swap indicators as (M, B, N) uint8 and packed 8 systems per byte (M, B, ceil(N / 8)).
-
-        Perm-Both's coins are independent fair bits: random bytes are drawn directly in packed form (the same
-        law as :func:`~metaeval.stats.significance.permutation_test`'s, another mapping of random bits to
-        cells); the structured methods come from the same function as the single test."""
+    def _coins(self, rng: np.random.Generator, method: str) -> np.ndarray:
+        """Swap indicators as (M, B, N) uint8. Perm-Both's are independent fair bits, a random byte per input,
+        permutation and 8 systems (the law of :func:`~metaeval.stats.significance.permutation_test`'s coins, another
+        mapping of random bits to cells); the structured methods come from the single test's function."""
         N, M, B = self.N, self.M, self.B
         if method == "both":
             packed = rng.integers(0, 256, size=(M, B, (N + 7) // 8), dtype=np.uint8)
-            if N % 8:
-                packed[:, :, -1] &= np.uint8((1 << (N % 8)) - 1)  # no coins for systems that do not exist
-            bits = np.unpackbits(packed, axis=-1, count=N, bitorder="little")
-        else:
-            bits = np.ascontiguousarray(coins(rng, (B,), N, M, method).transpose(2, 0, 1), dtype=np.uint8)
-            packed = np.packbits(bits, axis=-1, bitorder="little")
-        return bits, packed
+            return np.unpackbits(packed, axis=-1, count=N, bitorder="little")
+        return np.ascontiguousarray(coins(rng, (B,), N, M, method).transpose(2, 0, 1), dtype=np.uint8)
 
-    def _permutation(self, Ys: np.ndarray, bits: np.ndarray, packed: np.ndarray) -> dict[str, np.ndarray]:
+    def _permutation(self, Ys: np.ndarray, bits: np.ndarray) -> dict[str, np.ndarray]:
         K, M, B = Ys.shape[0], self.M, self.B
         Xs, Z = self.Xs, self.Z
         Yss = np.stack([standardize(Y) for Y in Ys])
@@ -373,15 +176,11 @@ class SharedDrawTests:
                 ys = Yss.mean(axis=2)[:, None, :] - shift
                 nulls["system"][:, start : start + b] = pearson_rows(xs, zs) - pearson_rows(ys, zs)
             if "summary" in self.levels:
-                means, r, weak = _perm_summary_shared(Xs, Yss, self.Zc, Z, np.ascontiguousarray(c),
-                                                      np.ascontiguousarray(packed[:, start : start + b]))
-                for which, k, bb, m in zip(*np.nonzero(weak)) if weak.any() else ():
-                    # the variance lost its digits in the sums: r from the permuted values themselves
-                    swap = c[m, bb] > 0
-                    first, second = (Yss[k, :, m], Xs[:, m]) if which == 0 else (Xs[:, m], Yss[k, :, m])
-                    r[which, k, bb, m] = batch_corr(np.where(swap, first, second), Z[:, m], "pearson")
-                    means[which, k, bb] = mean_of_defined(r[which, k, bb])
-                nulls["summary"][:, start : start + b] = means[0] - means[1]
+                # every candidate reads the same packed coins (b, N, M): one call of permutation_test's kernel
+                packed = np.packbits(c.transpose(1, 2, 0))
+                nulls["summary"][:, start : start + b] = perm_summary_pearson(
+                    np.broadcast_to(Xs, Yss.shape), Yss, np.broadcast_to(Z, Yss.shape), packed, np.zeros(K, np.int64),
+                    b)
         pvalues = {}
         for level in self.levels:
             observed = self.rs_xz[level] - level_corr(Yss, Z[None], level, "pearson")
@@ -394,37 +193,13 @@ class SharedDrawTests:
     # -- paired bootstrap tests: the same rows and columns of X, Y_k and Z
 
     def _bootstrap(self, Ys: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> dict[str, np.ndarray]:
-        K, N, M, B = Ys.shape[0], self.N, self.M, self.B
         X, Z = self.X, self.Z
-        deltas = {level: np.empty((K, B)) for level in self.levels}
-        raw = np.ascontiguousarray(np.concatenate([X[None], Ys]))  # (K + 1, N, M)
-        if "summary" in self.levels:
-            # each resample's sums over its drawn systems, of every matrix at once: draw counts (b, N) times
-            # the centred values, their squares and their products with Z, stacked as (N, (2 + 3 (K + 1)) M)
-            centred = raw - raw.mean(axis=1, keepdims=True)
-            stacked = np.concatenate([self.Zc[None], self.Zc[None] ** 2, centred, centred**2, centred * self.Zc])
-            stacked = np.ascontiguousarray(stacked.transpose(1, 0, 2).reshape(N, -1))
-            distinct = _all_distinct(raw)
-            z_distinct = _all_distinct(Z.reshape(1, N, M))[0]
-        for start in range(0, B, self.chunk):
-            r, c = rows[start : start + self.chunk], cols[start : start + self.chunk]
-            b = r.shape[0]
-            if "system" in self.levels:
-                counts = draw_counts(c, M)  # (b, M): how often each input was drawn
-                sums = counts @ np.concatenate([Z, raw.reshape((K + 1) * N, M)]).T  # (b, (K + 2) N)
-                sums = np.take_along_axis(sums.reshape(b, K + 2, N), r[:, None, :], axis=2) / M
-                corr = pearson_rows(sums[:, 1:].transpose(1, 0, 2), sums[:, 0][None])  # (K + 1, b)
-                deltas["system"][:, start : start + b] = corr[0] - corr[1:]
-            if "summary" in self.levels:
-                S = (draw_counts(r, N) @ stacked).reshape(b, -1, M)
-                means, per_input, weak = _boot_summary_from_sums(S, raw, Z, np.ascontiguousarray(r),
-                                                                 np.ascontiguousarray(c), distinct, z_distinct)
-                for j, bb in {(j, bb) for j, bb, _ in zip(*np.nonzero(weak))} if weak.any() else ():
-                    # the variance lost its digits in the sums: r from the drawn values themselves
-                    for m in np.flatnonzero(weak[j, bb]):
-                        per_input[j, bb, m] = batch_corr(raw[j, r[bb], m], Z[r[bb], m], "pearson")
-                    means[j, bb] = mean_of_defined(per_input[j, bb][c[bb]])
-                deltas["summary"][:, start : start + b] = means[0] - means[1:]
+        mats = [X, *Ys]
+        deltas = {}
+        for level in self.levels:
+            # every matrix on the same resamples, by bootstrap_ci's kernels
+            corr = resampled_corr(mats, Z, rows, cols, level, "pearson", auto_batch(self.N, self.M, level, "pearson"))
+            deltas[level] = corr[0] - corr[1:]
         pvalues = {}
         for level in self.levels:
             observed = self.r_xz[level] - level_corr(Ys, Z[None], level, "pearson")

@@ -22,17 +22,16 @@ from metaeval.stats._kernels import (
     coins as draw_coins,
     monte_carlo_pvalue,
     pair_tables_fit,
-    pearson_row,
+    perm_summary_pearson,
+    perm_system_pearson,
     permutation_pvalue,
     sign,
-    swap_may_be_constant,
     snap,
     standardize,
     t_pvalue,
     tail_count,
     tau_b,
 )
-from metaeval.stats._planning_perm import PERM_BLOCK, perm_system_pearson
 from metaeval.stats.correlation import (
     FISHER_COEFFICIENTS,
     batch_corr,
@@ -41,7 +40,6 @@ from metaeval.stats.correlation import (
     check_level,
     check_matrices,
     check_rng,
-    constant,
     effective_n,
     level_corr,
     mean_of_defined,
@@ -269,98 +267,6 @@ def _kendall_summary_perm(Xs, Ys, Z, coins):  # pragma: no cover - compiled
     return out_x, out_y
 
 
-# Perm-Both Pearson of one metric pair on all permutations at once, for permutation_test and pairwise_tests: the
-# coins are transposed once to (N, M, B) and each kernel (the system level's is _planning_perm.perm_system_pearson,
-# which the planner shares) loops over blocks of permutations, its innermost loops running over the permutations of
-# a block (long, vectorized loops; a loop over the N systems or M inputs of one permutation is short and spends its
-# time entering and leaving). A block holds up to 128 permutations, fewer when many inputs would make the block's
-# sums large (2^18 / M, a few MB); the block changes the memory, not the values.
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def _perm_summary_pearson(coins_t, Xs, Ys, D1, D2, D3, base, sz, szz, z_ok, block):  # pragma: no cover
-    """Summary-level mean r(X*, Z) - mean r(Y*, Z) on every permutation (B,), and the permutations to recompute
-    (B,): those with a cell whose variance lost its digits in the sums (the caller recomputes them from the values).
-
-    The sums over systems of the swapped cells' changes D1..D3 (N, M) are taken over n in order and turned into r
-    by :func:`~metaeval.stats._kernels.pearson_row`; ``base`` (6, M) holds the unpermuted sums sx, sxx, sxz, sy, syy,
-    syz. A permuted column is constant iff its values are equal (what the integer codes decide there): only a
-    column in which no two systems have four different values can be, and only those are looked at."""
-    N, M, B = coins_t.shape
-    out = np.empty(B)
-    redo = np.zeros(B, np.bool_)
-    stride = block + 1  # an odd row length: reading a column of the sums does not hit one cache set
-    sums = np.empty((3, M, stride))
-    px, pxx, pxz = np.empty(M), np.empty(M), np.empty(M)
-    py, pyy, pyz = np.empty(M), np.empty(M), np.empty(M)
-    x_def, y_def = np.empty(M, np.bool_), np.empty(M, np.bool_)
-    rx, ry = np.empty(M), np.empty(M)
-    wx, wy = np.zeros(M, np.bool_), np.zeros(M, np.bool_)
-    ones = np.ones(M)
-    may_be_constant = np.zeros(M, np.bool_)
-    for m in range(M):
-        may_be_constant[m] = z_ok[m] and swap_may_be_constant(Xs, Ys, m)
-    for b0 in range(0, B, block):
-        L = min(block, B - b0)
-        for m in range(M):
-            s1, s2, s3 = sums[0, m], sums[1, m], sums[2, m]
-            s1[:L] = 0.0
-            s2[:L] = 0.0
-            s3[:L] = 0.0
-            n = 0
-            while n + 4 <= N:  # four systems a pass, each added in turn: the order of a pass over one at a time
-                c0, c1 = coins_t[n, m, b0 : b0 + L], coins_t[n + 1, m, b0 : b0 + L]
-                c2, c3 = coins_t[n + 2, m, b0 : b0 + L], coins_t[n + 3, m, b0 : b0 + L]
-                e0, e1, e2, e3 = D1[n, m], D1[n + 1, m], D1[n + 2, m], D1[n + 3, m]
-                f0, f1, f2, f3 = D2[n, m], D2[n + 1, m], D2[n + 2, m], D2[n + 3, m]
-                g0, g1, g2, g3 = D3[n, m], D3[n + 1, m], D3[n + 2, m], D3[n + 3, m]
-                for b in range(L):
-                    k0, k1 = np.float64(c0[b]), np.float64(c1[b])
-                    k2, k3 = np.float64(c2[b]), np.float64(c3[b])
-                    s1[b] = (((s1[b] + k0 * e0) + k1 * e1) + k2 * e2) + k3 * e3
-                    s2[b] = (((s2[b] + k0 * f0) + k1 * f1) + k2 * f2) + k3 * f3
-                    s3[b] = (((s3[b] + k0 * g0) + k1 * g1) + k2 * g2) + k3 * g3
-                n += 4
-            while n < N:
-                c0 = coins_t[n, m, b0 : b0 + L]
-                e0, f0, g0 = D1[n, m], D2[n, m], D3[n, m]
-                for b in range(L):
-                    k0 = np.float64(c0[b])
-                    s1[b] += k0 * e0
-                    s2[b] += k0 * f0
-                    s3[b] += k0 * g0
-                n += 1
-        for j in range(L):
-            b = b0 + j
-            for m in range(M):
-                px[m] = base[0, m] + sums[0, m, j]
-                pxx[m] = base[1, m] + sums[1, m, j]
-                pxz[m] = base[2, m] + sums[2, m, j]
-                py[m] = base[3, m] - sums[0, m, j]
-                pyy[m] = base[4, m] - sums[1, m, j]
-                pyz[m] = base[5, m] - sums[2, m, j]
-                x_def[m] = z_ok[m]
-                y_def[m] = z_ok[m]
-                if may_be_constant[m]:
-                    swap = coins_t[0, m, b] != 0
-                    x0 = Ys[0, m] if swap else Xs[0, m]
-                    y0 = Xs[0, m] if swap else Ys[0, m]
-                    x_def[m] = False
-                    y_def[m] = False
-                    for n in range(1, N):
-                        swap = coins_t[n, m, b] != 0
-                        x_def[m] = x_def[m] or (Ys[n, m] if swap else Xs[n, m]) != x0
-                        y_def[m] = y_def[m] or (Xs[n, m] if swap else Ys[n, m]) != y0
-            mean_x = pearson_row(N, px, sz, pxx, szz, pxz, x_def, ones, rx, wx)
-            mean_y = pearson_row(N, py, sz, pyy, szz, pyz, y_def, ones, ry, wy)
-            weak = False
-            for m in range(M):  # no early exit: a loop that vectorizes
-                weak = weak | wx[m] | wy[m]
-            redo[b] = weak
-            out[b] = np.nan if weak else mean_x - mean_y
-    return out, redo
-
-
 def _pair_null(Xs: np.ndarray, Ys: np.ndarray, Z: np.ndarray, coins: np.ndarray, coins_t: np.ndarray,
                level: str) -> np.ndarray:
     """The Pearson null distribution of one pair (system or summary level) from the compiled kernels: r(X', Z) -
@@ -368,19 +274,7 @@ def _pair_null(Xs: np.ndarray, Ys: np.ndarray, Z: np.ndarray, coins: np.ndarray,
     if level == "system":
         return perm_system_pearson(coins_t, coins_t.shape[2], Ys - Xs, Xs.mean(axis=1), Ys.mean(axis=1),
                                    Z.mean(axis=1))
-    # one shift per column for both metrics: a permuted column mixes cells of X and Y
-    centre = (Xs.mean(axis=0) + Ys.mean(axis=0)) / 2
-    Xc, Yc = Xs - centre, Ys - centre
-    Zc = Z - Z.mean(axis=0)
-    base = np.stack([Xc.sum(0), (Xc * Xc).sum(0), (Xc * Zc).sum(0), Yc.sum(0), (Yc * Yc).sum(0), (Yc * Zc).sum(0)])
-    null, redo = _perm_summary_pearson(coins_t, Xs, Ys, Yc - Xc, Yc * Yc - Xc * Xc, (Yc - Xc) * Zc, base,
-                                       Zc.sum(axis=0), (Zc * Zc).sum(axis=0), ~constant(Z.T),
-                                       max(1, min(PERM_BLOCK, 2**18 // Z.shape[1])))
-    if redo.any():
-        # nearly constant columns: their r from the permuted values themselves
-        index = np.nonzero(redo)[0]
-        null[index] = _swapped_deltas(Xs, Ys, Z, coins[index], "summary", "pearson", None)
-    return null
+    return perm_summary_pearson(Xs[None], Ys[None], Z[None], np.packbits(coins), np.zeros(1, np.int64), len(coins))[0]
 
 
 def _transposed_coins(coins: np.ndarray) -> np.ndarray:

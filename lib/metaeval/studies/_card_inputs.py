@@ -174,8 +174,10 @@ def _resolve_incomplete(mats: Mapping[str, np.ndarray], systems: Sequence[str], 
     if not missing:
         return np.ones(N, bool), np.ones(M, bool), None
     mask = np.logical_or.reduce(list(missing.values()))
-    bad_inp = [i for i, b in zip(inputs, mask.any(axis=0)) if b]
-    bad_sys = [s for s, b in zip(systems, mask.any(axis=1)) if b]
+    # a system (an input) with none of the cells is left out first (XSum's Gold): Dataset.kept, the data's one rule
+    keep = {policy: _datasets.Dataset.kept(mask, policy) for policy in ("drop-inputs", "drop-systems")}
+    bad_inp = [i for i, k in zip(inputs, keep["drop-inputs"][1]) if not k]
+    bad_sys = [s for s, k in zip(systems, keep["drop-systems"][0]) if not k]
     which = ", ".join(f"{name!r} ({int(m.sum())} of {m.size} cells)" for name, m in missing.items())
     if incomplete == "raise":
         cells = ", ".join(f"({systems[i]}, {inputs[j]})" for i, j in np.argwhere(mask)[:5])
@@ -191,10 +193,10 @@ def _resolve_incomplete(mats: Mapping[str, np.ndarray], systems: Sequence[str], 
     if incomplete not in ("drop-inputs", "drop-systems"):
         raise ValueError(f"incomplete must be one of {', '.join(INCOMPLETE)}, got {incomplete!r}")
     by_inputs = incomplete == "drop-inputs"
-    keep_s = np.ones(N, bool) if by_inputs else ~mask.any(axis=1)
-    keep_i = ~mask.any(axis=0) if by_inputs else np.ones(M, bool)
+    keep_s, keep_i = keep[incomplete]
     dropped, total, kind = (bad_inp, M, "inputs") if by_inputs else (bad_sys, N, "systems")
-    left = int(keep_i.sum() if by_inputs else keep_s.sum())
+    empty = [x for x, k in (zip(systems, keep_s) if by_inputs else zip(inputs, keep_i)) if not k]
+    left = int(min(keep_i.sum(), keep_s.sum()))
     if left < 3:
         other = "drop-systems" if by_inputs else "drop-inputs"
         raise DataError(f"dataset {ds_name!r}: {which} miss cells in {len(dropped)} of {total} {kind}; "
@@ -203,4 +205,6 @@ def _resolve_incomplete(mats: Mapping[str, np.ndarray], systems: Sequence[str], 
     verb = "misses" if len(missing) == 1 else "miss"
     cell = "a cell" if int(mask.sum()) == 1 else "cells"
     return keep_s, keep_i, (f"incomplete = {incomplete}: {len(dropped)} of {total} {kind} left out because "
-                            f"{' and '.join(missing)} {verb} {cell} there: {_ids(dropped)}")
+                            f"{' and '.join(missing)} {verb} {cell} there: {_ids(dropped)}" + (
+                                f"; and {_count(len(empty), 'system' if by_inputs else 'input')} with none of the "
+                                f"cells: {_ids(empty)}" if empty else ""))
