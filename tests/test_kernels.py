@@ -17,7 +17,7 @@ from metaeval.stats.resampling import bootstrap_ci
 # Tail rule and p-values
 
 
-def test_tail_closures_match_the_written_rule():
+def test_tail_closures_match_the_written_rule_and_the_compiled_copy():
     # the rule as scipy's permutation_test writes it: >= observed - gamma, <= observed + gamma; two-sided on |.|
     null = np.array([-0.5, -0.2, -0.2 + 1e-17, 0.0, 0.1999999999999999, 0.2, 0.3])
     for alternative, expected in (
@@ -27,6 +27,9 @@ def test_tail_closures_match_the_written_rule():
     ):
         hits = K.TAIL[alternative](null, 0.2, 1e-9)
         np.testing.assert_array_equal(hits, expected)
+        code = K.TAIL_CODES[alternative]
+        compiled = [K._tail_hit(code, float(v), 0.2, 1e-9) for v in null]
+        np.testing.assert_array_equal(compiled, expected)
     # default tolerance: 100 ulps of the observed value, so a sum taken in another order still counts
     assert K.tail_count(np.array([0.1 + 0.2]), 0.3, "less") == 1
     assert K.tail_count(np.array([0.3]), 0.1 + 0.2, "greater") == 1

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterable
 
 __all__ = ["data_root", "notebooks_root", "project_root", "is_checkout", "sha256", "verify_checksums", "ChecksumError",
-           "data_files", "is_documentation", "refuse_unlisted", "has_sha256", "cached_sha256"]
+           "data_files", "is_documentation", "refuse_unlisted", "has_sha256", "cached_sha256", "file_state"]
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -85,19 +85,24 @@ def _read_checksums(root: Path) -> dict[str, str]:
     return table
 
 
+def file_state(path: str | os.PathLike[str]) -> tuple[Path, int, int, int, int]:
+    """A file's resolved path, mtime, ctime, inode and size: the key of what a process read from it, which every
+    edit changes (ctime changes on every write, even one that keeps the size and sets the mtime back) and so
+    does a replacement (another inode)."""
+    p = Path(path).resolve()
+    st = p.stat()
+    return p, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_size
+
+
 @lru_cache(maxsize=4096)
-def _sha256_at(path: Path, state: tuple[int, int, int, int]) -> str:
-    return sha256(path)
+def _sha256_at(state: tuple[Path, int, int, int, int]) -> str:
+    return sha256(state[0])
 
 
 def cached_sha256(path: str | os.PathLike[str]) -> str:
-    """:func:`sha256` of a file, hashed once per state of the file in a process: the cache is keyed by its
-    mtime, ctime, inode and size (ctime changes on every write even when the size is kept and the mtime is set
-    back, and a replaced file has another inode), so an edited or replaced file is hashed again, never served a
-    stale digest."""
-    p = Path(path).resolve()
-    st = p.stat()
-    return _sha256_at(p, (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_size))
+    """:func:`sha256` of a file, hashed once per state of the file in a process (:func:`file_state`): an edited or
+    replaced file is hashed again, never served a stale digest."""
+    return _sha256_at(file_state(path))
 
 
 def has_sha256(path: str | os.PathLike[str], expected: str) -> bool:

@@ -154,8 +154,7 @@ def _resolve_downloaded(name: str) -> tuple[str, list[Path], dict[str, Any], str
     if not download.is_downloaded(name, folder):
         raise DataError(f"dataset {name!r} is not downloaded: run `metaeval download {name}` (it is looked for in "
                         f"{folder}; set $METAEVAL_DATASETS to look elsewhere)")
-    _, files, meta, desc = _resolve_path(str(folder))
-    return name, files, meta, desc
+    return (name, *_resolve_path(str(folder))[1:])
 
 
 def _resolve_path(text: str) -> tuple[str, list[Path], dict[str, Any], str]:

@@ -179,15 +179,16 @@ def default_metric(
     humans = set(ds.human_scores)
     own = [n for n in ds.score_names if n not in humans and n not in exclude and recognize(n) is None]
     # the user's own metric first (own_first), else the fallback measures, and last the dataset's own metric
-    for found in [*(own[:1] if own_first else []), *(_find(ds, m, exclude) for m in measures), *own[:1]]:
-        if found is not None:
-            if wanted is not None and not quiet:
-                print(f"{ds.name} has no {wanted!r} (the paper's metric, the default of {param}): using "
-                      f"{'its own metric ' * (found in own)}{ds.display_name(found)} ({found}); set another with "
-                      f"-p {param} NAME")
-            return found
-    what = f"score {wanted!r} (the default of {param})" if wanted else f"default for {param}"
-    raise _no_default(ds, what, f"-p {param} NAME (metaeval run/sweep) or {param}=... (Python)")
+    found = next((f for f in [*(own[:1] if own_first else []), *(_find(ds, m, exclude) for m in measures), *own[:1]]
+                  if f is not None), None)
+    if found is None:
+        what = f"score {wanted!r} (the default of {param})" if wanted else f"default for {param}"
+        raise _no_default(ds, what, f"-p {param} NAME (metaeval run/sweep) or {param}=... (Python)")
+    if wanted is not None and not quiet:
+        print(f"{ds.name} has no {wanted!r} (the paper's metric, the default of {param}): using "
+              f"{'its own metric ' if found in own else ''}{ds.display_name(found)} ({found}); set another "
+              f"with -p {param} NAME")
+    return found
 
 
 def default_baselines(dataset: Dataset | str | os.PathLike[str], exclude: Sequence[str] = (),

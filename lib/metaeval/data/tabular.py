@@ -352,19 +352,6 @@ class _Picker:
         return [c for c in self.columns if c not in self.taken]
 
 
-def _layout(picker: _Picker, roles: ColumnRoles, source: str) -> tuple[str | None, list[str]]:
-    """(the system column, the wide columns): a system column makes the table long, else its
-    ``FIELD:SYSTEM`` columns make it wide; neither is an error naming the fix."""
-    system_col = picker.pick("system", roles.system)
-    named = set(roles.reference or ()) | set(roles.score or ()) | set(roles.human or ())
-    wide_cols = [c for c in picker.free() if WIDE_SEPARATOR in c and c not in named]
-    if system_col is None and not wide_cols:
-        raise DataError(f"{source}: no system column (one of {', '.join(ROLE_NAMES['system'][:6])}, ...) and no "
-                        f"wide-format columns FIELD{WIDE_SEPARATOR}SYSTEM; name the system column with --system "
-                        f"COLUMN (system=...); columns: {', '.join(picker.columns)}")
-    return system_col, ([] if system_col is not None else wide_cols)
-
-
 def _wide_summary_and_fields(picker: _Picker, roles: ColumnRoles, wide_cols: list[str],
                              source: str) -> tuple[str | None, list[str], list[str]]:
     """(summary field, score field candidates, systems) of a wide table; any other column is an error."""
@@ -431,7 +418,15 @@ def infer_columns(
     if doc_col is None:
         raise DataError(f"{source}: no document column (one of {', '.join(ROLE_NAMES['doc'][:6])}, ...); name "
                         f"it with --doc COLUMN (doc=...); columns: {', '.join(columns)}")
-    system_col, wide_cols = _layout(picker, roles, source)
+    # a system column makes the table long, else its FIELD:SYSTEM columns make it wide
+    system_col = picker.pick("system", roles.system)
+    named = set(roles.reference or ()) | set(roles.score or ()) | set(roles.human or ())
+    wide_cols = [] if system_col is not None else [
+        c for c in picker.free() if WIDE_SEPARATOR in c and c not in named]
+    if system_col is None and not wide_cols:
+        raise DataError(f"{source}: no system column (one of {', '.join(ROLE_NAMES['system'][:6])}, ...) and no "
+                        f"wide-format columns FIELD{WIDE_SEPARATOR}SYSTEM; name the system column with --system "
+                        f"COLUMN (system=...); columns: {', '.join(columns)}")
     wide = bool(wide_cols)
     references = picker.references(roles.reference)
     systems: list[str] = []

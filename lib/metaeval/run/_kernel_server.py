@@ -126,18 +126,21 @@ def _recv(sock: socket.socket, with_fds: int = 0) -> tuple[Any, list[int]]:
     return json.loads(body[:size].decode("utf-8")), fds
 
 
+def _file_state(path: str) -> list[int] | None:
+    """``[size, mtime_ns]`` of a file, or None when it is gone."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns]
+
+
 def _library_state() -> dict[str, list[int]]:
     """{source file: [size, mtime_ns]} of every module of this package this process has imported."""
-    state = {}
-    for name, module in list(sys.modules.items()):
-        path = getattr(module, "__file__", None)
-        if (name == "metaeval" or name.startswith("metaeval.")) and path:
-            try:
-                st = os.stat(path)
-            except OSError:
-                continue
-            state[path] = [st.st_size, st.st_mtime_ns]
-    return state
+    files = [getattr(module, "__file__", None) for name, module in list(sys.modules.items())
+             if name == "metaeval" or name.startswith("metaeval.")]
+    state = {path: _file_state(path) for path in files if path}
+    return {path: st for path, st in state.items() if st is not None}
 
 
 def _library_unchanged(address: str) -> bool:
@@ -145,14 +148,7 @@ def _library_unchanged(address: str) -> bool:
         state = json.loads(Path(address).with_name("library.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    for path, (size, mtime) in state.items():
-        try:
-            st = os.stat(path)
-        except OSError:
-            return False
-        if st.st_size != size or st.st_mtime_ns != mtime:
-            return False
-    return True
+    return all(_file_state(path) == st for path, st in state.items())
 
 
 def serving(env: dict[str, str]) -> bool:

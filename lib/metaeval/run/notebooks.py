@@ -33,7 +33,7 @@ from metaeval.run.paths import (KERNEL_NAME, NotebookError, absolute_path, combi
                                 default_output_dir as _rule, find_notebook, list_notebooks, notebook_metadata,
                                 notebook_parameters, notebooks_dir, output_path, parameter_docs, project_root,
                                 read_notebook)
-from metaeval.run.pool import cpu_seconds, run_in_pool, stopped
+from metaeval.run.pool import cpu_seconds, quiet_after_interrupt, run_in_pool, stopped
 
 # jsonschema (imported by nbformat, jupytext and papermill) builds a lark grammar of RFC 3987 when it is
 # imported and the optional rfc3987-syntax package is installed (jupyter-events pulls it in): 0.9 s of CPU
@@ -339,7 +339,7 @@ def run_notebook(
     except PapermillExecutionError as exc:
         if exc.ename == "KeyboardInterrupt":  # Ctrl-C reached the kernel too: an interrupt, not a failure
             remove_run_folder(staging)
-            _quiet_after_interrupt()
+            quiet_after_interrupt()
             raise KeyboardInterrupt from None
         message = (f"{path.name} failed in cell {exc.cell_index} (execution count {exc.exec_count}): "
                    f"{exc.ename}: {exc.evalue}")
@@ -355,7 +355,7 @@ def run_notebook(
     except BaseException as exc:
         remove_run_folder(staging)
         if not isinstance(exc, Exception):
-            _quiet_after_interrupt()
+            quiet_after_interrupt()
         raise
     finally:
         if scratch_log is not None:
@@ -391,15 +391,6 @@ def execute(path: Path, output: Path, parameters: Mapping[str, Any], *, kernel_l
             # concurrent kernels (sweeps) must not contend for IPython's history database
             extra_arguments=["--HistoryManager.enabled=False"],
             kernel_manager_class=quiet_kernel_manager(kernel_log), **options)
-
-
-def _quiet_after_interrupt() -> None:
-    """After Ctrl-C or SIGTERM the kernel is shut down on purpose; nbclient's cell task then ends with
-    DeadKernelError, which asyncio would print as a traceback ("Task exception was never retrieved") when the
-    task is collected. That is expected, not an error to show: the command says "interrupted" instead."""
-    import logging
-
-    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
 
 
 def _injected(declared: Mapping[str, Any], parameters: Mapping[str, Any], staging: Path) -> dict[str, Any]:

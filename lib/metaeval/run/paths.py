@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import re
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -101,9 +102,6 @@ def find_notebook(name: str | os.PathLike) -> Path:
     raise NotebookError(f"unknown notebook {str(name)!r}; known: {known}")
 
 
-_READ: dict[tuple, Any] = {}
-
-
 def read_notebook(notebook: str | os.PathLike) -> Any:
     """The notebook as an ``nbformat`` node: a ``.py`` source is read with jupytext (percent format).
 
@@ -117,21 +115,14 @@ def read_notebook(notebook: str | os.PathLike) -> Any:
         read.
     """
     path = find_notebook(notebook)
-    st = path.stat()
-    # one run reads its notebook's parameters, metadata and cells several times: parse once per version of
-    # the file (ctime changes on every write, even one that keeps the size and sets the mtime back; a replaced
-    # file has another inode), hand out copies (callers may edit them)
-    key = (str(path.resolve()), st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
-    nb = _READ.get(key)
-    if nb is None:
-        nb = _parse_notebook(path)
-        if len(_READ) >= 64:
-            _READ.pop(next(iter(_READ)))
-        _READ[key] = nb
-    return copy.deepcopy(nb)
+    # one run reads its notebook's parameters, metadata and cells several times: parsed once per version of
+    # the file, handed out as copies (callers may edit them)
+    return copy.deepcopy(_parse_notebook(path, _resources.file_state(path)))
 
 
-def _parse_notebook(path: Path) -> Any:
+@lru_cache(maxsize=64)
+def _parse_notebook(path: Path, state: tuple) -> Any:
+    """The notebook at ``path``; ``state`` (:func:`metaeval._resources.file_state`) keys the cache."""
     import jupytext
     import nbformat
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from metaeval.run._kernel_server import KernelServer, serving
 
-__all__ = ["run_in_pool", "stopped", "cpu_seconds"]
+__all__ = ["run_in_pool", "stopped", "cpu_seconds", "quiet_after_interrupt"]
 
 _STOP: Any = None  # a multiprocessing Event in worker processes, set when the pool is interrupted
 
@@ -24,6 +24,15 @@ _STOP: Any = None  # a multiprocessing Event in worker processes, set when the p
 def stopped() -> bool:
     """True in a worker once the pool was interrupted: queued tasks must not start."""
     return _STOP is not None and _STOP.is_set()
+
+
+def quiet_after_interrupt() -> None:
+    """After Ctrl-C or SIGTERM the kernel is shut down on purpose; nbclient's cell task then ends with
+    DeadKernelError, which asyncio would print as a traceback ("Task exception was never retrieved") when the
+    task is collected. That is expected, not an error to show: the command says "interrupted" instead."""
+    import logging
+
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
 
 
 def cpu_seconds() -> float:
@@ -55,12 +64,8 @@ def _worker_init(stop: Any, threads: int | None = None) -> None:
             os.environ.setdefault(name, str(threads))
 
     def interrupt(signum, frame):
-        import logging
-
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        # the stopped kernel leaves nbclient's pending reads failing with DeadKernelError, which asyncio logs
-        # as a traceback when they are collected: expected after an interrupt, and not an error to show
-        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+        quiet_after_interrupt()
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, interrupt)

@@ -85,11 +85,21 @@ def two_sided(s, o, g):  # pragma: no cover - compiled
 
 #: alternative -> closure ``(statistic, observed, tolerance) -> at least as extreme``
 TAIL = {"greater": greater, "less": less, "two-sided": two_sided}
-#: the integer a compiled kernel receives for each alternative
+#: the integer a compiled kernel receives for each alternative (see :func:`_tail_hit`)
 TAIL_CODES = {"two-sided": 0, "greater": 1, "less": 2}
 
 #: the relative tolerance of "equal up to rounding" (as scipy's ``permutation_test``: 100 ulps of the observed)
 RELATIVE_TOLERANCE = np.finfo(float).eps * 100
+
+
+@numba.njit(cache=True, inline="always")
+def _tail_hit(code, s, o, g):  # pragma: no cover - compiled
+    """:data:`TAIL` by its :data:`TAIL_CODES` number, inside compiled kernels."""
+    if code == 1:
+        return greater(s, o, g)
+    if code == 2:
+        return less(s, o, g)
+    return two_sided(s, o, g)
 
 
 def tail_hits(null: np.ndarray, observed, alternative: str, tolerance=None) -> np.ndarray:

@@ -4,10 +4,10 @@ sampling and validation helpers they share (split from it only to keep each modu
 A chunk of simulated studies is one array operation here: :func:`_pair_pvalues` gives the p-values of the
 paired system tests of every trial and pair at once (sign-flip permutation, paired bootstrap, t-test), and
 :func:`_metric_pvalues` those of the two-metric tests (Perm-*, Boot-*, Williams) of every trial (:func:`_perm_null`,
-:func:`_boot_deltas`: the batched forms of ``permutation_test``'s and ``bootstrap_ci``'s kernels). The sign flips
-(:func:`_signflip_tail_counts`) and Perm-Both's Pearson null (:mod:`~metaeval.stats._kernels`) run as
-compiled passes over the packed random coins. The draws are made chunk by chunk and several chunks tested at once
-(:func:`_batch_trials`, :func:`_merge_draws`), which leaves the random stream as it was.
+:func:`_boot_deltas`: the batched forms of ``permutation_test``'s and ``bootstrap_ci``'s kernels). The sign flips,
+the paired bootstrap's counts (:func:`_signflip_tail_counts`, :func:`_pair_tail_counts`) and Perm-Both's Pearson
+null (:mod:`~metaeval.stats._kernels`) run as compiled passes. The draws are made chunk by chunk and several chunks
+tested at once (:func:`_batch_trials`, :func:`_merge_draws`), which leaves the random stream as it was.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from scipy import stats
 
 from metaeval.stats._kernels import (
     TAIL_CODES,
+    _tail_hit,
     PackedCoins,
     bootstrap_indices,
     coins,
@@ -266,6 +267,44 @@ def _signflip_tail_counts(bits, B, S, docs, ia, ib, observed, alternative, tol):
     return out
 
 
+@numba.njit(cache=True, nogil=True)
+def _bootstrap_weights(docs, positions, M):  # pragma: no cover - compiled
+    """Multiplicity of each pilot document in each resample: (T * B, M) floats from the trials' drawn
+    documents ``docs`` (T, n) and the resampled positions (T, B, n) into them (what the unfused path
+    gathers and bincounts, without its (T, B, n) temporaries)."""
+    T, B, n = positions.shape
+    out = np.zeros((T * B, M))
+    for t in range(T):
+        for b in range(B):
+            row = t * B + b
+            for j in range(n):
+                out[row, docs[t, positions[t, b, j]]] += 1.0
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _pair_tail_counts(means, ia, ib, n, observed, alternative, tol):  # pragma: no cover - compiled
+    """Per trial and pair, how many centred bootstrap differences are at least as extreme as the observed
+    one (as :func:`_tail` on ``(means[ia] - means[ib]) / n - observed``): (T, P) counts as floats.
+
+    ``means`` (T, B, K) are the resamples' per-system sums; ``alternative`` a number of
+    :data:`~metaeval.stats._kernels.TAIL_CODES` (the same rule as :func:`_tail`).
+    One pass over the resamples: the (T, B, P) null array of the unfused path is never formed."""
+    T, B, K = means.shape
+    P = ia.shape[0]
+    out = np.zeros((T, P))
+    count = np.zeros(P, np.int64)
+    for t in range(T):
+        count[:] = 0
+        for b in range(B):
+            row = means[t, b]
+            for p in range(P):
+                count[p] += _tail_hit(alternative, (row[ia[p]] - row[ib[p]]) / n - observed[t, p], observed[t, p], tol)
+        for p in range(P):
+            out[t, p] = count[p]
+    return out
+
+
 def _pair_pvalues(
     S: np.ndarray,
     docs: np.ndarray,
@@ -302,9 +341,10 @@ def _pair_pvalues(
     B = n_resamples
     if test == "paired-bootstrap":
         positions = rng.integers(0, n, size=(T, B, n), dtype=np.int32)
-        weights = draw_counts(np.take_along_axis(docs[:, None, :], positions, axis=2), M).reshape(T * B, M)
+        weights = _bootstrap_weights(docs.astype(np.int64), positions, M)
         means = (weights @ S.T).reshape(T, B, K)
-        return _tail((means[..., ia] - means[..., ib]) / n - observed[:, None, :], observed, alternative, tol) / B
+        code = TAIL_CODES[alternative]
+        return _pair_tail_counts(means, ia, ib, float(n), observed, code, tol) / B
     if 2**n > n_resamples:
         # Monte-Carlo sign flips: the coins of fair_bits(rng, (T * B, n)), read from their random bytes by one
         # compiled pass; p = (c + 1) / (B + 1), valid (size <= alpha) for any number of flips

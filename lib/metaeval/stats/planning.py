@@ -20,15 +20,10 @@ rejection rate over ``n_trials`` trials estimates the power, with binomial stand
 bootstrap counts of all trials and resamples, one batched product for all systems at once) or one compiled
 pass (the default permutation tests), never a Python loop per resample.
 
-Sampling from a pilot
-    Metric comparisons draw a size smaller than the pilot's *without* replacement (a sub-study of the
-    pilot), a size at least as large *with* replacement (``replace="auto"``; the result's ``sampling``
-    columns say which). System comparisons draw documents with replacement by default (documents of a new
-    study come from the population, not from the pilot's finite set: without replacement the tests turn
-    conservative by the factor 1 - size / M of the variance).
-    Near the pilot's own size, draws without replacement barely vary, so the estimate there mostly
-    restates the pilot's own result; and the pilot's observed effect is taken as the truth (plug-in), which
-    is optimistic when the pilot is small. A planned effect (:class:`PlannedEffect`) has neither problem.
+Sampling from a pilot (each function's ``replace``): near the pilot's own size, draws without replacement barely
+vary, so the estimate there mostly restates the pilot's own result; and the pilot's observed effect is taken as
+the truth (plug-in), which is optimistic when the pilot is small. A planned effect (:class:`PlannedEffect`) has
+neither problem.
 
 The batched tests that the simulations run, and their sampling helpers, are in the private
 :mod:`metaeval.stats._planning_kernels`.

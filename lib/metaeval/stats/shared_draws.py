@@ -10,29 +10,31 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import numba
 import numpy as np
 
 from metaeval._warnings import warn_degenerate
 from metaeval.stats._kernels import (
     bootstrap_pvalue,
     coins,
-    draw_counts,
-    pearson_row,
     pearson_rows,
     perm_summary_pearson,
     permutation_pvalue,
     standardize,
 )
 from metaeval.stats.correlation import (
-    batch_corr,
     check_matrices,
     check_rng,
     effective_n,
     level_corr,
-    mean_of_defined,
 )
-from metaeval.stats.resampling import RESAMPLE_METHODS, check_n_resamples, draw_indices, warn_dropped
+from metaeval.stats.resampling import (
+    RESAMPLE_METHODS,
+    auto_batch,
+    check_n_resamples,
+    draw_indices,
+    resampled_corr,
+    warn_dropped,
+)
 from metaeval.stats.significance import PERMUTATION_METHODS, williams_pvalue
 
 __all__ = ["SharedDrawTests", "TESTS", "check_tests"]
@@ -50,75 +52,6 @@ def check_tests(tests: Sequence[str]) -> None:
             raise ValueError(f"test must be one of {TESTS}, got {test!r}")
 
 
-@numba.njit(cache=True)
-def _all_distinct(raw):  # pragma: no cover - compiled
-    """(J, M): whether the N values of each column of each matrix are all different."""
-    J, N, M = raw.shape
-    out = np.ones((J, M), np.bool_)
-    for j in range(J):
-        for m in range(M):
-            col = np.sort(raw[j, :, m])
-            for n in range(1, N):
-                if col[n] == col[n - 1]:
-                    out[j, m] = False
-                    break
-    return out
-
-
-@numba.njit(cache=True)
-def _boot_summary_from_sums(S, raw, Zraw, rows, cols, distinct, z_distinct):  # pragma: no cover - compiled
-    """Summary-level Pearson of each matrix X_j with Z on every bootstrap resample (rows and columns drawn),
-    given the sums over each resample's drawn systems (with multiplicity) ``S`` (B, 2 + 3J, M): of Z and Z^2,
-    then of every X_j, of X_j^2 and of X_j Z, each centred per column (one matrix product of the draw counts
-    with the stacked values, made by the caller).
-
-    ``raw`` (J, N, M), ``Zraw``: the values, on which constancy is decided exactly (a column of distinct
-    values is constant only when a single system was drawn: ``distinct``, ``z_distinct``). The correlation
-    is the mean of the defined per-input r over the drawn inputs (with multiplicity). Returns the means
-    (J, B), the per-input r (J, B, M) and the ``weak`` cells the caller recomputes. O(J B M)."""
-    J, N, M = raw.shape
-    B = rows.shape[0]
-    r = np.empty((J, B, M))
-    means = np.empty((J, B))
-    weak = np.zeros((J, B, M), np.bool_)
-    for b in range(B):
-        cnt = np.zeros(N)
-        colcnt = np.zeros(M)
-        z_def = np.zeros(M, np.bool_)
-        defined = np.zeros(M, np.bool_)
-        for i in range(N):
-            cnt[rows[b, i]] += 1.0
-        single = cnt[rows[b, 0]] == N
-        for i in range(cols.shape[1]):
-            colcnt[cols[b, i]] += 1.0
-        first = rows[b, 0]
-        for m in range(M):
-            if z_distinct[m]:
-                z_def[m] = not single
-                continue
-            z_def[m] = False
-            for i in range(1, N):
-                if Zraw[rows[b, i], m] != Zraw[first, m]:
-                    z_def[m] = True
-                    break
-        for j in range(J):
-            Xr = raw[j]
-            for m in range(M):
-                if not z_def[m]:
-                    defined[m] = False
-                elif distinct[j, m]:
-                    defined[m] = not single
-                else:
-                    defined[m] = False
-                    for i in range(1, N):
-                        if Xr[rows[b, i], m] != Xr[first, m]:
-                            defined[m] = True
-                            break
-            means[j, b] = pearson_row(N, S[b, 2 + j], S[b, 0], S[b, 2 + J + j], S[b, 1], S[b, 2 + 2 * J + j],
-                                       defined, colcnt, r[j, b], weak[j, b])
-    return means, r, weak
-
-
 class SharedDrawTests:
     """One-sided tests of "X correlates more strongly with Z than candidate Y_k does", for many candidates at
     once, sharing the random draws (Pearson, system and summary level): the batched form of
@@ -127,11 +60,10 @@ class SharedDrawTests:
     :meth:`pvalues` draws one set of permutation coins per permutation test and one set of bootstrap indices
     per bootstrap test, which every candidate and both levels share, and gives each test's p-values
     (``permutation_test``'s and ``bootstrap_test``'s statistics and p-value rules; Williams' test draws nothing).
-    System level: resampled or permuted system means are matrix products of the resampling weights with the
-    stacked matrices of every candidate. Summary level: compiled kernels accumulate each input's sums over the
-    drawn or swapped cells and decide constancy exactly on the values, as the single tests do; the few cells
-    whose variance lost its digits are recomputed from their values. Resamples are processed in fixed chunks,
-    so results do not depend on memory.
+    The bootstrap tests take every candidate through ``bootstrap_ci``'s kernels at once; the permutation tests'
+    permuted system means are matrix products of the coins with the stacked matrices of every candidate, and
+    their summary level is ``permutation_test``'s compiled kernel, every candidate reading the same coins.
+    Permutations are processed in fixed chunks, so results do not depend on memory.
 
     Parameters
     ----------
@@ -261,37 +193,13 @@ class SharedDrawTests:
     # -- paired bootstrap tests: the same rows and columns of X, Y_k and Z
 
     def _bootstrap(self, Ys: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> dict[str, np.ndarray]:
-        K, N, M, B = Ys.shape[0], self.N, self.M, self.B
         X, Z = self.X, self.Z
-        deltas = {level: np.empty((K, B)) for level in self.levels}
-        raw = np.ascontiguousarray(np.concatenate([X[None], Ys]))  # (K + 1, N, M)
-        if "summary" in self.levels:
-            # each resample's sums over its drawn systems, of every matrix at once: draw counts (b, N) times
-            # the centred values, their squares and their products with Z, stacked as (N, (2 + 3 (K + 1)) M)
-            centred = raw - raw.mean(axis=1, keepdims=True)
-            stacked = np.concatenate([self.Zc[None], self.Zc[None] ** 2, centred, centred**2, centred * self.Zc])
-            stacked = np.ascontiguousarray(stacked.transpose(1, 0, 2).reshape(N, -1))
-            distinct = _all_distinct(raw)
-            z_distinct = _all_distinct(Z.reshape(1, N, M))[0]
-        for start in range(0, B, self.chunk):
-            r, c = rows[start : start + self.chunk], cols[start : start + self.chunk]
-            b = r.shape[0]
-            if "system" in self.levels:
-                counts = draw_counts(c, M)  # (b, M): how often each input was drawn
-                sums = counts @ np.concatenate([Z, raw.reshape((K + 1) * N, M)]).T  # (b, (K + 2) N)
-                sums = np.take_along_axis(sums.reshape(b, K + 2, N), r[:, None, :], axis=2) / M
-                corr = pearson_rows(sums[:, 1:].transpose(1, 0, 2), sums[:, 0][None])  # (K + 1, b)
-                deltas["system"][:, start : start + b] = corr[0] - corr[1:]
-            if "summary" in self.levels:
-                S = (draw_counts(r, N) @ stacked).reshape(b, -1, M)
-                means, per_input, weak = _boot_summary_from_sums(S, raw, Z, np.ascontiguousarray(r),
-                                                                 np.ascontiguousarray(c), distinct, z_distinct)
-                for j, bb in {(j, bb) for j, bb, _ in zip(*np.nonzero(weak))} if weak.any() else ():
-                    # the variance lost its digits in the sums: r from the drawn values themselves
-                    for m in np.flatnonzero(weak[j, bb]):
-                        per_input[j, bb, m] = batch_corr(raw[j, r[bb], m], Z[r[bb], m], "pearson")
-                    means[j, bb] = mean_of_defined(per_input[j, bb][c[bb]])
-                deltas["summary"][:, start : start + b] = means[0] - means[1:]
+        mats = [X, *Ys]
+        deltas = {}
+        for level in self.levels:
+            # every matrix on the same resamples, by bootstrap_ci's kernels
+            corr = resampled_corr(mats, Z, rows, cols, level, "pearson", auto_batch(self.N, self.M, level, "pearson"))
+            deltas[level] = corr[0] - corr[1:]
         pvalues = {}
         for level in self.levels:
             observed = self.r_xz[level] - level_corr(Ys, Z[None], level, "pearson")

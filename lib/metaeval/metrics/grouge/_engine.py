@@ -15,6 +15,21 @@ from metaeval.metrics.grouge._store import SenseVectors
 
 
 @numba.njit(cache=True, nogil=True)
+def _accumulate(rows, idx, val, length, acc, touched):  # pragma: no cover - compiled
+    """``acc += `` the stored vectors ``rows`` (in that order, float64); the touched dimensions are listed in
+    ``touched``; returns how many."""
+    nt = 0
+    for r in rows:
+        for q in range(length[r]):
+            d = idx[r, q]
+            if acc[d] == 0.0:  # stored values are positive: 0 means not yet touched
+                touched[nt] = d
+                nt += 1
+            acc[d] += val[r, q]
+    return nt
+
+
+@numba.njit(cache=True, nogil=True)
 def _aggregate_sorted(rows, idx, val, length, acc, touched, out, start):  # pragma: no cover - compiled
     """Dimensions of the sum of the stored vectors ``rows`` (summed in the given order, float64), by
     decreasing value (ties: smaller dimension first), written to ``out[start:]``; returns how many.
@@ -24,14 +39,7 @@ def _aggregate_sorted(rows, idx, val, length, acc, touched, out, start):  # prag
         for q in range(length[r]):
             out[start + q] = idx[r, q]
         return length[r]
-    nt = 0
-    for r in rows:
-        for q in range(length[r]):
-            d = idx[r, q]
-            if acc[d] == 0.0:  # stored values are positive: 0 means not yet touched
-                touched[nt] = d
-                nt += 1
-            acc[d] += val[r, q]
+    nt = _accumulate(rows, idx, val, length, acc, touched)
     dims = np.sort(touched[:nt])
     keys = np.empty(nt)
     for t in range(nt):
@@ -40,21 +48,6 @@ def _aggregate_sorted(rows, idx, val, length, acc, touched, out, start):  # prag
     order = np.argsort(keys, kind="mergesort")  # stable: equal values stay in dimension order
     for t in range(nt):
         out[start + t] = dims[order[t]]
-    return nt
-
-
-@numba.njit(cache=True, nogil=True)
-def _accumulate(rows, idx, val, length, acc, touched):  # pragma: no cover - compiled
-    """``acc += `` the stored vectors ``rows`` (in that order, float64); the touched dimensions are listed in
-    ``touched``; returns how many."""
-    nt = 0
-    for r in rows:
-        for q in range(length[r]):
-            d = idx[r, q]
-            if acc[d] == 0.0:
-                touched[nt] = d
-                nt += 1
-            acc[d] += val[r, q]
     return nt
 
 

@@ -52,8 +52,7 @@ def _occurrences(n_tok: int, measure: Measure) -> np.ndarray:
         return (np.arange(m)[:, None] + np.arange(measure.n)[None, :]).astype(np.int64)
     pairs = [(i, i + d) for d in range(1, measure.skip + 2) for i in range(n_tok - d)]
     uni = [(i, -1) for i in range(n_tok - 1)]  # ROUGE-SU: every token but the last
-    arr = np.asarray(pairs + uni, np.int64).reshape(-1, 2)
-    return arr
+    return np.asarray(pairs + uni, np.int64).reshape(-1, 2)
 
 
 def score(
@@ -188,9 +187,7 @@ def _score_impl(summaries, references, variants, *, lam: float, options: GRougeO
     pair_rec = np.asarray([r for r, refs in enumerate(rec_refs) for _ in refs], np.int64)
     pair_ref = np.asarray([t for refs in rec_refs for t in refs], np.int64)
     pair_peer = peer_text[pair_rec]
-    n_refs = np.bincount(pair_rec, minlength=n_records).astype(np.int64)
-    rec_start = np.concatenate([[0], np.cumsum(n_refs)[:-1]]).astype(np.int64)
-    rec_end = (rec_start + n_refs).astype(np.int64)
+    n_refs = np.bincount(pair_rec, minlength=n_records)
 
     results: dict[GRougeVariant, np.ndarray] = {}
     parts: dict[GRougeVariant, tuple[np.ndarray, np.ndarray]] = {}
@@ -222,11 +219,11 @@ def _score_impl(summaries, references, variants, *, lam: float, options: GRougeO
             # the semantic part: Sem over the grams with a content word, the lexical count over the others
             sem = sem_sums[v.measure] + hits_stop
             per_pair = v.lam * hits + (1.0 - v.lam) * sem if v.lam < 1.0 else hits
-            den = _segment_sums(model, rec_start, rec_end)
+            den = np.bincount(pair_rec, weights=model, minlength=n_records)
             safe = np.where(den > 0, den, 1)
             vals = []
             for x in (per_pair, hits, sem):
-                val = np.where(den > 0, _segment_sums(x, rec_start, rec_end) / safe, 0.0)
+                val = np.where(den > 0, np.bincount(pair_rec, weights=x, minlength=n_records) / safe, 0.0)
                 val[n_refs == 0] = np.nan
                 vals.append(val)
             results[v] = vals[0]
@@ -235,10 +232,6 @@ def _score_impl(summaries, references, variants, *, lam: float, options: GRougeO
         for rec in np.flatnonzero(n_refs == 0):
             warnings.warn(f"record {index[rec]!r}: no references: GRouge gives no value", GRougeWarning, stacklevel=3)
     return vs, results, parts, index
-
-
-def _segment_sums(values: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    return np.asarray([float(np.sum(values[a:b])) for a, b in zip(starts.tolist(), ends.tolist())], dtype=float)
 
 
 def _lexical_counts(proc: list[list[str]], is_stop: list[np.ndarray], measure: Measure, pair_peer: np.ndarray,
@@ -325,13 +318,12 @@ def _semantic_sums(raw_ids, lex, store, engine, measures, pair_peer, pair_ref, s
             occ_cache[key] = words.reshape(pos.shape)
         return occ_cache[key]
 
-    groups = list(by_refset.items())
     bar = None
     if progress:
         from tqdm import tqdm
 
         bar = tqdm(total=len(by_peer), desc="GRouge peers", unit="summary")
-    for refset, peers in groups:
+    for refset, peers in by_refset.items():
         ref_words = [int(w) for t in refset for w in raw_ids[t]]
         # the grams depend on the reference set only: one table for all its peers
         grams_all = []
@@ -352,21 +344,19 @@ def _semantic_sums(raw_ids, lex, store, engine, measures, pair_peer, pair_ref, s
         else:
             uniq, inverse = stacked, np.zeros(0, np.int64)
         uniq = np.ascontiguousarray(uniq, np.int64)
-        jobs = [(raw_ids[p].tolist(), uniq) for p in peers]
-        layouts = [(layout, inverse.ravel())] * len(peers)
-        sems = engine.sems(ref_words, jobs)
-        for p, s, (layout, inverse) in zip(peers, sems, layouts):
+        inverse = inverse.ravel()
+        sems = engine.sems(ref_words, [(raw_ids[p].tolist(), uniq) for p in peers])
+        for p, s in zip(peers, sems):
             per_occ = s[inverse] if inverse.size else np.zeros(0)
             per_occ = np.where(np.isnan(per_occ), 0.0, per_occ)  # stopword-only grams: lexical count only
             start = 0
-            pair_of_ref = {int(pair_ref[k]): k for k in by_peer[p]}
-            ks_by_ref: dict[int, list[int]] = {}
+            ks_by_ref: dict[int, list[int]] = {}  # a reference given twice to a record has two pairs
             for k in by_peer[p]:
                 ks_by_ref.setdefault(int(pair_ref[k]), []).append(k)
             for m, t, cnt in layout:
                 total = float(np.sum(per_occ[start : start + cnt]))
                 start += cnt
-                for k in ks_by_ref.get(t, [pair_of_ref[t]]):
+                for k in ks_by_ref[t]:
                     sem_sums[m][k] = total
             if bar is not None:
                 bar.update(1)

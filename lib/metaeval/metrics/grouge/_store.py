@@ -211,16 +211,8 @@ class SenseVectors:
     def _write_shard(self, nodes, idx, val, length) -> None:
         assert self.folder is not None
         name = f"shard-{os.getpid()}-{int(nodes[0])}-{nodes.size}-{np.random.default_rng().integers(1 << 62):x}.npz"
-        nodes, idx = nodes.astype(np.int64), idx.astype(np.int32)
-        val, length = val.astype(self.dtype), length.astype(np.int64)
-        sha = _digest(nodes, idx, val, length)
-
-        def write(tmp: Path) -> None:
-            with open(tmp, "wb") as fh:
-                np.savez(fh, nodes=nodes, idx=idx, val=val, length=length, sha256=sha)
-
         try:
-            atomic_write(self.folder / name, write)
+            self._write(self.folder / name, nodes, idx, val, length, np.savez)
         except OSError as exc:  # a read-only cache costs time, not correctness
             warnings.warn(f"could not write the GRouge cache {self.folder}: {exc}", GRougeWarning, stacklevel=2)
 
@@ -238,15 +230,20 @@ class SenseVectors:
         nodes = np.unique(np.asarray(list(nodes), np.int64))
         self.ensure(nodes)
         rows = self.row_of[nodes]
-        idx, val, length = self.idx[rows].astype(np.int32), self.val[rows].astype(self.dtype), self.length[rows]
+        self._write(path, nodes, self.idx[rows], self.val[rows], self.length[rows], np.savez_compressed)
+        return path
+
+    def _write(self, path: Path, nodes, idx, val, length, savez) -> None:
+        """One shard file, atomically: the arrays in their shard dtypes and their sha256."""
+        nodes, idx = nodes.astype(np.int64), idx.astype(np.int32)
+        val, length = val.astype(self.dtype), length.astype(np.int64)
         sha = _digest(nodes, idx, val, length)
 
         def write(tmp: Path) -> None:
             with open(tmp, "wb") as fh:
-                np.savez_compressed(fh, nodes=nodes, idx=idx, val=val, length=length, sha256=sha)
+                savez(fh, nodes=nodes, idx=idx, val=val, length=length, sha256=sha)
 
         atomic_write(path, write)
-        return path
 
     @property
     def tag(self) -> str:
