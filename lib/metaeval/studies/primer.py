@@ -184,6 +184,7 @@ class ExerciseAnswers:
     3. ``toy_fisher_interval``: the Fisher 95% interval of the toy matrix's system-level r (4 systems).
     4. ``widest_scheme``: the bootstrap scheme with the widest 95% interval for the real metric (None without
        the distributions of section 4).
+
     6. ``toy_alt_advantage``: the judge's and annotator 1's advantage probabilities (rho_judge, rho_human)
        when annotator 1 is left out of the toy alt-test (:data:`TOY_RATINGS`, :data:`TOY_JUDGE`).
     """
