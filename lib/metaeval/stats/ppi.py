@@ -432,8 +432,8 @@ def ppi_mean(
     >>> rng = np.random.default_rng(0)
     >>> Y = rng.normal(0, 1, 100)
     >>> res = ppi_mean(Y, Y + 2, np.full(1000, 2.0))
-    >>> round(res.statistic, 12), res.lam
-    (0.0, 1.0)
+    >>> bool(abs(res.statistic) < 1e-12), res.lam  # 0 up to rounding, either sign (SIMD-dependent)
+    (True, 1.0)
     >>> res = ppi_mean(Y, Y + rng.normal(0, 0.5, 100), rng.normal(0, 1.1, 5000))
     >>> bool(res.standard_error < res.classical_standard_error), round(res.lam, 3)
     (True, 0.774)
