@@ -229,6 +229,17 @@ def test_stale_cleanup_leaves_a_user_folder_named_like_staging(tmp_path):
     assert removed == [dead] and (theirs / "notes.txt").read_text() == "mine"
 
 
+def test_a_staging_mark_copied_into_a_users_folder_does_not_make_it_removable(tmp_path):
+    # only a folder the runner named and marked goes whole; a user's folder holding a copied mark needs manifests
+    from metaeval._outputs import STAGING_MARK, remove_run_folder
+
+    theirs = tmp_path / "my-results"
+    theirs.mkdir()
+    (theirs / STAGING_MARK).touch()
+    (theirs / "notes.txt").write_text("mine")
+    assert remove_run_folder(theirs) is False and (theirs / "notes.txt").read_text() == "mine"
+
+
 def test_card_never_replaces_a_folder_it_did_not_write(tmp_path):
     from metaeval.studies.card import make_card
 

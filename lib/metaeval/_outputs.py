@@ -303,7 +303,9 @@ def remove_run_folder(path: str | os.PathLike[str]) -> bool:
     in it is one they list, with the content they recorded, or a manifest, a runner file or an editor's artefact
     (:data:`EDITOR_ARTEFACTS`): a file a user added or edited there (notes in a ``.failed`` folder) keeps it."""
     path = Path(path)
-    if (path / STAGING_MARK).is_file():  # the runner made it and only the run writes there
+    # A staging folder goes whole: the runner made it (its name and its mark) and only the run writes there.
+    # A mark in a folder of another name (copied by a user) does not count: that folder needs the manifests.
+    if path.name.startswith(".partial-") and (path / STAGING_MARK).is_file():
         return remove_own_tree(path, RUNNER_MARKS)
     listed = {name: digest for m in read_manifests(path).values() for name, digest in m["files"].items()}
 
