@@ -81,9 +81,8 @@ def bleu_signature(n_refs: int, *, sentence: bool = True, tokenizer: str = "none
 # summaries of one document (one per system) share its references; kept for the process (bounded).
 _REF_INFO: dict[tuple[str, ...], dict] = {}
 _REF_INFO_MAX = 100_000
-# the sacrebleu 2.x internals that sentence_score / corpus_score are made of (else: the public calls)
-_CACHED = all(hasattr(BLEU, a) for a in ("_extract_reference_info", "_preprocess_segment",
-                                          "_compute_segment_statistics", "_aggregate_and_compute"))
+# These are the sacrebleu 2.x internals that sentence_score / corpus_score are made of (pyproject pins
+# sacrebleu<3); tests/test_bleu_cache.py checks the scores equal the public calls'.
 
 
 def _scores_stats(bleu: BLEU, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> list[list[int]]:
@@ -116,8 +115,6 @@ def sentence_bleu(
     """
     hypotheses, references = _check(hypotheses, references, tokenizer)
     bleu = _bleu(True)
-    if not _CACHED:
-        return np.array([bleu.sentence_score(h, list(r)).score for h, r in zip(hypotheses, references)])
     stats = _scores_stats(bleu, hypotheses, references)
     # sacrebleu's sentence_score: the statistics of one segment, aggregated
     return np.array([bleu._aggregate_and_compute([s]).score for s in stats], dtype=float)
@@ -134,7 +131,5 @@ def system_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str]], 
     if len(n_refs) != 1:
         raise ValueError(f"system_bleu needs the same number of references per hypothesis, got {sorted(n_refs)}")
     bleu = _bleu(False)
-    if not _CACHED:
-        return float(bleu.corpus_score(hypotheses, [list(s) for s in zip(*references)]).score)
     # sacrebleu's corpus_score(hypotheses, reference streams): the segments' statistics pooled
     return float(bleu._aggregate_and_compute(_scores_stats(bleu, hypotheses, references)).score)
