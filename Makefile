@@ -67,7 +67,7 @@ test: setup
 	# mypy (one core, ~20 s) beside pytest, its report printed after pytest's; either failing fails the target
 	mkdir -p .cache && $(BIN)/mypy > .cache/mypy.log 2>&1 & mypy=$$!; \
 	METAEVAL_FIGURE_CHECK=$(FIGURE_CHECK) $(BIN)/python -m pytest -q -m "not slow" $(XDIST) \
-	  tests lib/metaeval .nbval --nbval-lax --nbval-kernel-name metaeval-forked -p no:cacheprovider; tests=$$?; \
+	  tests lib/metaeval .nbval --nbval-lax --nbval-kernel-name metaeval -p no:cacheprovider; tests=$$?; \
 	wait $$mypy; types=$$?; echo "mypy:"; cat .cache/mypy.log; test $$tests -eq 0 && test $$types -eq 0
 
 test-slow: setup

@@ -15,10 +15,9 @@ if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
         os.environ.setdefault(_name, str(threads_per_worker(int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
 
 import metaeval  # noqa: E402
-from metaeval.run._kernel_server import KernelServer  # noqa: E402
 
-# nbval runs the notebooks in the kernelspec of tests/kernels/ (`--nbval-kernel-name metaeval-forked` in the
-# Makefile): this interpreter's ipykernel, forked from the worker's kernel server below when it runs.
+# nbval runs the notebooks in the kernelspec of tests/kernels/ (`--nbval-kernel-name metaeval` in the Makefile):
+# this interpreter's ipykernel, whatever kernel the notebook's metadata names.
 os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(Path(__file__).parent), os.environ.get("JUPYTER_PATH")]))
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -42,27 +41,6 @@ FIXTURE_METRICS = {
     "MoverScore": "MoverScore",
     "S3": "s3.resp",
 }
-
-
-_KERNEL_SERVER: list[KernelServer] = []
-
-
-def pytest_sessionstart(session):
-    """One warm process per test worker forks every notebook kernel the tests start (nbval's, papermill's,
-    and those of `metaeval` subprocesses, which inherit the environment): ~4 s of imports saved per kernel
-    (metaeval.run._kernel_server; tests/test_kernel_server.py checks that a forked kernel's outputs equal a
-    plain kernel's). Not in pytest-xdist's controller, which runs no test. METAEVAL_TEST_KERNEL_SERVER=0
-    starts every kernel the usual way."""
-    is_controller = bool(getattr(session.config.option, "numprocesses", None)) and not hasattr(session.config,
-                                                                                               "workerinput")
-    if os.environ.get("METAEVAL_TEST_KERNEL_SERVER", "1") != "0" and not is_controller:
-        # not waiting for its imports: collection takes longer, and a kernel started before it listens is plain
-        _KERNEL_SERVER.append(KernelServer(wait=False))
-
-
-def pytest_sessionfinish(session, exitstatus):
-    while _KERNEL_SERVER:
-        _KERNEL_SERVER.pop().close()
 
 
 @pytest.fixture(scope="session")
@@ -98,7 +76,7 @@ def load_json(*parts):
 # instead of one long file running alone at the tail (longest-processing-time-first scheduling). A file not named
 # here keeps its place after these; a name that no longer exists is harmless.
 SLOWEST_FIRST = (
-    # seconds in a fresh clone's `make test` (2026-11-27, kernels forked from the workers' kernel servers)
+    # seconds in a fresh clone's `make test` (2026-11-27)
     "test_grouge.py",  # 84 (numba compiles its engine there)
     "test_notebooks_on_user_data.py",  # 76
     "test_combination.py",  # 45
@@ -111,7 +89,6 @@ SLOWEST_FIRST = (
     "test_rouge_exactness.py",  # 24
     "test_jupyterlab_browser.py",  # 19
     "test_output_folder_safety.py",  # 18
-    "test_kernel_server.py",  # 18
 )
 
 

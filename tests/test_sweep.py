@@ -44,8 +44,8 @@ def test_sweep_on_dask_local_cluster(swept, tmp_path):
     _, table = swept
     before = dict(os.environ)
     result = run_sweep("20", GRID, tmp_path / "dask", scheduler="local", progress=False)
-    # the cluster's nannies set variables for their workers here; they must not outlive the sweep (the test
-    # worker's kernel server forks only kernels whose environment is the one it started with)
+    # the cluster's nannies set variables for their workers here; they must not outlive the sweep (later
+    # kernels of this worker would inherit them)
     assert dict(os.environ) == before
     key = ["coefficient", "n_trials", "level", "method"]
     pd.testing.assert_frame_equal(

@@ -70,7 +70,7 @@ def use_numba_cache() -> Path | None:
     ``_kernels.tau_b`` (its callee, another file) was edited would come back compiled with the old ``tau_b``.
     Here any edit of any compiled module names another folder, so nothing compiled from older code is found.
     Runs before any compiled module is imported (``metaeval/__init__.py``) and sets ``NUMBA_CACHE_DIR``, which
-    the runner's kernels, the kernel server and every subprocess inherit. A new folder prunes the older ones this
+    the runner's kernels and every subprocess inherit. A new folder prunes the older ones this
     program made (the mark :data:`NUMBA_CACHE_MARK`) beyond the :data:`NUMBA_CACHES_KEPT` newest. None (numba's
     own default then) when no folder is writable.
     """

@@ -223,14 +223,11 @@ def _paper(path: Path) -> str:
 def quiet_kernel_manager(log_path: str | os.PathLike | None):
     """A kernel manager whose kernel writes its own diagnostics (port notices, the KeyboardInterrupt it
     prints when stopped, zmq shutdown noise) to ``log_path`` instead of the terminal (None: the terminal):
-    they are not errors of the notebook, whose errors arrive as cell outputs. While a
-    :class:`~metaeval.run._kernel_server.KernelServer` runs, an ipykernel of this interpreter is forked from
-    it (:func:`forked_kernel_command`)."""
+    they are not errors of the notebook, whose errors arrive as cell outputs."""
     from jupyter_client.manager import AsyncKernelManager
 
     class QuietKernelManager(AsyncKernelManager):
         async def _async_launch_kernel(self, kernel_cmd, **kw):
-            kernel_cmd = forked_kernel_command(kernel_cmd)
             if log_path is None:
                 await super()._async_launch_kernel(kernel_cmd, **kw)
                 return
@@ -243,27 +240,6 @@ def quiet_kernel_manager(log_path: str | os.PathLike | None):
                 handle.close()
 
     return QuietKernelManager
-
-
-def forked_kernel_command(kernel_cmd: list[str]) -> list[str]:
-    """``kernel_cmd`` with ``-m ipykernel_launcher`` replaced by the kernel server's client when a server
-    runs (``$METAEVAL_KERNEL_SERVER``) and the command is this interpreter's; otherwise unchanged. The client
-    itself falls back to ``ipykernel_launcher`` when the server cannot give an identical kernel.
-
-    >>> import sys
-    >>> cmd = [sys.executable, "-Xfrozen_modules=off", "-m", "ipykernel_launcher", "-f", "k.json"]
-    >>> forked_kernel_command(cmd) == cmd or forked_kernel_command(cmd)[1:3] == ["-m", "metaeval.run._kernel_server"]
-    True
-    """
-    from metaeval.run._kernel_server import ENV
-
-    if not os.environ.get(ENV) or "ipykernel_launcher" not in kernel_cmd:
-        return kernel_cmd
-    at = kernel_cmd.index("ipykernel_launcher")
-    exe = kernel_cmd[0]
-    if at < 1 or kernel_cmd[at - 1] != "-m" or os.path.realpath(exe) != os.path.realpath(sys.executable):
-        return kernel_cmd
-    return [exe, "-m", "metaeval.run._kernel_server", *kernel_cmd[at + 1 :]]
 
 
 def run_notebook(

@@ -14,8 +14,6 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
 
-from metaeval.run._kernel_server import KernelServer, serving
-
 __all__ = ["run_in_pool", "stopped", "cpu_seconds", "quiet_after_interrupt"]
 
 _STOP: Any = None  # a multiprocessing Event in worker processes, set when the pool is interrupted
@@ -83,24 +81,11 @@ def run_in_pool(
     """``fn(task)`` for every task in ``workers`` processes; ``on_done(task, result)`` as each finishes (in
     this process), ``on_tick()`` every ``tick`` seconds while tasks run. Exceptions of ``fn`` propagate.
     With ``share_cores`` each worker (and the kernels it starts) gets :func:`threads_per_worker` threads
-    (``THREAD_VARIABLES``, unless already set), so that the workers together do not oversubscribe the cores.
-    With more than one task the notebook kernels the tasks start are forked from one warm process
-    (:class:`~metaeval.run._kernel_server.KernelServer`)."""
+    (``THREAD_VARIABLES``, unless already set), so that the workers together do not oversubscribe the cores."""
     tasks = list(tasks)
     stop = multiprocessing.get_context().Event()
     threads = threads_per_worker(workers) if share_cores else None
-    # One warm process forks every notebook kernel of this pool (~4 s of imports saved per kernel); it is
-    # started with the environment the workers give their kernels, or the kernels start the usual way.
-    env = dict(os.environ)
-    for name in THREAD_VARIABLES if threads is not None else ():
-        env.setdefault(name, str(threads))
-    # (a server this process already has, e.g. a test worker's, is used as it is)
-    server = KernelServer(env) if len(tasks) > 1 and not serving(env) else None
-    try:
-        return _run(fn, tasks, workers, stop, threads, on_done, on_tick, tick)
-    finally:
-        if server is not None:
-            server.close()
+    return _run(fn, tasks, workers, stop, threads, on_done, on_tick, tick)
 
 
 def _run(fn, tasks, workers, stop, threads, on_done, on_tick, tick) -> list[Any]:
