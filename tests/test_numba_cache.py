@@ -64,3 +64,20 @@ def test_only_the_newest_own_cache_folders_are_kept(tmp_path):
         os.utime(made[-1] / _io.NUMBA_CACHE_MARK, (1e9 + k, 1e9 + k))
     kept = sorted(p for p in cache.glob("numba-*") if (p / _io.NUMBA_CACHE_MARK).is_file())
     assert kept == sorted(made[-_io.NUMBA_CACHES_KEPT:]) and foreign.is_dir()
+
+
+def test_an_old_cache_folder_with_a_file_numba_did_not_write_is_kept(tmp_path):
+    """The prune removes a marked folder only if it holds numba's files and the mark: a user's file keeps it."""
+    root = tmp_path / "__pycache__"
+    folders = []
+    for k in range(_io.NUMBA_CACHES_KEPT + 2):
+        folder = root / f"numba-{k:016x}"
+        folder.mkdir(parents=True)
+        (folder / _io.NUMBA_CACHE_MARK).write_text("")
+        (folder / "m.f-1.py311.nbi").write_bytes(b"")
+        os.utime(folder / _io.NUMBA_CACHE_MARK, (1e9 + k, 1e9 + k))
+        folders.append(folder)
+    (folders[0] / "notes.txt").write_text("mine")  # oldest, with a user's file
+    _io._prune_numba_caches(root)
+    assert folders[0].is_dir() and not folders[1].exists()
+    assert all(f.is_dir() for f in folders[2:])

@@ -99,7 +99,9 @@ def _prune_numba_caches(root: Path) -> None:
     ours = sorted((p for p in root.glob("numba-*") if (p / NUMBA_CACHE_MARK).is_file()),
                   key=lambda p: (p / NUMBA_CACHE_MARK).stat().st_mtime, reverse=True)
     for old in ours[NUMBA_CACHES_KEPT:]:
-        remove_own_tree(old, [NUMBA_CACHE_MARK])
+        # only numba's index and data files and the mark: a file of anyone else's keeps the folder
+        remove_own_tree(old, [NUMBA_CACHE_MARK],
+                        lambda name: name == NUMBA_CACHE_MARK or name.endswith((".nbi", ".nbc")))
 
 
 #: How every table the compendium writes prints a float unless its caller chose fewer digits: 10 significant
