@@ -514,6 +514,12 @@ def test_folder_of_folders_names_the_subfolders(tmp_path):
         load("bad\0path")
 
 
+def test_a_mistyped_name_gets_the_near_match():
+    """A typo of a known name is answered with that name (before: only the list of every known name)."""
+    with pytest.raises(DataError, match=r"unknown dataset 'summevl': did you mean 'summeval'\? not a known name"):
+        load("summevl")
+
+
 def test_duplicate_json_key_is_an_error(tmp_path):
     (tmp_path / "m.jsonl").write_text('{"instance_id": "a", "summarizer_id": "x", "metrics": {"m": 1, "m": 2}}\n')
     with pytest.raises(DataError, match=r"m\.jsonl:1: key 'm' appears twice in one JSON object"):
