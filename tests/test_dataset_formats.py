@@ -516,7 +516,7 @@ def test_folder_of_folders_names_the_subfolders(tmp_path):
 
 def test_a_mistyped_name_gets_the_near_match():
     """A typo of a known name is answered with that name (before: only the list of every known name)."""
-    with pytest.raises(DataError, match=r"unknown dataset 'summevl': did you mean 'summeval'\? not a known name"):
+    with pytest.raises(DataError, match=r"unknown dataset 'summevl' \(did you mean 'summeval'\?\): not a known name"):
         load("summevl")
 
 

@@ -166,10 +166,10 @@ def _resolve_path(text: str) -> tuple[str, list[Path], dict[str, Any], str]:
     if not path.exists():
         import difflib
 
-        near = difflib.get_close_matches(text, sorted(_known()), n=1)  # a typo's likely target first
-        hint = f"did you mean {near[0]!r}? " if near else ""
+        near = difflib.get_close_matches(text, sorted(_known()), n=1)  # worded as run.params' choice hints
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
         raise DataError(
-            f"unknown dataset {text!r}: {hint}not a known name ({', '.join(sorted(_known()))}) "
+            f"unknown dataset {text!r}{hint}: not a known name ({', '.join(sorted(_known()))}) "
             "and no file or directory of that name exists"
         )
     meta: dict[str, Any] = {}
