@@ -67,7 +67,7 @@ def cases():
 
     # 22: permutation_test / pairwise_tests at summary level (Pearson), 1000 permutations
     Xs, Ys = significance._standardize(X), significance._standardize(Y)
-    c = significance._coins(np.random.default_rng(3), 1000, Z.shape, "both")
+    c = K.coins(np.random.default_rng(3), (1000,), *Z.shape, "both")
     yield ("Perm-Both summary Pearson deltas (1000 x 16 x 100)",
            lambda: significance._swapped_deltas(Xs, Ys, Z, c, "summary", "pearson", None),
            lambda: significance._permutation_deltas(Xs, Ys, Z, c, "summary", "pearson", None))

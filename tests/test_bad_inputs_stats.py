@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from metaeval.stats.correlation import batch_corr, constant, level_corr
 from metaeval.stats.resampling import draw_indices, resampled_corr
+from metaeval.stats._kernels import coins as draw_coins
 from metaeval.stats.significance import (
-    _coins,
     _permutation_deltas,
     _standardize,
     permutation_test,
@@ -115,7 +115,7 @@ def test_permuted_summary_pearson_decides_constancy_exactly():
     Y[:, 5] = np.r_[np.full(4, 0.1), Z[4:, 5]]
     Y[:, 3] = 1000.0 + 1e-9 * np.arange(8)  # nearly constant: the sums lose their digits
     Xs, Ys = _standardize(X), _standardize(Y)
-    coins = _coins(np.random.default_rng(0), 300, X.shape, "both")
+    coins = draw_coins(np.random.default_rng(0), (300,), *X.shape, "both")
     fast = _permutation_deltas(Xs, Ys, Z, coins, "summary", "pearson", None)
     direct = np.array([
         level_corr(np.where(coins[b], Ys, Xs), Z, "summary", "pearson")

@@ -19,7 +19,7 @@ import pytest
 from metaeval.stats import resampling as R
 from metaeval.stats import significance as S
 from metaeval.stats import _kernels as K
-from metaeval.stats._kernels import pearson, pearson_vector
+from metaeval.stats._kernels import coins as draw_coins, pearson, pearson_vector
 
 DIRECT = dict(rtol=1e-12, atol=1e-14)
 FROM_SUMS = dict(rtol=1e-9, atol=1e-9)
@@ -148,7 +148,7 @@ def test_percentile_intervals_show_each_methods_warnings_as_separate_calls_do():
 def test_pair_null_is_the_correlation_of_the_permuted_matrices(level, method, N, M):
     X, Y, Z = _ties(N + M, N, M)
     Xs, Ys = S._standardize(X), S._standardize(Y)
-    coins = S._coins(np.random.default_rng(3), 300, (N, M), method)
+    coins = draw_coins(np.random.default_rng(3), (300,), N, M, method)
     fast = S._pair_null(Xs, Ys, Z, coins, S._transposed_coins(coins), level)
     ref = S._swapped_deltas(Xs, Ys, Z, coins, level, "pearson", None)
     np.testing.assert_allclose(fast, ref, **(DIRECT if level == "system" else FROM_SUMS))
@@ -184,7 +184,7 @@ def test_perm_summary_kernel_recomputes_the_refined_permutations():
     X[:, 3] = 1.0 + 1e-9 * np.arange(N)
     Y[:, 3] = -4.0 + 1e-9 * np.arange(N)[::-1]
     Xs, Ys = S._standardize(X), S._standardize(Y)
-    coins = S._coins(np.random.default_rng(0), 200, (N, M), "both")
+    coins = draw_coins(np.random.default_rng(0), (200,), N, M, "both")
     assert _summary_kernel(Xs, Ys, Z, coins)[1].any()
     np.testing.assert_allclose(S._pair_null(Xs, Ys, Z, coins, S._transposed_coins(coins), "summary"),
                                S._swapped_deltas(Xs, Ys, Z, coins, "summary", "pearson", None), **FROM_SUMS)

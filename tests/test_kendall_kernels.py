@@ -7,7 +7,8 @@ import pytest
 
 from metaeval.stats.correlation import level_corr
 from metaeval.stats.resampling import bootstrap_ci, draw_indices
-from metaeval.stats.significance import _coins, _standardize, pairwise_tests, permutation_test
+from metaeval.stats._kernels import coins as draw_coins
+from metaeval.stats.significance import _standardize, pairwise_tests, permutation_test
 
 
 def _data(kind):
@@ -45,7 +46,7 @@ def test_permutation_kendall_identical_to_numpy_path(kind, method):
     X, Y, Z = _data(kind)
     res = permutation_test(X, Y, Z, level="summary", coefficient="kendall", resample=method, n_resamples=300,
                            rng=9)
-    coins = _coins(np.random.default_rng(9), 300, X.shape, method)
+    coins = draw_coins(np.random.default_rng(9), (300,), *X.shape, method)
     Xs, Ys = _standardize(X), _standardize(Y)
     Xp, Yp = np.where(coins, Ys, Xs), np.where(coins, Xs, Ys)
     null = level_corr(Xp, Z, "summary", "kendall") - level_corr(Yp, Z, "summary", "kendall")

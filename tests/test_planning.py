@@ -518,11 +518,12 @@ def test_compiled_signflip_pvalues_equal_reference(alternative, n):
 @pytest.mark.parametrize("N,M,B", [(8, 30, 40), (5, 13, 17)])
 def test_compiled_permutation_deltas_equal_the_permuted_matrices(N, M, B):
     # metaeval.permutation_test's summary-level Pearson kernel against the permuted matrices' correlations
-    from metaeval.stats.significance import _coins, _permutation_deltas, _standardize, _swapped_deltas
+    from metaeval.stats._kernels import coins as draw_coins
+    from metaeval.stats.significance import _permutation_deltas, _standardize, _swapped_deltas
 
     X, Y, Z = (a[0] for a in _tied_trials(N + M, 1, N, M))
     Xs, Ys = _standardize(X), _standardize(Y)
-    coins = _coins(np.random.default_rng(3), B, (N, M), "both")
+    coins = draw_coins(np.random.default_rng(3), (B,), N, M, "both")
     fast = _permutation_deltas(Xs, Ys, Z, coins, "summary", "pearson", None)
     ref = _swapped_deltas(Xs, Ys, Z, coins, "summary", "pearson", None)
     np.testing.assert_allclose(fast, ref, **FROM_SUMS)

@@ -183,7 +183,8 @@ def test_bad_matrices(toy):
 def test_fast_paths_equal_direct_computation(level, coef):
     """The algebraic shortcuts (column counts, permuted sums) equal recomputing every resample directly."""
     from metaeval.resampling import draw_indices, resampled_corr
-    from metaeval.significance import _coins, _permutation_deltas, _standardize
+    from metaeval.significance import _permutation_deltas, _standardize
+    from metaeval.stats._kernels import coins as draw_coins
 
     rng = np.random.default_rng(11)
     Z = rng.integers(1, 6, size=(9, 14)) / 3.0  # ties, as in human ratings
@@ -193,7 +194,7 @@ def test_fast_paths_equal_direct_computation(level, coef):
     fast = resampled_corr([X], Z, rows, cols, level, coef, 40)[0]
     direct = np.array([level_corr(X[rows[b]][:, cols[b]], Z[rows[b]][:, cols[b]], level, coef) for b in range(40)])
     np.testing.assert_allclose(fast, direct, atol=1e-12, equal_nan=True)
-    coins = _coins(rng, 40, (9, 14), "both")
+    coins = draw_coins(rng, (40,), 9, 14, "both")
     Xs, Ys = _standardize(X), _standardize(Y)
     fast = _permutation_deltas(Xs, Ys, Z, coins, level, coef, None)
     direct = np.array([

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Mapping, Sequence
 
 import numba
@@ -206,12 +207,6 @@ def _standardize(X: np.ndarray) -> np.ndarray:
     return Xs
 
 
-def _coins(rng, n_resamples: int, shape: tuple[int, int], method: str) -> np.ndarray:
-    """Swap indicators (B, N, M) for Perm-Both (a coin per cell), -Systems (per row), -Inputs (per column)
-    and rows-xor-columns; all drawn up front so that chunking cannot change them."""
-    return draw_coins(rng, (n_resamples,), shape[0], shape[1], method)
-
-
 @numba.njit(cache=True)
 def _kendall_summary_perm(Xs, Ys, Z, coins):  # pragma: no cover - compiled
     """Per-input Kendall tau-b with Z of the two permuted matrices (X's cells swapped with Y's where
@@ -378,7 +373,7 @@ def permutation_test(
     observed = float(level_corr(Xs, Z, level, coefficient, w) - level_corr(Ys, Z, level, coefficient, w))
     batch = batch or max(1, auto_batch(X.shape[0], X.shape[1], level, coefficient) // 2)
     # All coins are drawn first, in one fixed order, so that chunking cannot change the result.
-    coins = _coins(rng, n_resamples, X.shape, resample)
+    coins = draw_coins(rng, (n_resamples,), N, M, resample)
     stop = EarlyStopping() if early_stopping is True else early_stopping or None
     if stop is not None and not isinstance(stop, EarlyStopping):
         raise ValueError(f"early_stopping must be True, False or an EarlyStopping, got {early_stopping!r}")
@@ -585,13 +580,14 @@ def pairwise_tests(
     corr = np.array([float(level_corr(m, Z, level, coefficient, agg=a)) for m, a in zip(mats, aggs)])
     rng = check_rng(rng)
     kind, _, method = test.partition("-")
+    # filled in below: p-values off the diagonal, Williams' t for the statistics
+    stat, pvals = corr[:, None] - corr[None, :], np.full((len(mats), len(mats)), np.nan)
     if test == "williams":
-        stat, pvals = _pairwise_williams(mats, corr, level, coefficient, aggs)
+        _pairwise_williams(mats, corr, level, coefficient, aggs, stat, pvals)
     elif kind == "boot":
-        stat, pvals = _pairwise_bootstrap(mats, Z, corr, method, level, coefficient, n_resamples, rng, batch, aggs)
+        _pairwise_bootstrap(mats, Z, method, level, coefficient, n_resamples, rng, batch, aggs, stat, pvals)
     else:
-        stat, pvals = _pairwise_permutation(mats, Z, corr, method, level, coefficient, n_resamples, rng, batch, aggs,
-                                            progress)
+        _pairwise_permutation(mats, Z, method, level, coefficient, n_resamples, rng, batch, aggs, progress, pvals)
     return PairwiseResult(names, corr, stat, adjust(pvals, correction=correction))
 
 
@@ -631,17 +627,11 @@ def _pairwise_inputs(metrics, Z, test, level, coefficient, n_resamples, batch, a
     return names, mats, Z, aggs
 
 
-def _pairs(K: int) -> list[tuple[int, int]]:
-    return [(i, j) for i in range(K) for j in range(i + 1, K)]
-
-
-def _pairwise_williams(mats, corr, level, coefficient, aggs) -> tuple[np.ndarray, np.ndarray]:
+def _pairwise_williams(mats, corr, level, coefficient, aggs, stat, pvals) -> None:
     """Williams' t and one-sided p-value of every ordered pair (no draws)."""
-    K = len(mats)
-    stat, pvals = corr[:, None] - corr[None, :], np.full((K, K), np.nan)  # the diagonal: 0
     n = effective_n(mats[0], level=level)
     _warn_williams_small(n, level)
-    for i, j in _pairs(K):
+    for i, j in combinations(range(len(mats)), 2):
         if level == "system":
             r_ij = float(batch_corr(_aggregate(mats[i], aggs[i]), _aggregate(mats[j], aggs[j]), coefficient))
         else:
@@ -649,44 +639,36 @@ def _pairwise_williams(mats, corr, level, coefficient, aggs) -> tuple[np.ndarray
         t, p = williams_pvalue(corr[i], corr[j], r_ij, n, "greater")
         stat[i, j], pvals[i, j] = t, p
         stat[j, i], pvals[j, i] = -t, williams_pvalue(corr[j], corr[i], r_ij, n, "greater")[1]
-    return stat, pvals
 
 
-def _pairwise_bootstrap(mats, Z, corr, method, level, coefficient, n_resamples, rng, batch,
-                        aggs) -> tuple[np.ndarray, np.ndarray]:
+def _pairwise_bootstrap(mats, Z, method, level, coefficient, n_resamples, rng, batch, aggs, stat, pvals) -> None:
     """Paired bootstrap of every pair: one set of resampling indices, each metric's resampled correlations once."""
     K = len(mats)
-    stat, pvals = corr[:, None] - corr[None, :], np.full((K, K), np.nan)
-    check_resample(method)
     rows, cols = draw_indices(Z.shape[0], Z.shape[1], n_resamples, method, rng)
     batch = batch or auto_batch(Z.shape[0], Z.shape[1], level, coefficient)
     samples = resampled_corr(mats, Z, rows, cols, level, coefficient, batch, aggs=aggs)
     dropped = 0
-    for i, j in _pairs(K):
+    for i, j in combinations(range(K), 2):
         deltas = samples[i] - samples[j]
         deltas = deltas[~np.isnan(deltas)]
         dropped += n_resamples - deltas.size
         pvals[i, j] = bootstrap_pvalue(deltas, stat[i, j], "greater")
         pvals[j, i] = bootstrap_pvalue(-deltas, stat[j, i], "greater")
-    warn_dropped(dropped, n_resamples * len(_pairs(K)), "resampled differences (over all pairs)", "the p-values")
-    return stat, pvals
+    warn_dropped(dropped, n_resamples * K * (K - 1) // 2, "resampled differences (over all pairs)", "the p-values")
 
 
-def _pairwise_permutation(mats, Z, corr, method, level, coefficient, n_resamples, rng, batch, aggs,
-                          progress) -> tuple[np.ndarray, np.ndarray]:
+def _pairwise_permutation(mats, Z, method, level, coefficient, n_resamples, rng, batch, aggs, progress,
+                          pvals) -> None:
     """Permutation test of every pair under one set of coins: the pair (j, i) under the same coins is the mirror
     of (i, j), so each unordered pair's null is computed once."""
-    K = len(mats)
-    stat, pvals = corr[:, None] - corr[None, :], np.full((K, K), np.nan)
-    check_resample(method, PERMUTATION_METHODS)
-    coins = _coins(rng, n_resamples, Z.shape, method)
+    coins = draw_coins(rng, (n_resamples,), Z.shape[0], Z.shape[1], method)
     std = [_standardize(m) for m in mats]
     batch = batch or max(1, auto_batch(Z.shape[0], Z.shape[1], level, coefficient) // 2)
     # Pearson at system or summary level: each pair's null from the compiled kernels in one call
     compiled = coefficient == "pearson" and set(aggs) == {"mean"} and level in ("system", "summary")
     coins_t = _transposed_coins(coins) if compiled else None
     own = [float(level_corr(s, Z, level, coefficient, agg=a)) for s, a in zip(std, aggs)]
-    pairs = _pairs(K)
+    pairs = list(combinations(range(len(mats)), 2))
     iterator = pairs
     if progress:
         from tqdm import tqdm
@@ -710,7 +692,6 @@ def _pairwise_permutation(mats, Z, corr, method, level, coefficient, n_resamples
         pvals[i, j] = monte_carlo_pvalue(tail_count(valid, observed, "greater"), valid.size)
         pvals[j, i] = monte_carlo_pvalue(tail_count(-valid, -observed, "greater"), valid.size)
     warn_dropped(dropped, n_resamples * len(pairs), "permuted differences (over all pairs)", "the p-values")
-    return stat, pvals
 
 
 def _aggregate(X: np.ndarray, agg: str) -> np.ndarray:
