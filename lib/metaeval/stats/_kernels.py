@@ -123,14 +123,14 @@ def tail_count(samples: np.ndarray, observed: float, alternative: str) -> int:
     return int(np.count_nonzero(tail_hits(samples, observed, alternative)))
 
 
-def warn_dropped(n_dropped: int, total: int, what: str, result: str) -> None:
+def warn_dropped(n_dropped: int, total: int, what: str, result: str, stacklevel: int = 4) -> None:
     """Warn (DegenerateResultWarning) that ``n_dropped`` of ``total`` resampled statistics were undefined."""
     if n_dropped:
         warn_degenerate(
             f"{n_dropped} of {total} {what} were dropped because their correlation is undefined (constant scores "
             f"in the resample); {result} rests on the other {total - n_dropped}"
             + (": it is NaN" if n_dropped == total else ""),
-            stacklevel=4,
+            stacklevel=stacklevel,
         )
 
 

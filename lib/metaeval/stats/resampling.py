@@ -121,34 +121,23 @@ def check_memory(n_resamples: int, batch: int | None, up_front: float, per_resam
     """Refuse, before allocating, a call whose arrays would not fit: ``up_front`` bytes for all resamples at
     once (indices, coins, results) and ``per_resample`` bytes of temporaries per resample of a chunk."""
     limit = memory_limit()
-    if up_front > limit:
-        raise ValueError(
-            f"n_resamples={n_resamples} needs about {_size(up_front)} for its resampling draws, more "
-            f"than the limit of {_size(limit)} (half this machine's memory, or $METAEVAL_MAX_MEMORY): "
-            "use fewer resamples"
-        )
-    if batch is None and per_resample > limit:
-        raise ValueError(
-            f"one resample needs about {_size(per_resample)} of temporaries at this size, more than the "
-            f"limit of {_size(limit)} (half this machine's memory, or $METAEVAL_MAX_MEMORY): use a "
-            "coarser level, another coefficient or fewer systems/inputs"
-        )
-    if batch is not None and batch * per_resample > limit:
-        raise ValueError(
-            f"batch={batch} needs about {_size(batch * per_resample)} per chunk, more than the limit of "
-            f"{_size(limit)} (half this machine's memory, or $METAEVAL_MAX_MEMORY): use a smaller batch "
-            "or leave it None"
-        )
+    checks = [(up_front, f"n_resamples={n_resamples}", "for its resampling draws", "use fewer resamples")]
+    if batch is None:
+        checks.append((per_resample, "one resample", "of temporaries at this size",
+                       "use a coarser level, another coefficient or fewer systems/inputs"))
+    else:
+        checks.append((batch * per_resample, f"batch={batch}", "per chunk", "use a smaller batch or leave it None"))
+    for need, subject, what, fix in checks:
+        if need > limit:
+            raise ValueError(f"{subject} needs about {_size(need)} {what}, more than the limit of {_size(limit)} "
+                             f"(half this machine's memory, or $METAEVAL_MAX_MEMORY): {fix}")
 
 
 def draw_indices(
     n_systems: int, n_inputs: int, n_resamples: int, resample: str, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Bootstrap row and column indices, shapes ``(B, N)`` and ``(B, M)``.
-
-    A dimension that is not resampled gets the identity. Rows are drawn before columns, always, so adding
-    a resampled dimension never changes the other's draws.
-    """
+    """Bootstrap row and column indices, shapes ``(B, N)`` and ``(B, M)``: rows first, then columns, as
+    :func:`~metaeval.stats._kernels.bootstrap_indices` draws them."""
     return bootstrap_indices(rng, (n_resamples,), n_systems, n_inputs, resample)
 
 
@@ -418,12 +407,7 @@ def _inputs_only_summary(mats: list[np.ndarray], Z: np.ndarray, cols: np.ndarray
     out = np.empty((len(mats), cols.shape[0]))
     for k, X in enumerate(mats):
         per_input = level_corr(X.T[:, :, None], Z.T[:, :, None], "global", coefficient)
-        valid = ~np.isnan(per_input)
-        taken = valid[cols]
-        sums = np.where(taken, np.nan_to_num(per_input)[cols], 0.0).sum(axis=1)
-        counts = taken.sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[k] = np.where(counts > 0, sums / counts, np.nan)
+        out[k] = mean_of_defined(per_input[cols])
     return out
 
 
@@ -495,7 +479,7 @@ def min_resamples(confidence_level: float) -> int:
     return int(math.ceil(2 / (1 - confidence_level) - 1e-9))
 
 
-def warn_few_resamples(n: int, confidence_level: float, what: str = "n_resamples") -> None:
+def warn_few_resamples(n: int, confidence_level: float, what: str = "n_resamples", stacklevel: int = 4) -> None:
     """Warn (DegenerateResultWarning) when ``n`` resamples are too few for a percentile interval at the level."""
     need = min_resamples(confidence_level)
     if n < need:
@@ -503,7 +487,18 @@ def warn_few_resamples(n: int, confidence_level: float, what: str = "n_resamples
             f"{what}={n} is too few for a {confidence_level:.0%} percentile interval: each tail of "
             f"{(1 - confidence_level) / 2:.3g} needs at least one resample beyond the bound, so at least {need} "
             "(a few thousand for bounds stable to the second decimal); the interval is not a "
-            f"{confidence_level:.0%} interval", stacklevel=4)
+            f"{confidence_level:.0%} interval", stacklevel=stacklevel)
+
+
+def _valid_resamples(samples: np.ndarray, confidence_level: float) -> np.ndarray:
+    """The defined resampled statistics, with the warnings (at the caller's caller) of those dropped and of too few
+    left for the interval."""
+    valid = samples[~np.isnan(samples)]
+    warn_dropped(samples.size - valid.size, samples.size, "resamples", "the interval", stacklevel=5)
+    if valid.size:
+        warn_few_resamples(int(valid.size), confidence_level,
+                           "n_resamples" if valid.size == samples.size else "the number of valid resamples", 5)
+    return valid
 
 
 def percentile_interval(samples: np.ndarray, confidence_level: float) -> ConfidenceInterval:
@@ -606,12 +601,8 @@ def bootstrap_ci(
     rows, cols = draw_indices(N, M, n_resamples, resample, rng)
     batch = batch or auto_batch(N, M, level, coefficient)
     samples = resampled_corr([X], Z, rows, cols, level, coefficient, batch, w)[0]
-    valid = samples[~np.isnan(samples)]
+    valid = _valid_resamples(samples, confidence_level)
     se = float(np.std(valid, ddof=1)) if valid.size > 1 else np.nan
-    warn_dropped(samples.size - valid.size, samples.size, "resamples", "the interval")
-    if valid.size:
-        warn_few_resamples(int(valid.size), confidence_level,
-                           "n_resamples" if valid.size == n_resamples else "the number of valid resamples")
     if method == "BCa":
         interval = _bca_interval(X, Z, w, level, coefficient, resample, statistic, valid, confidence_level)
     else:
@@ -652,12 +643,7 @@ def percentile_intervals(X, Z, *, level: str, coefficient: str, resamples: Seque
         warn_if_nan(statistic, f"the {level}-level {coefficient} correlation")
         rows, cols = draw_indices(N, M, n_resamples, resample, rng)
         samples = resampled_corr([X], Z, rows, cols, level, coefficient, auto_batch(N, M, level, coefficient))[0]
-        valid = samples[~np.isnan(samples)]
-        warn_dropped(samples.size - valid.size, samples.size, "resamples", "the interval")
-        if valid.size:
-            warn_few_resamples(int(valid.size), confidence_level,
-                               "n_resamples" if valid.size == n_resamples else "the number of valid resamples")
-        distributions.append(valid)
+        distributions.append(_valid_resamples(samples, confidence_level))
     if len({valid.size for valid in distributions}) == 1 and distributions[0].size:
         # one np.percentile call for all (each row's percentiles are the same floats as its own call's)
         low, high = percentile_rows(np.stack(distributions), confidence_level)
@@ -732,11 +718,7 @@ def _unpaired_bootstrap(X, Z, unjudged, level, coefficient, resample, n_resample
         zs = np.take_along_axis(np.einsum("bm,nm->bn", cz, Z), r, axis=1) / M
         xs = np.take_along_axis(np.einsum("bm,nm->bn", cx, pool), r, axis=1) / P
         samples[start : start + batch] = system_corr(xs, zs, coefficient)
-    valid = samples[~np.isnan(samples)]
+    valid = _valid_resamples(samples, confidence_level)
     se = float(np.std(valid, ddof=1)) if valid.size > 1 else np.nan
-    warn_dropped(samples.size - valid.size, samples.size, "resamples", "the interval")
-    if valid.size:
-        warn_few_resamples(int(valid.size), confidence_level,
-                           "n_resamples" if valid.size == n_resamples else "the number of valid resamples")
     return BootstrapResult(statistic, percentile_interval(valid, confidence_level), valid, se,
                            int(samples.size - valid.size))
