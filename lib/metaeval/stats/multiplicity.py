@@ -97,12 +97,9 @@ def holm(pvalues) -> np.ndarray:
     flat = p.ravel()
     valid = np.flatnonzero(~np.isnan(flat))
     order = valid[np.argsort(flat[valid], kind="stable")]
-    m = order.size
     adjusted = np.full_like(flat, np.nan)
-    running = 0.0
-    for rank, idx in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * flat[idx]))
-        adjusted[idx] = running
+    # the step-down rule: (m - rank) p, capped at 1, made non-decreasing along the sorted p-values
+    adjusted[order] = np.maximum.accumulate(np.minimum(1.0, (order.size - np.arange(order.size)) * flat[order]))
     return adjusted.reshape(p.shape)
 
 
@@ -275,10 +272,6 @@ PC_METHODS = ("bonferroni", "fisher", "stouffer")
 STOUFFER_BOUND = 2.0**-52
 
 
-def _stouffer_clip(p: np.ndarray) -> np.ndarray:
-    return np.clip(p, STOUFFER_BOUND, 1.0 - STOUFFER_BOUND)
-
-
 def partial_conjunction_test(pvalues, *, u: int, method: str = "bonferroni", alpha: float = 0.05
                              ) -> PartialConjunctionResult:
     """Partial conjunction test: is the effect present on at least ``u`` of ``n`` datasets?
@@ -328,8 +321,8 @@ def partial_conjunction_test(pvalues, *, u: int, method: str = "bonferroni", alp
         elif method == "fisher" and tail[0] == 0:
             raw[k - 1] = 0.0  # -2 log 0 = inf: exact, without numpy's divide-by-zero warning
         else:
-            raw[k - 1] = stats.combine_pvalues(_stouffer_clip(tail) if method == "stouffer" else tail,
-                                               method=method).pvalue
+            clipped = np.clip(tail, STOUFFER_BOUND, 1.0 - STOUFFER_BOUND)
+            raw[k - 1] = stats.combine_pvalues(clipped if method == "stouffer" else tail, method=method).pvalue
     monotone = np.maximum.accumulate(raw)
     n_rep = int(np.count_nonzero(monotone <= alpha))
     return PartialConjunctionResult(float(monotone[u - 1]), monotone, n_rep, float(alpha), method)
