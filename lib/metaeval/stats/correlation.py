@@ -354,9 +354,7 @@ def level_corr(
         wt = None if w is None else np.swapaxes(w, -1, -2)
         per_input = batch_corr(xt, zt, coefficient, wt)
         count = np.count_nonzero(~np.isnan(per_input), axis=-1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            r = np.nansum(per_input, axis=-1) / count
-        r = np.where(count > 0, r, np.nan)
+        r = mean_of_defined(per_input)
     elif level == "global":
         shape = x.shape[:-2] + (x.shape[-2] * x.shape[-1],)
         r = batch_corr(x.reshape(shape), z.reshape(shape), coefficient, None if w is None else w.reshape(shape))
