@@ -33,14 +33,15 @@ from typing import Sequence
 import numpy as np
 
 from metaeval._warnings import warn_degenerate
-from metaeval.stats._kernels import snap
-from metaeval.stats._pairs import GROUPINGS, beyond_counts_rows, level_groups, pairwise_agreement
+from metaeval.stats._kernels import draw_counts, snap
+from metaeval.stats._pairs import beyond_counts_rows, level_groups, pairwise_agreement
 from metaeval.stats.correlation import (
     ConfidenceInterval,
     batch_corr,
     check_coefficient,
     check_confidence_level,
     check_bool,
+    check_level,
     check_matrices,
     check_rng,
 )
@@ -64,9 +65,11 @@ __all__ = [
 ]
 
 
-def _check_grouping(level: str) -> None:
-    if level not in GROUPINGS:
-        raise ValueError(f"level must be one of {GROUPINGS}, got {level!r}")
+def _check_number(name: str, value: float, *, rate: bool = False) -> None:
+    """Refuse anything but a real number >= 0 (with ``rate``: in (0, 1])."""
+    real = not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
+    if not (real and (0 < value <= 1 if rate else value >= 0)):
+        raise ValueError(f"{name} must be {'in (0, 1]' if rate else 'a non-negative number'}, got {value!r}")
 
 
 def _mean_defined(values: np.ndarray) -> float:
@@ -122,7 +125,7 @@ def pairwise_accuracy(
     >>> pairwise_accuracy([[1.0], [1.0]], [[2.0], [2.0]])
     1.0
     """
-    _check_grouping(level)
+    check_level(level)
     if human_ties not in ("agree", "skip"):
         raise ValueError(f"human_ties must be 'agree' or 'skip', got {human_ties!r}")
     X, Z = check_matrices(nan_policy, min_size=1, X=X, Z=Z)
@@ -186,10 +189,8 @@ def kendall_like(
     >>> float(res.statistic), res.concordant, res.discordant
     (0.6, 4, 1)
     """
-    _check_grouping(level)
-    if (isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating))
-            or not threshold >= 0):
-        raise ValueError(f"threshold must be a non-negative number, got {threshold!r}")
+    check_level(level)
+    _check_number("threshold", threshold)
     X, Z = check_matrices(nan_policy, min_size=1, X=X, Z=Z)
     x, z, w = level_groups(X, Z, level)
     # counts by sorting (O(n log n) per group): the pairs with |z_i - z_j| >= threshold that x orders alike;
@@ -256,7 +257,7 @@ def grouped_correlation(
     >>> grouped_correlation(X, Z), grouped_correlation(X, Z, replace_nans_with_zeros=True)
     (1.0, 0.5)
     """
-    _check_grouping(level)
+    check_level(level)
     check_coefficient(coefficient)
     if average not in ("macro", "micro"):
         raise ValueError(f"average must be 'macro' or 'micro', got {average!r}")
@@ -308,7 +309,7 @@ def pairwise_difference_pearson(X, Z, *, level: str = "summary", nan_policy: str
     >>> round(pairwise_difference_pearson(X, Z, level="summary"), 3)
     0.926
     """
-    _check_grouping(level)
+    check_level(level)
     X, Z = check_matrices(nan_policy, min_size=1, X=X, Z=Z)
     x, z, w = level_groups(X, Z, level)
     # sum_{i<j} (x_i - x_j)(z_i - z_j) = n sum_i (x_i - mean x)(z_i - mean z) within a group of n entries: the
@@ -470,12 +471,10 @@ def tie_calibrated_accuracy(
     >>> float(res.statistic), float(res.epsilon)
     (1.0, 0.1)
     """
-    _check_grouping(level)
+    check_level(level)
     if variant not in ("acc23", "23"):
         raise ValueError(f"variant must be 'acc23' or '23', got {variant!r}")
-    if (isinstance(sample_rate, bool) or not isinstance(sample_rate, (int, float, np.integer, np.floating))
-            or not 0 < sample_rate <= 1):
-        raise ValueError(f"sample_rate must be in (0, 1], got {sample_rate!r}")
+    _check_number("sample_rate", sample_rate, rate=True)
     rng = check_rng(rng)  # checked even when sample_rate=1 leaves it unused: a bad seed is a bad argument
     X, Z = check_matrices(nan_policy, min_size=1, X=X, Z=Z)
     return _tie_calibrated(X, Z, level, epsilon, sample_rate, rng, variant == "23")
@@ -506,10 +505,8 @@ def _at_epsilon(X, Z, level: str, epsilon: float, tau: bool) -> TieCalibrationRe
 def _tie_calibrated(X, Z, level, epsilon, sample_rate, rng, tau: bool) -> TieCalibrationResult:
     """acc_eq, or with ``tau`` tau_eq = (correct - wrong) / pairs, from exact counts where the groups have
     equal numbers of pairs (so that the reference's exact values come out exactly)."""
-    if epsilon is not None and (isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer,
-                                                                                       np.floating))
-                                or not epsilon >= 0):
-        raise ValueError(f"epsilon must be a non-negative number, got {epsilon!r}")
+    if epsilon is not None:
+        _check_number("epsilon", epsilon)
     if epsilon is not None and sample_rate == 1:
         return _at_epsilon(X, Z, level, float(epsilon), tau)
     dm, human_tie, concordant, group_of, per_group = _pair_table(X, Z, level, sample_rate, rng)
@@ -570,9 +567,6 @@ def tau_23(X, Z, *, level: str = "global", epsilon: float = 0.0, nan_policy: str
     >>> tau_23([[1.0, 1, 2, 2, 4, 3, 3]], [[1.0, 1, 1, 2, 2, 3, 4]])  # mt-metrics-eval's test: (14 - 7) / 21
     0.3333333333333333
     """
-    if (isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer, np.floating))
-            or not epsilon >= 0):
-        raise ValueError(f"epsilon must be a non-negative number, got {epsilon!r}")
     return tie_calibrated_accuracy(X, Z, level=level, epsilon=epsilon, variant="23", nan_policy=nan_policy).statistic
 
 
@@ -879,16 +873,14 @@ def delta_correlations(
         low, high = np.zeros(K), thr[0, :K]
     else:
         K = len(edges)
-        low = np.array([e[0] for e in edges])
-        high = np.array([e[1] for e in edges])
+        low, high = np.array(edges).T
     ci_low = np.full(K, np.nan)
     ci_high = np.full(K, np.nan)
     used = np.zeros(K, dtype=np.int64)
     distribution = None
     if n_resamples:
         rows, cols = draw_indices(N, M, n_resamples, "both", check_rng(rng))
-        col_counts = np.zeros((n_resamples, M))
-        np.add.at(col_counts, (np.arange(n_resamples)[:, None], cols), 1.0)
+        col_counts = draw_counts(cols, M)
         res = []
         for A in (X, Z, B):
             full = col_counts @ A.T / M  # (B, N): every system's mean over the drawn inputs
