@@ -24,9 +24,6 @@ import numpy as np
 
 from metaeval.stats._kernels import kendall_counts_rows, snap, tau_b, tau_c
 
-__all__ = ["pair_signs", "kendall", "kendall_c", "pairwise_agreement", "n_distinct", "level_groups", "GROUPINGS",
-           "SORTED_FROM", "beyond_counts_rows"]
-
 #: vectors at least this long get their Kendall counts by sorting (O(n log n) time, O(n) memory) rather than
 #: from all n (n - 1) / 2 pairs of the batch at once: the two cost the same near n = 12 (benchmarks/bench_stats.py)
 SORTED_FROM = 16
