@@ -8,17 +8,12 @@ shape of :meth:`metaeval.datasets.Dataset.ratings`). :func:`krippendorff_alpha` 
 * :func:`krippendorff_alpha`: agreement among annotators corrected for chance, for nominal, ordinal,
   interval and ratio data, computed from the coincidence matrix as in Krippendorff (2011), "Computing
   Krippendorff's Alpha-Reliability", https://repository.upenn.edu/asc_papers/43.
-* :func:`split_half_reliability`: the reliability r_kk of the mean of the k annotators at a level, estimated
-  by splitting the annotators into two halves, correlating the halves' means at that level with the
-  coefficient of interest exactly as a metric is correlated (summary level: the average of per-input
-  coefficients), taking that coefficient to the population Pearson scale through its bivariate-normal
-  expectation, and stepping it up to k annotators with the Spearman-Brown prophecy formula (Spearman, 1910;
-  Brown, 1910; Lord & Novick, 1968, sec. 5.10), averaged over splits of the annotators, with a Boot-Both CI.
+* :func:`split_half_reliability`: the reliability r_kk of the mean of the k annotators at a level, from the
+  correlation of two halves of the annotators computed as a metric's is, stepped up to k annotators with the
+  Spearman-Brown prophecy formula (Spearman, 1910; Brown, 1910), with a Boot-Both CI.
 * :func:`noise_ceiling`: what a perfect metric (one equal to the true score) is expected to reach against
   the k-annotator mean at a level, per coefficient: the expected coefficient at population correlation
-  sqrt(r_kk) (classical test theory: an observed score correlates sqrt(reliability) with its true score;
-  Lord & Novick, 1968, eq. 3.7.3) over the level's n pairs (:func:`expected_correlation`). Validated by
-  simulation (``benchmarks/bench_ceiling.py``, its table in ``benchmarks/notes/bench_ceiling.md``).
+  sqrt(r_kk) (Lord & Novick, 1968, eq. 3.7.3; validated by simulation, ``benchmarks/bench_ceiling.py``).
 * :func:`disattenuate`: Spearman's (1904) correction for attenuation, r / sqrt(r_kk) for an error-free metric;
   an estimate of the Pearson correlation with the true score, reported only as a labelled, separate number
   (a correction of covariances: there is none for rank coefficients here).
@@ -32,7 +27,6 @@ import functools
 import itertools
 import warnings
 from dataclasses import dataclass
-from math import comb
 
 import numba
 import numpy as np
@@ -507,26 +501,25 @@ def _check_ratings(ratings) -> np.ndarray:
 def _splits(k: int, n_splits: int, rng: np.random.Generator) -> list[np.ndarray]:
     """Annotator masks of the first half: every split if there are at most n_splits, else a random sample."""
     a = k // 2
-    combos = [np.array(c) for c in itertools.combinations(range(k), a)]
+    combos = list(itertools.combinations(range(k), a))
     if 2 * a == k:  # {S, complement} and {complement, S} are the same split
         combos = [c for c in combos if 0 in c]
-    total = comb(k, a) // (2 if 2 * a == k else 1)
-    assert len(combos) == total
-    if total > n_splits:
-        pick = rng.choice(total, size=n_splits, replace=False)
+    if len(combos) > n_splits:
+        pick = rng.choice(len(combos), size=n_splits, replace=False)
         combos = [combos[i] for i in np.sort(pick)]
-    masks = []
-    for c in combos:
-        m = np.zeros(k, dtype=bool)
-        m[c] = True
-        masks.append(m)
-    return masks
+    return [np.isin(np.arange(k), c) for c in combos]
+
+
+def _nanmean(values, axis=None):
+    """``np.nanmean`` without its warning for an all-NaN slice (NaN there, which the callers expect)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmean(values, axis=axis)
 
 
 def _half_means(arr: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a cell without ratings in one half is NaN: masked below
-        return np.nanmean(arr[:, :, mask], axis=2), np.nanmean(arr[:, :, ~mask], axis=2)
+    # a cell without ratings in one half is NaN: masked by the callers
+    return _nanmean(arr[:, :, mask], axis=2), _nanmean(arr[:, :, ~mask], axis=2)
 
 
 def _sample_size(arr: np.ndarray, level: str) -> int:
@@ -691,9 +684,7 @@ def split_half_reliability(
             f"split_half_reliability: {int(np.isnan(rkk).sum())} of {len(masks)} splits give no correlation "
             f"at level {level!r} ({'; '.join(reasons)}); {rest}"
         )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        estimate = float(np.nanmean(rkk))
+    estimate = float(_nanmean(rkk))
     ci = ConfidenceInterval(np.nan, np.nan)
     if n_resamples:
         N, M = arr.shape[:2]
@@ -702,15 +693,11 @@ def split_half_reliability(
         for start in range(0, int(n_resamples), 200):  # chunks keep the (B, N, M) copies small
             _, _, rb = _split_reliabilities(arr, masks, level, coefficient, n, rows[start:start + 200],
                                             cols[start:start + 200])
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                samples.append(np.nanmean(rb, axis=0))
+            samples.append(_nanmean(rb, axis=0))
         boot = np.concatenate(samples)
         ci = percentile_interval(boot[~np.isnan(boot)], confidence_level)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return SplitHalfResult(estimate, float(np.nanmean(r)), float(np.nanmean(rho)), ci, level,
-                               int(arr.shape[2]), len(masks), coefficient, n)
+    return SplitHalfResult(estimate, float(_nanmean(r)), float(_nanmean(rho)), ci, level, int(arr.shape[2]),
+                           len(masks), coefficient, n)
 
 
 ESTIMATOR = (
@@ -749,11 +736,10 @@ def noise_ceiling(
     Validated by simulation with a known true score (``benchmarks/bench_ceiling.py``; its table, 200 simulated
     datasets per design of 5-16 systems, 20-100 inputs and 3-5 annotators, is in
     ``benchmarks/notes/bench_ceiling.md``): every ``|bias|`` (ceiling minus the mean a perfect metric reaches) is
-    at most 0.030 at every level and coefficient, against up to +0.136 (Pearson, summary level) and +0.28
-    (Kendall) for the former estimator, the square root of a split-half reliability pooled over the level's
-    cells. "True score" is classical test theory's, the annotators' expected rating: a metric equal to a latent
-    quality that the rating scale transforms nonlinearly (Likert rounding, clipping) reaches less, and ties
-    lower rank coefficients below the continuous model's maps (the note gives the numbers).
+    at most 0.030 at every level and coefficient. "True score" is classical test theory's, the annotators'
+    expected rating: a metric equal to a latent quality that the rating scale transforms nonlinearly (Likert
+    rounding, clipping) reaches less, and ties lower rank coefficients below the continuous model's maps (the
+    note gives the numbers).
 
     Parameters
     ----------
