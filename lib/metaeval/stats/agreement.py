@@ -881,13 +881,11 @@ def delta_correlations(
     if n_resamples:
         rows, cols = draw_indices(N, M, n_resamples, "both", check_rng(rng))
         col_counts = draw_counts(cols, M)
-        res = []
-        for A in (X, Z, B):
-            full = col_counts @ A.T / M  # (B, N): every system's mean over the drawn inputs
-            res.append(snap(np.take_along_axis(full, rows, axis=1)))
+        # every system's mean over the drawn inputs (B, N), at the drawn systems
+        xb, zb, bb = (snap(np.take_along_axis(col_counts @ A.T / M, rows, axis=1)) for A in (X, Z, B))
         iu, ju = np.triu_indices(N, k=1)
         distinct = rows[:, iu] != rows[:, ju]
-        boot, _, _ = _bucket_stats(res[0], res[1], res[2], distinct, edges, coefficient)
+        boot, _, _ = _bucket_stats(xb, zb, bb, distinct, edges, coefficient)
         distribution = boot[:, :K]
         for k in range(K):
             if np.isnan(stat[0, k]):
