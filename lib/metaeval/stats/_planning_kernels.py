@@ -471,12 +471,11 @@ def _metric_pvalues(X, Y, Z, test, level, coefficient, n_resamples, alternative,
         r23 = level_corr(X, Y, level, coefficient)
         n = N * M if level == "global" else N
         return np.asarray(williams_pvalue(r12, r13, r23, n, alternative)[1], dtype=float)
-    kind, _, method = test.partition("-")
-    if kind == "perm":
+    if draws is None:
+        draws = _metric_draws(rng, test, level, coefficient, T, N, M, n_resamples)
+    if test.startswith("perm-"):
         Xs, Ys = standardize(X), standardize(Y)
         observed = level_corr(Xs, Z, level, coefficient) - level_corr(Ys, Z, level, coefficient)
-        if draws is None:
-            draws = _metric_draws(rng, test, level, coefficient, T, N, M, n_resamples)
         null = _perm_null(Xs, Ys, Z, draws, level, coefficient)
         valid = ~np.isnan(null)
         hit = tail_hits(null, observed[:, None], alternative)
@@ -484,7 +483,7 @@ def _metric_pvalues(X, Y, Z, test, level, coefficient, n_resamples, alternative,
         with np.errstate(invalid="ignore"):
             return np.where(np.isnan(observed), np.nan, monte_carlo_pvalue(count, valid.sum(axis=1)))
     observed = level_corr(X, Z, level, coefficient) - level_corr(Y, Z, level, coefficient)
-    rows, cols = draws if draws is not None else _metric_draws(rng, test, level, coefficient, T, N, M, n_resamples)
+    rows, cols = draws
     shifted = _boot_deltas(X, Y, Z, rows, cols, level, coefficient) - observed[:, None]
     valid = ~np.isnan(shifted)
     hit = tail_hits(shifted, observed[:, None], alternative)
