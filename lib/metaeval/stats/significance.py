@@ -594,12 +594,9 @@ def pairwise_tests(
 def _pairwise_inputs(metrics, Z, test, level, coefficient, n_resamples, batch, aggregates, correction):
     """:func:`pairwise_tests`' arguments checked, before any test runs: the names, the validated matrices and Z,
     and each metric's system-score aggregation."""
-    if isinstance(metrics, Mapping):
-        names = tuple(metrics)
-        mats = list(metrics.values())
-    else:
-        mats = list(metrics)
-        names = tuple(str(k) for k in range(len(mats)))
+    if not isinstance(metrics, Mapping):
+        metrics = {str(k): m for k, m in enumerate(metrics)}
+    names, mats = tuple(metrics), list(metrics.values())
     if len(mats) < 2:
         raise ValueError(f"metrics needs at least 2 metrics, got {len(mats)}")
     check_level(level)
