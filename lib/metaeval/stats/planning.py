@@ -406,8 +406,7 @@ def system_pairs_power(
         raise ValueError(f"bins must be a positive integer, got {bins!r}")
     means = S.mean(axis=1)
     pairs = [(i, j) if means[i] >= means[j] else (j, i) for i in range(K) for j in range(i + 1, K)]
-    ia = np.array([p[0] for p in pairs])
-    ib = np.array([p[1] for p in pairs])
+    ia, ib = np.array(pairs).T
     opts = _options(SystemTestOptions, options, dict(test=test, alpha=alpha, n_trials=n_trials,
                                                      n_resamples=n_resamples, alternative=alternative, replace=replace))
     table = _pairs_power(S, ia, ib, sizes=sizes, options=opts, rng=rng, progress=progress)
