@@ -472,19 +472,11 @@ def options(name: str) -> dict[str, str]:
     return {"ST": "-", "RSW": "-", "stat": "-"}
 
 
-def _corr_rows(A: np.ndarray) -> np.ndarray:
-    """Pearson correlation matrix of the rows of A (K, n); NaN for constant rows."""
-    A = A - A.mean(axis=1, keepdims=True)
-    norms = np.sqrt((A * A).sum(axis=1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        C = (A @ A.T) / np.outer(norms, norms)
-    return np.clip(C, -1.0, 1.0)
-
-
 def _pairwise_corr(stack: np.ndarray, level: str, coefficient: str) -> np.ndarray:
     """Correlations between every pair of K metrics (K, N, M) at a level, as :func:`level_corr` computes them."""
     def corr(A: np.ndarray) -> np.ndarray:
-        return _corr_rows(rankdata(A, axis=1) if coefficient == "spearman" else A)
+        with np.errstate(invalid="ignore", divide="ignore"):  # a constant row correlates with nothing: NaN
+            return np.corrcoef(rankdata(A, axis=1) if coefficient == "spearman" else A)
 
     K, N, M = stack.shape
     if level == "global":
