@@ -74,12 +74,9 @@ def _image(path: Path, alt: str, caption: str, css: str = "") -> str:
 def _table(frame: pd.DataFrame, numeric: tuple[str, ...] = (), widths: tuple[int, ...] = ()) -> str:
     cols = "<colgroup>" + "".join(f'<col style="width:{w}%">' for w in widths) + "</colgroup>" if widths else ""
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
-    rows = []
-    for _, row in frame.iterrows():
-        cells = "".join(
-            f'<td class="num">{html.escape(str(v))}</td>' if c in numeric else f"<td>{html.escape(str(v))}</td>"
-            for c, v in row.items())
-        rows.append(f"<tr>{cells}</tr>")
+    num = ' class="num"'
+    rows = ["<tr>" + "".join(f"<td{num if c in numeric else ''}>{html.escape(str(v))}</td>" for c, v in row.items())
+            + "</tr>" for _, row in frame.iterrows()]
     return f"<table>{cols}<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
