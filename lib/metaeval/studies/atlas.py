@@ -249,11 +249,9 @@ class Ceilings:
 
     def at(self, level: str, coefficient: str = "pearson") -> Ceiling:
         """The ceiling of ``level`` and ``coefficient``; one with a reason when it was not computed."""
-        for c in self.cells:
-            if c.level == level and c.coefficient == coefficient:
-                return c
-        return Ceiling(level, coefficient, np.nan, (np.nan, np.nan), np.nan,
-                       f"no noise ceiling for {coefficient} at {level} level")
+        return next((c for c in self.cells if c.level == level and c.coefficient == coefficient),
+                    Ceiling(level, coefficient, np.nan, (np.nan, np.nan), np.nan,
+                            f"no noise ceiling for {coefficient} at {level} level"))
 
 
 def ceilings(
@@ -446,12 +444,8 @@ def partial_conjunction_table(
     if not rows:
         return frame
     kmax = int(frame["k"].max())
-    for u in range(1, kmax + 1):
-        col = frame[f"p_u{u}"]
-        q = np.full(len(frame), np.nan)
-        ok = col.notna().to_numpy()
-        q[ok] = fdr(col[ok].to_numpy(), method="bh")
-        frame[f"q_u{u}"] = q
+    for u in range(1, kmax + 1):  # fdr leaves out the NaN of pairs on fewer than u datasets
+        frame[f"q_u{u}"] = fdr(frame[f"p_u{u}"].to_numpy(dtype=float), method="bh")
     qs = frame[[f"q_u{u}" for u in range(1, kmax + 1)]].to_numpy()
     monotone = np.fmax.accumulate(np.where(np.isnan(qs), np.inf, qs), axis=1)
     frame["u_fdr"] = (monotone <= alpha).sum(axis=1)
