@@ -52,6 +52,7 @@ from metaeval.metrics.embeddings import (
 from metaeval.metrics.variants import parse_variant as parse_rouge_variant
 from metaeval.metrics.variants import rouge155_variants
 from metaeval.stats.correlation import Level, effective_n, level_corr
+from metaeval.stats.resampling import percentile_interval
 from metaeval.stats.significance import bootstrap_test, permutation_test, williams_pvalue
 
 __all__ = [
@@ -582,8 +583,7 @@ def compare(
                                 n_resamples=n_resamples, alternative=alternative, rng=a)
         boot = bootstrap_test(X, Y, Z, level=level, coefficient=coefficient, resample="both",
                               n_resamples=n_resamples, alternative=alternative, rng=b)
-        tail = (1 - confidence_level) / 2
-        low, high = np.quantile(boot.bootstrap_distribution, [tail, 1 - tail])
+        low, high = percentile_interval(boot.bootstrap_distribution, confidence_level)
         rows.append({
             "level": level,
             "r_x": float(level_corr(X, Z, level, coefficient)),
@@ -591,7 +591,7 @@ def compare(
             "delta": boot.statistic,
             "perm_both_p": perm.pvalue,
             "boot_both_p": boot.pvalue,
-            "ci_low": float(low),
-            "ci_high": float(high),
+            "ci_low": low,
+            "ci_high": high,
         })
     return pd.DataFrame(rows)
