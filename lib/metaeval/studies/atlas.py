@@ -610,8 +610,7 @@ def forest_plot(table: pd.DataFrame, metric: str, *, statistic: str = "pearson",
         ax.plot([r.value], [yi], "o", color=c, markersize=5)
         if np.isfinite(r.noise_ceiling):
             ax.plot([r.noise_ceiling], [yi], "|", color="0.35", markersize=12, markeredgewidth=2)
-    ax.set_yticks(y)
-    ax.set_yticklabels([f"{r.dataset} ({r.level})" for r in rows.itertuples()], fontsize=8)
+    ax.set_yticks(y, [f"{r.dataset} ({r.level})" for r in rows.itertuples()], fontsize=8)
     ax.axvline(0, color="0.6", linewidth=0.8)
     ax.set_xlim(-1.05, 1.05)
     ax.set_xlabel(f"{statistic} correlation, 95% Boot-Both CI (| = noise ceiling)")
@@ -627,6 +626,7 @@ def finding_heatmap(matrix: pd.DataFrame, ax=None):
     way), red does not hold, grey cannot be tested."""
     import matplotlib.pyplot as plt
     from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
 
     matrix = matrix[[c for c in matrix.columns if c in RULES]]
     if ax is None:
@@ -641,14 +641,11 @@ def finding_heatmap(matrix: pd.DataFrame, ax=None):
     for i in range(values.shape[0]):
         for j in range(values.shape[1]):
             ax.text(j, i, words.get(matrix.iat[i, j], "cannot\nbe tested"), ha="center", va="center", fontsize=7)
-    ax.set_xticks(range(matrix.shape[1]))
     # each column by its paper and finding ("Graham\n(2015)\nbleu"), the rule itself in finding_rules.csv
-    ax.set_xticklabels([f"{RULES[c].paper.replace(' (', chr(10) + '(')}\n{c.split('_', 1)[-1].replace('_', ' ')}"
-                        for c in matrix.columns], fontsize=7)
-    ax.set_yticks(range(matrix.shape[0]))
-    ax.set_yticklabels(list(matrix.index), fontsize=8)
-    from matplotlib.patches import Patch
-
+    ax.set_xticks(range(matrix.shape[1]), [f"{RULES[c].paper.replace(' (', chr(10) + '(')}\n"
+                                           f"{c.split('_', 1)[-1].replace('_', ' ')}" for c in matrix.columns],
+                  fontsize=7)
+    ax.set_yticks(range(matrix.shape[0]), list(matrix.index), fontsize=8)
     key = [Patch(color="#5cb85c", label="holds"), Patch(color="#d9534f", label="does not hold"),
            Patch(color="#f0ad4e", label="not shown / not refuted: no evidence either way"),
            Patch(color="#cccccc", label="cannot be tested (too little data, or no texts)")]
