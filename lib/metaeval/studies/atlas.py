@@ -173,8 +173,7 @@ def dataset_metrics(
     if ds.has_texts:
         variants = _text_variants(entry.language, measures, stats)
         computed = rouge_matrices(ds, [parse_variant(v) for v in variants.values()], cache=cache)
-        for name, sig in variants.items():
-            mats[name] = computed[sig]
+        mats.update({name: computed[sig] for name, sig in variants.items()})
         if bleu:
             mats["BLEU"] = sentence_bleu(ds.summaries().ravel().tolist(), [list(r) for r in ds.references().ravel()],
                                          tokenizer=_bleu_tokenizer(entry)).reshape(ds.shape)
