@@ -135,14 +135,14 @@ def _tests_section(folder: Path) -> str:
     tests = _read(folder, "tests.csv")
     if tests is None:
         return ""
+    # the card decides with one two-sided test per baseline (studies/card.py, tests_table); a card written
+    # before the two-sided test existed has no such column: shown as "-"
+    absent = pd.Series(float("nan"), index=tests.index)
     shown = pd.DataFrame({
         "level": tests.level, "baseline": tests.display_name,
         "\u0394r": [fmt_difference(d, short=True) for d in tests.difference],
-        # the card decides with one two-sided test per baseline (studies/card.py, tests_table);
-        # a card written before the two-sided test existed has no such column: shown as "-"
-        "p, two-sided": [_p(p) for p in tests.get("p_two_sided", pd.Series(float("nan"), index=tests.index))],
-        "adjusted p": [_p(p) for p in tests.get("p_two_sided_bonferroni", pd.Series(float("nan"),
-                                                                                  index=tests.index))],
+        "p, two-sided": [_p(p) for p in tests.get("p_two_sided", absent)],
+        "adjusted p": [_p(p) for p in tests.get("p_two_sided_bonferroni", absent)],
         "verdict": tests.verdict})
     return ("<h2>Tests against the baselines</h2>"
             '<p class="sub">Perm-Both, H0: equal correlations; \u0394r: new minus baseline; adjusted '
