@@ -173,8 +173,7 @@ def dataset_metrics(
     if ds.has_texts:
         variants = _text_variants(entry.language, measures, stats)
         computed = rouge_matrices(ds, [parse_variant(v) for v in variants.values()], cache=cache)
-        for name, sig in variants.items():
-            mats[name] = computed[sig]
+        mats.update({name: computed[sig] for name, sig in variants.items()})
         if bleu:
             mats["BLEU"] = sentence_bleu(ds.summaries().ravel().tolist(), [list(r) for r in ds.references().ravel()],
                                          tokenizer=_bleu_tokenizer(entry)).reshape(ds.shape)
@@ -249,11 +248,9 @@ class Ceilings:
 
     def at(self, level: str, coefficient: str = "pearson") -> Ceiling:
         """The ceiling of ``level`` and ``coefficient``; one with a reason when it was not computed."""
-        for c in self.cells:
-            if c.level == level and c.coefficient == coefficient:
-                return c
-        return Ceiling(level, coefficient, np.nan, (np.nan, np.nan), np.nan,
-                       f"no noise ceiling for {coefficient} at {level} level")
+        return next((c for c in self.cells if c.level == level and c.coefficient == coefficient),
+                    Ceiling(level, coefficient, np.nan, (np.nan, np.nan), np.nan,
+                            f"no noise ceiling for {coefficient} at {level} level"))
 
 
 def ceilings(
@@ -446,12 +443,8 @@ def partial_conjunction_table(
     if not rows:
         return frame
     kmax = int(frame["k"].max())
-    for u in range(1, kmax + 1):
-        col = frame[f"p_u{u}"]
-        q = np.full(len(frame), np.nan)
-        ok = col.notna().to_numpy()
-        q[ok] = fdr(col[ok].to_numpy(), method="bh")
-        frame[f"q_u{u}"] = q
+    for u in range(1, kmax + 1):  # fdr leaves out the NaN of pairs on fewer than u datasets
+        frame[f"q_u{u}"] = fdr(frame[f"p_u{u}"].to_numpy(dtype=float), method="bh")
     qs = frame[[f"q_u{u}" for u in range(1, kmax + 1)]].to_numpy()
     monotone = np.fmax.accumulate(np.where(np.isnan(qs), np.inf, qs), axis=1)
     frame["u_fdr"] = (monotone <= alpha).sum(axis=1)
@@ -616,8 +609,7 @@ def forest_plot(table: pd.DataFrame, metric: str, *, statistic: str = "pearson",
         ax.plot([r.value], [yi], "o", color=c, markersize=5)
         if np.isfinite(r.noise_ceiling):
             ax.plot([r.noise_ceiling], [yi], "|", color="0.35", markersize=12, markeredgewidth=2)
-    ax.set_yticks(y)
-    ax.set_yticklabels([f"{r.dataset} ({r.level})" for r in rows.itertuples()], fontsize=8)
+    ax.set_yticks(y, [f"{r.dataset} ({r.level})" for r in rows.itertuples()], fontsize=8)
     ax.axvline(0, color="0.6", linewidth=0.8)
     ax.set_xlim(-1.05, 1.05)
     ax.set_xlabel(f"{statistic} correlation, 95% Boot-Both CI (| = noise ceiling)")
@@ -633,6 +625,7 @@ def finding_heatmap(matrix: pd.DataFrame, ax=None):
     way), red does not hold, grey cannot be tested."""
     import matplotlib.pyplot as plt
     from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
 
     matrix = matrix[[c for c in matrix.columns if c in RULES]]
     if ax is None:
@@ -647,14 +640,11 @@ def finding_heatmap(matrix: pd.DataFrame, ax=None):
     for i in range(values.shape[0]):
         for j in range(values.shape[1]):
             ax.text(j, i, words.get(matrix.iat[i, j], "cannot\nbe tested"), ha="center", va="center", fontsize=7)
-    ax.set_xticks(range(matrix.shape[1]))
     # each column by its paper and finding ("Graham\n(2015)\nbleu"), the rule itself in finding_rules.csv
-    ax.set_xticklabels([f"{RULES[c].paper.replace(' (', chr(10) + '(')}\n{c.split('_', 1)[-1].replace('_', ' ')}"
-                        for c in matrix.columns], fontsize=7)
-    ax.set_yticks(range(matrix.shape[0]))
-    ax.set_yticklabels(list(matrix.index), fontsize=8)
-    from matplotlib.patches import Patch
-
+    ax.set_xticks(range(matrix.shape[1]), [f"{RULES[c].paper.replace(' (', chr(10) + '(')}\n"
+                                           f"{c.split('_', 1)[-1].replace('_', ' ')}" for c in matrix.columns],
+                  fontsize=7)
+    ax.set_yticks(range(matrix.shape[0]), list(matrix.index), fontsize=8)
     key = [Patch(color="#5cb85c", label="holds"), Patch(color="#d9534f", label="does not hold"),
            Patch(color="#f0ad4e", label="not shown / not refuted: no evidence either way"),
            Patch(color="#cccccc", label="cannot be tested (too little data, or no texts)")]

@@ -75,7 +75,7 @@ __all__ = ["Card", "CardData", "CardOptions", "CardSection", "SECTIONS", "card_s
 LEVELS = ("system", "summary", "global")
 CARD_NOTEBOOK = "61_report_card"
 STAGE_CI, STAGE_TEST, STAGE_PLANNER = 1, 2, 3
-STAGE_AGREEMENT = 5  # issue 27's section (4 is the example stage of CONTRIBUTING)
+STAGE_AGREEMENT = 5  # the agreement section (4 is the example stage of CONTRIBUTING)
 
 
 @dataclass(frozen=True)
@@ -273,10 +273,6 @@ def correlations_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd
     return pd.DataFrame(rows)
 
 
-def _baselines(n: int) -> str:
-    return f"{n} baseline" if n == 1 else f"{n} baselines"
-
-
 def _join(items: list[str], word: str = "and") -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" {word} {items[-1]}"
 
@@ -294,7 +290,7 @@ def _summarize_tests(data: CardData, tests: pd.DataFrame) -> list[str]:
             parts.append(f"no significant difference from {_join(found['not significant'], 'or')} (not evidence "
                          "that they are equal)")
         lines.append(f"- {level.capitalize()} level, two-sided Perm-Both test of equal correlations with each baseline "
-                     f"(difference in r; Bonferroni over {_baselines(len(data.baselines))}, alpha = "
+                     f"(difference in r; Bonferroni over {_count(len(data.baselines), 'baseline')}, alpha = "
                      f"{data.options.alpha}): " + "; ".join(parts) + ".")
     return lines
 
@@ -368,8 +364,8 @@ def _summarize_planner(data: CardData, planner: pd.DataFrame) -> list[str]:
         return []
     return [f"- Planner, documents needed with the same {N} systems (this study has {M}) for "
             f"{opt.target_power:.0%} power to show the undecided comparisons in the direction observed "
-            f"(Perm-Both, two-sided, alpha = {opt.alpha} / {_baselines(len(data.baselines))}): " + "; ".join(parts)
-            + "."]
+            f"(Perm-Both, two-sided, alpha = {opt.alpha} / {_count(len(data.baselines), 'baseline')}): "
+            + "; ".join(parts) + "."]
 
 
 @card_section("planner", _summarize_planner)
@@ -455,7 +451,8 @@ def _summarize_agreement(data: CardData, table: pd.DataFrame) -> list[str]:
     return [f"- Pairwise accuracy (system pairs ordered as the humans order them; Kocmi et al. 2021): "
             f"{new.pairwise_accuracy:.3f}, rank {pos} of {len(table)}; acc_eq with ties (Deutsch et al. 2023) "
             f"{new.acc_eq:.3f} at epsilon = {new.epsilon:.3g}. One-sided Perm-Both tests of it against each baseline "
-            f"in each direction (Bonferroni over {_baselines(len(base))}, adjusted p, alpha = {alpha}): {verdict}."]
+            f"in each direction (Bonferroni over {_count(len(base), 'baseline')}, adjusted p, alpha = {alpha}): "
+            f"{verdict}."]
 
 
 @card_section("agreement", _summarize_agreement)
@@ -527,11 +524,11 @@ def few_labels_table(data: CardData, tables: Mapping[str, pd.DataFrame]) -> pd.D
                                                        np.asarray(means.confidence_interval.low),
                                                        np.asarray(means.confidence_interval.high), hum,
                                                        means.classical_standard_error, means.lam)]
-    nan = float("nan")
-    row = {"kind": "correlation", "name": f"system-level {opt.coefficient}", "estimate": nan, "low": nan,
-           "high": nan, "width": nan, "humans_estimate": nan, "humans_low": nan, "humans_high": nan,
-           "humans_width": nan, "lam": nan, "n_labelled": n, "n_unlabelled": N,
-           "seed": f"{data.seed_label(6, 1)}; {data.seed_label(6, 2)}", "reason": ""}
+    row = {"kind": "correlation", "name": f"system-level {opt.coefficient}",
+           **dict.fromkeys(["estimate", "low", "high", "width", "humans_estimate", "humans_low", "humans_high",
+                            "humans_width", "lam"], float("nan")),
+           "n_labelled": n, "n_unlabelled": N, "seed": f"{data.seed_label(6, 1)}; {data.seed_label(6, 2)}",
+           "reason": ""}
     if n < MIN_LABELLED_CORRELATION:
         row["reason"] = (f"cannot be tested: {n} labelled inputs, fewer than {MIN_LABELLED_CORRELATION}, where the "
                          "prediction-powered interval's simulated coverage fell below its level")

@@ -74,12 +74,9 @@ def _image(path: Path, alt: str, caption: str, css: str = "") -> str:
 def _table(frame: pd.DataFrame, numeric: tuple[str, ...] = (), widths: tuple[int, ...] = ()) -> str:
     cols = "<colgroup>" + "".join(f'<col style="width:{w}%">' for w in widths) + "</colgroup>" if widths else ""
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
-    rows = []
-    for _, row in frame.iterrows():
-        cells = "".join(
-            f'<td class="num">{html.escape(str(v))}</td>' if c in numeric else f"<td>{html.escape(str(v))}</td>"
-            for c, v in row.items())
-        rows.append(f"<tr>{cells}</tr>")
+    num = ' class="num"'
+    rows = ["<tr>" + "".join(f"<td{num if c in numeric else ''}>{html.escape(str(v))}</td>" for c, v in row.items())
+            + "</tr>" for _, row in frame.iterrows()]
     return f"<table>{cols}<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
@@ -138,14 +135,14 @@ def _tests_section(folder: Path) -> str:
     tests = _read(folder, "tests.csv")
     if tests is None:
         return ""
+    # the card decides with one two-sided test per baseline (studies/card.py, tests_table); a card written
+    # before the two-sided test existed has no such column: shown as "-"
+    absent = pd.Series(float("nan"), index=tests.index)
     shown = pd.DataFrame({
         "level": tests.level, "baseline": tests.display_name,
         "\u0394r": [fmt_difference(d, short=True) for d in tests.difference],
-        # the card decides with one two-sided test per baseline (studies/card.py, tests_table);
-        # a card written before the two-sided test existed has no such column: shown as "-"
-        "p, two-sided": [_p(p) for p in tests.get("p_two_sided", pd.Series(float("nan"), index=tests.index))],
-        "adjusted p": [_p(p) for p in tests.get("p_two_sided_bonferroni", pd.Series(float("nan"),
-                                                                                  index=tests.index))],
+        "p, two-sided": [_p(p) for p in tests.get("p_two_sided", absent)],
+        "adjusted p": [_p(p) for p in tests.get("p_two_sided_bonferroni", absent)],
         "verdict": tests.verdict})
     return ("<h2>Tests against the baselines</h2>"
             '<p class="sub">Perm-Both, H0: equal correlations; \u0394r: new minus baseline; adjusted '

@@ -177,22 +177,17 @@ def coverage_table(trials: pd.DataFrame, *, nominal: float = 0.95, alpha: float 
                         f"more than 3 systems per half); the coverage counts the {row.trials} others"
                         + (" and is NaN" if row.trials == 0 else ""))
     table["se"] = np.sqrt(table["coverage"] * (1 - table["coverage"]) / table["trials"])
-    low: list[float] = []
-    high: list[float] = []
-    over: list[float] = []
-    under: list[float] = []
-    for row in table.itertuples():
-        n, k = int(row.trials), int(row.covered)
+
+    def exact(k: int, n: int) -> tuple[float, float, float, float]:
         if n == 0:
-            for column in (low, high, over, under):
-                column.append(np.nan)
-            continue
+            return (np.nan,) * 4
         ci = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
-        low.append(ci.low)
-        high.append(ci.high)
-        over.append(stats.binomtest(k, n, nominal, alternative="greater").pvalue)
-        under.append(stats.binomtest(k, n, nominal, alternative="less").pvalue)
-    table["ci_low"], table["ci_high"], table["over_pvalue"], table["under_pvalue"] = low, high, over, under
+        return (ci.low, ci.high, stats.binomtest(k, n, nominal, alternative="greater").pvalue,
+                stats.binomtest(k, n, nominal, alternative="less").pvalue)
+
+    columns = ["ci_low", "ci_high", "over_pvalue", "under_pvalue"]
+    table[columns] = pd.DataFrame([exact(int(k), int(n)) for k, n in zip(table["covered"], table["trials"])],
+                                  index=table.index, columns=columns, dtype=float)
     table["degenerate"] = (((table["coverage"] >= 1.0) & (table["over_pvalue"] < alpha))
                            | (table["mean_width"] >= 0.95 * 2))
     table["best"] = False

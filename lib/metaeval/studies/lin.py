@@ -170,8 +170,6 @@ def critical_sample_size(summary: pd.DataFrame, r_crit: float, coefficient: str 
 # ----------------------------------------------------------------------------------------------------
 # The paper's values and dataset-agnostic defaults
 
-_LIN_ORDER = ("R-1", "R-2", "R-3", "R-4", "R-5", "R-6", "R-7", "R-8", "R-9", "R-L", "R-S*", "R-S4", "R-S9",
-              "R-SU*", "R-SU4", "R-SU9", "R-W1.2")
 _T1_1REF = {  # DUC 2001, 100-word single-document task, 1 reference: CASE, STEM, STOP
     "R-1": (0.76, 0.76, 0.84), "R-2": (0.84, 0.84, 0.83), "R-3": (0.82, 0.83, 0.80), "R-4": (0.81, 0.81, 0.77),
     "R-5": (0.79, 0.79, 0.75), "R-6": (0.76, 0.77, 0.71), "R-7": (0.73, 0.74, 0.65), "R-8": (0.69, 0.71, 0.61),

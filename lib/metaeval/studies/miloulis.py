@@ -52,6 +52,7 @@ from metaeval.metrics.embeddings import (
 from metaeval.metrics.variants import parse_variant as parse_rouge_variant
 from metaeval.metrics.variants import rouge155_variants
 from metaeval.stats.correlation import Level, effective_n, level_corr
+from metaeval.stats.resampling import percentile_interval
 from metaeval.stats.significance import bootstrap_test, permutation_test, williams_pvalue
 
 __all__ = [
@@ -472,19 +473,11 @@ def options(name: str) -> dict[str, str]:
     return {"ST": "-", "RSW": "-", "stat": "-"}
 
 
-def _corr_rows(A: np.ndarray) -> np.ndarray:
-    """Pearson correlation matrix of the rows of A (K, n); NaN for constant rows."""
-    A = A - A.mean(axis=1, keepdims=True)
-    norms = np.sqrt((A * A).sum(axis=1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        C = (A @ A.T) / np.outer(norms, norms)
-    return np.clip(C, -1.0, 1.0)
-
-
 def _pairwise_corr(stack: np.ndarray, level: str, coefficient: str) -> np.ndarray:
     """Correlations between every pair of K metrics (K, N, M) at a level, as :func:`level_corr` computes them."""
     def corr(A: np.ndarray) -> np.ndarray:
-        return _corr_rows(rankdata(A, axis=1) if coefficient == "spearman" else A)
+        with np.errstate(invalid="ignore", divide="ignore"):  # a constant row correlates with nothing: NaN
+            return np.corrcoef(rankdata(A, axis=1) if coefficient == "spearman" else A)
 
     K, N, M = stack.shape
     if level == "global":
@@ -590,8 +583,7 @@ def compare(
                                 n_resamples=n_resamples, alternative=alternative, rng=a)
         boot = bootstrap_test(X, Y, Z, level=level, coefficient=coefficient, resample="both",
                               n_resamples=n_resamples, alternative=alternative, rng=b)
-        tail = (1 - confidence_level) / 2
-        low, high = np.quantile(boot.bootstrap_distribution, [tail, 1 - tail])
+        low, high = percentile_interval(boot.bootstrap_distribution, confidence_level)
         rows.append({
             "level": level,
             "r_x": float(level_corr(X, Z, level, coefficient)),
@@ -599,7 +591,7 @@ def compare(
             "delta": boot.statistic,
             "perm_both_p": perm.pvalue,
             "boot_both_p": boot.pvalue,
-            "ci_low": float(low),
-            "ci_high": float(high),
+            "ci_low": low,
+            "ci_high": high,
         })
     return pd.DataFrame(rows)

@@ -151,15 +151,11 @@ def interval_errorbar(ax, x, y, *, xerr=None, yerr=None, **kwargs):
 def use_compendium_style() -> None:
     """Headless backend, fixed SVG ids and a quiet style for every compendium figure."""
     matplotlib.use("Agg")
-    matplotlib.rcParams["svg.hashsalt"] = "metaeval"  # SVG element ids derive from this, not from randomness
-    matplotlib.rcParams["figure.dpi"] = 110
-    matplotlib.rcParams["savefig.dpi"] = 150
-    matplotlib.rcParams["axes.spines.top"] = False
-    matplotlib.rcParams["axes.spines.right"] = False
-    # The saved file always holds every artist (save_figure saves the tight bounding box); these make the
-    # interactive view match it.
-    matplotlib.rcParams["savefig.bbox"] = "tight"
-    matplotlib.rcParams["savefig.pad_inches"] = PAD_INCHES
+    # SVG element ids derive from svg.hashsalt, not from randomness; the saved file always holds every artist
+    # (save_figure saves the tight bounding box), and savefig.bbox / pad_inches make the interactive view match it
+    matplotlib.rcParams.update({"svg.hashsalt": "metaeval", "figure.dpi": 110, "savefig.dpi": 150,
+                                "axes.spines.top": False, "axes.spines.right": False, "savefig.bbox": "tight",
+                                "savefig.pad_inches": PAD_INCHES})
 
 
 def _texts(fig, renderer):
@@ -199,9 +195,8 @@ def layout_problems(fig, *, canvas: str = "saved") -> list[LayoutProblem]:
     is *outside* when its box leaves the canvas: with ``canvas="saved"`` the one :func:`save_figure` writes
     (the figure's tight bounding box plus :data:`PAD_INCHES`, which holds every artist that takes part in the
     layout), with ``canvas="figure"`` the figure's own size (what a plain ``savefig`` writes); two texts
-    *overlap* when their
-    boxes intersect by more than a pixel in both directions; a legend inside an axes is *over the data* when a
-    plotted point or line vertex of that axes falls inside it.
+    *overlap* when their boxes intersect by more than a pixel in both directions; a legend inside an axes is *over
+    the data* when a plotted point or line vertex of that axes falls inside it.
 
     >>> import matplotlib
     >>> matplotlib.use("Agg")
@@ -273,15 +268,14 @@ def _legend_over_data(ax, box) -> LayoutProblem | None:
     if not points:
         return None
     xy = np.concatenate(points)
-    xy = xy[np.isfinite(xy).all(axis=1)]
-    # only points drawn inside the axes count (a line continued past the view limits is clipped)
-    inside_axes = ((xy[:, 0] >= ax.bbox.x0) & (xy[:, 0] <= ax.bbox.x1) & (xy[:, 1] >= ax.bbox.y0)
-                   & (xy[:, 1] <= ax.bbox.y1))
-    inside = ((xy[:, 0] > box.x0) & (xy[:, 0] < box.x1) & (xy[:, 1] > box.y0) & (xy[:, 1] < box.y1)
-              & inside_axes)
-    if inside.any():
+    # only points drawn inside the axes count (a line continued past the view limits is clipped); NaN and
+    # infinite points fall outside
+    with np.errstate(invalid="ignore"):
+        xy = xy[((xy >= ax.bbox.min) & (xy <= ax.bbox.max)).all(axis=1)]
+    covered = int(box.count_contains(xy))  # strictly inside the legend box
+    if covered:
         title = ax.get_title() or ax.get_ylabel() or "an axes"
-        return LayoutProblem("legend-over-data", f"a legend covers {int(inside.sum())} plotted point(s) of "
+        return LayoutProblem("legend-over-data", f"a legend covers {covered} plotted point(s) of "
                              f"{_name(Text(text=title))}")
     return None
 
@@ -385,8 +379,7 @@ def delta_figure(delta, *, title: str = "", xlabel: str = "", units: str = "", a
 
     The percentile view (a ``percent`` column) draws one line per metric over the percent of system pairs used
     (the paper's Figure 6); the fixed-band view one group of points per band, labelled with its pair count. The
-    legend stands right of the axes, clear of every point and error bar (inside, it covered the bars of two
-    buckets). Buckets without a statistic draw nothing.
+    legend stands right of the axes, clear of every point and error bar. Buckets without a statistic draw nothing.
     """
     import matplotlib.pyplot as plt
 

@@ -39,14 +39,13 @@ TOY_METRIC = np.array([[0.30, 0.50, 0.40],
                        [0.35, 0.30, 0.50],
                        [0.10, 0.20, 0.30]])
 #: The human scores of the same 12 summaries (1-5 Likert-like).
-#: Section 6's toy alt-test: 4 items rated by 3 annotators (columns), and a judge's rating of each item
-TOY_RATINGS = np.array([[1.0, 2.0, 3.0], [4.0, 4.0, 5.0], [2.0, 2.0, 2.0], [5.0, 1.0, 3.0]])
-TOY_JUDGE = np.array([2.0, 4.5, 3.0, 3.0])
-
 TOY_HUMAN = np.array([[4.0, 2.0, 3.0],
                       [2.0, 3.0, 2.0],
                       [3.0, 5.0, 4.0],
                       [1.0, 4.0, 3.0]])
+#: Section 6's toy alt-test: 4 items rated by 3 annotators (columns), and a judge's rating of each item
+TOY_RATINGS = np.array([[1.0, 2.0, 3.0], [4.0, 4.0, 5.0], [2.0, 2.0, 2.0], [5.0, 1.0, 3.0]])
+TOY_JUDGE = np.array([2.0, 4.5, 3.0, 3.0])
 #: Bootstrap schemes: what each resamples.
 SCHEMES = {"systems": "Boot-Systems", "inputs": "Boot-Inputs", "both": "Boot-Both"}
 #: Interval methods compared against the known population correlation.
@@ -210,6 +209,7 @@ def exercise_answers(distributions: pd.DataFrame | None = None) -> ExerciseAnswe
     if distributions is not None:
         bounds = distributions.groupby("scheme", sort=False).agg(low=("low", "first"), high=("high", "first"))
         widest = str((bounds.high - bounds.low).idxmax())
+    alt = alt_test(TOY_JUDGE, TOY_RATINGS, min_items=2)  # 4 items: far below the real minimum, for hand work
     return ExerciseAnswers(
         toy_summary_kendall=correlate(TOY_METRIC, TOY_HUMAN, level="summary", coefficient="kendall"),
         toy_kendall_per_input=per_input,
@@ -218,12 +218,7 @@ def exercise_answers(distributions: pd.DataFrame | None = None) -> ExerciseAnswe
         toy_global_after_swap=correlate(TOY_METRIC, swapped, level="global"),
         toy_fisher_interval=(float(low), float(high)),
         widest_scheme=widest,
-        toy_alt_advantage=_toy_alt_advantage())
-
-
-def _toy_alt_advantage() -> tuple[float, float]:
-    res = alt_test(TOY_JUDGE, TOY_RATINGS, min_items=2)  # 4 items: far below the real minimum, for hand work
-    return float(res.judge_advantage[0]), float(res.human_advantage[0])
+        toy_alt_advantage=(float(alt.judge_advantage[0]), float(alt.human_advantage[0])))
 
 
 def check(exercise: int, value, *, distributions: pd.DataFrame | None = None, tolerance: float = 0.005) -> str:

@@ -174,19 +174,24 @@ def comparison_table(pairs: Sequence[tuple[str, str]], metrics: Mapping[str, np.
                                 n_resamples=n_resamples, confidence_level=confidence_level, rng=rng)
             ci_b = bootstrap_ci(Y, Z, level=level, coefficient=coefficient, resample="both",
                                 n_resamples=n_resamples, confidence_level=confidence_level, rng=rng)
-            will = williams_test(X, Y, Z, level=level, coefficient=coefficient, alternative="greater")
-            perm = permutation_test(X, Y, Z, level=level, coefficient=coefficient, resample="both",
-                                    n_resamples=n_resamples, alternative="greater", rng=rng)
-            boot = bootstrap_test(X, Y, Z, level=level, coefficient=coefficient, resample="both",
-                                  n_resamples=n_resamples, alternative="greater", rng=rng)
             rows.append({
                 "level": level, "metric": a, "baseline": b, "r_metric": ra, "r_baseline": rb,
                 "delta": ra - rb,
                 "ci_metric_low": ci_a.confidence_interval.low, "ci_metric_high": ci_a.confidence_interval.high,
                 "ci_baseline_low": ci_b.confidence_interval.low, "ci_baseline_high": ci_b.confidence_interval.high,
-                "p_williams": will.pvalue, "p_perm_both": perm.pvalue, "p_boot_both": boot.pvalue,
+                **_one_sided_tests(X, Y, Z, level, coefficient, n_resamples, rng),
             })
     return pd.DataFrame(rows)
+
+
+def _one_sided_tests(X, Y, Z, level: Level, coefficient: Coefficient, n_resamples: int,
+                     rng: np.random.Generator) -> dict[str, float]:
+    """The one-sided p-values of H1 r(X) > r(Y) by Williams' test, Perm-Both and Boot-Both (drawn in that order)."""
+    return {"p_williams": williams_test(X, Y, Z, level=level, coefficient=coefficient, alternative="greater").pvalue,
+            "p_perm_both": permutation_test(X, Y, Z, level=level, coefficient=coefficient, alternative="greater",
+                                            resample="both", n_resamples=n_resamples, rng=rng).pvalue,
+            "p_boot_both": bootstrap_test(X, Y, Z, level=level, coefficient=coefficient, alternative="greater",
+                                          resample="both", n_resamples=n_resamples, rng=rng).pvalue}
 
 
 def lam_curve(parts: tuple[np.ndarray, np.ndarray], Z: np.ndarray, lams: Sequence[float], *,
@@ -235,14 +240,9 @@ def all_cells(pairs: Sequence[tuple[str, str]], metrics: Mapping[str, np.ndarray
                     X, Y = metrics[a], metrics[b]
                     ra = correlate(X, Z, level=level, coefficient=c)
                     rb = correlate(Y, Z, level=level, coefficient=c)
-                    will = williams_test(X, Y, Z, level=level, coefficient=c, alternative="greater")
-                    perm = permutation_test(X, Y, Z, level=level, coefficient=c, alternative="greater",
-                                            resample="both", n_resamples=n_resamples, rng=rng)
-                    boot = bootstrap_test(X, Y, Z, level=level, coefficient=c, alternative="greater",
-                                          resample="both", n_resamples=n_resamples, rng=rng)
                     rows.append({"level": level, "human": h, "coefficient": c, "metric": a, "baseline": b,
-                                 "r_metric": ra, "r_baseline": rb, "delta": ra - rb, "p_williams": will.pvalue,
-                                 "p_perm_both": perm.pvalue, "p_boot_both": boot.pvalue})
+                                 "r_metric": ra, "r_baseline": rb, "delta": ra - rb,
+                                 **_one_sided_tests(X, Y, Z, level, c, n_resamples, rng)})
     cells = pd.DataFrame(rows)
     for test in ("williams", "perm_both", "boot_both"):
         cells[f"p_{test}_holm"] = holm(cells[f"p_{test}"].to_numpy(dtype=float)) if len(cells) else []
