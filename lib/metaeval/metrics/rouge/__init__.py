@@ -167,8 +167,6 @@ def score(
     pair_ref_list: list[int] = []
     for r, (summary, refs) in enumerate(zip(summaries, references)):
         peer_text[r] = intern(summary, r, -1)
-        if not isinstance(refs, (list, tuple)):
-            raise TypeError(f"references[{r}] must be a list of reference texts, got {type(refs).__name__}")
         for q, ref in enumerate(refs):
             if ref is None:
                 # a missing reference is not an empty one: scored as empty it would halve P silently
@@ -184,9 +182,8 @@ def score(
     pair_ref = np.asarray(pair_ref_list, np.int64)
     pair_peer = peer_text[pair_rec]
     n_refs = np.bincount(pair_rec, minlength=n_records)
-    rec_start = np.zeros(n_records, np.int64)
-    np.cumsum(n_refs[:-1], out=rec_start[1:])
-    rec_end = (rec_start + n_refs).astype(np.int64)
+    rec_end = np.cumsum(n_refs)
+    rec_start = rec_end - n_refs
 
     results: dict[RougeVariant, np.ndarray] = {}
     reasons: dict[int, set[str]] = defaultdict(set)
