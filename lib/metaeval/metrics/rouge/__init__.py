@@ -111,8 +111,8 @@ def score(
     a reference and a summary sentence: tokenization O(total characters), once per distinct text;
     stopwords and stemming O(vocabulary), once per type; ROUGE-N O(P G) after a per-text sort
     O(G log G); ROUGE-S/SU with skip distance d <= 31 O(L d) grams per text likewise, beyond (and S*,
-    SU*) O(P (L S + S^2)) without listing pairs, S the types shared by the two texts; ROUGE-L and
-    ROUGE-W O(sum m n) per pair (one dynamic-programming table of (m + 1)(n + 1) cells, reused).
+    SU*) O(P (L S + S^2)) without listing pairs, S the types shared by the two texts; ROUGE-L O(sum m n / 64)
+    per pair (bit-parallel rows), ROUGE-W O(sum m n) at most (a table of (m + 1)(n + 1) cells, reused).
 
     Examples
     --------
