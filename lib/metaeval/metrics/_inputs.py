@@ -6,9 +6,8 @@ from typing import Sequence
 
 
 def check_records(summaries: Sequence, references: Sequence) -> tuple[list, list]:
-    """``summaries`` and ``references`` as lists of equal length; a bare string for either is refused.
-
-    A bare string would otherwise be read as a sequence of one-character texts.
+    """``summaries`` and ``references`` as lists of equal length, each record's references a list; a bare
+    string for either is refused (it would otherwise be read as a sequence of one-character texts).
     """
     if isinstance(summaries, (str, bytes)):
         raise TypeError("summaries must be a sequence of texts, not a single string")
@@ -19,6 +18,9 @@ def check_records(summaries: Sequence, references: Sequence) -> tuple[list, list
         raise ValueError(
             f"summaries and references must have the same length, got {len(summaries)} and {len(references)}"
         )
+    for r, refs in enumerate(references):
+        if not isinstance(refs, (list, tuple)):
+            raise TypeError(f"references[{r}] must be a list of reference texts, got {type(refs).__name__}")
     return summaries, references
 
 
@@ -47,6 +49,3 @@ def as_sentences(text, where: str) -> tuple[str, ...]:
                                 f"string: remove it from the list, or pass '' for an empty sentence")
         return tuple(line for s in text for line in split_sentences(s))
     raise TypeError(f"{where} must be a string or a list of sentence strings, got {type(text).__name__}")
-
-
-_as_sentences = as_sentences  # the name rouge.py's copy has: it can import this one

@@ -168,7 +168,7 @@ def ridge_grid(n: int) -> tuple[dict[str, Any], ...]:
     return tuple({"alpha": a} for a in sorted(_RIDGE_ORDER[:n]))
 
 
-def _as_matrix(values: Any, what: str) -> tuple[np.ndarray, tuple[str, ...]]:
+def _as_matrix(values: Any) -> tuple[np.ndarray, tuple[str, ...]]:
     if isinstance(values, pd.DataFrame):
         names = tuple(str(c) for c in values.columns)
         arr = values.to_numpy(dtype=float)
@@ -384,10 +384,10 @@ def cross_validate(
     """
     if model not in MODELS:
         raise ValueError(f"model must be one of {MODELS}, got {model!r}")
-    X, feature_names = _as_matrix(features, "features")
+    X, feature_names = _as_matrix(features)
     if X.ndim != 2:
         raise ValueError(f"features must be 2-D (n, p), got shape {X.shape}")
-    Y, target_names = _as_matrix(targets, "targets")
+    Y, target_names = _as_matrix(targets)
     one_d = Y.ndim == 1
     if Y.ndim not in (1, 2):
         raise ValueError(f"targets must be 1-D or 2-D, got shape {Y.shape}")
@@ -399,10 +399,9 @@ def cross_validate(
         )
     _check_finite(X, feature_names, "features")
     _check_finite(Y, target_names, "targets")
-    if not (isinstance(folds, (int, np.integer)) and folds >= 2):
-        raise ValueError(f"folds must be an integer >= 2, got {folds!r}")
-    if not (isinstance(inner_folds, (int, np.integer)) and inner_folds >= 2):
-        raise ValueError(f"inner_folds must be an integer >= 2, got {inner_folds!r}")
+    for name, k in (("folds", folds), ("inner_folds", inner_folds)):
+        if not (isinstance(k, (int, np.integer)) and k >= 2):
+            raise ValueError(f"{name} must be an integer >= 2, got {k!r}")
     if grid is None:
         grid = MLP_GRID if model == "mlp" else RIDGE_GRID
     elif isinstance(grid, str):
@@ -431,12 +430,9 @@ def cross_validate(
         for k in range(int(folds))
     ]
     if n_jobs == 1:
-        iterator: Any = jobs
-        if progress:
-            from tqdm import tqdm
+        from tqdm import tqdm
 
-            iterator = tqdm(jobs, desc=f"{model} folds")
-        outputs = [_one_fold(*job) for job in iterator]
+        outputs = [_one_fold(*job) for job in tqdm(jobs, desc=f"{model} folds", disable=not progress)]
     else:
         from joblib import Parallel, delayed
 

@@ -1,7 +1,7 @@
 """ROUGE-WE: ROUGE whose exact gram matches are replaced by soft matches of word embeddings.
 
 The counting kernels behind :func:`metaeval.embeddings.score`'s ``rouge-we-*`` and ``rouge-wepos-*`` variants
-(definitions, options and signatures are documented there). Two rules:
+(options and signatures are documented there). Two rules:
 
 ``summeval`` (``rouge-we-N``, ``rouge-we-suK``): SummEval's ``rouge_n_we`` (Fabbri et al., 2021;
 ``summ_eval/s3_utils.py``, taken from UKPLab's ``emnlp-ws-2017-s3``, Peyrard et al. 2017), the definition
@@ -39,6 +39,8 @@ from collections.abc import Sequence
 
 import numba
 import numpy as np
+
+from metaeval.metrics.rouge._counts import _skip_totals
 
 __all__ = ["RULES", "gram_totals", "positional_hits", "soft_hits"]
 
@@ -203,11 +205,7 @@ def gram_totals(lengths: np.ndarray, n: int, skip: int) -> np.ndarray:
     """
     if n > 0:
         return np.maximum(lengths - n + 1, 0).astype(float)
-    gap = skip + 1
-    total = np.zeros(lengths.shape[0])
-    for d in range(1, gap + 1):
-        total += np.maximum(lengths - d, 0)
-    return total + np.maximum(lengths - 1, 0)
+    return _skip_totals(np.asarray(lengths), skip, True).astype(float)
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -165,23 +165,17 @@ class RougeVariant:
         if self.stop and self.lang != "en":
             raise ValueError("stop with tok:unicode removes the English SMART list: only with lang:en; else stop:no")
 
-    def _extras(self) -> str:
-        extra = ""
-        if self.exceptions != "full":
-            extra += f"|exc:{self.exceptions}"
-        if self.alpha != 0.5:
-            extra += f"|alpha:{self.alpha:g}"
-        if self.tok != "rouge":
-            extra += f"|tok:{self.tok}" + (f"|lang:{self.lang}" if self.lang else "")
-        return extra
-
     @property
     def signature(self) -> str:
         yn = lambda b: "yes" if b else "no"  # noqa: E731
-        return (
-            f"{self.measure.slug}|stem:{yn(self.stem)}|stop:{yn(self.stop)}|stat:{self.stat}|refs:{self.refs}"
-            + self._extras()
-        )
+        sig = f"{self.measure.slug}|stem:{yn(self.stem)}|stop:{yn(self.stop)}|stat:{self.stat}|refs:{self.refs}"
+        if self.exceptions != "full":
+            sig += f"|exc:{self.exceptions}"
+        if self.alpha != 0.5:
+            sig += f"|alpha:{self.alpha:g}"
+        if self.tok != "rouge":
+            sig += f"|tok:{self.tok}" + (f"|lang:{self.lang}" if self.lang else "")
+        return sig
 
     @property
     def key(self) -> str:

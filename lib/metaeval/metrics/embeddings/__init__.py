@@ -38,17 +38,12 @@ Variants
     the exact word mover's distance with Euclidean ground distance, solved by POT's ``ot.emd2``. All are
     reported *negated* (``val:-dist``), larger is better; several references: the mean over references.
 ``rouge-we-1``, ``rouge-we-2``, ``rouge-we-su4`` (``rouge-we-N``, ``rouge-we-suK``)
-    ROUGE-WE by SummEval's ``rouge_n_we`` rule (Fabbri et al., 2021, ``summ_eval/s3_utils.py``, from
-    UKPLab's S3 code), the definition behind the ROUGE-WE numbers most papers quote; kernels and sources in
-    :mod:`metaeval.metrics.rouge_we`. A gram's vector is the sum of its words' vectors; each distinct summary
-    gram (in order of first occurrence) is matched to its closest reference gram with a count left (cosine
-    similarity, 1 for identical grams; a gram with a word that has no vector matches only an identical gram);
-    if the similarity is >= ``threshold`` (``thr``, 0.8 as SummEval) the hit is the clipped count
-    ``min(summary count, reference count left)``, which is then taken off the reference gram. Hits are summed
-    over references; R = hits / reference grams, P = hits / (references x summary grams), F = PR / (0.5 P +
-    0.5 R) (SummEval's formulas, which are ROUGE-1.5.5's ``-f A``). With one-hot vectors the values equal
-    :func:`metaeval.rouge.score` (unrounded). ``rouge-we-suK`` applies the rule to ROUGE-SU's grams
-    (skip-bigrams to skip-bigrams, unigrams to unigrams; SummEval has no SU variant). Ng & Abrecht's (2015)
+    ROUGE-WE by SummEval's ``rouge_n_we`` rule (Fabbri et al., 2021), the definition behind the ROUGE-WE
+    numbers most papers quote, stated with its sources and kernels in :mod:`metaeval.metrics.rouge_we`:
+    summed word vectors per gram, each summary gram matched to its closest reference gram with a count left,
+    the clipped count credited at a cosine similarity >= ``thr`` (0.8 as SummEval), P, R and F as
+    ROUGE-1.5.5's ``-f A``. With one-hot vectors the values equal :func:`metaeval.rouge.score` (unrounded);
+    ``rouge-we-suK`` applies the rule to ROUGE-SU's grams (SummEval has no SU variant). Ng & Abrecht's (2015)
     original ROUGE-WE composed n-gram vectors by element-wise product inside ROUGE-1.5.5's Perl; SummEval's
     sum-of-vectors rule is what is reproduced here. Options: ``|stat:P|R|F`` (default F), ``|tok:rouge155``
     (default: ROUGE-1.5.5's tokens, so that ``|stem:yes`` and ``|stop:yes`` mean what they mean for the ROUGE
@@ -59,10 +54,8 @@ Variants
     SummEval's code, given several references as strings, tokenizes each reference character by character
     (only a single reference is wrapped in a list); the rule is applied here to whole references, as intended.
 ``rouge-wepos-N``, ``rouge-wepos-suK``
-    metaeval's earlier design, kept under its own name (``rule:positional``) for comparison: the similarity
-    of two grams is the product of the clipped cosine similarities of their words at the same positions,
-    occurrences are matched one-to-one greedily by decreasing similarity and a match is credited its
-    similarity. It is neither Ng & Abrecht's nor SummEval's definition.
+    The positional-product rule (``rule:positional``; :mod:`metaeval.metrics.rouge_we`), kept under its own
+    name for comparison: neither Ng & Abrecht's nor SummEval's definition.
 
 Every undefined value (a text with no word that has a vector, no references) is NaN with a
 :class:`EmbeddingWarning` that says why.
@@ -111,7 +104,6 @@ __all__ = [
     "score",
     "word_movers",
 ]
-
 
 
 class EmbeddingWarning(UserWarning):

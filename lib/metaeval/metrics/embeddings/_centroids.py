@@ -52,8 +52,7 @@ def _centroid_matrix(token_lists: Sequence[Sequence[str]], emb: Embeddings, idf:
     V[ok] = emb.vectors[emb_rows[ok]]
     num = np.asarray(W @ V)
     den = np.asarray(W.sum(axis=1)).ravel()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den[:, None] > 0, num / np.where(den > 0, den, 1.0)[:, None], np.nan)
+    return np.where(den[:, None] > 0, num / np.where(den > 0, den, 1.0)[:, None], np.nan)
 
 
 def centroids(texts: Sequence, *, embeddings: str | os.PathLike[str] | Embeddings = DEFAULT_EMBEDDINGS,
@@ -90,8 +89,7 @@ def centroid_difference(summaries: Sequence, references: Sequence, *,
     tokens = _token_lists(rec.texts, False, stop)
     C = _centroid_matrix(tokens, emb, idf_weights(tokens))
     diff = C[rec.pair_ref] - C[rec.peer[rec.pair_rec]]
-    out = np.stack([_mean_over_refs(diff[:, k], rec) for k in range(emb.dim)], axis=1)
-    return out
+    return np.stack([_mean_over_refs(diff[:, k], rec) for k in range(emb.dim)], axis=1)
 
 
 def _cent_scores(rec: _Records, emb: Embeddings, stop: bool) -> tuple[dict[str, np.ndarray], np.ndarray]:

@@ -46,8 +46,6 @@ def _records(summaries: Sequence, references: Sequence) -> _Records:
     pair_rec, pair_ref = [], []
     for r, (s, refs) in enumerate(zip(summaries, references)):
         peer[r] = intern(_as_text(s, f"summaries[{r}]"))
-        if not isinstance(refs, (list, tuple)):
-            raise TypeError(f"references[{r}] must be a list of reference texts, got {type(refs).__name__}")
         for q, ref in enumerate(refs):
             pair_rec.append(r)
             pair_ref.append(intern(_as_text(ref, f"references[{r}][{q}]")))
@@ -63,5 +61,4 @@ def _mean_over_refs(values: np.ndarray, rec: _Records) -> np.ndarray:
     """Mean over each record's references; NaN if a record has none or any of its values is NaN."""
     n = rec.peer.shape[0]
     total = np.bincount(rec.pair_rec, weights=values, minlength=n)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(rec.n_refs > 0, total / np.maximum(rec.n_refs, 1), np.nan)
+    return np.where(rec.n_refs > 0, total / np.maximum(rec.n_refs, 1), np.nan)

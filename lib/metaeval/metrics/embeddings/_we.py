@@ -46,11 +46,10 @@ def _rouge_we(rec: _Records, emb: Embeddings, variants: list[EmbeddingVariant], 
         hit = np.bincount(rec.pair_rec, weights=hits[:, m], minlength=n_rec)
         model = np.bincount(rec.pair_rec, weights=totals[rec.pair_ref], minlength=n_rec)
         peer = rec.n_refs * totals[rec.peer]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            R = np.where(model > 0, hit / np.where(model > 0, model, 1), 0.0)
-            P = np.where(peer > 0, hit / np.where(peer > 0, peer, 1), 0.0)
-            # SummEval's _safe_f1 with alpha = 0.5: P R / (0.5 P + 0.5 R), 0 when both are 0
-            F = np.where(P + R > 0, P * R / np.where(P + R > 0, 0.5 * P + 0.5 * R, 1), 0.0)
+        R = np.where(model > 0, hit / np.where(model > 0, model, 1), 0.0)
+        P = np.where(peer > 0, hit / np.where(peer > 0, peer, 1), 0.0)
+        # SummEval's _safe_f1 with alpha = 0.5: P R / (0.5 P + 0.5 R), 0 when both are 0
+        F = np.where(P + R > 0, P * R / np.where(P + R > 0, 0.5 * P + 0.5 * R, 1), 0.0)
         values = {"P": P, "R": R, "F": F}[v.stat]
         out[v] = np.where(rec.n_refs > 0, values, np.nan)
     return out

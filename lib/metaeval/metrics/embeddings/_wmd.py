@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -30,6 +30,7 @@ def _nbow(token_lists: Sequence[Sequence[str]], emb: Embeddings) -> list[tuple[n
 def _wmd_pairs(rec: _Records, emb: Embeddings, stop: bool, names: set[str], progress: bool):
     """Per (record, reference) pair: the requested word mover's distances (positive distances)."""
     from scipy.spatial.distance import cdist
+    from tqdm import tqdm
 
     bows = _nbow(_token_lists(rec.texts, False, stop), emb)
     n_pairs = rec.pair_rec.shape[0]
@@ -42,13 +43,8 @@ def _wmd_pairs(rec: _Records, emb: Embeddings, stop: bool, names: set[str], prog
     order = np.argsort(rec.pair_ref, kind="stable")
     bounds = np.flatnonzero(np.diff(rec.pair_ref[order])) + 1
     groups = np.split(order, bounds) if n_pairs else []
-    iterator: Iterable = groups
-    if progress:
-        from tqdm import tqdm
-
-        iterator = tqdm(groups, desc="word mover's distances", unit="reference")
     vectors = emb.vectors
-    for ks in iterator:
+    for ks in tqdm(groups, desc="word mover's distances", unit="reference", disable=not progress):
         ref_rows, ref_w = bows[rec.pair_ref[ks[0]]]
         if ref_rows.size == 0:
             continue

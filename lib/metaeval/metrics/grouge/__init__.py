@@ -67,15 +67,7 @@ Remaining differences from the paper's system (UKB + ADW):
   senses are ordered by WordNet's sense order, equal vector values by node id.
 
 ``topk`` below 5000 is an approximation (faster); its effect on scores is measured in
-``benchmarks/REPORT.md`` and ``tests/test_grouge.py``.
-
-Examples
---------
->>> import metaeval
->>> frame = metaeval.grouge.score(["police fired three officers"], [["the officers were dismissed"]],
-...                               ["grouge-1"], lam=1.0)
->>> round(float(frame.iloc[0, 0]), 4)   # lam = 1: ROUGE-1 recall (officers; the, were, dismissed missed)
-0.25
+``benchmarks/REPORT.md`` and ``tests/test_grouge.py``. Example: :func:`score`.
 """
 
 from __future__ import annotations

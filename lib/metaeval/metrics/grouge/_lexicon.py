@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -53,10 +54,7 @@ class _Lexicon:
 
 def _oov_ranked(lex: _Lexicon, word_ids: Sequence[int]) -> np.ndarray:
     """OOV dimensions of a text in rank order: by count, then alphabetically."""
-    counts: dict[int, int] = {}
-    for w in word_ids:
-        if lex.oov_dim[w] >= 0:
-            counts[w] = counts.get(w, 0) + 1
+    counts = Counter(w for w in word_ids if lex.oov_dim[w] >= 0)
     order = sorted(counts, key=lambda w: (-counts[w], lex.words[w]))
     return np.asarray([lex.oov_dim[w] for w in order], np.int64)
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from metaeval.metrics._inputs import as_sentences, check_records
-from metaeval.metrics.grouge._engine import _Engine
+from metaeval.metrics.grouge._engine import _Engine, _ref_choices
 from metaeval.metrics.grouge._lexicon import _Lexicon, _words
 from metaeval.metrics.grouge._options import GRougeOptions, GRougeVariant, GRougeWarning, parse_variant
 from metaeval.metrics.grouge._store import _store
@@ -45,14 +45,18 @@ def _resolve(variants, lam, options: GRougeOptions) -> list[GRougeVariant]:
     return out
 
 
-def _occurrences(n_tok: int, measure: Measure) -> np.ndarray:
-    """Token positions of every gram occurrence of a text, as ROUGE-1.5.5 enumerates them (-1 padding)."""
+def _grams(ids: np.ndarray, measure: Measure) -> np.ndarray:
+    """Every gram occurrence of a text, as ROUGE-1.5.5 enumerates them, as the row of its tokens' ``ids``
+    (-1 padding)."""
+    n_tok = ids.shape[0]
     if measure.kind == "n":
         m = max(n_tok - measure.n + 1, 0)
-        return (np.arange(m)[:, None] + np.arange(measure.n)[None, :]).astype(np.int64)
-    pairs = [(i, i + d) for d in range(1, measure.skip + 2) for i in range(n_tok - d)]
-    uni = [(i, -1) for i in range(n_tok - 1)]  # ROUGE-SU: every token but the last
-    return np.asarray(pairs + uni, np.int64).reshape(-1, 2)
+        pos = np.arange(m)[:, None] + np.arange(measure.n)[None, :]
+    else:
+        pairs = [(i, i + d) for d in range(1, measure.skip + 2) for i in range(n_tok - d)]
+        uni = [(i, -1) for i in range(n_tok - 1)]  # ROUGE-SU: every token but the last
+        pos = np.asarray(pairs + uni, np.int64).reshape(-1, 2)
+    return np.where(pos >= 0, ids[np.clip(pos, 0, None)], -1)
 
 
 def score(
@@ -181,8 +185,6 @@ def _score_impl(summaries, references, variants, *, lam: float, options: GRougeO
     rec_refs: list[tuple[int, ...]] = []
     for r, (summary, refs) in enumerate(zip(summaries, references)):
         peer_text[r] = intern(as_sentences(summary, f"summaries[{r}]"))
-        if not isinstance(refs, (list, tuple)):
-            raise TypeError(f"references[{r}] must be a list of reference texts, got {type(refs).__name__}")
         rec_refs.append(tuple(intern(as_sentences(ref, f"references[{r}][{q}]")) for q, ref in enumerate(refs)))
     pair_rec = np.asarray([r for r, refs in enumerate(rec_refs) for _ in refs], np.int64)
     pair_ref = np.asarray([t for refs in rec_refs for t in refs], np.int64)
@@ -242,14 +244,9 @@ def _lexical_counts(proc: list[list[str]], is_stop: list[np.ndarray], measure: M
     proportional in the rare case it is both)."""
     vocab: dict[str, int] = {}
     ids = [np.asarray([vocab.setdefault(w, len(vocab)) for w in toks], np.int64) for toks in proc]
-    rows: list[np.ndarray] = []
-    stop_rows: list[np.ndarray] = []
-    for t_ids, stop in zip(ids, is_stop):
-        pos = _occurrences(t_ids.shape[0], measure)
-        clipped = np.clip(pos, 0, None)
-        rows.append(np.where(pos >= 0, t_ids[clipped] if t_ids.size else pos, -1).reshape(pos.shape))
-        stop_rows.append(np.asarray(np.where(pos >= 0, stop[clipped] if stop.size else True, True).all(axis=1)
-                                    if pos.shape[0] else np.zeros(0, bool), bool))
+    rows = [_grams(t_ids, measure) for t_ids in ids]
+    # stopword-only occurrences (the -1 padding counts as a stopword)
+    stop_rows = [(_grams(stop.astype(np.int64), measure) != 0).all(axis=1) for stop in is_stop]
     lengths = np.asarray([len(r) for r in rows], np.int64)
     stacked = np.concatenate(rows) if rows else np.zeros((0, 1), np.int64)
     if stacked.shape[0]:
@@ -312,17 +309,12 @@ def _semantic_sums(raw_ids, lex, store, engine, measures, pair_peer, pair_ref, s
     def occurrences(t: int, m: Measure) -> np.ndarray:
         key = (t, m)
         if key not in occ_cache:
-            ids = raw_ids[t]
-            pos = _occurrences(ids.shape[0], m)
-            words = np.where(pos >= 0, ids[np.clip(pos, 0, None)] if ids.size else pos, -1)
-            occ_cache[key] = words.reshape(pos.shape)
+            occ_cache[key] = _grams(raw_ids[t], m)
         return occ_cache[key]
 
-    bar = None
-    if progress:
-        from tqdm import tqdm
+    from tqdm import tqdm
 
-        bar = tqdm(total=len(by_peer), desc="GRouge peers", unit="summary")
+    bar = tqdm(total=len(by_peer), desc="GRouge peers", unit="summary", disable=not progress)
     for refset, peers in by_refset.items():
         ref_words = [int(w) for t in refset for w in raw_ids[t]]
         # the grams depend on the reference set only: one table for all its peers
@@ -358,10 +350,8 @@ def _semantic_sums(raw_ids, lex, store, engine, measures, pair_peer, pair_ref, s
                 start += cnt
                 for k in ks_by_ref[t]:
                     sem_sums[m][k] = total
-            if bar is not None:
-                bar.update(1)
-    if bar is not None:
-        bar.close()
+            bar.update(1)
+    bar.close()
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -387,26 +377,14 @@ def align(words_a, words_b, *, options: GRougeOptions | None = None, cache: bool
     engine = _Engine(store, lex, align=opts.align, align_topk=opts.align_topk)
     words = _words(words_a)
     a, b = lex.ids(words), lex.ids(_words(words_b))
-    b_nodes = sorted({s for w in b for s in lex.senses[w]})
-    a_nodes = sorted({s for w in a for s in lex.senses[w]})
-    store.ensure(a_nodes + b_nodes)
-    pair = engine.pair(store.row_of[np.asarray(a_nodes, np.int64)], store.row_of[np.asarray(b_nodes, np.int64)])
-    best_to_b = {s: float(pair[i].max()) if b_nodes else 0.0 for i, s in enumerate(a_nodes)}
-    shared = set(b_nodes)
-    out: list[str | None] = []
-    for w, word in zip(a, words):
-        nodes = lex.senses[w]
-        senses = store.wn.senses(word)
-        hit = [k for k, s in enumerate(nodes) if s in shared]
-        if hit:
-            out.append(senses[hit[-1]].name)
-            continue
-        best, k_best = 0.0, -1
-        for k, s in enumerate(nodes):
-            if best_to_b[s] > best:
-                best, k_best = best_to_b[s], k
-        out.append(senses[k_best].name if k_best >= 0 else None)
-    return out
+    a_nodes = np.asarray([s for w in a for s in lex.senses[w]], np.int64)  # each word's senses in turn
+    b_nodes = np.asarray(sorted({s for w in b for s in lex.senses[w]}), np.int64)
+    ptr = np.cumsum([0] + [len(lex.senses[w]) for w in a])
+    store.ensure(np.concatenate([a_nodes, b_nodes]))
+    pair = engine.pair(store.row_of[a_nodes], store.row_of[b_nodes])
+    # GRouge's own rule (ADW's alignmentBasedDisambiguation), each word of words_a against all of words_b
+    choice = _ref_choices(ptr, np.isin(a_nodes, b_nodes), pair, np.arange(b_nodes.size))
+    return [store.wn.senses(word)[c - start].name if c >= 0 else None for word, c, start in zip(words, choice, ptr)]
 
 
 def similarity(text_a, text_b, *, options: GRougeOptions | None = None, cache: bool = True) -> float:

@@ -187,11 +187,9 @@ class SenseVectors:
             _top(V, chunk.size, walker.order, hops, iterations, width, idx, val, length)
             return chunk, idx, val, length
 
-        bar = None
-        if self.progress:
-            from tqdm import tqdm
+        from tqdm import tqdm
 
-            bar = tqdm(total=int(todo.size), desc="PPR vectors", unit="sense")
+        bar = tqdm(total=int(todo.size), desc="PPR vectors", unit="sense", disable=not self.progress)
         _compile_vectorized()
         workers = max(1, min(numba.get_num_threads(), len(chunks)))
         shard: list[tuple] = []
@@ -200,13 +198,11 @@ class SenseVectors:
             for k, result in enumerate(pool.map(job, chunks)):
                 self._append(*result)
                 shard.append(result)
-                if bar is not None:
-                    bar.update(result[0].size)
+                bar.update(result[0].size)
                 if self.folder is not None and (sum(r[0].size for r in shard) >= 512 or k == len(chunks) - 1):
                     self._write_shard(*[np.concatenate(p) for p in zip(*shard)])
                     shard = []
-        if bar is not None:
-            bar.close()
+        bar.close()
 
     def _write_shard(self, nodes, idx, val, length) -> None:
         assert self.folder is not None

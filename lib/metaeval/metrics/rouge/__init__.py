@@ -111,8 +111,8 @@ def score(
     a reference and a summary sentence: tokenization O(total characters), once per distinct text;
     stopwords and stemming O(vocabulary), once per type; ROUGE-N O(P G) after a per-text sort
     O(G log G); ROUGE-S/SU with skip distance d <= 31 O(L d) grams per text likewise, beyond (and S*,
-    SU*) O(P (L S + S^2)) without listing pairs, S the types shared by the two texts; ROUGE-L and
-    ROUGE-W O(sum m n) per pair (one dynamic-programming table of (m + 1)(n + 1) cells, reused).
+    SU*) O(P (L S + S^2)) without listing pairs, S the types shared by the two texts; ROUGE-L O(sum m n / 64)
+    per pair (bit-parallel rows), ROUGE-W O(sum m n) at most (a table of (m + 1)(n + 1) cells, reused).
 
     Examples
     --------
@@ -167,8 +167,6 @@ def score(
     pair_ref_list: list[int] = []
     for r, (summary, refs) in enumerate(zip(summaries, references)):
         peer_text[r] = intern(summary, r, -1)
-        if not isinstance(refs, (list, tuple)):
-            raise TypeError(f"references[{r}] must be a list of reference texts, got {type(refs).__name__}")
         for q, ref in enumerate(refs):
             if ref is None:
                 # a missing reference is not an empty one: scored as empty it would halve P silently
@@ -184,9 +182,8 @@ def score(
     pair_ref = np.asarray(pair_ref_list, np.int64)
     pair_peer = peer_text[pair_rec]
     n_refs = np.bincount(pair_rec, minlength=n_records)
-    rec_start = np.zeros(n_records, np.int64)
-    np.cumsum(n_refs[:-1], out=rec_start[1:])
-    rec_end = (rec_start + n_refs).astype(np.int64)
+    rec_end = np.cumsum(n_refs)
+    rec_start = rec_end - n_refs
 
     results: dict[RougeVariant, np.ndarray] = {}
     reasons: dict[int, set[str]] = defaultdict(set)

@@ -285,10 +285,6 @@ def _window_counts(tok, a, b, local, skip, S, C, uni):  # pragma: no cover - com
                 uni[lj] += 1
 
 
-def _dense(codes: np.ndarray) -> np.ndarray:
-    return np.unique(codes, return_inverse=True)[1].astype(np.int64).ravel()
-
-
 def _position_codes(pr: _Processed, n: int) -> np.ndarray:
     """Exact n-gram id at each token position (-1 where the n-gram would cross the end of its text)."""
     V = pr.vocab_size
@@ -304,7 +300,7 @@ def _position_codes(pr: _Processed, n: int) -> np.ndarray:
     codes = pr.tok.copy()
     for k in range(1, n):
         nxt = np.where(pos + k < pr.tok.shape[0], np.roll(pr.tok, -k), 0)
-        codes = _dense(codes * V + nxt)
+        codes = np.unique(codes * V + nxt, return_inverse=True)[1].astype(np.int64).ravel()
     return np.where(pos + n - 1 < end_of, codes, -1).astype(np.int64)
 
 

@@ -42,7 +42,6 @@ def _first_best(keys, starts, ends):  # pragma: no cover - compiled
     return out
 
 
-
 def _libc_pow(x: np.ndarray, y: float) -> np.ndarray:
     """``x ** y`` elementwise with the C library's ``pow`` (``math.pow``), as Perl's ``**`` computes it.
 

@@ -66,8 +66,7 @@ def _pair_stats(pr: _Processed, measure: Measure, pair_peer, pair_ref, cache: di
         peer = totals[pair_peer].astype(float)
         best = np.zeros(0)
         if need_best:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                best = _round5(np.where(model != 0, hits / np.where(model != 0, model, 1), 0.0))
+            best = _round5(np.where(model != 0, hits / np.where(model != 0, model, 1), 0.0))
         return _PairStats(measure, hits, model, peer, best, no_undefined)
     weighted = measure.kind == "w"
     w = measure.weight if weighted else 1.0
@@ -86,8 +85,7 @@ def _pair_stats(pr: _Processed, measure: Measure, pair_peer, pair_ref, cache: di
         undefined = model_base == 0
         best = np.zeros(0)
         if need_best:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                ratio = hits / np.where(undefined, 1, model_base)
+            ratio = hits / np.where(undefined, 1, model_base)
             best = np.where(undefined, np.nan, _libc_pow(ratio, 1 / w))
         # (sum len^w)^w per reference text and count^w per summary text (fpow holds k^w), then per pair
         model = _libc_pow(text_base, w)[pair_ref]
@@ -96,8 +94,7 @@ def _pair_stats(pr: _Processed, measure: Measure, pair_peer, pair_ref, cache: di
     model = lengths[pair_ref].astype(float)  # sentence lengths summed = the reference's token count
     best = np.zeros(0)
     if need_best:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            best = np.where(model > 0, hits / np.where(model > 0, model, 1), 0.0)
+        best = np.where(model > 0, hits / np.where(model > 0, model, 1), 0.0)
     return _PairStats(measure, hits, model, lengths[pair_peer].astype(float), best, no_undefined)
 
 
@@ -158,9 +155,8 @@ def _aggregate(st: _PairStats, refs: str, alpha: float, rec_start, rec_end, n_re
         else:
             hit, model, peer = zero, zero, zero
     undefined = _segment_sums(st.undefined.astype(float), rec_start, rec_end) > 0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        R = np.where(model != 0, hit / np.where(model != 0, model, 1), 0.0)
-        P = np.where(peer != 0, hit / np.where(peer != 0, peer, 1), 0.0)
+    R = np.where(model != 0, hit / np.where(model != 0, model, 1), 0.0)
+    P = np.where(peer != 0, hit / np.where(peer != 0, peer, 1), 0.0)
     if st.measure.kind == "w":
         inv = 1 / st.measure.weight
         R = np.where(model != 0, _libc_pow(R, inv), 0.0)
@@ -168,8 +164,7 @@ def _aggregate(st: _PairStats, refs: str, alpha: float, rec_start, rec_end, n_re
     if rounding:
         R, P = _round5(R), _round5(P)
     denom = (1 - alpha) * P + alpha * R
-    with np.errstate(invalid="ignore", divide="ignore"):
-        F = np.where(denom > 0, (P * R) / np.where(denom > 0, denom, 1), 0.0)
+    F = np.where(denom > 0, (P * R) / np.where(denom > 0, denom, 1), 0.0)
     if rounding:
         F = _round5(F)
     no_refs = n_refs == 0
