@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 import metaeval._outputs as _outputs
-from metaeval.data.formats import ID_SYNONYMS, DataError, parse_record, write_dataset
+from metaeval.data.formats import ID_SYNONYMS, DataError, decode_utf8, parse_record, write_dataset
 
 __all__ = ["ROLE_NAMES", "TABLE_SUFFIXES", "ColumnMap", "ColumnRoles", "ImportResult", "frame_records", "import_table",
            "infer_columns", "is_table", "names_an_id", "read_table"]
@@ -142,13 +142,7 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
         if packed:
             raise DataError(f"{path}: a {packed} file, not a text table; "
                             f"decompress it first and import the table it holds")
-        try:
-            text = raw.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            line = raw[: exc.start].count(b"\n") + 1
-            column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-            raise DataError(f"{path}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {column}); "
-                            "save the file as UTF-8 (in a spreadsheet: Save As > CSV UTF-8)") from None
+        text = decode_utf8(raw, path, "; save the file as UTF-8 (in a spreadsheet: Save As > CSV UTF-8)")
         sep = "\t" if suffix in (".tsv", ".tab") else ","
         _check_header(path, text, sep)
         try:
