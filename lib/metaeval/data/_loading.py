@@ -361,11 +361,7 @@ def _info(name: str, meta: Mapping[str, Any], score_names: Sequence[str], files:
 
 
 def _stat_key(files: Sequence[Path]) -> tuple:
-    out = []
-    for f in files:
-        st = f.stat()
-        out.append((str(f.resolve()), st.st_mtime_ns, st.st_size))
-    return tuple(out)
+    return tuple((str(f.resolve()), (st := f.stat()).st_mtime_ns, st.st_size) for f in files)
 
 
 _LOADED: dict[tuple, Dataset] = {}
