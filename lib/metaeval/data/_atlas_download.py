@@ -274,28 +274,28 @@ for _lang, _language in _MULTI_LANGS.items():
         folder_names=partial(_converters.multisummeval_ids, lang=_lang))
 
 _FFCI = "fajri91/ffci", "adbd5da112b1eac903508ad0daea1bc50d1cea69"
-_FFCI_CITATION = ("Koto, Baldwin & Lau, FFCI: A Framework for Interpretable Automatic Evaluation of "
-                  "Summarization, Journal of Artificial Intelligence Research (arXiv:2011.13662)")
+# the facts both FFCI datasets share
+_FFCI_FACTS: dict[str, Any] = dict(
+    citation="Koto, Baldwin & Lau, FFCI: A Framework for Interpretable Automatic Evaluation of Summarization, "
+             "Journal of Artificial Intelligence Research (arXiv:2011.13662)",
+    domain="news", language="en", task="summarization", judgment="direct assessment (z)", annotators=None,
+    inputs=135, references=False, licence="none found", distribution="download")
 _files = (PinnedFile(*_FFCI, "Data/Intersentential Coherence/published_data_ic_raw.csv",
                      "8dd707d1511e3f2c27cee8c9ea2fe9cdd86d32836679e359cd0f7a932e0614e5", 213999),
           PinnedFile(*_FFCI, "Data/Intersentential Coherence/published_data_ic_z.csv",
                      "062ce7ccab1f9c579ac229abb50e0a31b04ec03f5d6d93eb23db5d6b616391a3", 217215))
 _add(AtlasEntry(
-    name="ffci-coherence", title="FFCI inter-sentential coherence (Koto, Baldwin & Lau)", citation=_FFCI_CITATION,
-    domain="news", language="en", task="summarization", judgment="direct assessment (z)",
-    human_scores=("human.coherence_z", "human.coherence"), annotators=None, systems=4, inputs=135, texts=True,
-    references=False, licence="none found", source=_source(_FFCI, _files), distribution="download",
+    name="ffci-coherence", title="FFCI inter-sentential coherence (Koto, Baldwin & Lau)",
+    human_scores=("human.coherence_z", "human.coherence"), systems=4, texts=True, source=_source(_FFCI, _files),
     notes="CNN/DM; systems BERT, LEAD3, PROPHETNET, PG; means of workers (z-scores and raw 0-100); no references",
-), _files, _converters.ffci_coherence)
+    **_FFCI_FACTS), _files, _converters.ffci_coherence)
 
 _files = (PinnedFile(*_FFCI, "Data/Focus and Coverage/xsum/human_focus_final.csv",
                      "eedb42173138c341f241daca0d4b946df40ff17a06d0a827a23d7dadefb7d661", 8642),
           PinnedFile(*_FFCI, "Data/Focus and Coverage/xsum/human_coverage_final.csv",
                      "f151d7f919fa4f05f1245c2107b843f3f441c01e42f5a26207d9c1063a0e2b62", 8659))
 _add(AtlasEntry(
-    name="ffci-xsum", title="FFCI focus and coverage, XSum (Koto, Baldwin & Lau)", citation=_FFCI_CITATION,
-    domain="news", language="en", task="summarization", judgment="direct assessment (z)",
-    human_scores=("human.focus", "human.coverage"), annotators=None, systems=2, inputs=135, texts=False,
-    references=False, licence="none found", source=_source(_FFCI, _files), distribution="download",
+    name="ffci-xsum", title="FFCI focus and coverage, XSum (Koto, Baldwin & Lau)",
+    human_scores=("human.focus", "human.coverage"), systems=2, texts=False, source=_source(_FFCI, _files),
     notes="only 2 systems (BERT, PG): summary level only; mean z-scores of workers; texts not included",
-), _files, _converters.ffci_xsum)
+    **_FFCI_FACTS), _files, _converters.ffci_xsum)

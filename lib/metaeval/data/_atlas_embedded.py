@@ -116,28 +116,27 @@ for _year, _pair, _sys, _n, _lang, _hum in ((2020, "ende", 10, 1418, "en-de", "3
         notes=f"segments, not documents; {_hum} are among the systems; MQM averaged over raters (0 = no error, "
               "more negative = worse); no texts" + ("; only the rated segments" if _year == 2021 else ""),
     )
+# the facts the three Goyal et al. subsets share
+_GOYAL = dict(
+    citation="Goyal, Li & Durrett (2022), News Summarization and Evaluation in the Era of GPT-3, arXiv:2209.12356",
+    domain="news", language="en", task="summarization", annotators=3, references=False, licence="CC BY 4.0",
+    distribution="embedded")
 for _sub, _what in (("cnn", "CNN"), ("bbc", "BBC")):
     _add(
-        name=f"goyal2022-{_sub}", title=f"Goyal, Li & Durrett (2022), {_what}",
-        citation="Goyal, Li & Durrett (2022), News Summarization and Evaluation in the Era of GPT-3, arXiv:2209.12356",
-        domain="news", language="en", task="summarization", judgment="rank",
-        human_scores=("human.preference", "human.best", "human.worst"), annotators=3, systems=3, inputs=100,
-        texts=True, references=False, licence="CC BY 4.0",
+        name=f"goyal2022-{_sub}", title=f"Goyal, Li & Durrett (2022), {_what}", judgment="rank",
+        human_scores=("human.preference", "human.best", "human.worst"), systems=3, inputs=100, texts=True,
         source="tagoyal/tagoyal.github.io@dc77471d47737781c10886f4ac01cc06d5cf152f: "
                f"zero-shot-explorer/human_annotations.zip ({_sub}_human.json)",
-        distribution="embedded", folder=f"atlas/goyal2022-{_sub}",
+        folder=f"atlas/goyal2022-{_sub}", **_GOYAL,
         notes="best/worst choices turned into a per-annotator score: +1 chosen best, -1 chosen worst, else 0 "
               "(an annotator may choose several); systems GPT-3 text-davinci-002 (gpt3), BRIO, T0; no references",
     )
 _add(
-    name="goyal2022-keyword", title="Goyal, Li & Durrett (2022), keyword-focused",
-    citation="Goyal, Li & Durrett (2022), News Summarization and Evaluation in the Era of GPT-3, arXiv:2209.12356",
-    domain="news", language="en", task="summarization", judgment="binary",
-    human_scores=("human.preferred",), annotators=3, systems=2, inputs=200, texts=False, references=False,
-    licence="CC BY 4.0",
+    name="goyal2022-keyword", title="Goyal, Li & Durrett (2022), keyword-focused", judgment="binary",
+    human_scores=("human.preferred",), systems=2, inputs=200, texts=False,
     source="tagoyal/tagoyal.github.io@dc77471d47737781c10886f4ac01cc06d5cf152f: "
            "zero-shot-explorer/human_annotations.zip (keyword_human.json)",
-    distribution="embedded", folder="atlas/goyal2022-keyword",
+    folder="atlas/goyal2022-keyword", **_GOYAL,
     notes="keyword-focused summaries of 100 CNN articles x 2 keywords by GPT-3 (gpt3) and CTRLSum; per annotator "
           "1 if the system's summary was preferred (both may be); the summaries are not in the source file",
 )

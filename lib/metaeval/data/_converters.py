@@ -17,7 +17,7 @@ import io
 import json
 import pickle
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,9 +50,14 @@ def _lines(files: Mapping[str, bytes], path: str) -> list[tuple[str, str]]:
     return [(f"{path}:{k}", line) for k, line in enumerate(_text(files, path).splitlines(), 1) if line.strip()]
 
 
-def _sorted(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _converted(records: list[dict[str, Any]], description: str, human: list[str], display: Mapping[str, str],
+               steps: Iterable[str], **meta: Any) -> Converted:
+    """The records in the documented order and their ``dataset.yml``: ``human`` the human scores (the first is the
+    default), ``display`` their display names, ``meta`` any other key."""
     # input-level records (references only) first, then (instance, system): a stable, documented order
-    return sorted(records, key=lambda r: (r["instance_id"], "summarizer_id" in r, r.get("summarizer_id", "")))
+    records = sorted(records, key=lambda r: (r["instance_id"], "summarizer_id" in r, r.get("summarizer_id", "")))
+    return Converted(records, {"description": description, "default_human": human[0], "human_scores": human,
+                               "display_names": dict(display), **meta}, tuple(steps))
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -104,14 +109,9 @@ def dialsummeval(files: Mapping[str, bytes]) -> Converted:
     if missing:
         raise DataError(f"{path}: dialogue(s) {', '.join(missing[:3])} have no reference summary (model A)")
     metric_names = _dialsummeval_metrics(files, records, dialogues)
-    meta = {
-        "description": "DialSummEval (Gao & Wan, 2022): SAMSum dialogues, 13 systems + the reference, 3 annotators",
-        "default_human": "human.relevance",
-        "human_scores": [f"human.{d}" for d in ("relevance", "coherence", "consistency", "fluency")],
-        "display_names": {f"human.{d}": d.capitalize() for d in DIALSUMMEVAL_DIMS},
-        "reference_records": "skip",
-    }
-    return Converted(_sorted(records), meta, (
+    return _converted(records, "DialSummEval (Gao & Wan, 2022): SAMSum dialogues, 13 systems + the reference, "
+                      "3 annotators", [f"human.{d}" for d in ("relevance", "coherence", "consistency", "fluency")],
+                      {f"human.{d}": d.capitalize() for d in DIALSUMMEVAL_DIMS}, (
         "model ids A..N renamed to the systems' names (the authors' analysis.py, model_type_dict)",
         "model A (GOLD, the SAMSum reference) kept as each dialogue's reference and as a record with "
         "summarizer_type 'reference' (skipped by default; load(..., reference_records='as-systems') keeps it)",
@@ -119,7 +119,8 @@ def dialsummeval(files: Mapping[str, bytes]) -> Converted:
         "the dialogue text is not written (the dataset contract holds summaries and references only)",
     ) + ((f"{DIALSUMMEVAL_METRICS}/<model letter>/metrics.csv: row i is the dialogue on line i of "
           f"{DIALSUMMEVAL_METRICS}/dials.txt (matched to its id by the dialogue text); its {len(metric_names)} "
-          "columns kept under their own names in metrics (" + ", ".join(metric_names) + ")",) if metric_names else ()))
+          "columns kept under their own names in metrics (" + ", ".join(metric_names) + ")",) if metric_names else ()),
+        reference_records="skip")
 
 
 #: the authors' metric scores (reproduce/analysis/analysis.py reads <letter>/metrics.csv, row i = line i of dials.txt)
@@ -203,14 +204,9 @@ def opinsummeval(files: Mapping[str, bytes]) -> Converted:
                                 f"{', '.join(OPINSUMMEVAL_DIMS)}") from None
             records.append({"instance_id": case, "summarizer_id": model, "summary": texts[model],
                             "metrics": {"human": human, **scores}})
-    meta = {
-        "description": "OpinSummEval (Shen & Wan, 2023): Yelp opinion summaries, 14 systems x 100 entities, "
-                       "2 annotators, the authors' metric scores",
-        "default_human": "human.aspect_relevance",
-        "human_scores": [f"human.{n}" for n in OPINSUMMEVAL_DIMS.values()],
-        "display_names": {f"human.{n}": n.replace("_", " ").capitalize() for n in OPINSUMMEVAL_DIMS.values()},
-    }
-    return Converted(_sorted(records), meta, (
+    return _converted(records, "OpinSummEval (Shen & Wan, 2023): Yelp opinion summaries, 14 systems x 100 entities, "
+                      "2 annotators, the authors' metric scores", [f"human.{n}" for n in OPINSUMMEVAL_DIMS.values()],
+                      {f"human.{n}": n.replace("_", " ").capitalize() for n in OPINSUMMEVAL_DIMS.values()}, (
         "case number -> instance_id; the model name -> summarizer_id",
         "annot1/annot2 -> metrics.human.<dimension> lists [annot1, annot2]; dimensions renamed "
         + ", ".join(f"{k} -> {v}" for k, v in OPINSUMMEVAL_DIMS.items()),
@@ -259,14 +255,9 @@ def koh2022(files: Mapping[str, bytes], *, subset: str) -> Converted:
                         "metrics": {"human": human}})
     if not records:
         raise DataError(f"{path}: no item of dataset {subset!r}")
-    meta = {
-        "description": f"Koh et al. (2022): {subset} long-document summaries, 12 BART/PEGASUS variants, "
-                       "3 annotators (proportions)",
-        "default_human": "human.relevance",
-        "human_scores": ["human.relevance", "human.factual_consistency"],
-        "display_names": {"human.relevance": "Relevance", "human.factual_consistency": "Factual consistency"},
-    }
-    return Converted(_sorted(records), meta, (
+    return _converted(records, f"Koh et al. (2022): {subset} long-document summaries, 12 BART/PEGASUS variants, "
+                      "3 annotators (proportions)", ["human.relevance", "human.factual_consistency"],
+                      {"human.relevance": "Relevance", "human.factual_consistency": "Factual consistency"}, (
         f"items whose dataset is {subset!r} kept",
         "document_id without its 'ID_' prefix -> instance_id (the original dataset's id, as the authors' README "
         "says); model -> summarizer_id; summary -> summary",
@@ -359,13 +350,9 @@ def newsroom(files: Mapping[str, bytes]) -> Converted:
         except (KeyError, TypeError, AttributeError) as exc:
             raise DataError(f"{path}: document {doc!r} lacks ref_summ, sys_summs, sys_summ or the scores "
                             f"{', '.join(NEWSROOM_DIMS)} ({type(exc).__name__}: {exc})") from None
-    meta = {
-        "description": "Newsroom human evaluation (Grusky et al., 2018): 7 systems x 60 articles, means of 3 workers",
-        "default_human": "human.relevance",
-        "human_scores": [f"human.{d}" for d in ("relevance", "informativeness", "coherence", "fluency")],
-        "display_names": {f"human.{d}": d.capitalize() for d in NEWSROOM_DIMS},
-    }
-    return Converted(_sorted(records), meta, (
+    return _converted(records, "Newsroom human evaluation (Grusky et al., 2018): 7 systems x 60 articles, means of "
+                      "3 workers", [f"human.{d}" for d in ("relevance", "informativeness", "coherence", "fluency")],
+                      {f"human.{d}": d.capitalize() for d in NEWSROOM_DIMS}, (
         "read with an unpickler that refuses every class and function (plain data only)",
         "doc id -> instance_id, system name -> summarizer_id, sys_summ -> summary, ref_summ -> references",
         "scores.<dim> (mean of 3 workers, as BARTScore stored it) -> metrics.human.<dim>",
@@ -375,6 +362,9 @@ def newsroom(files: Mapping[str, bytes]) -> Converted:
 
 # ----------------------------------------------------------------------------------------------------
 # Multi_SummEval (Koto, Lau & Baldwin, 2021)
+
+#: the display names of Multi_SummEval's and FFCI's focus and coverage
+_FOCUS_COVERAGE = {"human.focus": "Focus", "human.coverage": "Coverage"}
 
 
 def _csv_rows(files: Mapping[str, bytes], path: str) -> list[dict[str, str]]:
@@ -444,13 +434,6 @@ def multisummeval(files: Mapping[str, bytes], *, lang: str) -> Converted:
             doc, model = record["instance_id"], record["summarizer_id"]
             record["summary"] = _sentences(files, f"resulting_data/{code}/pred_{model}/{doc}")
             record["references"] = [_sentences(files, f"{texts}{doc}")]
-    meta = {
-        "description": f"Multi_SummEval (Koto et al., 2021), {code}: 2 systems x 135 documents, focus and coverage "
-                       "(direct assessment, z-scores" + (", 3 workers)" if workers else ", means of workers)"),
-        "default_human": "human.focus",
-        "human_scores": ["human.focus", "human.coverage"],
-        "display_names": {"human.focus": "Focus", "human.coverage": "Coverage"},
-    }
     steps = ["model (BERT, PG) -> summarizer_id"]
     if workers:
         steps += [f"{apath}: keys LANG-ID-REFERENCE-SYSTEM-MODEL -> focus, LANG-ID-SYSTEM-REFERENCE-MODEL -> "
@@ -464,7 +447,9 @@ def multisummeval(files: Mapping[str, bytes], *, lang: str) -> Converted:
     if has_texts:
         steps.append(f"resulting_data/{code}/pred_<model>/<id> -> summary, resulting_data/{code}/gold/<id> -> the one "
                      "reference (each a list of sentences: the files' non-empty lines, stripped)")
-    return Converted(_sorted(records), meta, tuple(steps))
+    return _converted(records, f"Multi_SummEval (Koto et al., 2021), {code}: 2 systems x 135 documents, focus and "
+                      "coverage (direct assessment, z-scores" + (", 3 workers)" if workers else ", means of workers)"),
+                      ["human.focus", "human.coverage"], _FOCUS_COVERAGE, steps)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -509,14 +494,9 @@ def ffci_coherence(files: Mapping[str, bytes]) -> Converted:
         records.append({"instance_id": key[0], "summarizer_id": key[1], "summary": row["text"], "metrics": {
             "human": {"coherence_z": _number(z[key]["score"], f"{z_path} ({key[0]}, {key[1]})"),
                       "coherence": _number(row["score"], f"{raw_path} ({key[0]}, {key[1]})")}}})
-    meta = {
-        "description": "FFCI inter-sentential coherence (Koto et al.): CNN/DM, 4 systems x 135 documents, means of "
-                       "workers (z-scores and raw 0-100)",
-        "default_human": "human.coherence_z",
-        "human_scores": ["human.coherence_z", "human.coherence"],
-        "display_names": {"human.coherence_z": "Coherence (z)", "human.coherence": "Coherence (0-100)"},
-    }
-    return Converted(_sorted(records), meta, (
+    return _converted(records, "FFCI inter-sentential coherence (Koto et al.): CNN/DM, 4 systems x 135 documents, "
+                      "means of workers (z-scores and raw 0-100)", ["human.coherence_z", "human.coherence"],
+                      {"human.coherence_z": "Coherence (z)", "human.coherence": "Coherence (0-100)"}, (
         "id -> instance_id, model -> summarizer_id, text -> summary (sentences separated by newlines, as given)",
         "score of published_data_ic_z.csv -> metrics.human.coherence_z; of published_data_ic_raw.csv -> "
         "metrics.human.coherence (the texts of both files checked equal)",
@@ -534,13 +514,8 @@ def ffci_xsum(files: Mapping[str, bytes]) -> Converted:
     records = [{"instance_id": key[0], "summarizer_id": key[1], "metrics": {"human": {
         "focus": _number(row["score"], f"{fpath} ({key[0]}, {key[1]})"),
         "coverage": _number(coverage[key]["score"], f"{cpath} ({key[0]}, {key[1]})")}}} for key, row in focus.items()]
-    meta = {
-        "description": "FFCI focus and coverage (Koto et al.): XSum, 2 systems x 135 documents, mean z-scores",
-        "default_human": "human.focus",
-        "human_scores": ["human.focus", "human.coverage"],
-        "display_names": {"human.focus": "Focus", "human.coverage": "Coverage"},
-    }
-    return Converted(_sorted(records), meta, (
+    return _converted(records, "FFCI focus and coverage (Koto et al.): XSum, 2 systems x 135 documents, mean z-scores",
+                      ["human.focus", "human.coverage"], _FOCUS_COVERAGE, (
         "id -> instance_id, model -> summarizer_id; score of human_focus_final.csv / human_coverage_final.csv -> "
         "metrics.human.focus / coverage (mean z-scores of the workers)",
     ))

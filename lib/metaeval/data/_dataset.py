@@ -9,12 +9,15 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import compress
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
 
 from metaeval.data.formats import DataError, DataWarning
+
+if TYPE_CHECKING:
+    from metaeval.metrics.variants import RougeVariant
 
 IncompletePolicy = Literal["raise", "keep-nan", "drop-inputs", "drop-systems"]
 _POLICIES = ("raise", "keep-nan", "drop-inputs", "drop-systems")
@@ -47,15 +50,21 @@ def _words(text: str) -> str:
     return " ".join(out)
 
 
-def _rouge_display(score: str) -> str | None:
-    """``R-2|stem=1|stop=0|F`` or its signature -> "ROUGE-2 F (stem)"; None if not a ROUGE key/signature."""
+def _rouge_variant(name: str) -> RougeVariant | None:
+    """The variant a metaeval ROUGE key or signature (``R-2|stem=1|stop=0|F``) names, else None."""
     from metaeval.metrics.variants import RougeVariant, parse_variant
 
     try:
-        v = parse_variant(score)
+        v = parse_variant(name)
     except (ValueError, KeyError, AttributeError):
         return None
-    if not isinstance(v, RougeVariant):
+    return v if isinstance(v, RougeVariant) else None
+
+
+def _rouge_display(score: str) -> str | None:
+    """``R-2|stem=1|stop=0|F`` or its signature -> "ROUGE-2 F (stem)"; None if not a ROUGE key/signature."""
+    v = _rouge_variant(score)
+    if v is None:
         return None
     options = [o for o, on in (("stem", v.stem), ("no stopwords", v.stop), ("best reference", v.refs == "B")) if on]
     name = f"ROUGE-{v.measure.name.removeprefix('R-')} {v.stat}"
@@ -292,14 +301,7 @@ class Dataset:
     def computable(self, name: str) -> bool:
         """True for a metaeval ROUGE key or signature (``R-2|stem=1|stop=0|F``) that the dataset does not store
         but can score from its texts: :meth:`matrix` and :meth:`require` accept it (scored on first use)."""
-        if name in self.scores.columns or not self.has_texts:
-            return False
-        from metaeval.metrics.variants import RougeVariant, parse_variant
-
-        try:
-            return isinstance(parse_variant(name), RougeVariant)
-        except (ValueError, KeyError, AttributeError):
-            return False
+        return name not in self.scores.columns and self.has_texts and _rouge_variant(name) is not None
 
     def _column(self, name: str) -> tuple[np.ndarray, int]:
         """The N x M values of a score (stored, or scored from the texts on first use) and its missing count."""

@@ -238,7 +238,8 @@ class _Collector:
         self.inputs.add(rec.instance_id)
         if rec.summarizer_id is None:
             assert rec.references is not None
-            self._merge_refs(self.input_refs, rec.instance_id, rec.references, rec, "for input")
+            self._merge(self.input_refs, rec.instance_id, rec.references, rec,
+                        f"references for input {rec.instance_id!r} with different texts")
             return
         key = (rec.summarizer_id, rec.instance_id)
         self.systems.add(rec.summarizer_id)
@@ -264,26 +265,20 @@ class _Collector:
                     f"values ({values} here, {prev} first seen at {self.origin[(name, key)]})"
                 )
         if rec.summary is not None:
-            first = self.summary.get(key)
-            if first is None:
-                self.summary[key] = (rec.summary, rec.where)
-            elif first[0] != rec.summary:
-                raise DataError(
-                    f"{rec.where}: duplicate summary for system {key[0]!r}, input {key[1]!r} with a different text "
-                    f"(first seen at {first[1]})"
-                )
+            self._merge(self.summary, key, rec.summary, rec,
+                        f"summary for system {key[0]!r}, input {key[1]!r} with a different text")
         if rec.references is not None:
-            self._merge_refs(self.refs, key, rec.references, rec, "for system/input")
+            self._merge(self.refs, key, rec.references, rec,
+                        f"references for system/input {key!r} with different texts")
 
     @staticmethod
-    def _merge_refs(table: dict, key: Any, refs: list[str], rec: Record, what: str) -> None:
+    def _merge(table: dict, key: Any, text: Any, rec: Record, what: str) -> None:
+        """Keep the first ``(text, where)`` of ``key``; another text for it is an error saying ``what``."""
         first = table.get(key)
         if first is None:
-            table[key] = (refs, rec.where)
-        elif first[0] != refs:
-            raise DataError(
-                f"{rec.where}: duplicate references {what} {key!r} with different texts (first seen at {first[1]})"
-            )
+            table[key] = (text, rec.where)
+        elif first[0] != text:
+            raise DataError(f"{rec.where}: duplicate {what} (first seen at {first[1]})")
 
 
 def _build(name: str, c: _Collector, info: DatasetInfo) -> Dataset:
@@ -366,11 +361,7 @@ def _info(name: str, meta: Mapping[str, Any], score_names: Sequence[str], files:
 
 
 def _stat_key(files: Sequence[Path]) -> tuple:
-    out = []
-    for f in files:
-        st = f.stat()
-        out.append((str(f.resolve()), st.st_mtime_ns, st.st_size))
-    return tuple(out)
+    return tuple((str(f.resolve()), (st := f.stat()).st_mtime_ns, st.st_size) for f in files)
 
 
 _LOADED: dict[tuple, Dataset] = {}

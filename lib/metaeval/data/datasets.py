@@ -35,8 +35,8 @@ from metaeval.data.formats import DataError, DataWarning, ReferenceRecords, pars
 from metaeval.data import tabular
 from metaeval.data.synthetic import SyntheticDataset, synthetic
 
-# The dataset type and the loader's internals live in private modules (issue 21: no module over ~800 lines);
-# their public names are re-exported here, where users import them from.
+# The dataset type and the loader's internals live in private modules; their public names are re-exported here,
+# where users import them from.
 from metaeval.data._dataset import _POLICIES, Dataset, DatasetInfo, IncompletePolicy, display_name
 from metaeval.data._loading import (
     _known,
@@ -210,7 +210,7 @@ def _from_table(frame: pd.DataFrame, source: str, name: str, header_lines: int, 
 def _index_as_columns(frame: pd.DataFrame, ids: Iterable[str | None] = ()) -> pd.DataFrame:
     """Index levels that hold ids (``df.set_index(["doc", "system"])``, a groupby's result) as columns: levels
     named ``ids`` (the doc= and system= given) or like a document or system column; any other index (0, 1, ...,
-    a level named otherwise) is not data and stays out, as before."""
+    a level named otherwise) is not data and stays out."""
     wanted = {i for i in ids if i is not None}
     names = [n for n in frame.index.names if n is not None
              and (n in wanted or tabular.names_an_id(n))]

@@ -22,6 +22,7 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 
+from metaeval.data._dataset import _rouge_variant
 from metaeval.data.datasets import Dataset, load
 from metaeval.data.formats import DataError
 
@@ -68,13 +69,8 @@ def recognize(name: str) -> tuple[str, str, int] | None:
     (('bertscore', 'F', 2), ('bertscore', 'F', 3), None, None)
     """
     if "|" in name:
-        from metaeval.metrics.variants import RougeVariant, parse_variant
-
-        try:
-            v = parse_variant(name)
-        except (ValueError, KeyError, AttributeError):
-            return None
-        if not isinstance(v, RougeVariant) or v.refs != "A":
+        v = _rouge_variant(name)
+        if v is None or v.refs != "A":
             return None
         measure = f"rouge-{v.measure.name.removeprefix('R-').lower()}"
         return measure, v.stat, _METAEVAL if (v.stem, v.stop) == (True, False) else _OTHER
@@ -97,8 +93,9 @@ def _dataset(dataset: Dataset | str | os.PathLike[str]) -> Dataset:
     return dataset if isinstance(dataset, Dataset) else load(dataset)
 
 
-def _find(ds: Dataset, measure: str, exclude: Iterable[str]) -> str | None:
-    """The dataset's stored ``measure`` (its statistic), best spelling first; else the computable key."""
+def _find(ds: Dataset, measure: str, exclude: Iterable[str], computed: bool = True) -> str | None:
+    """The dataset's stored ``measure`` (its statistic), best spelling first; else (``computed``) the computable
+    key."""
     stat = "R" if ds.recall_oriented else "F"
     excluded = set(exclude)
     found = []
@@ -108,7 +105,7 @@ def _find(ds: Dataset, measure: str, exclude: Iterable[str]) -> str | None:
             found.append((hit[2], name))
     if found:
         return min(found)[1]
-    if measure.startswith("rouge-"):
+    if computed and measure.startswith("rouge-"):
         key = f"R-{measure.removeprefix('rouge-').upper()}|stem=1|stop=0|{stat}"
         if key not in excluded and ds.computable(key):
             return key
@@ -203,13 +200,7 @@ def default_baselines(dataset: Dataset | str | os.PathLike[str], exclude: Sequen
     ['rouge-1.recall', 'rouge-2.recall', 'bertscore.recall']
     """
     ds = _dataset(dataset)
-    stat = "R" if ds.recall_oriented else "F"
-    stored = [n for n in ds.score_names if n not in exclude]
-    chosen = []
-    for measure in measures:
-        hits = [(recognize(n) or ("", "", 9))[2:] + (n,) for n in stored if (recognize(n) or ())[:2] == (measure, stat)]
-        if hits:
-            chosen.append(min(hits)[1])
+    chosen = [f for f in (_find(ds, m, exclude, computed=False) for m in measures) if f is not None]
     if chosen:
         return chosen
     computed = _find(ds, "rouge-2", exclude)

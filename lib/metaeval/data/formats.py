@@ -121,6 +121,19 @@ def _tabular_hint(path: Path, first: bytes) -> str:
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
+def decode_utf8(raw: bytes, path: Path | str, fix: str = "; save the file as UTF-8", first_line: int = 1) -> str:
+    """``raw`` (the file ``path`` from line ``first_line`` on) as text, without the byte-order mark a file may
+    begin with; a byte that is not UTF-8 is a :class:`DataError` naming the line, the byte and its column, then
+    ``fix``."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = first_line + raw[: exc.start].count(b"\n")
+        column, byte = exc.start - raw.rfind(b"\n", 0, exc.start), raw[exc.start]
+        raise DataError(f"{path}:{line}: not UTF-8 text (byte 0x{byte:02x} at column {column}){fix}") from None
+    return text.removeprefix("\ufeff") if first_line == 1 else text
+
+
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
     """Yield ``(line number, record)`` for every non-blank line; errors name the file and the line.
 
@@ -148,13 +161,7 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
                 raise DataError(f"{path}:{lineno}: line longer than {MAX_LINE_BYTES // 2**20} MiB; a JSONL dataset "
                                 "holds one record (one input x system) per line"
                                 f"{_tabular_hint(path, raw[:4096]) or '; ' + FORMAT_HELP}")
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise DataError(f"{path}:{lineno}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column "
-                                f"{exc.start + 1}){hint or '; save the file as UTF-8'}") from None
-            if lineno == 1:
-                line = line.removeprefix("\ufeff")  # a byte-order mark is not part of the data
+            line = decode_utf8(raw, path, hint or "; save the file as UTF-8", first_line=lineno)
             if not line.strip():
                 continue
             try:
@@ -491,12 +498,7 @@ def read_dataset_yml(path: Path) -> dict[str, Any]:
     import yaml
 
     try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        lineno = path.read_bytes()[: exc.start].count(b"\n") + 1
-        raise DataError(f"{path}:{lineno}: not UTF-8 text; save the file as UTF-8") from None
-    try:
-        meta = yaml.safe_load(text)
+        meta = yaml.safe_load(decode_utf8(path.read_bytes(), path))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 import metaeval._outputs as _outputs
-from metaeval.data.formats import ID_SYNONYMS, DataError, parse_record, write_dataset
+from metaeval.data.formats import ID_SYNONYMS, DataError, decode_utf8, parse_record, write_dataset
 
 __all__ = ["ROLE_NAMES", "TABLE_SUFFIXES", "ColumnMap", "ColumnRoles", "ImportResult", "frame_records", "import_table",
            "infer_columns", "is_table", "names_an_id", "read_table"]
@@ -142,13 +142,7 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
         if packed:
             raise DataError(f"{path}: a {packed} file, not a text table; "
                             f"decompress it first and import the table it holds")
-        try:
-            text = raw.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            line = raw[: exc.start].count(b"\n") + 1
-            column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-            raise DataError(f"{path}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {column}); "
-                            "save the file as UTF-8 (in a spreadsheet: Save As > CSV UTF-8)") from None
+        text = decode_utf8(raw, path, "; save the file as UTF-8 (in a spreadsheet: Save As > CSV UTF-8)")
         sep = "\t" if suffix in (".tsv", ".tab") else ","
         _check_header(path, text, sep)
         try:
@@ -205,10 +199,10 @@ class ColumnMap:
         return "\n".join(lines)
 
 
-def _as_list(value: str | Iterable[str] | None) -> list[str] | None:
+def _as_tuple(value: str | Iterable[str] | None) -> tuple[str, ...] | None:
     if value is None:
         return None
-    return [value] if isinstance(value, str) else list(value)
+    return (value,) if isinstance(value, str) else tuple(value)
 
 
 def _flat_columns(frame: pd.DataFrame) -> pd.DataFrame:
@@ -244,8 +238,9 @@ def _wide_fields(wide_cols: Sequence[str], source: str) -> tuple[list[str], list
     return fields, systems
 
 
-def _score_roles(candidates: list[str], allowed: Sequence[str], score: list[str] | None, human: list[str] | None,
-                 wide: bool, columns: Sequence[str], source: str, inferred: set[str]) -> tuple[list[str], list[str]]:
+def _score_roles(candidates: list[str], allowed: Sequence[str], score: tuple[str, ...] | None,
+                 human: tuple[str, ...] | None, wide: bool, columns: Sequence[str], source: str,
+                 inferred: set[str]) -> tuple[list[str], list[str]]:
     """(scores, human scores): the lists given (checked), else every candidate and the human ones by name."""
     for role, given in (("score", score), ("human", human)):
         for col in given or []:
@@ -253,7 +248,7 @@ def _score_roles(candidates: list[str], allowed: Sequence[str], score: list[str]
                 what = "a field of the wide columns FIELD:SYSTEM" if wide else "a column"
                 raise DataError(f"{source}: --{role} {col!r} is not {what} (columns: {', '.join(columns)})")
     if score is not None:
-        scores = list(dict.fromkeys(score + (human or [])))
+        scores = list(dict.fromkeys(score + (human or ())))
         left = [c for c in candidates if c not in scores]
         if left:
             arg = shlex.quote(left[0])  # as the shell takes it: "METEOR (%)" needs quotes
@@ -298,11 +293,7 @@ class ColumnRoles:
            reference: str | Iterable[str] | None = None, score: str | Iterable[str] | None = None,
            human: str | Iterable[str] | None = None, ignore: str | Iterable[str] | None = None) -> ColumnRoles:
         """The record from keywords as the public functions take them (a list role may be one string)."""
-        def many(value: str | Iterable[str] | None) -> tuple[str, ...] | None:
-            listed = _as_list(value)
-            return None if listed is None else tuple(listed)
-
-        return cls(doc, system, summary, many(reference), many(score), many(human), many(ignore))
+        return cls(doc, system, summary, *map(_as_tuple, (reference, score, human, ignore)))
 
     def check(self, columns: Sequence[str], source: str) -> None:
         """Every column named for the document, system, summary, references and ignored ones exists (a wide
@@ -436,8 +427,8 @@ def infer_columns(
     else:
         summary_col = picker.pick("summary", roles.summary)
         candidates, allowed = picker.free(), columns
-    scores, human_cols = _score_roles(candidates, allowed, _as_list(roles.score), _as_list(roles.human), wide,
-                                      columns, source, picker.inferred)
+    scores, human_cols = _score_roles(candidates, allowed, roles.score, roles.human, wide, columns, source,
+                                      picker.inferred)
     return ColumnMap(doc=doc_col, system=system_col, summary=summary_col, references=tuple(references),
                      scores=tuple(scores), human=tuple(human_cols), ignored=tuple(ignored), wide=wide,
                      systems=tuple(systems), inferred=frozenset(picker.inferred))
@@ -692,7 +683,7 @@ def import_table(
         frame, name = read_table(source), str(source)
         header = 0 if Path(source).suffix.lower() in (".parquet", ".pq") else 1
     if labelled is not None:
-        ignore = [*([ignore] if isinstance(ignore, str) else list(ignore or ())), labelled]
+        ignore = [*(_as_tuple(ignore) or ()), labelled]
     roles = ColumnRoles.of(doc=doc, system=system, summary=summary, reference=reference, score=score, human=human,
                            ignore=ignore)
     columns = infer_columns(frame, roles=roles, source=name)
