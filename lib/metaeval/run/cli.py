@@ -509,7 +509,6 @@ def main(argv=None) -> int:
                         "ROUGE-1.5.5)")
     p.add_argument("--lang", default=None,
                    help="with --tokenizer unicode: the language (ISO 639-1, e.g. el) of the Snowball stemmer of --stem")
-    p.set_defaults(func=cmd_rouge)
 
     p = sub.add_parser("grouge", help="GRouge (WordNet PPR semantic ROUGE): JSONL {id, peer, refs} or a dataset "
                                       "-> {id, scores}")
@@ -521,7 +520,6 @@ def main(argv=None) -> int:
     p.add_argument("--stop", choices=["yes", "no"], default="no", help="stopword removal (lexical counts)")
     p.add_argument("--topk", type=int, default=128, help="dimensions kept per PPR vector (0: all, slow)")
     p.add_argument("--progress", action="store_true", help="show progress bars")
-    p.set_defaults(func=cmd_grouge)
 
     p = sub.add_parser("grouge-vectors", help="precompute the PPR vectors GRouge needs for datasets' texts "
                                               "(how data/wordnet30/ppr/ was written)")
@@ -530,7 +528,6 @@ def main(argv=None) -> int:
                                                                "50's n_inputs)")
     p.add_argument("--topk", type=int, default=None, help="dimensions kept per vector (default: notebook 50's topk)")
     p.add_argument("--out-dir", default=None, help="folder of the .npz (default: the WordNet folder's ppr/)")
-    p.set_defaults(func=cmd_grouge_vectors)
 
     p = sub.add_parser("run", help="run one notebook with parameter overrides")
     p.add_argument("notebook", help="path, file name or number prefix, e.g. 00")
@@ -538,12 +535,10 @@ def main(argv=None) -> int:
     p.add_argument("--log", action="store_true", help="stream the notebook's output")
     p.add_argument("--preset", choices=["class", "ci"],
                    help="start from a preset's parameters (notebooks/<preset>_parameters.yml); -p overrides them")
-    p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("class", help="run every notebook with the class preset (notebooks/class_parameters.yml) "
                                      "into results/runs/class/, printing wall and CPU seconds")
     p.add_argument("--only", nargs="*", help="only these notebooks (names or number prefixes)")
-    p.set_defaults(func=cmd_class)
 
     p = sub.add_parser("run-all", help="run every notebook with its defaults into results/")
     p.add_argument("--only", nargs="*", help="only these notebooks")
@@ -556,7 +551,6 @@ def main(argv=None) -> int:
                    help="at the end, compare every output with the committed file (git HEAD) at the stated "
                         "precision (numbers to 1e-9 or their last printed digit, text exactly, figures by pixels) "
                         "and say which differ and how ('25 of 25 runs reproduced every committed file')")
-    p.set_defaults(func=cmd_run_all)
 
     p = sub.add_parser("sweep", help="run a notebook over a parameter grid and collect its main table")
     p.add_argument("notebook")
@@ -566,20 +560,16 @@ def main(argv=None) -> int:
     p.add_argument("--workers", type=int, default=1, help="parallel notebook runs on this machine")
     p.add_argument("--scheduler", help="Dask scheduler address, or 'local' for a LocalCluster")
     p.add_argument("--force", action="store_true", help="rerun finished combinations")
-    p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("params", help="list a notebook's parameters: default, type and meaning")
     p.add_argument("notebook")
-    p.set_defaults(func=cmd_params)
 
     p = sub.add_parser("datasets", help="list the atlas datasets (embedded or downloaded): shape, domain, language, "
                                         "human scores, annotators, licence")
     p.add_argument("--json", action="store_true", help="every registered fact as JSON")
-    p.set_defaults(func=cmd_datasets)
 
     p = sub.add_parser("describe", help="systems, inputs, references, texts and score coverage of a dataset")
     p.add_argument("dataset", help="an embedded name (see 'metaeval datasets') or a folder/JSONL file")
-    p.set_defaults(func=cmd_describe)
 
     p = sub.add_parser("download", help="fetch a dataset without a redistribution licence (pinned commit, "
                                         "sha256 checked) and convert it into a dataset folder")
@@ -589,7 +579,6 @@ def main(argv=None) -> int:
     p.add_argument("--force", action="store_true", help="download again, replacing an earlier download of NAME")
     p.add_argument("--base-url", help="replaces https://raw.githubusercontent.com: a mirror URL, or a folder holding "
                                       "the files (offline; default $METAEVAL_DOWNLOAD_BASE)")
-    p.set_defaults(func=cmd_download)
 
     p = sub.add_parser("import", help="a table (CSV, TSV, parquet; long or wide) -> a dataset folder (JSONL + yml)")
     p.add_argument("source", help="the table: .csv, .tsv or .parquet")
@@ -605,11 +594,9 @@ def main(argv=None) -> int:
     p.add_argument("--labelled", help="column saying which rows humans labelled (1/0, true/false, yes/no): the "
                                       "human scores of the other rows are left out (then: metaeval card ... --judge)")
     p.add_argument("--dry-run", action="store_true", help="show the column roles and check every row; write nothing")
-    p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("prepare-ci", help="write notebooks with small CI parameters (for nbval)")
     p.add_argument("output")
-    p.set_defaults(func=cmd_prepare_ci)
 
     p = sub.add_parser("card", help="report card of a new metric: correlations, tests, planner (HTML + CSV)")
     p.add_argument("scores", help="the metric's scores (any format metaeval.datasets.load reads), or the name "
@@ -637,7 +624,6 @@ def main(argv=None) -> int:
                         "(named in the card's notes)")
     p.add_argument("--output", help="output folder (default: card-<scores>-<dataset>)")
     p.add_argument("--no-html", action="store_true", help="only the CSV tables, no executed notebook")
-    p.set_defaults(func=cmd_card)
 
     args = parser.parse_args(argv)
     return _dispatch(args)
@@ -697,7 +683,7 @@ def _dispatch(args) -> int:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        return args.func(args)
+        return globals()[f"cmd_{args.command.replace('-', '_')}"](args)  # subcommand NAME runs cmd_NAME
     except _Terminated:
         print(f"{prefix}: terminated", file=sys.stderr)
         raise
