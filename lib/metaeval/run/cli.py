@@ -202,30 +202,12 @@ def cmd_grouge_vectors(args) -> int:
     return 0
 
 
-def _parse_params(pairs, notebook=None):
-    """``-p NAME VALUE`` pairs read by each parameter's declared type (text for strings, YAML otherwise)."""
-    import yaml
-
-    from metaeval.run.params import parse_cli_value
-
-    declared = {}
-    if notebook is not None:
-        from metaeval.run.notebooks import notebook_parameters
-
-        declared = notebook_parameters(notebook)
-    params = {}
-    for name, value in pairs or []:
-        if name in declared:
-            params[name] = parse_cli_value(name, value, declared[name], where=f"-p {name}")
-        else:
-            params[name] = yaml.safe_load(value)  # unknown names are refused by the runner, naming them
-    return params
-
-
 def cmd_run(args) -> int:
-    from metaeval.run.notebooks import run_notebook
+    from metaeval.run.notebooks import notebook_parameters, project_root, run_notebook
+    from metaeval.run.params import read_flag
 
-    params = _parse_params(args.param, args.notebook)
+    declared = notebook_parameters(args.notebook)
+    params = {name: read_flag(name, value, declared) for name, value in args.param or []}
     if args.preset:
         from metaeval.run.presets import PresetError, preset_parameters
 
@@ -236,8 +218,6 @@ def cmd_run(args) -> int:
             print(f"metaeval run: --preset: {exc}", file=sys.stderr)
             return 2
     out = params.get("output_dir")
-    from metaeval.run.paths import project_root
-
     if isinstance(out, str) and out and not Path(out).expanduser().is_absolute() \
             and Path.cwd().resolve() != project_root().resolve():
         # a folder typed on the command line is where the user is, as for -p dataset and card --output (inside
@@ -252,7 +232,7 @@ def cmd_run(args) -> int:
             print("metaeval run: -p datasets: " + "; ".join(f"{k}: {v}" for k, v in unusable.items()),
                   file=sys.stderr)
             return 2
-    user_out = _user_output_dir(args.notebook, params)
+    user_out = _user_output_dir(args.notebook, declared, params)
     if user_out is not None:
         params["output_dir"] = str(user_out)
         print(f"your dataset, run from outside the compendium: outputs go to {user_out} (set -p output_dir to choose)",
@@ -264,17 +244,15 @@ def cmd_run(args) -> int:
     return 0
 
 
-def _user_output_dir(notebook: str, params: dict) -> Path | None:
+def _user_output_dir(notebook: str, declared: dict, params: dict) -> Path | None:
     """Where a run on the user's own dataset, started outside the compendium, writes when no output_dir is given:
     ``./results/<paper>/<dataset>`` next to the user (the folder the compendium would use, under the current
     directory), not inside the installed or checked-out compendium. None otherwise."""
     from metaeval.data.datasets import known_datasets
-    from metaeval.run.notebooks import notebook_parameters, resolve_output_dir
-    from metaeval.run.paths import project_root
+    from metaeval.run.notebooks import project_root, resolve_output_dir
 
     if params.get("output_dir") is not None:
         return None
-    declared = notebook_parameters(notebook)
     named = [params.get("dataset", declared.get("dataset"))] + list(params.get("datasets") or [])
     if not any(isinstance(d, str) and d not in known_datasets() and Path(d).expanduser().exists() for d in named):
         return None
@@ -345,7 +323,7 @@ def cmd_prepare_ci(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from metaeval.run.notebooks import NotebookError, notebook_parameters
+    from metaeval.run.paths import NotebookError, absolute_path, notebook_parameters
     from metaeval.run.sweep import load_grid, parse_flags, run_sweep
 
     grid = load_grid(args.grid) if args.grid else {}  # a SweepError is a user error of one line (_dispatch)
@@ -356,8 +334,6 @@ def cmd_sweep(args) -> int:
     grid.update(parse_flags(args.param, declared))
     table = run_sweep(args.notebook, grid, args.output, workers=args.workers, scheduler=args.scheduler,
                       force=args.force)
-    from metaeval.run.paths import absolute_path
-
     # where run_sweep wrote: a relative folder is relative to the compendium root, not to the current folder,
     # so name it in full (and look for failures there: from another folder they were missed, exit status 0)
     root = absolute_path(args.output)
@@ -387,9 +363,8 @@ def _card_folder(scores: str, dataset: str) -> str:
 def cmd_card(args) -> int:
     from metaeval.run.card import make_card
 
-    options = {k: v for k, v in (("metric", args.metric), ("human", args.human), ("coefficient", args.coefficient),
-                                 ("n_resamples", args.n_resamples), ("planner_trials", args.planner_trials),
-                                 ("seed", args.seed), ("judge", args.judge)) if v is not None}
+    named = ("metric", "human", "coefficient", "n_resamples", "planner_trials", "seed", "judge")
+    options = {k: getattr(args, k) for k in named if getattr(args, k) is not None}
     # the card's errors then name --incomplete / --baselines (not a Python keyword or a notebook -p)
     options.update(incomplete=args.incomplete, called_from="cli")
     if args.baselines:
@@ -468,14 +443,9 @@ def cmd_download(args) -> int:
 
 
 def cmd_describe(args) -> int:
-    from metaeval.data.datasets import DataError, load
+    from metaeval.data.datasets import load
 
-    try:
-        ds = load(args.dataset)
-    except DataError as exc:
-        print(f"metaeval describe: {exc}", file=sys.stderr)
-        return 2
-    print(ds.summary_text())
+    print(load(args.dataset).summary_text())  # a DataError is a user error of one line (_dispatch)
     return 0
 
 
@@ -659,8 +629,7 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, UnicodeDecodeError):
         return f"not UTF-8 text ({exc.reason} at byte {exc.start})"
     if isinstance(exc, OSError) and exc.filename is not None:
-        reason = exc.strerror or str(exc)
-        return f"{exc.filename}: {reason}"
+        return f"{exc.filename}: {exc.strerror or exc}"
     return str(exc)
 
 
