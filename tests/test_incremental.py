@@ -39,8 +39,8 @@ def test_dependencies_follow_the_imports_transitively():
 ])
 def test_touching_one_module_reruns_exactly_its_importers(module, importers, monkeypatch):
     before = _fingerprints()
-    real = incremental._file_digest
-    monkeypatch.setattr(incremental, "_file_digest",
+    real = incremental._resources.sha256
+    monkeypatch.setattr(incremental._resources, "sha256",
                         lambda path: "touched" if path.as_posix().endswith(module) else real(path))
     after = _fingerprints()
     manifests = {key: {"status": "done", "inputs": fp, "files": {}} for key, fp in before.items()}

@@ -50,7 +50,7 @@ _LAZY: dict[str, str] = {
         "BootstrapTestResult", "PairwiseResult", "PermutationResult", "WilliamsResult", "bonferroni",
         "bootstrap_test", "holm", "paired_ttest", "pairwise_tests", "permutation_test", "shapiro",
         "williams_test")},
-    # issue 27: the pair statistics and many-test tools (Kocmi 2021, Deutsch 2022/2023, Thompson 2024, WMT)
+    # the pair statistics and many-test tools (Kocmi 2021, Deutsch 2022/2023, Thompson 2024, WMT)
     **{name: "metaeval.stats.agreement" for name in (
         "pairwise_accuracy", "tie_calibrated_accuracy", "soft_pairwise_accuracy", "delta_correlations",
         "TieCalibrationResult", "SoftPairwiseResult", "DeltaCorrelationResult")},

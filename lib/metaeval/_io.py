@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -136,8 +137,6 @@ def remove_own_tree(path: str | os.PathLike[str], marks: Sequence[str],
     never take a user's folder with it: anything else (a file, a link, a folder without a mark, a folder with a
     file nobody vouches for) is left alone and reported by the return value (False).
     """
-    import shutil
-
     path = Path(path)
     if path.is_symlink() or not path.is_dir():
         return False

@@ -159,14 +159,12 @@ def write_index(root: Path, missing: Mapping[tuple[str, str], str], datasets: li
         for nb in notebooks:
             found = done.get((nb, name))
             if found is not None and found.get("state") == "done":
-                status = found
-                cell = f"[{status['path']}]({status['path']}/) ({status.get('seconds', 0):.0f} s)"
+                cell = f"[{found['path']}]({found['path']}/) ({found.get('seconds', 0):.0f} s)"
             elif found is not None:
-                status = found
-                error = str(status.get("error", "")).strip().splitlines()
+                error = str(found.get("error", "")).strip().splitlines()
                 reason = error[-1] if error else "no error recorded"
                 reason = reason if len(reason) <= 160 else reason[:157] + "..."  # one line: the folder has the rest
-                cell = f"failed: {reason} ([{status['path']}]({status['path']}/))"
+                cell = f"failed: {reason} ([{found['path']}]({found['path']}/))"
             else:
                 cell = missing.get((nb, name), "not run: not in this run (--notebooks / --datasets)")
             lines.append(f"| {nb} | {cell.replace('|', '/')} |")

@@ -22,10 +22,7 @@ __all__ = ["make_card", "execute_card_notebook"]
 
 
 def execute_card_notebook(parameters: Mapping[str, Any], executed: str | os.PathLike) -> None:
-    """Execute notebook ``61_report_card`` with ``parameters`` and save it at ``executed``.
-
-    The kernel runs in the compendium root with the runner's kernel (:func:`metaeval.run.notebooks.resolve_kernel`)
-    and writes its own stdout/stderr to a scratch log, not to the terminal.
+    """Execute notebook ``61_report_card`` with ``parameters`` and save it at ``executed``, as the runner does.
 
     Raises
     ------

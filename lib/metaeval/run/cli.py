@@ -202,30 +202,12 @@ def cmd_grouge_vectors(args) -> int:
     return 0
 
 
-def _parse_params(pairs, notebook=None):
-    """``-p NAME VALUE`` pairs read by each parameter's declared type (text for strings, YAML otherwise)."""
-    import yaml
-
-    from metaeval.run.params import parse_cli_value
-
-    declared = {}
-    if notebook is not None:
-        from metaeval.run.notebooks import notebook_parameters
-
-        declared = notebook_parameters(notebook)
-    params = {}
-    for name, value in pairs or []:
-        if name in declared:
-            params[name] = parse_cli_value(name, value, declared[name], where=f"-p {name}")
-        else:
-            params[name] = yaml.safe_load(value)  # unknown names are refused by the runner, naming them
-    return params
-
-
 def cmd_run(args) -> int:
-    from metaeval.run.notebooks import run_notebook
+    from metaeval.run.notebooks import notebook_parameters, project_root, run_notebook
+    from metaeval.run.params import read_flag
 
-    params = _parse_params(args.param, args.notebook)
+    declared = notebook_parameters(args.notebook)
+    params = {name: read_flag(name, value, declared) for name, value in args.param or []}
     if args.preset:
         from metaeval.run.presets import PresetError, preset_parameters
 
@@ -236,8 +218,6 @@ def cmd_run(args) -> int:
             print(f"metaeval run: --preset: {exc}", file=sys.stderr)
             return 2
     out = params.get("output_dir")
-    from metaeval.run.paths import project_root
-
     if isinstance(out, str) and out and not Path(out).expanduser().is_absolute() \
             and Path.cwd().resolve() != project_root().resolve():
         # a folder typed on the command line is where the user is, as for -p dataset and card --output (inside
@@ -252,7 +232,7 @@ def cmd_run(args) -> int:
             print("metaeval run: -p datasets: " + "; ".join(f"{k}: {v}" for k, v in unusable.items()),
                   file=sys.stderr)
             return 2
-    user_out = _user_output_dir(args.notebook, params)
+    user_out = _user_output_dir(args.notebook, declared, params)
     if user_out is not None:
         params["output_dir"] = str(user_out)
         print(f"your dataset, run from outside the compendium: outputs go to {user_out} (set -p output_dir to choose)",
@@ -264,17 +244,15 @@ def cmd_run(args) -> int:
     return 0
 
 
-def _user_output_dir(notebook: str, params: dict) -> Path | None:
+def _user_output_dir(notebook: str, declared: dict, params: dict) -> Path | None:
     """Where a run on the user's own dataset, started outside the compendium, writes when no output_dir is given:
     ``./results/<paper>/<dataset>`` next to the user (the folder the compendium would use, under the current
     directory), not inside the installed or checked-out compendium. None otherwise."""
     from metaeval.data.datasets import known_datasets
-    from metaeval.run.notebooks import notebook_parameters, resolve_output_dir
-    from metaeval.run.paths import project_root
+    from metaeval.run.notebooks import project_root, resolve_output_dir
 
     if params.get("output_dir") is not None:
         return None
-    declared = notebook_parameters(notebook)
     named = [params.get("dataset", declared.get("dataset"))] + list(params.get("datasets") or [])
     if not any(isinstance(d, str) and d not in known_datasets() and Path(d).expanduser().exists() for d in named):
         return None
@@ -345,7 +323,7 @@ def cmd_prepare_ci(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from metaeval.run.notebooks import NotebookError, notebook_parameters
+    from metaeval.run.paths import NotebookError, absolute_path, notebook_parameters
     from metaeval.run.sweep import load_grid, parse_flags, run_sweep
 
     grid = load_grid(args.grid) if args.grid else {}  # a SweepError is a user error of one line (_dispatch)
@@ -356,8 +334,6 @@ def cmd_sweep(args) -> int:
     grid.update(parse_flags(args.param, declared))
     table = run_sweep(args.notebook, grid, args.output, workers=args.workers, scheduler=args.scheduler,
                       force=args.force)
-    from metaeval.run.paths import absolute_path
-
     # where run_sweep wrote: a relative folder is relative to the compendium root, not to the current folder,
     # so name it in full (and look for failures there: from another folder they were missed, exit status 0)
     root = absolute_path(args.output)
@@ -387,9 +363,8 @@ def _card_folder(scores: str, dataset: str) -> str:
 def cmd_card(args) -> int:
     from metaeval.run.card import make_card
 
-    options = {k: v for k, v in (("metric", args.metric), ("human", args.human), ("coefficient", args.coefficient),
-                                 ("n_resamples", args.n_resamples), ("planner_trials", args.planner_trials),
-                                 ("seed", args.seed), ("judge", args.judge)) if v is not None}
+    named = ("metric", "human", "coefficient", "n_resamples", "planner_trials", "seed", "judge")
+    options = {k: getattr(args, k) for k in named if getattr(args, k) is not None}
     # the card's errors then name --incomplete / --baselines (not a Python keyword or a notebook -p)
     options.update(incomplete=args.incomplete, called_from="cli")
     if args.baselines:
@@ -468,14 +443,9 @@ def cmd_download(args) -> int:
 
 
 def cmd_describe(args) -> int:
-    from metaeval.data.datasets import DataError, load
+    from metaeval.data.datasets import load
 
-    try:
-        ds = load(args.dataset)
-    except DataError as exc:
-        print(f"metaeval describe: {exc}", file=sys.stderr)
-        return 2
-    print(ds.summary_text())
+    print(load(args.dataset).summary_text())  # a DataError is a user error of one line (_dispatch)
     return 0
 
 
@@ -509,7 +479,6 @@ def main(argv=None) -> int:
                         "ROUGE-1.5.5)")
     p.add_argument("--lang", default=None,
                    help="with --tokenizer unicode: the language (ISO 639-1, e.g. el) of the Snowball stemmer of --stem")
-    p.set_defaults(func=cmd_rouge)
 
     p = sub.add_parser("grouge", help="GRouge (WordNet PPR semantic ROUGE): JSONL {id, peer, refs} or a dataset "
                                       "-> {id, scores}")
@@ -521,7 +490,6 @@ def main(argv=None) -> int:
     p.add_argument("--stop", choices=["yes", "no"], default="no", help="stopword removal (lexical counts)")
     p.add_argument("--topk", type=int, default=128, help="dimensions kept per PPR vector (0: all, slow)")
     p.add_argument("--progress", action="store_true", help="show progress bars")
-    p.set_defaults(func=cmd_grouge)
 
     p = sub.add_parser("grouge-vectors", help="precompute the PPR vectors GRouge needs for datasets' texts "
                                               "(how data/wordnet30/ppr/ was written)")
@@ -530,7 +498,6 @@ def main(argv=None) -> int:
                                                                "50's n_inputs)")
     p.add_argument("--topk", type=int, default=None, help="dimensions kept per vector (default: notebook 50's topk)")
     p.add_argument("--out-dir", default=None, help="folder of the .npz (default: the WordNet folder's ppr/)")
-    p.set_defaults(func=cmd_grouge_vectors)
 
     p = sub.add_parser("run", help="run one notebook with parameter overrides")
     p.add_argument("notebook", help="path, file name or number prefix, e.g. 00")
@@ -538,12 +505,10 @@ def main(argv=None) -> int:
     p.add_argument("--log", action="store_true", help="stream the notebook's output")
     p.add_argument("--preset", choices=["class", "ci"],
                    help="start from a preset's parameters (notebooks/<preset>_parameters.yml); -p overrides them")
-    p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("class", help="run every notebook with the class preset (notebooks/class_parameters.yml) "
                                      "into results/runs/class/, printing wall and CPU seconds")
     p.add_argument("--only", nargs="*", help="only these notebooks (names or number prefixes)")
-    p.set_defaults(func=cmd_class)
 
     p = sub.add_parser("run-all", help="run every notebook with its defaults into results/")
     p.add_argument("--only", nargs="*", help="only these notebooks")
@@ -556,7 +521,6 @@ def main(argv=None) -> int:
                    help="at the end, compare every output with the committed file (git HEAD) at the stated "
                         "precision (numbers to 1e-9 or their last printed digit, text exactly, figures by pixels) "
                         "and say which differ and how ('25 of 25 runs reproduced every committed file')")
-    p.set_defaults(func=cmd_run_all)
 
     p = sub.add_parser("sweep", help="run a notebook over a parameter grid and collect its main table")
     p.add_argument("notebook")
@@ -566,20 +530,16 @@ def main(argv=None) -> int:
     p.add_argument("--workers", type=int, default=1, help="parallel notebook runs on this machine")
     p.add_argument("--scheduler", help="Dask scheduler address, or 'local' for a LocalCluster")
     p.add_argument("--force", action="store_true", help="rerun finished combinations")
-    p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("params", help="list a notebook's parameters: default, type and meaning")
     p.add_argument("notebook")
-    p.set_defaults(func=cmd_params)
 
     p = sub.add_parser("datasets", help="list the atlas datasets (embedded or downloaded): shape, domain, language, "
                                         "human scores, annotators, licence")
     p.add_argument("--json", action="store_true", help="every registered fact as JSON")
-    p.set_defaults(func=cmd_datasets)
 
     p = sub.add_parser("describe", help="systems, inputs, references, texts and score coverage of a dataset")
     p.add_argument("dataset", help="an embedded name (see 'metaeval datasets') or a folder/JSONL file")
-    p.set_defaults(func=cmd_describe)
 
     p = sub.add_parser("download", help="fetch a dataset without a redistribution licence (pinned commit, "
                                         "sha256 checked) and convert it into a dataset folder")
@@ -589,7 +549,6 @@ def main(argv=None) -> int:
     p.add_argument("--force", action="store_true", help="download again, replacing an earlier download of NAME")
     p.add_argument("--base-url", help="replaces https://raw.githubusercontent.com: a mirror URL, or a folder holding "
                                       "the files (offline; default $METAEVAL_DOWNLOAD_BASE)")
-    p.set_defaults(func=cmd_download)
 
     p = sub.add_parser("import", help="a table (CSV, TSV, parquet; long or wide) -> a dataset folder (JSONL + yml)")
     p.add_argument("source", help="the table: .csv, .tsv or .parquet")
@@ -605,11 +564,9 @@ def main(argv=None) -> int:
     p.add_argument("--labelled", help="column saying which rows humans labelled (1/0, true/false, yes/no): the "
                                       "human scores of the other rows are left out (then: metaeval card ... --judge)")
     p.add_argument("--dry-run", action="store_true", help="show the column roles and check every row; write nothing")
-    p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("prepare-ci", help="write notebooks with small CI parameters (for nbval)")
     p.add_argument("output")
-    p.set_defaults(func=cmd_prepare_ci)
 
     p = sub.add_parser("card", help="report card of a new metric: correlations, tests, planner (HTML + CSV)")
     p.add_argument("scores", help="the metric's scores (any format metaeval.datasets.load reads), or the name "
@@ -637,7 +594,6 @@ def main(argv=None) -> int:
                         "(named in the card's notes)")
     p.add_argument("--output", help="output folder (default: card-<scores>-<dataset>)")
     p.add_argument("--no-html", action="store_true", help="only the CSV tables, no executed notebook")
-    p.set_defaults(func=cmd_card)
 
     args = parser.parse_args(argv)
     return _dispatch(args)
@@ -673,8 +629,7 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, UnicodeDecodeError):
         return f"not UTF-8 text ({exc.reason} at byte {exc.start})"
     if isinstance(exc, OSError) and exc.filename is not None:
-        reason = exc.strerror or str(exc)
-        return f"{exc.filename}: {reason}"
+        return f"{exc.filename}: {exc.strerror or exc}"
     return str(exc)
 
 
@@ -697,7 +652,7 @@ def _dispatch(args) -> int:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        return args.func(args)
+        return globals()[f"cmd_{args.command.replace('-', '_')}"](args)  # subcommand NAME runs cmd_NAME
     except _Terminated:
         print(f"{prefix}: terminated", file=sys.stderr)
         raise

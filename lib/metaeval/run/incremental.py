@@ -46,14 +46,6 @@ INPUTS_KEY = "inputs"
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]  # lib/metaeval
 
 
-def _sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _file_digest(path: Path) -> str:
-    return _sha256_bytes(path.read_bytes())
-
-
 def _relative(path: Path) -> str:
     """``metaeval/<...>.py``: a module's name in a fingerprint, the same in a checkout and an installed wheel."""
     return path.resolve().relative_to(_PACKAGE_DIR.parent).as_posix()
@@ -152,7 +144,7 @@ def library_dependencies(source: str | os.PathLike) -> dict[str, str]:
         if path not in seen:
             seen.add(path)
             todo |= _direct_dependencies(path) - seen
-    return {_relative(p): _file_digest(p) for p in sorted(seen)}
+    return {_relative(p): _resources.sha256(p) for p in sorted(seen)}
 
 
 def _data_checksums(dataset: Any) -> dict[str, str]:
@@ -187,10 +179,10 @@ def fingerprint(notebook: str | os.PathLike, parameters: Mapping[str, Any]) -> d
     source = Path(notebook)
     params = {k: v for k, v in parameters.items() if k != "output_dir"}
     return {
-        "notebook": _sha256_bytes(source.read_bytes()),
+        "notebook": _resources.sha256(source),
         "library": library_dependencies(source),
         "data": _data_checksums(params.get("dataset")),
-        "parameters": _sha256_bytes(json.dumps(params, sort_keys=True, default=str).encode("utf-8")),
+        "parameters": hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode("utf-8")).hexdigest(),
     }
 
 
@@ -199,10 +191,7 @@ def changed_inputs(manifest: Mapping[str, Any] | None, current: Mapping[str, Any
     if not manifest or manifest.get("status") != "done" or INPUTS_KEY not in manifest:
         return ["no record of the inputs of the last run"]
     old = manifest[INPUTS_KEY]
-    changes = []
-    for key in ("notebook", "parameters"):
-        if old.get(key) != current.get(key):
-            changes.append(key)
+    changes = [key for key in ("notebook", "parameters") if old.get(key) != current.get(key)]
     for key in ("library", "data"):
         before, now = old.get(key, {}), current.get(key, {})
         changes += [f"{key} {name}" for name in sorted(set(before) | set(now)) if before.get(name) != now.get(name)]
@@ -217,7 +206,7 @@ def up_to_date(folder: str | os.PathLike, manifest: Mapping[str, Any] | None, cu
     folder = Path(folder)
     for name, digest in manifest.get("files", {}).items():
         path = folder / name
-        if not path.is_file() or _sha256_bytes(path.read_bytes()) != digest:
+        if not path.is_file() or _resources.sha256(path) != digest:
             return False
     return True
 
@@ -231,7 +220,7 @@ def state_dir() -> Path:
 
 def _record_path(folder: str | os.PathLike, notebook: str) -> Path:
     key = f"{Path(folder).resolve()}\0{notebook}"
-    return state_dir() / f"{notebook}-{_sha256_bytes(key.encode('utf-8'))[:16]}.json"
+    return state_dir() / f"{notebook}-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:16]}.json"
 
 
 def record_run(folder: str | os.PathLike, notebook: str, inputs: Mapping[str, Any],

@@ -1,13 +1,10 @@
 """Run the compendium's parameterized notebooks with papermill.
 
-Every notebook in ``notebooks/`` is a jupytext percent-format script ``NN_name.py``, the single source: its
-first cell (``# %% tags=["parameters"]``) holds literal values, including ``output_dir`` (relative to the
-compendium root) and ``seed``; its jupytext header carries the notebook metadata (``metaeval.main_table``,
-``metaeval.paper``). :func:`read_notebook` turns a source into an in-memory notebook and
-:func:`materialize` writes the ``.ipynb`` that papermill runs into a scratch folder, so there is no second
-copy to keep in sync. :func:`run_notebook` executes one with overrides into a temporary folder next to its
-output folder and renames it into place only when every cell succeeded, so ``results/`` never holds a
-half-written analysis; a failure names the notebook and cell.
+A notebook's single source is its jupytext script (:mod:`metaeval.run.paths`): :func:`read_notebook` turns
+it into an in-memory notebook and :func:`materialize` writes the ``.ipynb`` that papermill runs into a scratch
+folder, so there is no second copy to keep in sync. :func:`run_notebook` executes one with overrides into a
+temporary folder next to its output folder and renames it into place only when every cell succeeded, so
+``results/`` never holds a half-written analysis; a failure names the notebook and cell.
 """
 
 from __future__ import annotations
@@ -229,15 +226,11 @@ def quiet_kernel_manager(log_path: str | os.PathLike | None):
     class QuietKernelManager(AsyncKernelManager):
         async def _async_launch_kernel(self, kernel_cmd, **kw):
             if log_path is None:
+                return await super()._async_launch_kernel(kernel_cmd, **kw)
+            with open(log_path, "ab") as handle:  # the kernel process holds its own copy from here
+                kw.setdefault("stdout", handle)
+                kw.setdefault("stderr", handle)
                 await super()._async_launch_kernel(kernel_cmd, **kw)
-                return
-            handle = open(log_path, "ab")  # noqa: SIM115 - the kernel process owns it from here
-            kw.setdefault("stdout", handle)
-            kw.setdefault("stderr", handle)
-            try:
-                await super()._async_launch_kernel(kernel_cmd, **kw)
-            finally:
-                handle.close()
 
     return QuietKernelManager
 
@@ -278,6 +271,7 @@ def run_notebook(
     path, parameters, final = check_run(notebook, parameters)
     declared = notebook_parameters(path)
     from metaeval.data.formats import DataError
+    from metaeval.run.incremental import fingerprint, record_run
     from metaeval.run.preflight import check_data
 
     try:  # the data checks that need no kernel: seconds, not a minute into cell 3
@@ -285,16 +279,13 @@ def run_notebook(
     except DataError as exc:
         raise NotebookError(f"{path.name}: {exc}") from None
     effective = {**declared, **parameters}
-    from metaeval.run.incremental import fingerprint
-
     inputs = fingerprint(path, effective)  # before the run: what it read, even if a file changes meanwhile
     final.parent.mkdir(parents=True, exist_ok=True)
     staging = staging_dir(final)
     executed = staging / f"{path.stem}.ipynb"
     engine: dict[str, Any] = {} if progress is None else {"stderr_file": _ProgressRelay(progress)}
-    scratch_log = None
-    if not log_output and not kernel_log:
-        scratch_log = Path(tempfile.mkstemp(prefix="metaeval-kernel-", suffix=".log")[1])
+    scratch_log = (None if log_output or kernel_log
+                   else Path(tempfile.mkstemp(prefix="metaeval-kernel-", suffix=".log")[1]))
     start = time.perf_counter()
     try:
         for attempt in range(_KERNEL_STARTS):
@@ -344,8 +335,6 @@ def run_notebook(
         remove_run_folder(staging)
         raise
     # what ran here is this machine's record, not the committed manifest's (a fresh clone reruns everything)
-    from metaeval.run.incremental import record_run
-
     manifest = read_manifest(final, path.stem) or {}
     record_run(final, path.stem, inputs, manifest.get("files", {}))
     return RunResult(path.stem, final, final / executed.name, time.perf_counter() - start)
@@ -400,10 +389,7 @@ def _retarget(executed: Path, staging: Path, final: Path) -> None:
     ``output_dir`` (a rerun by hand must not write over the runner's folder)."""
     import nbformat
 
-    root = str(project_root()) + os.sep
-    final_text = str(final)
-    final_rel = final_text[len(root):] if final_text.startswith(root) else final_text
-    text = executed.read_text(encoding="utf-8").replace(str(staging), final_rel)
+    text = executed.read_text(encoding="utf-8").replace(str(staging), str(_shown(final)))
     nb = nbformat.reads(text, as_version=4)
     for key in ("start_time", "end_time", "duration", "input_path", "output_path"):
         nb.metadata.get("papermill", {}).pop(key, None)
@@ -639,11 +625,12 @@ def plan_all(only: list[str] | None = None, workdir: str | os.PathLike = ".") ->
     books = [find_notebook(n) for n in only] if only else list_notebooks()
     runs = []
     for path in books:
-        if not only and notebook_metadata(path).get("default_run") is False:
+        meta = notebook_metadata(path)
+        if not only and meta.get("default_run") is False:
             continue  # e.g. 70_atlas: its own target (make atlas), too slow for the default run's budget
         declared = notebook_parameters(path)
         default = declared.get("dataset")
-        listed = notebook_metadata(path).get("datasets")
+        listed = meta.get("datasets")
         choices: list[tuple[str | None, bool]]
         if "dataset" not in declared:
             choices = [(None, False)]
@@ -651,7 +638,7 @@ def plan_all(only: list[str] | None = None, workdir: str | os.PathLike = ".") ->
             choices = [(str(d), False) for d in listed]
         else:
             choices = [(default, False)] + [(d, True) for d in PAPER_DATASETS if d != default]
-        expected = notebook_metadata(path).get("expected_seconds", 0.0)
+        expected = meta.get("expected_seconds", 0.0)
         for dataset, optional in choices:
             params: dict[str, Any] = {} if dataset is None or _same(dataset, default) else {"dataset": dataset}
             label = path.stem + (f" ({dataset})" if dataset is not None else "")
@@ -788,11 +775,9 @@ def run_all(
     if kernel_name:
         os.environ["METAEVAL_KERNEL"] = kernel_name
     echo = echo or (lambda line: print(line, flush=True))
-    log_handle = None
     if log is not None:
-        log_path = Path(log)
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        log_handle = open(log_path, "a", encoding="utf-8")  # noqa: SIM115 - closed in finally
+        Path(log).parent.mkdir(parents=True, exist_ok=True)
+    log_handle = None if log is None else open(log, "a", encoding="utf-8")  # noqa: SIM115 - closed in finally
 
     def say(line: str) -> None:
         echo(line)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import difflib
 import io
+import os
 import re
 import tokenize
 from collections.abc import Iterable, Mapping
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["Parameter", "ParameterError", "check_choices", "choices", "parse_parameters_cell", "check_value",
-           "parse_cli_value", "split_values", "type_name"]
+           "parse_cli_value", "read_flag", "split_values", "type_name"]
 
 
 class ParameterError(ValueError):
@@ -176,6 +177,16 @@ def parse_cli_value(name: str, text: str, default: Any, where: str = "") -> Any:
     return check_value(name, value, default, where)
 
 
+def read_flag(name: str, text: str, declared: Mapping[str, Any]) -> Any:
+    """``-p NAME TEXT`` read by :func:`parse_cli_value` for a parameter in ``declared`` (the notebook's defaults),
+    as YAML for a name the notebook does not declare (refused later by the runner or the sweep, naming it)."""
+    if name in declared:
+        return parse_cli_value(name, text, declared[name], where=f"-p {name}")
+    import yaml
+
+    return yaml.safe_load(text)
+
+
 def check_parameters(declared: Mapping[str, Any], parameters: Mapping[str, Any], where: str = "") -> dict[str, Any]:
     """Every override checked against its declared default's type (unknown names are the caller's concern)."""
     return {k: check_value(k, v, declared[k], where) if k in declared else v for k, v in parameters.items()}
@@ -238,9 +249,7 @@ def check_choices(params: Iterable[Parameter], values: Mapping[str, Any], where:
     """
     prefix = f"{where}: " if where else ""
     for p in params:
-        if p.name not in values:
-            continue
-        allowed = p.choices
+        allowed = p.choices if p.name in values else None
         if allowed is None:
             continue
         value = values[p.name]
@@ -295,8 +304,6 @@ def protect_parameters_cell(model: dict, path: str, contents_manager: Any = None
     print(n * 2)
     <BLANKLINE>
     """
-    import os
-
     if not _SOURCE_NAME.match(os.path.basename(path)) or model.get("content") is None:
         return
     root = getattr(contents_manager, "root_dir", "") or ""

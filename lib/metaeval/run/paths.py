@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import metaeval._resources as _resources
+from metaeval._resources import notebooks_root as notebooks_dir, project_root
 
 __all__ = [
     "KERNEL_NAME",
@@ -53,15 +54,6 @@ SOURCE_SUFFIX = ".py"
 
 class NotebookError(RuntimeError):
     """A notebook failed or was asked for something it does not offer."""
-
-
-def project_root() -> Path:
-    """The compendium root (``$METAEVAL_ROOT`` if set)."""
-    return _resources.project_root()
-
-
-def notebooks_dir() -> Path:
-    return _resources.notebooks_root()
 
 
 def absolute_path(output_dir: str | os.PathLike) -> Path:
@@ -225,9 +217,7 @@ def dataset_folder_name(dataset: str | os.PathLike | None) -> str:
     if text == "default" or text in known_datasets():
         return text
     resolved = Path(text).expanduser().resolve()
-    name = resolved.name or "root"
-    if resolved.suffix == ".jsonl":
-        name = resolved.stem
+    name = resolved.stem if resolved.suffix == ".jsonl" else resolved.name or "root"
     readable = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:60] or "dataset"
     digest = hashlib.sha256(str(resolved).encode("utf-8")).hexdigest()[:8]
     return f"{readable}-{digest}"
@@ -267,10 +257,6 @@ def combination_dir(params: Mapping[str, Any]) -> str:
     'seed=3__1391dc1f'
     """
     digest = hashlib.sha256(parameters_key(params).encode()).hexdigest()[:8]
-    parts = []
-    for name in sorted(params):
-        value = params[name]
-        text = json.dumps(value) if isinstance(value, (list, dict)) else str(value)
-        parts.append(f"{name}={text}")
+    parts = [f"{name}={json.dumps(v) if isinstance(v, (list, dict)) else v}" for name, v in sorted(params.items())]
     readable = re.sub(r"[^A-Za-z0-9=._-]+", "-", "__".join(parts)).strip("-")[:80]
     return f"{readable}__{digest}"

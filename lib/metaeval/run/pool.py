@@ -82,13 +82,8 @@ def run_in_pool(
     this process), ``on_tick()`` every ``tick`` seconds while tasks run. Exceptions of ``fn`` propagate.
     With ``share_cores`` each worker (and the kernels it starts) gets :func:`threads_per_worker` threads
     (``THREAD_VARIABLES``, unless already set), so that the workers together do not oversubscribe the cores."""
-    tasks = list(tasks)
     stop = multiprocessing.get_context().Event()
     threads = threads_per_worker(workers) if share_cores else None
-    return _run(fn, tasks, workers, stop, threads, on_done, on_tick, tick)
-
-
-def _run(fn, tasks, workers, stop, threads, on_done, on_tick, tick) -> list[Any]:
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, initargs=(stop, threads))
     futures: dict[Future, Any] = {pool.submit(fn, t): t for t in tasks}
     results: list[Any] = []

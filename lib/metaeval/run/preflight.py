@@ -25,7 +25,6 @@ __all__ = ["INCOMPLETE_FIX", "NO_INCOMPLETE_FIX", "SCORE_PARAMETERS", "check_dat
 SCORE_PARAMETERS = ("human", "scores", "metric", "metric_x", "metric_y", "metrics", "baselines", "bucket_score")
 
 
-
 def incomplete_fix(has_parameter: bool) -> str:
     """The fix an incomplete-score error names: the notebook's ``incomplete`` parameter, or what to do without."""
     return INCOMPLETE_FIX if has_parameter else NO_INCOMPLETE_FIX

@@ -19,6 +19,7 @@ import hashlib
 import itertools
 import json
 import os
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,7 @@ from metaeval._io import write_table
 from metaeval.run.incremental import unchanged
 from metaeval.run.notebooks import run_notebook
 from metaeval.run.outputs import OutputDirError, check_sweep_root
-from metaeval.run.params import ParameterError, check_choices, check_value, parse_cli_value, split_values
+from metaeval.run.params import ParameterError, check_choices, check_value, read_flag, split_values
 from metaeval.run.paths import (NotebookError, absolute_path, combination_dir, find_notebook, notebook_metadata,
                                 notebook_parameters, parameter_docs, parameters_key)
 from metaeval.run.pool import run_in_pool, stopped
@@ -73,15 +74,11 @@ def parse_flags(pairs, declared: Mapping[str, Any] | None = None) -> dict[str, l
     """``[("coefficient", "pearson,kendall"), ("n_trials", "10")]`` -> grid. With the notebook's ``declared``
     defaults each value is read by its parameter's type, as ``metaeval run -p`` does (``dataset 2021`` is the
     folder "2021", not a number); otherwise, and for names the notebook does not declare, as YAML."""
-    import yaml
-
-    declared = declared or {}
     grid = {}
     for name, values in pairs or []:
         texts = split_values(str(values))  # "[0.1,0.5]" is one value
         try:
-            grid[name] = [parse_cli_value(name, v, declared[name], where=f"-p {name}") if name in declared
-                          else yaml.safe_load(v) for v in texts]
+            grid[name] = [read_flag(name, v, declared or {}) for v in texts]
         except ParameterError as exc:
             raise SweepError(str(exc)) from None
     return grid
@@ -114,11 +111,11 @@ class _Task:
 
 def _run_task(task: _Task) -> dict:
     """Run one combination (in a worker process or on a Dask worker); raises only KeyboardInterrupt."""
-    if stopped():
-        return {"params": task.params, "folder": Path(task.folder).name, "state": "cancelled"}
     folder = Path(task.folder)
-    start = time.perf_counter()
     status: dict[str, Any] = {"params": task.params, "folder": folder.name}
+    if stopped():
+        return {**status, "state": "cancelled"}
+    start = time.perf_counter()
     try:
         run_notebook(task.notebook, {**task.run_params, "output_dir": str(folder)})
         status.update(state="done", seconds=round(time.perf_counter() - start, 3))
@@ -194,8 +191,6 @@ def run_sweep(
         tasks.append(_Task(str(path), params, run_params, str(folder)))
     (root / "sweep.json").write_text(json.dumps({"notebook": path.name, "grid": grid}, indent=1, default=str))
     if skipped:
-        import sys
-
         print(f"sweep {path.stem}: {len(skipped)} of {len(combos)} combinations already finished in {root} are "
               "skipped (--force reruns them)", file=sys.stderr)
     from tqdm import tqdm
