@@ -50,6 +50,20 @@ def test_console_script_installed():
     assert "dataset = 'summeval'" in result.stdout and "output_dir = None" in result.stdout
 
 
+def test_a_reader_that_leaves_early_gets_no_broken_pipe_message():
+    # `metaeval datasets | head -1`: the reader closes the pipe before the table is written (here: before the
+    # process starts writing at all, so that the test does not depend on timing). Without _dispatch's check
+    # this printed "metaeval datasets: [Errno 32] Broken pipe" and exited 2, as if the user had erred.
+    from processes import reaped
+
+    with reaped(subprocess.Popen([sys.executable, "-m", "metaeval", "datasets"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE)) as proc:
+        proc.stdout.close()
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=120) == 1
+    assert err == ""
+
+
 def test_runner_rejects_unknown_notebook_and_parameter():
     with pytest.raises(NotebookError, match="unknown notebook 'zz'.*00_dataset_check"):
         find_notebook("zz")

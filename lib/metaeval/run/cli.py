@@ -22,6 +22,7 @@ import argparse
 import itertools
 import json
 import math
+import os
 import sys
 import tempfile
 import warnings
@@ -633,6 +634,23 @@ def _describe(exc: BaseException) -> str:
     return str(exc)
 
 
+def _stdout_gone() -> bool:
+    """True if standard output is a pipe whose reader has gone (poll's POLLERR; False where poll is missing, as
+    on Windows). Then stdout is pointed at devnull, so that the interpreter's flush at exit cannot fail again
+    (the recipe of Python's ``signal`` documentation, "Note on SIGPIPE")."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        gone = any(events & select.POLLERR for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll, or a stdout without a file descriptor
+        return False
+    if gone:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return gone
+
+
 class _Terminated(SystemExit):
     """SIGTERM: stop like Ctrl-C (running notebooks clean up), exit status 143."""
 
@@ -671,6 +689,8 @@ def _dispatch(args) -> int:
         if isinstance(exc, NotebookFailed):
             print(f"{prefix}: {exc}", file=sys.stderr)
             return 1
+        if isinstance(exc, BrokenPipeError) and _stdout_gone():
+            return 1  # the reader left (`metaeval datasets | head`): nothing to tell it, as Python's docs advise
         if isinstance(exc, _user_errors()):
             print(f"{prefix}: {' '.join(_describe(exc).split())}", file=sys.stderr)  # one line, always
             return 2
