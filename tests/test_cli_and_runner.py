@@ -50,14 +50,22 @@ def test_console_script_installed():
     assert "dataset = 'summeval'" in result.stdout and "output_dir = None" in result.stdout
 
 
-def test_a_reader_that_leaves_early_gets_no_broken_pipe_message():
-    # `metaeval datasets | head -1`: the reader closes the pipe before the table is written (here: before the
-    # process starts writing at all, so that the test does not depend on timing). Without _dispatch's check
-    # this printed "metaeval datasets: [Errno 32] Broken pipe" and exited 2, as if the user had erred.
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+@pytest.mark.parametrize("command", [["datasets"], ["describe", "realsumm"]])
+def test_a_reader_that_leaves_early_gets_no_broken_pipe_message(command, unbuffered):
+    # `metaeval describe realsumm | head -1`: the reader closes the pipe before the text is written (here: before
+    # the process starts writing at all, so that the test does not depend on timing). Without _dispatch's check
+    # this printed "[Errno 32] Broken pipe" and exited 2, as if the user had erred; with a buffered stdout (no
+    # PYTHONUNBUFFERED, as users run it) the text is written at exit and Python printed "Exception ignored ...
+    # BrokenPipeError", exit 120, unless _dispatch flushes first.
+    import os
+
     from processes import reaped
 
-    with reaped(subprocess.Popen([sys.executable, "-m", "metaeval", "datasets"], stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE)) as proc:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"} | (
+        {"PYTHONUNBUFFERED": unbuffered} if unbuffered else {})
+    with reaped(subprocess.Popen([sys.executable, "-m", "metaeval", *command], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, env=env)) as proc:
         proc.stdout.close()
         err = proc.stderr.read().decode()
         assert proc.wait(timeout=120) == 1

@@ -670,7 +670,9 @@ def _dispatch(args) -> int:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        return globals()[f"cmd_{args.command.replace('-', '_')}"](args)  # subcommand NAME runs cmd_NAME
+        status = globals()[f"cmd_{args.command.replace('-', '_')}"](args)  # subcommand NAME runs cmd_NAME
+        sys.stdout.flush()  # a reader that left is seen here (below), not by the interpreter's flush at exit
+        return status
     except _Terminated:
         print(f"{prefix}: terminated", file=sys.stderr)
         raise
